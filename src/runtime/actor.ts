@@ -1,0 +1,108 @@
+/**
+ * The actor contract: what every actor (controller, replica, log-dir checkpointer, later group
+ * coordinators) may touch. Actor code gets time, timers, randomness, storage and messaging from its
+ * {@link ActorContext} and never from Node directly (STYLE.md habit 6), so the same actor runs on a
+ * worker thread (production runtime) and inside the single-threaded seeded simulation runtime.
+ */
+import type { FileSystem } from '../storage/file-system';
+
+/** An actor's address, unique within a runtime: e.g. `controller`, `replica/0/orders-3`, `net/0`. */
+export type ActorId = string;
+
+/** Wall-clock and monotonic time, both in milliseconds. */
+export interface Clock {
+  /** Wall-clock time in ms since the Unix epoch (record timestamps, LogAppendTime). */
+  nowMs(): number;
+  /** Monotonic time in ms (timeouts, intervals); only differences are meaningful. */
+  monotonicMs(): number;
+}
+
+/** An opaque handle returned by {@link Timers.setTimeout}. */
+export type TimerHandle = { readonly id: number };
+
+/** Timers driven by the runtime's clock (virtual time in the simulation). */
+export interface Timers {
+  /** Calls `fn` once after `delayMs` (0 = after the messages already queued for this thread). */
+  setTimeout(fn: () => void, delayMs: number): TimerHandle;
+  clearTimeout(handle: TimerHandle): void;
+}
+
+/** A seeded random source in production too (seeded from the OS), so simulations replay. */
+export interface Random {
+  /** A float in [0, 1). */
+  next(): number;
+  /** An integer in [0, maxExclusive). */
+  int(maxExclusive: number): number;
+  /** 16 random bytes (UUIDs: topic IDs, cluster id, member ids). */
+  bytes16(): Buffer;
+}
+
+/** Leveled logger; `fields` become structured log fields (pino-style). */
+export interface Logger {
+  debug(fields: object | string, msg?: string): void;
+  info(fields: object | string, msg?: string): void;
+  warn(fields: object | string, msg?: string): void;
+  error(fields: object | string, msg?: string): void;
+  child(bindings: object): Logger;
+}
+
+/**
+ * A message between actors. `body` is any msgpack-encodable value; Buffers inside it travel as
+ * msgpack `bin` and arrive as views over the envelope's bytes (one copy in, none out).
+ * `corr` is set on requests (and echoed on their reply); `replyTo` names the requester.
+ */
+export interface Envelope {
+  to: ActorId;
+  from: ActorId;
+  /** Message type, e.g. `produce`, `fetch`, `create-topics`; replies use `reply`. */
+  type: string;
+  body: unknown;
+  /** Correlation id of a request (set by {@link ActorContext.request}), echoed in the reply. */
+  corr?: number;
+  /** True on a reply envelope. */
+  isReply?: boolean;
+}
+
+/** Raised (as a rejected promise) when a request gets no reply within its timeout. */
+export class RequestTimeoutError extends Error {
+  constructor(readonly to: ActorId, readonly type: string, readonly timeoutMs: number) {
+    super(`request ${type} to ${to} timed out after ${timeoutMs} ms`);
+    this.name = 'RequestTimeoutError';
+  }
+}
+
+/** What the runtime gives an actor. */
+export interface ActorContext {
+  readonly self: ActorId;
+  readonly clock: Clock;
+  readonly timers: Timers;
+  readonly random: Random;
+  /** Synchronous file system (blocks only this actor's thread). */
+  readonly fs: FileSystem;
+  readonly log: Logger;
+  /** Fire-and-forget message. */
+  send(to: ActorId, type: string, body: unknown): void;
+  /**
+   * Request/reply: resolves with the reply body, rejects with {@link RequestTimeoutError} after
+   * `timeoutMs` (measured on the runtime's clock).
+   */
+  request<T = unknown>(to: ActorId, type: string, body: unknown, timeoutMs: number): Promise<T>;
+  /** Answers a request envelope (no-op if `request.corr` is undefined). */
+  reply(request: Envelope, body: unknown): void;
+  /** Stops this actor after the current message: `stop()` is called and it receives nothing more. */
+  exit(): void;
+}
+
+/**
+ * An actor. `start` runs once before any message; `receive` handles one message at a time (a returned
+ * promise does NOT block the mailbox: actors that need ordering keep their own queues). `stop` runs on
+ * orderly shutdown (flush, checkpoint, close files).
+ */
+export interface Actor {
+  start?(ctx: ActorContext): void | Promise<void>;
+  receive(envelope: Envelope, ctx: ActorContext): void | Promise<void>;
+  stop?(ctx: ActorContext): void | Promise<void>;
+}
+
+/** Builds an actor from its spawn arguments (msgpack-encodable). Registered by kind name. */
+export type ActorFactory = (args: any) => Actor;

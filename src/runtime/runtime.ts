@@ -1,0 +1,45 @@
+/**
+ * What a broker (and the tests) see of a runtime: spawning actors on a pool, endpoints for code that is
+ * not an actor (the network thread), and shutdown. Two implementations share this contract:
+ * `ThreadRuntime` (worker threads + MessagePorts, production) and `SimRuntime` (one thread, seeded
+ * scheduler, virtual clock, in-memory disk; tests and the deterministic simulation).
+ */
+import type { ActorId, Envelope } from './actor';
+
+/** Where an actor runs: a broker's own pool of `num.io.threads` workers, or the controller's worker. */
+export type Placement = { pool: 'broker'; brokerId: number } | { pool: 'controller' };
+
+/**
+ * A mailbox owned by non-actor code (the network layer of broker N): it can send, request and
+ * reply like an actor, and receives envelopes addressed to its id through `onMessage`.
+ */
+export interface Endpoint {
+  readonly id: ActorId;
+  send(to: ActorId, type: string, body: unknown): void;
+  /** Resolves with the reply body; rejects with RequestTimeoutError after `timeoutMs`. */
+  request<T = unknown>(to: ActorId, type: string, body: unknown, timeoutMs: number): Promise<T>;
+  reply(request: Envelope, body: unknown): void;
+  /** Handler for non-reply envelopes sent to this endpoint. */
+  onMessage(handler: (envelope: Envelope) => void): void;
+  close(): void;
+}
+
+export interface Runtime {
+  /**
+   * Starts actor `id` of registered `kind` with `args` (msgpack-encodable) on `placement`; resolves
+   * once its `start` has finished (rejects with the error `start` threw). A replica actor gets a
+   * worker of its own while the pool has a free one, else the least-loaded worker.
+   */
+  spawn(id: ActorId, kind: string, args: unknown, placement: Placement): Promise<void>;
+  /** Orderly stop of one actor (its `stop` runs); resolves when done. Unknown ids resolve at once. */
+  stopActor(id: ActorId): Promise<void>;
+  /** Creates an endpoint for non-actor code. */
+  endpoint(id: ActorId): Endpoint;
+  /**
+   * Called when a worker crashes, after the supervisor has restarted its actors (same ids, kinds and
+   * args, so the controller replays its metadata log and replicas recover their logs).
+   */
+  onWorkerRestart(handler: (info: { actorIds: ActorId[]; error: string }) => void): void;
+  /** Stops every actor (their `stop` runs), then the workers. */
+  shutdown(): Promise<void>;
+}

@@ -1,0 +1,44 @@
+/**
+ * The storage API actors use: a small synchronous file-system surface. Actors may block their own
+ * worker thread on it (DESIGN.md); the network thread never calls it. Two implementations:
+ * `NodeFileSystem` (node:fs) and `MemoryFileSystem` (the simulation's disk, which can lose unsynced
+ * bytes or tear the last write on a simulated crash).
+ *
+ * Paths are POSIX-style strings. Errors are thrown as Node-style errors with a `code` (`ENOENT`, ...).
+ */
+export interface FileHandle {
+  /** Reads up to `length` bytes at byte `position` into `buffer[offset..]`; returns bytes read (0 at EOF). */
+  read(buffer: Uint8Array, offset: number, length: number, position: number): number;
+  /** Writes all of `data` at byte `position`. */
+  write(data: Uint8Array, position: number): void;
+  /** Current size in bytes. */
+  size(): number;
+  /** Truncates (or extends with zeros) to `sizeBytes`. */
+  truncate(sizeBytes: number): void;
+  /** Makes every write so far durable (fsync / fdatasync). */
+  sync(): void;
+  close(): void;
+}
+
+export interface FileSystem {
+  /** Opens a file: `r` read-only, `rw` read-write creating it if missing. */
+  open(path: string, mode: 'r' | 'rw'): FileHandle;
+  exists(path: string): boolean;
+  /** Creates a directory and its parents (no error if present). */
+  mkdirp(path: string): void;
+  /** Names (not paths) of the entries in a directory, sorted. */
+  readdir(path: string): string[];
+  /** Whole-file read; throws ENOENT if missing. */
+  readFile(path: string): Buffer;
+  /**
+   * Atomic replace: writes `data` to `path.tmp`, fsyncs it, renames it over `path`, fsyncs the
+   * directory (Kafka's checkpoint discipline).
+   */
+  writeFileAtomic(path: string, data: Uint8Array): void;
+  rename(from: string, to: string): void;
+  unlink(path: string): void;
+  /** Removes a directory tree (no error if missing). */
+  rmrf(path: string): void;
+  /** fsyncs a directory so that entries created/renamed in it are durable. */
+  syncDir(path: string): void;
+}
