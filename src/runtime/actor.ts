@@ -71,6 +71,23 @@ export class RequestTimeoutError extends Error {
   }
 }
 
+/**
+ * Raised (as a rejected promise) when a request can get no reply because its target is not there:
+ * `unknown-actor` (no such id), `stopped` (it stopped or exited before answering), `crashed` (its
+ * worker died, or the simulation crashed it), `closed` (the requesting endpoint was closed). Unlike a
+ * timeout it comes as soon as the runtime knows. The request may or may not have been processed.
+ */
+export class ActorUnavailableError extends Error {
+  constructor(
+    readonly to: ActorId,
+    readonly type: string,
+    readonly reason: 'unknown-actor' | 'stopped' | 'crashed' | 'closed',
+  ) {
+    super(`request ${type} to ${to} failed: ${reason}`);
+    this.name = 'ActorUnavailableError';
+  }
+}
+
 /** What the runtime gives an actor. */
 export interface ActorContext {
   readonly self: ActorId;

@@ -1,0 +1,233 @@
+/**
+ * Wiring of one Skiff broker: runtime -> controller -> log-dir actors -> replicas -> network, and the
+ * ordered shutdown in reverse (DESIGN.md "The pieces"). The main thread is the network thread: it
+ * holds the metadata cache published by the controller and routes each request to the leader
+ * replica's actor; it never blocks on files (start-up directory scans use async fs).
+ */
+import { randomBytes } from 'node:crypto';
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import type { BrokerConfig } from './config/broker-config';
+import { effectiveLogConfig } from './config/topic-config';
+import type { CreateTopicsCommand, CreateTopicResult, DeleteTopicResult, ControllerArgs } from './controller/controller-actor';
+import type { MetadataImage, TopicState } from './controller/metadata-records';
+import type { ActorId, Logger } from './runtime/actor';
+import type { Endpoint, Runtime } from './runtime/runtime';
+import { ThreadRuntime } from './runtime/thread-runtime';
+import type { ReplicaArgs } from './replica/replica-actor';
+import type { LogDirArgs } from './replica/log-dir-actor';
+import type { BrokerContext } from './network/broker-context';
+import { Dispatcher } from './network/dispatcher';
+import { allHandlers } from './network/handlers';
+import { KafkaServer } from './network/server';
+
+/** The controller's actor id. */
+export const CONTROLLER_ID = 'controller';
+/** How long the network layer waits for the controller to answer a metadata change (ms). */
+const CONTROLLER_TIMEOUT_MS = 30_000;
+/** Requests read from one connection but not yet answered before reading pauses. */
+const MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION = 1000;
+
+/** A running broker. */
+export interface RunningBroker {
+  /** The port the Kafka listener is bound to (the chosen one when the config said 0). */
+  boundPort: number;
+  clusterId: string;
+  /** Orderly shutdown: listener, replicas (flush + checkpoint), log dirs, controller, workers. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a broker with `config`. Rejects (after stopping what started) when a log dir is refused
+ * (meta.properties of another cluster or node), the port is taken, or an actor fails to start.
+ */
+export async function startBroker(config: BrokerConfig, logger: Logger, options: { runtime?: Runtime } = {}): Promise<RunningBroker> {
+  const runtime = options.runtime ?? new ThreadRuntime({ brokers: [{ brokerId: config.nodeId, numIoThreads: config.numIoThreads }], logger });
+  const broker = new Broker(config, logger, runtime);
+  try {
+    await broker.start();
+  } catch (error) {
+    await broker.stop().catch(() => undefined);
+    throw error;
+  }
+  return { boundPort: broker.boundPort, clusterId: broker.clusterId, stop: () => broker.stop() };
+}
+
+class Broker implements BrokerContext {
+  readonly nodeId: number;
+  readonly controllerId: number;
+  clusterId = '';
+  boundPort = 0;
+  readonly endpoint: Endpoint;
+  private readonly logDirs: string[];
+  private readonly topicsByName = new Map<string, TopicState>();
+  private readonly topicsById = new Map<string, TopicState>();
+  /** `${topic}\0${partition}` -> actor id of this broker's serving leader replica. */
+  private readonly leaders = new Map<string, ActorId>();
+  /** `${topic}-${partition}` -> the log dir holding it. */
+  private readonly partitionDirs = new Map<string, string>();
+  private readonly logDirActors: ActorId[] = [];
+  private applyChain: Promise<void> = Promise.resolve();
+  private readonly dispatcher: Dispatcher;
+  private readonly server: KafkaServer;
+  private ready!: Promise<void>;
+  private stopped = false;
+
+  constructor(readonly config: BrokerConfig, readonly log: Logger, private readonly runtime: Runtime) {
+    this.nodeId = config.nodeId;
+    this.controllerId = config.nodeId;
+    this.logDirs = config.logDirs.map((d) => path.resolve(d));
+    this.endpoint = runtime.endpoint(`net/${config.nodeId}`);
+    this.dispatcher = new Dispatcher(allHandlers, () => this);
+    this.server = new KafkaServer(
+      async (frame, connection) => {
+        await this.ready;
+        return this.dispatcher.handle(frame, connection);
+      },
+      { socketRequestMaxBytes: config.socketRequestMaxBytes, maxInFlightRequests: MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION },
+      log,
+    );
+  }
+
+  async start(): Promise<void> {
+    let markReady!: () => void;
+    this.ready = new Promise((resolve) => { markReady = resolve; });
+    const listener = this.config.listeners[0]!;
+    const controllerArgs: ControllerArgs = {
+      metadataDir: path.join(this.logDirs[0]!, '__skiff_metadata'),
+      brokers: [{ nodeId: this.nodeId, host: this.config.advertisedListeners[0]?.host ?? listener.host, port: listener.port }],
+      numPartitions: this.config.numPartitions,
+      defaultReplicationFactor: this.config.defaultReplicationFactor,
+    };
+    await this.runtime.spawn(CONTROLLER_ID, 'controller', controllerArgs, { pool: 'controller' });
+    const image = await this.endpoint.request<MetadataImage>(CONTROLLER_ID, 'get-metadata', {}, CONTROLLER_TIMEOUT_MS);
+    this.clusterId = image.clusterId;
+    for (const [index, logDir] of this.logDirs.entries()) {
+      const id = `log-dir/${this.nodeId}/${index}`;
+      const args: LogDirArgs = { logDir, clusterId: this.clusterId, nodeId: this.nodeId, directoryId: randomBytes(16).toString('base64url') };
+      await this.runtime.spawn(id, 'log-dir', args, { pool: 'broker', brokerId: this.nodeId });
+      this.logDirActors.push(id);
+    }
+    await this.scanLogDirs();
+    await this.applyImage(image);
+    this.boundPort = await this.server.listen(listener.host, listener.port);
+    markReady();
+    this.log.info({ host: listener.host, port: this.boundPort, clusterId: this.clusterId, nodeId: this.nodeId, logDirs: this.logDirs, topics: this.topicsByName.size }, 'broker started');
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    await this.server.close().catch(() => undefined);
+    await this.applyChain.catch(() => undefined);
+    await Promise.all([...this.leaders.values()].map((id) => this.runtime.stopActor(id).catch(() => undefined)));
+    await Promise.all(this.logDirActors.map((id) => this.runtime.stopActor(id).catch(() => undefined)));
+    await this.runtime.stopActor(CONTROLLER_ID).catch(() => undefined);
+    this.endpoint.close();
+    await this.runtime.shutdown();
+    this.log.info({ nodeId: this.nodeId }, 'broker stopped');
+  }
+
+  // ---- BrokerContext ----
+
+  brokers() {
+    const advertised = this.config.advertisedListeners[0] ?? this.config.listeners[0]!;
+    const port = advertised.port === 0 ? this.boundPort : advertised.port;
+    return [{ nodeId: this.nodeId, host: advertised.host, port }];
+  }
+
+  handlers() {
+    return this.dispatcher.handlers();
+  }
+
+  topic(name: string) {
+    return this.topicsByName.get(name);
+  }
+
+  topicById(topicId: string) {
+    return this.topicsById.get(topicId);
+  }
+
+  allTopics() {
+    return [...this.topicsByName.values()];
+  }
+
+  leaderReplica(topic: string, partition: number): ActorId | null {
+    return this.leaders.get(`${topic}\0${partition}`) ?? null;
+  }
+
+  async createTopics(command: CreateTopicsCommand): Promise<CreateTopicResult[]> {
+    const reply = await this.endpoint.request<{ results: CreateTopicResult[]; image: MetadataImage }>(CONTROLLER_ID, 'create-topics', command, CONTROLLER_TIMEOUT_MS);
+    await this.applyImage(reply.image);
+    return reply.results;
+  }
+
+  async deleteTopics(topics: { name: string | null; topicId: string | null }[]): Promise<DeleteTopicResult[]> {
+    const reply = await this.endpoint.request<{ results: DeleteTopicResult[]; image: MetadataImage }>(CONTROLLER_ID, 'delete-topics', { topics }, CONTROLLER_TIMEOUT_MS);
+    await this.applyImage(reply.image);
+    return reply.results;
+  }
+
+  // ---- replica management ----
+
+  /** Finds the partition directories already on disk, so a restarted broker reopens them in place. */
+  private async scanLogDirs(): Promise<void> {
+    for (const logDir of this.logDirs) {
+      const entries = await fsp.readdir(logDir, { withFileTypes: true }).catch(() => []);
+      for (const entry of entries) {
+        if (entry.isDirectory() && /^.+-\d+$/.test(entry.name)) this.partitionDirs.set(entry.name, logDir);
+      }
+    }
+  }
+
+  /** The log dir for a new partition: the one holding the fewest partitions (Kafka's rule). */
+  private chooseLogDir(): string {
+    const counts = new Map(this.logDirs.map((d) => [d, 0]));
+    for (const dir of this.partitionDirs.values()) counts.set(dir, (counts.get(dir) ?? 0) + 1);
+    return [...counts.entries()].sort((a, b) => a[1] - b[1])[0]![0];
+  }
+
+  /** Applies a metadata image: removed topics' replicas delete their logs, new leaders start. Serialized. */
+  private applyImage(image: MetadataImage): Promise<void> {
+    const next = this.applyChain.then(() => this.applyImageNow(image));
+    this.applyChain = next.catch((error) => this.log.error({ error: String(error) }, 'applying metadata failed'));
+    return next;
+  }
+
+  private async applyImageNow(image: MetadataImage): Promise<void> {
+    const incoming = new Map(image.topics.map((t) => [t.topicId, t]));
+    for (const old of [...this.topicsById.values()]) {
+      if (incoming.has(old.topicId)) continue;
+      this.topicsById.delete(old.topicId);
+      if (this.topicsByName.get(old.name)?.topicId === old.topicId) this.topicsByName.delete(old.name);
+      await Promise.all(old.partitions.map(async (p) => {
+        const key = `${old.name}\0${p.partition}`;
+        const actor = this.leaders.get(key);
+        this.leaders.delete(key);
+        this.partitionDirs.delete(`${old.name}-${p.partition}`);
+        if (actor) await this.endpoint.request(actor, 'delete', {}, CONTROLLER_TIMEOUT_MS).catch((error) => this.log.warn({ actor, error: String(error) }, 'replica delete failed'));
+      }));
+      this.log.info({ topic: old.name, topicId: old.topicId }, 'deleted topic');
+    }
+    for (const topic of image.topics) {
+      if (this.topicsById.has(topic.topicId)) continue;
+      await Promise.all(topic.partitions.map(async (p) => {
+        if (p.leader !== this.nodeId) return;
+        const dirName = `${topic.name}-${p.partition}`;
+        const logDir = this.partitionDirs.get(dirName) ?? this.chooseLogDir();
+        this.partitionDirs.set(dirName, logDir);
+        const actorId = `replica/${this.nodeId}/${topic.topicId}/${p.partition}`;
+        const args: ReplicaArgs = {
+          topic: topic.name, topicId: topic.topicId, partition: p.partition, logDir, brokerId: this.nodeId, leaderEpoch: p.leaderEpoch,
+          config: effectiveLogConfig(topic.configs, this.config),
+          logDirActor: this.logDirActors[this.logDirs.indexOf(logDir)]!,
+          checkpointIntervalMs: this.config.replicaHighWatermarkCheckpointIntervalMs,
+        };
+        await this.runtime.spawn(actorId, 'replica', args, { pool: 'broker', brokerId: this.nodeId });
+        this.leaders.set(`${topic.name}\0${p.partition}`, actorId);
+      }));
+      this.topicsById.set(topic.topicId, topic);
+      this.topicsByName.set(topic.name, topic);
+    }
+  }
+}

@@ -1,0 +1,138 @@
+/**
+ * Command-line parsing for `skiff`, kept free of side effects so tests can run it without a
+ * broker: {@link parseCliArgs} turns argv into a {@link CliCommand}, and
+ * {@link resolveStartConfig} turns `skiff start` arguments into a validated {@link BrokerConfig}.
+ *
+ * Precedence, lowest first: built-in defaults, the properties file, each `--override` in order,
+ * then `--port` and `--data-dir`.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { buildBrokerConfig, ConfigError, parseProperties, PropertiesSyntaxError, type BrokerConfig } from '../config/broker-config';
+
+/** Arguments of `skiff start`. */
+export interface StartArgs {
+  /** Path of a Kafka-style server.properties, or null for defaults only. */
+  propertiesFile: string | null;
+  /** `--override key=value` pairs, in command-line order. */
+  overrides: Array<[key: string, value: string]>;
+  /** `--port N`: listen and advertise on 127.0.0.1:N (0 = pick a free port). */
+  port: number | null;
+  /** `--data-dir DIR`: sets log.dirs. */
+  dataDir: string | null;
+}
+
+/** What argv asks for: start a broker, or exit now (after help, version or a usage error). */
+export type CliCommand = { kind: 'start'; args: StartArgs } | { kind: 'exit'; exitCode: number };
+
+/** Where commander writes help (out) and usage errors (err). */
+export interface CliOutput {
+  writeOut(text: string): void;
+  writeErr(text: string): void;
+}
+
+/** Exit code for a usage or configuration error (as bash builtins use 2). */
+export const EXIT_USAGE = 2;
+
+const defaultOutput: CliOutput = {
+  writeOut: (text) => process.stdout.write(text),
+  writeErr: (text) => process.stderr.write(text),
+};
+
+/**
+ * Parses `argv` (without node and script path). Help and `--version` text go to `output.writeOut`
+ * and give exit code 0; usage errors go to `output.writeErr` and give {@link EXIT_USAGE}.
+ */
+export function parseCliArgs(argv: readonly string[], output: CliOutput = defaultOutput): CliCommand {
+  let command: CliCommand | null = null;
+  const program = new Command('skiff')
+    .description('A single-host, Kafka-wire-compatible message broker')
+    .version(packageVersion(), '-V, --version')
+    .exitOverride()
+    .configureOutput({ writeOut: output.writeOut, writeErr: output.writeErr });
+  program
+    .command('start')
+    .description('start a broker and serve until SIGINT or SIGTERM')
+    .argument('[server.properties]', 'Kafka-style broker config file')
+    .option('--override <key=value>', 'set a config key (repeatable; applied after the file, in order)', collectOverride)
+    .option('--port <n>', 'listen and advertise on 127.0.0.1:<n> (0 = pick a free port)', parsePort)
+    .option('--data-dir <dir>', 'directory for partition logs (sets log.dirs)')
+    .action((file: string | undefined, options: { override?: Array<[string, string]>; port?: number; dataDir?: string }) => {
+      command = {
+        kind: 'start',
+        args: {
+          propertiesFile: file ?? null,
+          overrides: options.override ?? [],
+          port: options.port ?? null,
+          dataDir: options.dataDir ?? null,
+        },
+      };
+    });
+  try {
+    program.parse([...argv], { from: 'user' });
+  } catch (err) {
+    if (err instanceof CommanderError) return { kind: 'exit', exitCode: err.exitCode === 0 ? 0 : EXIT_USAGE };
+    throw err;
+  }
+  return command ?? { kind: 'exit', exitCode: EXIT_USAGE };
+}
+
+/**
+ * Builds the broker config for `skiff start`: the file (read with `readFile`, UTF-8), then the
+ * overrides, then `--port` / `--data-dir`. Throws {@link ConfigError} for an unreadable or
+ * malformed file and for anything {@link buildBrokerConfig} rejects.
+ */
+export function resolveStartConfig(
+  args: StartArgs,
+  readFile: (file: string) => string = (file) => fs.readFileSync(file, 'utf8'),
+): BrokerConfig {
+  const props = args.propertiesFile === null ? new Map<string, string>() : readPropertiesFile(args.propertiesFile, readFile);
+  for (const [key, value] of args.overrides) props.set(key, value);
+  if (args.port !== null) {
+    const listener = `PLAINTEXT://127.0.0.1:${args.port}`;
+    props.set('listeners', listener);
+    props.set('advertised.listeners', listener);
+  }
+  if (args.dataDir !== null) props.set('log.dirs', args.dataDir);
+  return buildBrokerConfig(props);
+}
+
+function readPropertiesFile(file: string, readFile: (file: string) => string): Map<string, string> {
+  let text: string;
+  try {
+    text = readFile(file);
+  } catch (err) {
+    throw new ConfigError([`Cannot read config file ${file}: ${(err as Error).message}`]);
+  }
+  try {
+    return parseProperties(text);
+  } catch (err) {
+    if (err instanceof PropertiesSyntaxError) throw new ConfigError([`${file}: ${err.message}`]);
+    throw err;
+  }
+}
+
+/** Commander option parser for `--override key=value` (split at the first `=`; the key is trimmed). */
+function collectOverride(text: string, previous: Array<[string, string]> | undefined): Array<[string, string]> {
+  const eq = text.indexOf('=');
+  const key = eq < 0 ? '' : text.slice(0, eq).trim();
+  if (key === '') throw new InvalidArgumentError('Expected key=value.');
+  return [...(previous ?? []), [key, text.slice(eq + 1)]];
+}
+
+/** Commander option parser for `--port`: a decimal integer in 0..65535. */
+function parsePort(text: string): number {
+  const port = /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!(port >= 0 && port <= 65535)) throw new InvalidArgumentError('Expected a port number in 0..65535.');
+  return port;
+}
+
+function packageVersion(): string {
+  try {
+    const file = path.join(__dirname, '..', '..', '..', 'package.json'); // dist/src/cli -> repo root
+    return (JSON.parse(fs.readFileSync(file, 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}

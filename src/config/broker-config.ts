@@ -1,0 +1,460 @@
+/**
+ * Skiff's broker configuration, with Kafka's key names (Kafka's `KafkaConfig` / `ServerLogConfigs`,
+ * defaults from Kafka 3.8, see shared/reference/kafka-facts.md §4) plus Redpanda's
+ * `write.caching.default`.
+ *
+ * Input is a key → string map: a parsed `server.properties` ({@link parseProperties}) with CLI
+ * overrides applied. {@link buildBrokerConfig} checks every key and value and returns a typed
+ * {@link BrokerConfig}:
+ * - a key in {@link BROKER_CONFIG_DEFS} is validated (type and range) and used;
+ * - a key in {@link IGNORED_BROKER_CONFIG_KEYS} (common Kafka `server.properties` keys Skiff has no
+ *   use for) is accepted with a warning, so a Kafka config file works unchanged;
+ * - any other key is an error naming the nearest known key.
+ * All problems are collected and thrown together as one {@link ConfigError}.
+ */
+import * as path from 'node:path';
+import { nearestKey } from './nearest-key';
+
+export { parseProperties, PropertiesSyntaxError } from './properties';
+
+/** How a config value is parsed. `long` values beyond 2^53-1 (Kafka's Long.MAX "never") clamp to it. */
+export type BrokerConfigType = 'int' | 'long' | 'boolean' | 'list' | 'listeners';
+
+/** One known broker config: the source of validation, README's table and DescribeConfigs docs. */
+export interface BrokerConfigDef {
+  readonly key: string;
+  readonly type: BrokerConfigType;
+  /** The default as written in a properties file; null = unset (the doc says what that means). */
+  readonly defaultValue: string | null;
+  /** Smallest accepted value (int and long only). */
+  readonly min?: number;
+  /** One line of documentation. */
+  readonly doc: string;
+}
+
+/** Kafka's Long.MAX_VALUE as a properties-file string: "no limit" for counts and intervals. */
+export const LONG_MAX_STRING = '9223372036854775807';
+
+/** The broker configs Skiff knows, in README order. */
+export const BROKER_CONFIG_DEFS: readonly BrokerConfigDef[] = [
+  { key: 'node.id', type: 'int', defaultValue: '0', min: 0, doc: "This broker's id (`broker.id` is accepted as an alias)." },
+  { key: 'broker.id', type: 'int', defaultValue: null, min: 0, doc: 'Alias of node.id (Kafka\'s ZooKeeper-mode name); must equal node.id if both are set.' },
+  {
+    key: 'listeners',
+    type: 'listeners',
+    defaultValue: 'PLAINTEXT://127.0.0.1:9092',
+    doc: 'Where to accept clients: one `PLAINTEXT://host:port`; port 0 picks a free port; an empty host or 0.0.0.0 binds every interface.',
+  },
+  {
+    key: 'advertised.listeners',
+    type: 'listeners',
+    defaultValue: null,
+    doc: 'The address returned to clients in Metadata; unset = listeners (a wildcard host is advertised as 127.0.0.1); port 0 = the bound port.',
+  },
+  { key: 'log.dirs', type: 'list', defaultValue: './data', doc: 'Comma-separated directories for partition logs, relative to the working directory.' },
+  { key: 'log.dir', type: 'list', defaultValue: null, doc: 'Used when log.dirs is not set (as in Kafka).' },
+  { key: 'num.partitions', type: 'int', defaultValue: '1', min: 1, doc: 'Partitions of an auto-created topic, and of CreateTopics with -1.' },
+  { key: 'default.replication.factor', type: 'int', defaultValue: '1', min: 1, doc: 'Replication factor of an auto-created topic, and of CreateTopics with -1.' },
+  { key: 'auto.create.topics.enable', type: 'boolean', defaultValue: 'true', doc: 'Create a topic when a Metadata request that allows it names an unknown topic.' },
+  { key: 'log.segment.bytes', type: 'int', defaultValue: '1073741824', min: 14, doc: 'Roll to a new segment once the active one reaches this size (topic: segment.bytes).' },
+  { key: 'log.index.interval.bytes', type: 'int', defaultValue: '4096', min: 0, doc: 'Bytes of log between offset-index entries (topic: index.interval.bytes).' },
+  { key: 'message.max.bytes', type: 'int', defaultValue: '1048588', min: 0, doc: 'Largest record batch accepted (topic: max.message.bytes).' },
+  { key: 'socket.request.max.bytes', type: 'int', defaultValue: '104857600', min: 1, doc: 'Largest request frame accepted; a larger one closes the connection.' },
+  {
+    key: 'log.flush.interval.messages',
+    type: 'long',
+    defaultValue: LONG_MAX_STRING,
+    min: 1,
+    doc: 'fsync once this many messages are unflushed; 1 = fsync before every ack (topic: flush.messages).',
+  },
+  { key: 'log.flush.interval.ms', type: 'long', defaultValue: null, min: 0, doc: 'fsync at least this often in ms; unset = no time-based flush (topic: flush.ms).' },
+  { key: 'num.io.threads', type: 'int', defaultValue: '8', min: 1, doc: "Worker threads in this broker's actor pool (replicas beyond it share threads)." },
+  {
+    key: 'write.caching.default',
+    type: 'boolean',
+    defaultValue: 'false',
+    doc: "Redpanda's default for topic write.caching: false = acks=all waits for fsync on the ISR; true = page cache (Kafka's behaviour).",
+  },
+  { key: 'replica.high.watermark.checkpoint.interval.ms', type: 'long', defaultValue: '5000', min: 1, doc: 'How often high watermarks are written to replication-offset-checkpoint.' },
+  { key: 'log.flush.offset.checkpoint.interval.ms', type: 'int', defaultValue: '60000', min: 1, doc: 'How often recovery points are written to recovery-point-offset-checkpoint.' },
+];
+
+/**
+ * Common Kafka `server.properties` keys that Skiff accepts and ignores, with a warning: KRaft and
+ * ZooKeeper wiring, network tuning, internal-topic sizing, and features not built yet.
+ */
+export const IGNORED_BROKER_CONFIG_KEYS: readonly string[] = [
+  'process.roles',
+  'controller.quorum.voters',
+  'controller.quorum.bootstrap.servers',
+  'controller.listener.names',
+  'listener.security.protocol.map',
+  'inter.broker.listener.name',
+  'security.inter.broker.protocol',
+  'metadata.log.dir',
+  'zookeeper.connect',
+  'zookeeper.connection.timeout.ms',
+  'zookeeper.session.timeout.ms',
+  'num.network.threads',
+  'num.recovery.threads.per.data.dir',
+  'num.replica.fetchers',
+  'queued.max.requests',
+  'socket.send.buffer.bytes',
+  'socket.receive.buffer.bytes',
+  'offsets.topic.replication.factor',
+  'offsets.topic.num.partitions',
+  'offsets.retention.minutes',
+  'transaction.state.log.replication.factor',
+  'transaction.state.log.min.isr',
+  'transaction.state.log.num.partitions',
+  'log.retention.hours',
+  'log.retention.minutes',
+  'log.retention.ms',
+  'log.retention.bytes',
+  'log.retention.check.interval.ms',
+  'log.roll.hours',
+  'log.roll.ms',
+  'log.cleanup.policy',
+  'log.cleaner.enable',
+  'log.flush.scheduler.interval.ms',
+  'log.message.timestamp.type',
+  'log.index.size.max.bytes',
+  'group.initial.rebalance.delay.ms',
+  'group.min.session.timeout.ms',
+  'group.max.session.timeout.ms',
+  'min.insync.replicas',
+  'unclean.leader.election.enable',
+  'replica.lag.time.max.ms',
+  'replica.fetch.max.bytes',
+  'auto.leader.rebalance.enable',
+  'delete.topic.enable',
+  'compression.type',
+];
+
+/** A listener address. `host` may be a wildcard (0.0.0.0, ::) in `listeners`, never in advertised ones. */
+export interface ListenerAddress {
+  host: string;
+  /** 0 in `listeners` = pick a free port; 0 in `advertisedListeners` = the port actually bound. */
+  port: number;
+}
+
+/** Where an effective value came from, with Kafka's DescribeConfigs ConfigSource names. */
+export type ConfigSource = 'STATIC_BROKER_CONFIG' | 'DEFAULT_CONFIG';
+
+/** The validated broker configuration. Units are last in the names; see {@link BROKER_CONFIG_DEFS}. */
+export interface BrokerConfig {
+  readonly nodeId: number;
+  /** Exactly one PLAINTEXT listener today (an array to keep Kafka's shape). */
+  readonly listeners: ListenerAddress[];
+  readonly advertisedListeners: ListenerAddress[];
+  /** As configured (relative paths resolve against the working directory); at least one, no duplicates. */
+  readonly logDirs: string[];
+  readonly numPartitions: number;
+  readonly defaultReplicationFactor: number;
+  readonly autoCreateTopicsEnable: boolean;
+  readonly logSegmentBytes: number;
+  readonly logIndexIntervalBytes: number;
+  readonly messageMaxBytes: number;
+  readonly socketRequestMaxBytes: number;
+  /** Number.MAX_SAFE_INTEGER stands for Kafka's Long.MAX (never force an fsync by count). */
+  readonly logFlushIntervalMessages: number;
+  /** null = no time-based fsync. */
+  readonly logFlushIntervalMs: number | null;
+  readonly numIoThreads: number;
+  readonly writeCachingDefault: boolean;
+  readonly replicaHighWatermarkCheckpointIntervalMs: number;
+  readonly logFlushOffsetCheckpointIntervalMs: number;
+  /** Effective value of every known key that has one (unset nullable keys are absent), as strings. */
+  readonly values: Map<string, string>;
+  /** Whether each key in `values` was set (STATIC_BROKER_CONFIG) or defaulted (DEFAULT_CONFIG). */
+  readonly sources: Map<string, ConfigSource>;
+  /** Accepted but ignored keys and similar notes, for the caller to log. */
+  readonly warnings: string[];
+}
+
+/**
+ * Invalid configuration: unknown keys, bad values, inconsistent settings. `problems` holds one
+ * message per problem; `message` joins them with newlines.
+ */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(problems.join('\n'));
+    this.name = 'ConfigError';
+  }
+}
+
+const DEFS_BY_KEY: ReadonlyMap<string, BrokerConfigDef> = new Map(BROKER_CONFIG_DEFS.map((def) => [def.key, def]));
+const IGNORED_KEYS: ReadonlySet<string> = new Set(IGNORED_BROKER_CONFIG_KEYS);
+const ALL_KEYS: readonly string[] = [...DEFS_BY_KEY.keys(), ...IGNORED_BROKER_CONFIG_KEYS];
+
+const INT_MIN = -(2n ** 31n);
+const INT_MAX = 2n ** 31n - 1n;
+const LONG_MIN = -(2n ** 63n);
+const LONG_MAX = 2n ** 63n - 1n;
+const WILDCARD_HOSTS: ReadonlySet<string> = new Set(['0.0.0.0', '::']);
+
+/**
+ * Validates `props` (key → raw value; values are trimmed, as Kafka does) against the known keys
+ * and builds the typed config. Throws {@link ConfigError} listing every problem found.
+ */
+export function buildBrokerConfig(props: Map<string, string>): BrokerConfig {
+  const problems: string[] = [];
+  const warnings: string[] = [];
+  const explicit = new Map<string, string>();
+  for (const [key, rawValue] of props) {
+    const value = rawValue.trim();
+    if (DEFS_BY_KEY.has(key)) {
+      explicit.set(key, value);
+    } else if (IGNORED_KEYS.has(key)) {
+      warnings.push(`Ignoring ${key}=${value}: a Kafka broker setting that Skiff does not use`);
+    } else {
+      problems.push(`Unknown configuration "${key}" (nearest known key: ${nearestKey(key, ALL_KEYS)})`);
+    }
+  }
+
+  const reader = new ValueReader(explicit, problems);
+  const nodeId = resolveNodeId(reader, explicit, warnings, problems);
+  const controllerNames = listenerNameSet(props.get('controller.listener.names'));
+  const listeners = parseListeners('listeners', reader.raw('listeners') ?? '', controllerNames, warnings, problems);
+  const advertisedRaw = explicit.get('advertised.listeners');
+  const advertisedListeners =
+    advertisedRaw === undefined
+      ? listeners.map((l) => ({ host: isWildcardHost(l.host) ? '127.0.0.1' : l.host, port: l.port }))
+      : parseListeners('advertised.listeners', advertisedRaw, controllerNames, warnings, problems);
+  const logDirs = resolveLogDirs(explicit, warnings, problems);
+
+  const config: BrokerConfig = {
+    nodeId,
+    listeners,
+    advertisedListeners,
+    logDirs,
+    numPartitions: reader.int('num.partitions'),
+    defaultReplicationFactor: reader.int('default.replication.factor'),
+    autoCreateTopicsEnable: reader.boolean('auto.create.topics.enable'),
+    logSegmentBytes: reader.int('log.segment.bytes'),
+    logIndexIntervalBytes: reader.int('log.index.interval.bytes'),
+    messageMaxBytes: reader.int('message.max.bytes'),
+    socketRequestMaxBytes: reader.int('socket.request.max.bytes'),
+    logFlushIntervalMessages: reader.long('log.flush.interval.messages') ?? Number.MAX_SAFE_INTEGER,
+    logFlushIntervalMs: reader.long('log.flush.interval.ms'),
+    numIoThreads: reader.int('num.io.threads'),
+    writeCachingDefault: reader.boolean('write.caching.default'),
+    replicaHighWatermarkCheckpointIntervalMs: reader.long('replica.high.watermark.checkpoint.interval.ms') ?? 5000,
+    logFlushOffsetCheckpointIntervalMs: reader.int('log.flush.offset.checkpoint.interval.ms'),
+    values: new Map(),
+    sources: new Map(),
+    warnings,
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  fillEffectiveValues(config, explicit);
+  return config;
+}
+
+/** The configuration with every default: what `skiff start` with no file and no flags runs. */
+export function defaultBrokerConfig(): BrokerConfig {
+  return buildBrokerConfig(new Map());
+}
+
+/** Formats a listener as Kafka writes it: `PLAINTEXT://host:port`, IPv6 hosts in brackets. */
+export function formatListener(listener: ListenerAddress): string {
+  const host = listener.host.includes(':') ? `[${listener.host}]` : listener.host;
+  return `PLAINTEXT://${host}:${listener.port}`;
+}
+
+/** Reads typed values of known keys (explicit or default), recording problems. */
+class ValueReader {
+  constructor(
+    private readonly explicit: Map<string, string>,
+    private readonly problems: string[],
+  ) {}
+
+  /** The explicit value, else the default (null if neither). */
+  raw(key: string): string | null {
+    return this.explicit.get(key) ?? definition(key).defaultValue;
+  }
+
+  int(key: string): number {
+    return this.integer(key, INT_MIN, INT_MAX, 'INT') ?? Number(definition(key).defaultValue);
+  }
+
+  /** A long, clamped to Number.MAX_SAFE_INTEGER; null when unset (nullable keys) or invalid. */
+  long(key: string): number | null {
+    return this.integer(key, LONG_MIN, LONG_MAX, 'LONG');
+  }
+
+  boolean(key: string): boolean {
+    const raw = this.raw(key) ?? '';
+    const lower = raw.toLowerCase();
+    if (lower === 'true' || lower === 'false') return lower === 'true';
+    this.problems.push(invalid(key, raw, 'Expected value to be either true or false'));
+    return definition(key).defaultValue === 'true';
+  }
+
+  private integer(key: string, lowest: bigint, highest: bigint, typeName: string): number | null {
+    const raw = this.raw(key);
+    if (raw === null) return null;
+    if (!/^[+-]?\d+$/.test(raw)) {
+      this.problems.push(invalid(key, raw, `Not a number of type ${typeName}`));
+      return null;
+    }
+    const value = BigInt(raw);
+    if (value < lowest || value > highest) {
+      this.problems.push(invalid(key, raw, `Not a number of type ${typeName}`));
+      return null;
+    }
+    const min = definition(key).min;
+    if (min !== undefined && value < BigInt(min)) {
+      this.problems.push(invalid(key, raw, `Value must be at least ${min}`));
+      return null;
+    }
+    return value > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(value);
+  }
+}
+
+function definition(key: string): BrokerConfigDef {
+  const def = DEFS_BY_KEY.get(key);
+  if (def === undefined) throw new Error(`not a known broker config: ${key}`);
+  return def;
+}
+
+/** Kafka's wording: `Invalid value X for configuration K: reason`. */
+function invalid(key: string, raw: string, reason: string): string {
+  return `Invalid value ${raw} for configuration ${key}: ${reason}`;
+}
+
+/** node.id, with broker.id as its alias; both set and different is an error (as in Kafka). */
+function resolveNodeId(reader: ValueReader, explicit: Map<string, string>, warnings: string[], problems: string[]): number {
+  const hasNodeId = explicit.has('node.id');
+  const hasBrokerId = explicit.has('broker.id');
+  if (!hasBrokerId) return reader.int('node.id');
+  const brokerId = reader.int('broker.id');
+  if (!hasNodeId) return brokerId;
+  const nodeId = reader.int('node.id');
+  if (brokerId !== nodeId) {
+    problems.push(`broker.id (${brokerId}) and node.id (${nodeId}) are both set and differ; set only node.id`);
+  } else {
+    warnings.push('Ignoring broker.id: node.id is set');
+  }
+  return nodeId;
+}
+
+function listenerNameSet(raw: string | undefined): Set<string> {
+  return new Set(
+    (raw ?? '')
+      .split(',')
+      .map((name) => name.trim().toUpperCase())
+      .filter((name) => name !== ''),
+  );
+}
+
+function isWildcardHost(host: string): boolean {
+  return WILDCARD_HOSTS.has(host);
+}
+
+const LISTENER_PATTERN = /^([A-Za-z0-9_-]+):\/\/(\[[^\]]*\]|[^:[\]/]*):([+-]?\d+)$/;
+
+/**
+ * Parses a Kafka listener list (`NAME://host:port,...`). Skiff serves only PLAINTEXT; listeners
+ * named in `controller.listener.names` (a KRaft file's CONTROLLER://) are dropped with a warning.
+ * An empty host means every interface (0.0.0.0), as in Kafka; advertised listeners must name a
+ * routable host.
+ */
+function parseListeners(
+  key: 'listeners' | 'advertised.listeners',
+  raw: string,
+  controllerNames: Set<string>,
+  warnings: string[],
+  problems: string[],
+): ListenerAddress[] {
+  const result: ListenerAddress[] = [];
+  const problemsBefore = problems.length;
+  const entries = raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  for (const entry of entries) {
+    const match = LISTENER_PATTERN.exec(entry);
+    if (match === null) {
+      problems.push(invalid(key, raw, `"${entry}" is not of the form PLAINTEXT://host:port`));
+      continue;
+    }
+    const name = match[1].toUpperCase();
+    const host = match[2].startsWith('[') ? match[2].slice(1, -1) : match[2];
+    const port = Number(match[3]);
+    if (controllerNames.has(name)) {
+      warnings.push(`Ignoring controller listener ${entry} in ${key}: Skiff has no separate controller listener`);
+      continue;
+    }
+    if (name !== 'PLAINTEXT') {
+      problems.push(invalid(key, raw, `listener ${name} is not supported: Skiff serves only PLAINTEXT`));
+      continue;
+    }
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      problems.push(invalid(key, raw, `port ${match[3]} is not in 0..65535`));
+      continue;
+    }
+    if (result.length > 0) {
+      problems.push(invalid(key, raw, 'Each listener must have a different name; PLAINTEXT appears more than once'));
+      continue;
+    }
+    if (key === 'advertised.listeners' && (host === '' || isWildcardHost(host))) {
+      problems.push(invalid(key, raw, `cannot advertise the non-routable address "${host}"; use a routable host`));
+      continue;
+    }
+    result.push({ host: host === '' ? '0.0.0.0' : host, port });
+  }
+  if (result.length === 0 && problems.length === problemsBefore) {
+    problems.push(invalid(key, raw, 'needs one PLAINTEXT://host:port listener'));
+  }
+  return result;
+}
+
+/** log.dirs, else log.dir, else the default; split on commas, blanks dropped, duplicates rejected. */
+function resolveLogDirs(explicit: Map<string, string>, warnings: string[], problems: string[]): string[] {
+  let key = 'log.dirs';
+  let raw = explicit.get('log.dirs');
+  if (raw === undefined && explicit.has('log.dir')) {
+    key = 'log.dir';
+    raw = explicit.get('log.dir');
+  } else if (raw !== undefined && explicit.has('log.dir')) {
+    warnings.push('Ignoring log.dir: log.dirs is set');
+  }
+  raw ??= definition('log.dirs').defaultValue ?? '';
+  const dirs = raw
+    .split(',')
+    .map((dir) => dir.trim())
+    .filter((dir) => dir !== '');
+  if (dirs.length === 0) {
+    problems.push(invalid(key, raw, 'needs at least one directory'));
+  }
+  const seen = new Set<string>();
+  for (const dir of dirs) {
+    const resolved = path.resolve(dir);
+    if (seen.has(resolved)) problems.push(invalid(key, raw, `directory ${dir} is listed twice`));
+    seen.add(resolved);
+  }
+  return dirs;
+}
+
+/** Fills `values` and `sources` with every effective setting, in table order, derived keys included. */
+function fillEffectiveValues(config: BrokerConfig, explicit: Map<string, string>): void {
+  const idExplicit = explicit.has('node.id') || explicit.has('broker.id');
+  const listenersExplicit = explicit.has('listeners');
+  const derived = new Map<string, [string, boolean]>([
+    ['node.id', [String(config.nodeId), idExplicit]],
+    ['broker.id', [String(config.nodeId), idExplicit]],
+    ['listeners', [config.listeners.map(formatListener).join(','), listenersExplicit]],
+    [
+      'advertised.listeners',
+      [config.advertisedListeners.map(formatListener).join(','), listenersExplicit || explicit.has('advertised.listeners')],
+    ],
+    ['log.dirs', [config.logDirs.join(','), explicit.has('log.dirs') || explicit.has('log.dir')]],
+  ]);
+  for (const def of BROKER_CONFIG_DEFS) {
+    const [value, isExplicit] = derived.get(def.key) ?? [explicit.get(def.key) ?? def.defaultValue, explicit.has(def.key)];
+    if (value === null) continue;
+    config.values.set(def.key, value);
+    config.sources.set(def.key, isExplicit ? 'STATIC_BROKER_CONFIG' : 'DEFAULT_CONFIG');
+  }
+}

@@ -1,0 +1,33 @@
+/**
+ * What handlers may use of their broker: configuration, identity, the metadata cache, and the
+ * operations that go through the controller or a replica actor. Implemented by src/broker.ts.
+ */
+import type { BrokerConfig } from '../config/broker-config';
+import type { Endpoint } from '../runtime/runtime';
+import type { Logger, ActorId } from '../runtime/actor';
+import type { CreateTopicsCommand, CreateTopicResult, DeleteTopicResult } from '../controller/controller-actor';
+import type { TopicState } from '../controller/metadata-records';
+import type { ApiHandler } from './api-handler';
+
+export interface BrokerContext {
+  readonly config: BrokerConfig;
+  readonly nodeId: number;
+  readonly clusterId: string;
+  readonly controllerId: number;
+  readonly log: Logger;
+  /** This broker's mailbox for talking to actors. */
+  readonly endpoint: Endpoint;
+  /** The advertised listener of every broker (the port is the bound one when configured as 0). */
+  brokers(): { nodeId: number; host: string; port: number }[];
+  /** Every handler, for ApiVersions. */
+  handlers(): ApiHandler[];
+  /** A topic from the metadata cache. */
+  topic(name: string): TopicState | undefined;
+  topicById(topicId: string): TopicState | undefined;
+  allTopics(): TopicState[];
+  /** The actor id of this broker's leader replica of a partition, or null when this broker is not its leader. */
+  leaderReplica(topic: string, partition: number): ActorId | null;
+  /** Creates topics through the controller and waits until their replicas serve (auto-create and CreateTopics). */
+  createTopics(command: CreateTopicsCommand): Promise<CreateTopicResult[]>;
+  deleteTopics(topics: { name: string | null; topicId: string | null }[]): Promise<DeleteTopicResult[]>;
+}

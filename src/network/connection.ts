@@ -1,0 +1,153 @@
+/**
+ * One client connection: size-prefixed framing, requests handled concurrently but answered strictly
+ * in request order (every Kafka client relies on it), bounded work in flight, and backpressure from
+ * slow readers. A frame that cannot be parsed closes this connection only (with a log line).
+ *
+ * Frame: `size:int32 | request header | request body` (protocol guide, "Common Request and Response
+ * Structure"). A size below 0 or above socket.request.max.bytes is refused before any buffering.
+ */
+import type { Socket } from 'node:net';
+import type { Logger } from '../runtime/actor';
+
+/** Handles one complete request frame (without the size prefix); resolves with the framed response or null. */
+export type FrameHandler = (frame: Buffer, connection: Connection) => Promise<Buffer | null>;
+
+/** Thrown by a frame handler to close the connection (unknown API key, unparsable request). */
+export class CloseConnection extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'CloseConnection';
+  }
+}
+
+interface Slot { done: boolean; response: Buffer | null }
+
+export interface ConnectionLimits {
+  socketRequestMaxBytes: number;
+  /** Requests read but not yet answered before the connection stops reading (backpressure). */
+  maxInFlightRequests: number;
+}
+
+export class Connection {
+  readonly remote: string;
+  private chunks: Buffer[] = [];
+  private bufferedBytes = 0;
+  private readonly slots: Slot[] = [];
+  private closed = false;
+  private pausedForWrites = false;
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly handleFrame: FrameHandler,
+    private readonly limits: ConnectionLimits,
+    private readonly log: Logger,
+    private readonly onClose: (connection: Connection) => void,
+  ) {
+    this.remote = `${socket.remoteAddress}:${socket.remotePort}`;
+    socket.setNoDelay(true);
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('drain', () => {
+      this.pausedForWrites = false;
+      this.updateFlow();
+    });
+    socket.on('error', (error) => this.log.debug({ remote: this.remote, error: error.message }, 'connection error'));
+    socket.on('close', () => {
+      this.closed = true;
+      this.onClose(this);
+    });
+  }
+
+  /** Closes the connection after logging why (bad frame, unknown API key). */
+  close(reason: string): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.log.warn({ remote: this.remote, reason }, 'closing connection');
+    this.socket.destroy();
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.closed) return;
+    this.chunks.push(chunk);
+    this.bufferedBytes += chunk.length;
+    for (;;) {
+      if (this.bufferedBytes < 4) break;
+      const size = this.peekInt32();
+      if (size < 0 || size > this.limits.socketRequestMaxBytes) {
+        this.close(`frame size ${size} outside [0, socket.request.max.bytes=${this.limits.socketRequestMaxBytes}]`);
+        return;
+      }
+      if (this.bufferedBytes < 4 + size) break;
+      const frame = this.take(4 + size).subarray(4);
+      this.dispatch(frame);
+      if (this.closed) return;
+    }
+    this.updateFlow();
+  }
+
+  private dispatch(frame: Buffer): void {
+    const slot: Slot = { done: false, response: null };
+    this.slots.push(slot);
+    this.handleFrame(frame, this).then(
+      (response) => {
+        slot.done = true;
+        slot.response = response;
+        this.writeReady();
+      },
+      (error: unknown) => {
+        if (error instanceof CloseConnection) this.close(error.message);
+        else {
+          this.log.error({ remote: this.remote, error: error instanceof Error ? error.stack : String(error) }, 'request handler failed');
+          this.close('internal error while handling a request');
+        }
+      },
+    );
+  }
+
+  /** Writes every answered response at the head of the queue, in request order. */
+  private writeReady(): void {
+    if (this.closed) return;
+    while (this.slots.length && this.slots[0]!.done) {
+      const slot = this.slots.shift()!;
+      if (slot.response && !this.socket.write(slot.response)) this.pausedForWrites = true;
+    }
+    this.updateFlow();
+  }
+
+  /** Stops reading while too many requests are in flight or the client is not reading its responses. */
+  private updateFlow(): void {
+    if (this.closed) return;
+    const shouldPause = this.pausedForWrites || this.slots.length >= this.limits.maxInFlightRequests;
+    if (shouldPause && !this.socket.isPaused()) this.socket.pause();
+    else if (!shouldPause && this.socket.isPaused()) this.socket.resume();
+  }
+
+  private peekInt32(): number {
+    const first = this.chunks[0]!;
+    if (first.length >= 4) return first.readInt32BE(0);
+    return Buffer.concat(this.chunks, 4).readInt32BE(0);
+  }
+
+  /** Removes and returns the first `n` buffered bytes (a view when they lie in one chunk). */
+  private take(n: number): Buffer {
+    const first = this.chunks[0]!;
+    let out: Buffer;
+    if (first.length >= n) {
+      out = first.subarray(0, n);
+      if (first.length === n) this.chunks.shift();
+      else this.chunks[0] = first.subarray(n);
+    } else {
+      out = Buffer.allocUnsafe(n);
+      let filled = 0;
+      while (filled < n) {
+        const chunk = this.chunks[0]!;
+        const used = Math.min(chunk.length, n - filled);
+        chunk.copy(out, filled, 0, used);
+        filled += used;
+        if (used === chunk.length) this.chunks.shift();
+        else this.chunks[0] = chunk.subarray(used);
+      }
+    }
+    this.bufferedBytes -= n;
+    return out;
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * CreateTopics (key 19), v0-7, through the controller. Explicit replica assignments are honoured when
+ * they name registered brokers (one broker for now). From v5 the response echoes partitions,
+ * replication factor and the topic's config overrides.
+ */
+import { ApiKey } from '../../protocol/api-keys';
+import { ErrorCode } from '../../protocol/error-codes';
+import type { ApiHandler } from '../api-handler';
+
+interface CreateTopicsRequest {
+  topics: {
+    name: string;
+    numPartitions: number;
+    replicationFactor: number;
+    assignments: { partitionIndex: number; brokerIds: number[] }[];
+    configs: { name: string; value: string | null }[];
+  }[];
+  timeoutMs: number;
+  validateOnly: boolean;
+}
+
+export const createTopicsHandler: ApiHandler<CreateTopicsRequest> = {
+  apiKey: ApiKey.CreateTopics,
+  name: 'CreateTopics',
+  minVersion: 0,
+  maxVersion: 7,
+  async handle({ body, broker }) {
+    const nodeIds = new Set(broker.brokers().map((b) => b.nodeId));
+    const early = new Map<string, { errorCode: number; errorMessage: string }>();
+    const commands = body.topics.map((t) => {
+      let numPartitions = t.numPartitions;
+      let replicationFactor = t.replicationFactor;
+      if (t.assignments.length > 0) {
+        if (numPartitions !== -1 || replicationFactor !== -1) {
+          early.set(t.name, { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.' });
+        } else if (t.assignments.some((a) => a.brokerIds.some((id) => !nodeIds.has(id)) || a.brokerIds.length !== t.assignments[0]!.brokerIds.length)) {
+          early.set(t.name, { errorCode: ErrorCode.INVALID_REPLICA_ASSIGNMENT, errorMessage: 'Replica assignment names unknown brokers or uneven replica counts' });
+        }
+        numPartitions = t.assignments.length;
+        replicationFactor = t.assignments[0]!.brokerIds.length;
+      }
+      const configs: Record<string, string> = {};
+      for (const c of t.configs) if (c.value !== null) configs[c.name] = c.value;
+      return { name: t.name, numPartitions, replicationFactor, configs };
+    });
+    const toCreate = commands.filter((c) => !early.has(c.name));
+    const results = toCreate.length ? await broker.createTopics({ topics: toCreate, validateOnly: body.validateOnly }) : [];
+    const byName = new Map(results.map((r) => [r.name, r]));
+    return {
+      throttleTimeMs: 0,
+      topics: commands.map((c) => {
+        const failed = early.get(c.name);
+        const r = byName.get(c.name);
+        const ok = !failed && r && r.errorCode === ErrorCode.NONE;
+        return {
+          name: c.name,
+          topicId: ok ? r.topicId : 'AAAAAAAAAAAAAAAAAAAAAA',
+          errorCode: failed?.errorCode ?? r?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR,
+          errorMessage: failed?.errorMessage ?? r?.errorMessage ?? null,
+          topicConfigErrorCode: ErrorCode.NONE,
+          numPartitions: ok ? r.numPartitions : -1,
+          replicationFactor: ok ? r.replicationFactor : -1,
+          configs: ok ? Object.entries(c.configs).map(([name, value]) => ({ name, value, readOnly: false, configSource: 1, isSensitive: false })) : null,
+        };
+      }),
+    };
+  },
+};

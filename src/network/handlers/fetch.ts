@@ -1,0 +1,178 @@
+/**
+ * Fetch (key 1), v4-12 (Kafka 4 also starts at v4; v0-3 carried message formats 0/1). Consumers read
+ * from the leader up to the high watermark; the bytes come from the segment files through the replica
+ * actor and go to the socket unchanged. Long poll: the response waits until min_bytes are available or
+ * max_wait_ms passes (the replicas signal new data through `watch`). max_bytes bounds the response
+ * and partition_max_bytes each partition, but the first batch is always returned whole (KIP-74).
+ * Fetch sessions (KIP-227) are not kept: every response carries session id 0, so clients send full
+ * requests, as they do when Kafka's session cache is full.
+ */
+import { ApiKey } from '../../protocol/api-keys';
+import { ErrorCode } from '../../protocol/error-codes';
+import { batchSizeAt } from '../../protocol/record-batch/view';
+import type { FetchReply } from '../../replica/replica-actor';
+import type { ApiHandler } from '../api-handler';
+import type { BrokerContext } from '../broker-context';
+
+interface FetchPartitionRequest { partition: number; currentLeaderEpoch: number; fetchOffset: number; partitionMaxBytes: number }
+interface FetchRequest {
+  replicaId: number;
+  maxWaitMs: number;
+  minBytes: number;
+  maxBytes: number;
+  isolationLevel: number;
+  topics: { topic: string; partitions: FetchPartitionRequest[] }[];
+}
+
+interface PartitionResult {
+  partitionIndex: number;
+  errorCode: number;
+  highWatermark: number;
+  lastStableOffset: number;
+  logStartOffset: number;
+  abortedTransactions: { producerId: number; firstOffset: number }[] | null;
+  preferredReadReplica: number;
+  records: Buffer | null;
+}
+
+const REPLY_GRACE_MS = 5000;
+const EMPTY = Buffer.alloc(0);
+/** A cap on one long poll, whatever the client asks (Kafka has none; this bounds held requests). */
+const MAX_WAIT_CAP_MS = 60_000;
+
+export const fetchHandler: ApiHandler<FetchRequest> = {
+  apiKey: ApiKey.Fetch,
+  name: 'Fetch',
+  minVersion: 4,
+  maxVersion: 12,
+  async handle({ body, broker }) {
+    const maxWaitMs = Math.min(Math.max(0, body.maxWaitMs), MAX_WAIT_CAP_MS);
+    const deadline = Date.now() + maxWaitMs;
+    let results = await readAll(body, broker);
+    while (totalBytes(results) < Math.max(1, body.minBytes) && !hasError(results) && Date.now() < deadline) {
+      const woke = await waitForData(body, results, broker, deadline - Date.now());
+      if (!woke) break;
+      results = await readAll(body, broker);
+    }
+    // Records are never null on the wire: librdkafka rejects a MessageSetSize of -1.
+    for (const t of results) for (const p of t.partitions) p.records ??= EMPTY;
+    return {
+      throttleTimeMs: 0,
+      errorCode: ErrorCode.NONE,
+      sessionId: 0,
+      responses: results,
+    };
+  },
+};
+
+function totalBytes(results: { partitions: PartitionResult[] }[]): number {
+  let n = 0;
+  for (const t of results) for (const p of t.partitions) n += p.records?.length ?? 0;
+  return n;
+}
+
+function hasError(results: { partitions: PartitionResult[] }[]): boolean {
+  return results.some((t) => t.partitions.some((p) => p.errorCode !== ErrorCode.NONE));
+}
+
+function emptyResult(partitionIndex: number, errorCode: number): PartitionResult {
+  return { partitionIndex, errorCode, highWatermark: -1, lastStableOffset: -1, logStartOffset: -1, abortedTransactions: null, preferredReadReplica: -1, records: null };
+}
+
+/** Checks the client's view of the leader epoch (KIP-320): -1 skips the check. */
+function epochError(broker: BrokerContext, topic: string, partition: number, currentLeaderEpoch: number): number {
+  if (currentLeaderEpoch < 0) return ErrorCode.NONE;
+  const leaderEpoch = broker.topic(topic)?.partitions[partition]?.leaderEpoch ?? -1;
+  if (currentLeaderEpoch > leaderEpoch) return ErrorCode.UNKNOWN_LEADER_EPOCH;
+  if (currentLeaderEpoch < leaderEpoch) return ErrorCode.FENCED_LEADER_EPOCH;
+  return ErrorCode.NONE;
+}
+
+async function readAll(body: FetchRequest, broker: BrokerContext) {
+  const responseMaxBytes = body.maxBytes > 0 ? body.maxBytes : 0x7fffffff;
+  const readCommitted = body.isolationLevel === 1;
+  const reads = body.topics.map((t) => ({
+    topic: t.topic,
+    partitions: t.partitions.map(async (p): Promise<PartitionResult> => {
+      if (!broker.topic(t.topic)) return emptyResult(p.partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+      const replica = broker.leaderReplica(t.topic, p.partition);
+      if (replica === null) {
+        const exists = p.partition >= 0 && p.partition < broker.topic(t.topic)!.partitions.length;
+        return emptyResult(p.partition, exists ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+      }
+      const epochCode = epochError(broker, t.topic, p.partition, p.currentLeaderEpoch);
+      if (epochCode !== ErrorCode.NONE) return emptyResult(p.partition, epochCode);
+      try {
+        const reply = await broker.endpoint.request<FetchReply>(replica, 'fetch', {
+          fetchOffset: p.fetchOffset,
+          maxBytes: Math.max(0, Math.min(p.partitionMaxBytes, responseMaxBytes)),
+          minOneBatch: true,
+        }, REPLY_GRACE_MS);
+        return {
+          partitionIndex: p.partition,
+          errorCode: reply.errorCode,
+          highWatermark: reply.highWatermark,
+          lastStableOffset: reply.lastStableOffset,
+          logStartOffset: reply.logStartOffset,
+          abortedTransactions: readCommitted ? [] : null,
+          preferredReadReplica: -1,
+          records: reply.records,
+        };
+      } catch (error) {
+        broker.log.warn({ topic: t.topic, partition: p.partition, error: String(error) }, 'fetch from replica failed');
+        return emptyResult(p.partition, ErrorCode.REQUEST_TIMED_OUT);
+      }
+    }),
+  }));
+  const results: { topic: string; partitions: PartitionResult[] }[] = [];
+  for (const r of reads) results.push({ topic: r.topic, partitions: await Promise.all(r.partitions) });
+  enforceResponseMaxBytes(results, responseMaxBytes);
+  return results;
+}
+
+/**
+ * Trims partitions (in request order) to whole batches within the response's max_bytes, keeping the
+ * first non-empty partition's first batch whole even when it alone exceeds the limit (KIP-74).
+ */
+function enforceResponseMaxBytes(results: { partitions: PartitionResult[] }[], maxBytes: number): void {
+  let used = 0;
+  for (const t of results) {
+    for (const p of t.partitions) {
+      if (!p.records || p.records.length === 0) continue;
+      const budget = maxBytes - used;
+      if (p.records.length <= budget) {
+        used += p.records.length;
+        continue;
+      }
+      let keep = 0;
+      while (keep < p.records.length) {
+        const size = batchSizeAt(p.records, keep);
+        if (keep + size > budget && !(used === 0 && keep === 0)) break;
+        keep += size;
+      }
+      p.records = p.records.subarray(0, keep);
+      used += keep;
+    }
+  }
+}
+
+/** Resolves true when some partition has data past its fetch offset, false at the deadline. */
+function waitForData(body: FetchRequest, results: { partitions: PartitionResult[] }[], broker: BrokerContext, remainingMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    let settled = false;
+    const finish = (value: boolean) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(value);
+    };
+    const timer = setTimeout(() => finish(false), Math.max(0, remainingMs));
+    body.topics.forEach((t, ti) => t.partitions.forEach((p, pi) => {
+      const replica = broker.leaderReplica(t.topic, p.partition);
+      if (replica === null || results[ti]!.partitions[pi]!.errorCode !== ErrorCode.NONE) return;
+      broker.endpoint
+        .request<{ ready: boolean }>(replica, 'watch', { fetchOffset: p.fetchOffset, maxWaitMs: remainingMs }, remainingMs + REPLY_GRACE_MS)
+        .then((r) => { if (r.ready) finish(true); }, () => undefined);
+    }));
+  });
+}

@@ -1,0 +1,46 @@
+/**
+ * ListOffsets (key 2), v0-7. Timestamp -2 is the log start offset (earliest), -1 the high watermark
+ * (latest; with no transactions the LSO equals it), a timestamp >= 0 the first offset whose batch
+ * holds a record at or after it (KIP-79). v0 answers in `oldStyleOffsets`.
+ */
+import { ApiKey } from '../../protocol/api-keys';
+import { ErrorCode } from '../../protocol/error-codes';
+import type { ListOffsetReply } from '../../replica/replica-actor';
+import type { ApiHandler } from '../api-handler';
+
+interface ListOffsetsRequest {
+  replicaId: number;
+  isolationLevel: number;
+  topics: { name: string; partitions: { partitionIndex: number; currentLeaderEpoch: number; timestamp: number }[] }[];
+}
+
+export const listOffsetsHandler: ApiHandler<ListOffsetsRequest> = {
+  apiKey: ApiKey.ListOffsets,
+  name: 'ListOffsets',
+  minVersion: 0,
+  maxVersion: 7,
+  async handle({ apiVersion, body, broker }) {
+    const topics = await Promise.all(body.topics.map(async (t) => ({
+      name: t.name,
+      partitions: await Promise.all(t.partitions.map(async (p) => {
+        const answer = (errorCode: number, offset = -1, timestamp = -1, leaderEpoch = -1) => ({
+          partitionIndex: p.partitionIndex, errorCode, oldStyleOffsets: apiVersion === 0 && offset >= 0 ? [offset] : [], timestamp, offset, leaderEpoch,
+        });
+        if (!broker.topic(t.name)) return answer(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+        const replica = broker.leaderReplica(t.name, p.partitionIndex);
+        if (replica === null) {
+          const exists = p.partitionIndex >= 0 && p.partitionIndex < broker.topic(t.name)!.partitions.length;
+          return answer(exists ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+        }
+        try {
+          const reply = await broker.endpoint.request<ListOffsetReply>(replica, 'list-offsets', { timestamp: p.timestamp }, 10_000);
+          return answer(reply.errorCode, reply.offset, reply.timestamp, reply.leaderEpoch);
+        } catch (error) {
+          broker.log.warn({ topic: t.name, partition: p.partitionIndex, error: String(error) }, 'list-offsets to replica failed');
+          return answer(ErrorCode.REQUEST_TIMED_OUT);
+        }
+      })),
+    })));
+    return { throttleTimeMs: 0, topics };
+  },
+};

@@ -1,0 +1,77 @@
+/**
+ * Produce (key 0). Advertised from v0 because librdkafka 2.0.2 enables compression only when the
+ * range contains 0 (KAFKA-18659); v0-2 (magic 0/1) are refused with UNSUPPORTED_VERSION as Kafka 4
+ * does. Each partition's record batch goes, as bytes, to its leader replica actor in one envelope;
+ * acks=0 gets no response at all.
+ */
+import { ApiKey } from '../../protocol/api-keys';
+import { ErrorCode } from '../../protocol/error-codes';
+import type { ProduceReply } from '../../replica/replica-actor';
+import type { ApiHandler, RequestContext } from '../api-handler';
+
+interface ProduceRequest {
+  transactionalId: string | null;
+  acks: number;
+  timeoutMs: number;
+  topicData: { name: string; partitionData: { index: number; records: Buffer | null }[] }[];
+}
+
+/** Extra time beyond the produce timeout before the network layer gives up on a replica's answer. */
+const REPLY_GRACE_MS = 5000;
+
+function partitionResponse(index: number, errorCode: number, errorMessage: string | null, baseOffset = -1, logStartOffset = -1) {
+  return { index, errorCode, baseOffset, logAppendTimeMs: -1, logStartOffset, recordErrors: [], errorMessage };
+}
+
+function allPartitions(body: ProduceRequest, errorCode: number, message: string | null) {
+  return {
+    responses: body.topicData.map((t) => ({ name: t.name, partitionResponses: t.partitionData.map((p) => partitionResponse(p.index, errorCode, message)) })),
+    throttleTimeMs: 0,
+  };
+}
+
+export const produceHandler: ApiHandler<ProduceRequest> = {
+  apiKey: ApiKey.Produce,
+  name: 'Produce',
+  minVersion: 0,
+  maxVersion: 9,
+  minSupportedVersion: 3,
+  refuse({ body }: RequestContext<ProduceRequest>) {
+    return allPartitions(body, ErrorCode.UNSUPPORTED_VERSION, 'Produce v0-2 (message format v0/v1) is not supported');
+  },
+  async handle({ body, broker }) {
+    const { acks, timeoutMs } = body;
+    if (acks !== -1 && acks !== 0 && acks !== 1) {
+      return allPartitions(body, ErrorCode.INVALID_REQUIRED_ACKS, `acks must be -1, 0 or 1, got ${acks}`);
+    }
+    if (body.transactionalId !== null) {
+      return acks === 0 ? null : allPartitions(body, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, 'Transactions are not supported yet');
+    }
+    const pending = body.topicData.map((topicData) => ({
+      name: topicData.name,
+      partitions: topicData.partitionData.map(async (p) => {
+        if (!broker.topic(topicData.name)) return partitionResponse(p.index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
+        const replica = broker.leaderReplica(topicData.name, p.index);
+        if (replica === null) {
+          const exists = p.index >= 0 && p.index < broker.topic(topicData.name)!.partitions.length;
+          return partitionResponse(p.index, exists ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, null);
+        }
+        try {
+          const reply = await broker.endpoint.request<ProduceReply>(replica, 'produce', { records: p.records, acks, timeoutMs }, Math.max(0, timeoutMs) + REPLY_GRACE_MS);
+          return { index: p.index, errorCode: reply.errorCode, baseOffset: reply.baseOffset, logAppendTimeMs: reply.logAppendTimeMs, logStartOffset: reply.logStartOffset, recordErrors: [], errorMessage: reply.errorMessage };
+        } catch (error) {
+          broker.log.warn({ topic: topicData.name, partition: p.index, error: String(error) }, 'produce to replica failed');
+          return partitionResponse(p.index, ErrorCode.REQUEST_TIMED_OUT, 'The replica did not answer in time');
+        }
+      }),
+    }));
+    if (acks === 0) {
+      // No response is due; the appends still happen in order (one FIFO mailbox per replica).
+      for (const t of pending) for (const p of t.partitions) p.catch(() => undefined);
+      return null;
+    }
+    const responses = [];
+    for (const t of pending) responses.push({ name: t.name, partitionResponses: await Promise.all(t.partitions) });
+    return { responses, throttleTimeMs: 0 };
+  },
+};

@@ -1,0 +1,41 @@
+/**
+ * The Kafka listener: accepts TCP connections on the broker's listeners and hands each one a
+ * {@link Connection}. The network thread never touches files or blocks.
+ */
+import net from 'node:net';
+import type { Logger } from '../runtime/actor';
+import { Connection, type ConnectionLimits, type FrameHandler } from './connection';
+
+export class KafkaServer {
+  private readonly server: net.Server;
+  private readonly connections = new Set<Connection>();
+  private readonly sockets = new Set<net.Socket>();
+
+  constructor(handleFrame: FrameHandler, limits: ConnectionLimits, private readonly log: Logger) {
+    this.server = net.createServer((socket) => {
+      this.sockets.add(socket);
+      socket.on('close', () => this.sockets.delete(socket));
+      const connection = new Connection(socket, handleFrame, limits, log, (c) => this.connections.delete(c));
+      this.connections.add(connection);
+    });
+    this.server.on('error', (error) => log.error({ error: error.message }, 'listener error'));
+  }
+
+  /** Listens on host:port (0 picks a free port); resolves with the bound port. */
+  listen(host: string, port: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen({ host, port }, () => {
+        this.server.off('error', reject);
+        const address = this.server.address();
+        resolve(typeof address === 'object' && address ? address.port : port);
+      });
+    });
+  }
+
+  /** Stops accepting, closes every connection. */
+  async close(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}

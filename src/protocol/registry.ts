@@ -1,0 +1,54 @@
+/**
+ * The API registry: which Kafka APIs Skiff can encode and decode, each with its request and
+ * response tables. Adding an API is adding its schema file and one line here.
+ */
+import { ApiKey } from './api-keys';
+import { precompile } from './codec';
+import type { MessageSpec, VersionRange } from './schema/dsl';
+import { parseVersions } from './schema/dsl';
+import { ApiVersionsRequest, ApiVersionsResponse } from './schema/api-versions';
+import { CreateTopicsRequest, CreateTopicsResponse } from './schema/create-topics';
+import { DeleteTopicsRequest, DeleteTopicsResponse } from './schema/delete-topics';
+import { FetchRequest, FetchResponse } from './schema/fetch';
+import { InitProducerIdRequest, InitProducerIdResponse } from './schema/init-producer-id';
+import { ListOffsetsRequest, ListOffsetsResponse } from './schema/list-offsets';
+import { MetadataRequest, MetadataResponse } from './schema/metadata';
+import { ProduceRequest, ProduceResponse } from './schema/produce';
+
+/**
+ * One API's tables. `minVersion`/`maxVersion` are the tables' validVersions (what the codec can
+ * handle), not necessarily what a handler advertises in ApiVersions.
+ */
+export interface ApiSchema {
+  readonly apiKey: ApiKey;
+  readonly name: string;
+  readonly request: MessageSpec;
+  readonly response: MessageSpec;
+  readonly minVersion: number;
+  readonly maxVersion: number;
+  /** Parsed flexibleVersions (shared by request and response). */
+  readonly flexible: VersionRange;
+}
+
+function entry(apiKey: ApiKey, request: MessageSpec, response: MessageSpec): [number, ApiSchema] {
+  if (request.apiKey !== apiKey || response.apiKey !== apiKey) throw new Error(`table key mismatch for ${ApiKey[apiKey]}`);
+  if (request.validVersions !== response.validVersions) throw new Error(`${ApiKey[apiKey]}: request and response version ranges differ`);
+  if (request.flexibleVersions !== response.flexibleVersions) throw new Error(`${ApiKey[apiKey]}: request and response flexible ranges differ`);
+  precompile(request);
+  precompile(response);
+  const range = parseVersions(request.validVersions);
+  const flexible = parseVersions(request.flexibleVersions);
+  return [apiKey, { apiKey, name: ApiKey[apiKey], request, response, minVersion: range.min, maxVersion: range.max, flexible }];
+}
+
+/** apiKey -> tables, for every API Skiff implements. */
+export const apiSchemas: ReadonlyMap<number, ApiSchema> = new Map([
+  entry(ApiKey.Produce, ProduceRequest, ProduceResponse),
+  entry(ApiKey.Fetch, FetchRequest, FetchResponse),
+  entry(ApiKey.ListOffsets, ListOffsetsRequest, ListOffsetsResponse),
+  entry(ApiKey.Metadata, MetadataRequest, MetadataResponse),
+  entry(ApiKey.ApiVersions, ApiVersionsRequest, ApiVersionsResponse),
+  entry(ApiKey.CreateTopics, CreateTopicsRequest, CreateTopicsResponse),
+  entry(ApiKey.DeleteTopics, DeleteTopicsRequest, DeleteTopicsResponse),
+  entry(ApiKey.InitProducerId, InitProducerIdRequest, InitProducerIdResponse),
+]);

@@ -1,0 +1,66 @@
+/**
+ * ListOffsets (API key 2), versions 0-7, flexible from 6. Written from Kafka's
+ * ListOffsetsRequest.json and ListOffsetsResponse.json (3.x line). Timestamp -1 = latest,
+ * -2 = earliest, -3 = max timestamp (v7, KIP-734).
+ */
+import type { MessageSpec, MessageValue } from './dsl';
+
+export const ListOffsetsRequest = {
+  apiKey: 2,
+  type: 'request',
+  name: 'ListOffsetsRequest',
+  validVersions: '0-7',
+  flexibleVersions: '6+',
+  fields: [
+    { name: 'ReplicaId', type: 'int32', versions: '0+' },
+    { name: 'IsolationLevel', type: 'int8', versions: '2+' },
+    {
+      name: 'Topics', type: '[]ListOffsetsTopic', versions: '0+',
+      fields: [
+        { name: 'Name', type: 'string', versions: '0+' },
+        {
+          name: 'Partitions', type: '[]ListOffsetsPartition', versions: '0+',
+          fields: [
+            { name: 'PartitionIndex', type: 'int32', versions: '0+' },
+            { name: 'CurrentLeaderEpoch', type: 'int32', versions: '4+', default: -1 },
+            { name: 'Timestamp', type: 'int64', versions: '0+' },
+            { name: 'MaxNumOffsets', type: 'int32', versions: '0', default: 1 },
+          ],
+        },
+      ],
+    },
+  ],
+} as const satisfies MessageSpec;
+
+export const ListOffsetsResponse = {
+  apiKey: 2,
+  type: 'response',
+  name: 'ListOffsetsResponse',
+  validVersions: '0-7',
+  flexibleVersions: '6+',
+  fields: [
+    { name: 'ThrottleTimeMs', type: 'int32', versions: '2+' },
+    {
+      name: 'Topics', type: '[]ListOffsetsTopicResponse', versions: '0+',
+      fields: [
+        { name: 'Name', type: 'string', versions: '0+' },
+        {
+          name: 'Partitions', type: '[]ListOffsetsPartitionResponse', versions: '0+',
+          fields: [
+            { name: 'PartitionIndex', type: 'int32', versions: '0+' },
+            { name: 'ErrorCode', type: 'int16', versions: '0+' },
+            { name: 'OldStyleOffsets', type: '[]int64', versions: '0' },
+            { name: 'Timestamp', type: 'int64', versions: '1+', default: -1 },
+            { name: 'Offset', type: 'int64', versions: '1+', default: -1 },
+            { name: 'LeaderEpoch', type: 'int32', versions: '4+', default: -1 },
+          ],
+        },
+      ],
+    },
+  ],
+} as const satisfies MessageSpec;
+
+/** Decoded ListOffsets request body. */
+export type ListOffsetsRequestData = MessageValue<typeof ListOffsetsRequest>;
+/** ListOffsets response body. */
+export type ListOffsetsResponseData = MessageValue<typeof ListOffsetsResponse>;

@@ -1,0 +1,41 @@
+/**
+ * The leader-epoch cache (KIP-101): for each leader epoch, the first offset written in it, persisted
+ * in the partition's `leader-epoch-checkpoint`. Followers use it (later) to truncate a divergent
+ * suffix instead of trusting the HW; the leader appends an entry when it first writes in a new epoch.
+ */
+import assert from 'node:assert/strict';
+import type { FileSystem } from '../storage/file-system';
+import { readLeaderEpochCheckpoint, writeLeaderEpochCheckpoint } from '../storage/checkpoint';
+
+export interface EpochEntry { epoch: number; startOffset: number }
+
+export class LeaderEpochCache {
+  private constructor(private readonly fs: FileSystem, private readonly dir: string, private readonly entries: EpochEntry[]) {}
+
+  /** Loads `<dir>/leader-epoch-checkpoint` (empty when missing or unreadable: it is rebuilt as epochs are assigned). */
+  static load(fs: FileSystem, dir: string): LeaderEpochCache {
+    return new LeaderEpochCache(fs, dir, readLeaderEpochCheckpoint(fs, `${dir}/leader-epoch-checkpoint`));
+  }
+
+  /** The latest epoch, or -1 when none. */
+  get latestEpoch(): number {
+    return this.entries.length ? this.entries[this.entries.length - 1]!.epoch : -1;
+  }
+
+  /**
+   * Records that `epoch` starts at `startOffset` (a no-op for the current epoch). Epochs only grow
+   * (asserted). Entries at or past `startOffset` from older epochs are dropped, as Kafka does.
+   */
+  assign(epoch: number, startOffset: number): void {
+    if (epoch === this.latestEpoch) return;
+    assert.ok(epoch > this.latestEpoch, `leader epoch ${epoch} below the latest ${this.latestEpoch}`);
+    while (this.entries.length && this.entries[this.entries.length - 1]!.startOffset >= startOffset) this.entries.pop();
+    this.entries.push({ epoch, startOffset });
+    writeLeaderEpochCheckpoint(this.fs, `${this.dir}/leader-epoch-checkpoint`, this.entries);
+  }
+
+  /** A copy of the entries, oldest first. */
+  list(): EpochEntry[] {
+    return this.entries.map((e) => ({ ...e }));
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * The log-dir actor: one per entry of log.dirs. It owns the directory-level files that many replicas
+ * share, so each has a single writer (STYLE.md habit 5):
+ * - `meta.properties` (checked on start: a log dir that belongs to another cluster or node is refused,
+ *   as Kafka does; written when missing),
+ * - `recovery-point-offset-checkpoint`, `replication-offset-checkpoint` (HW) and
+ *   `log-start-offset-checkpoint`, rewritten atomically (temp + fsync + rename + fsync(dir)).
+ *
+ * Messages: `checkpoint` {topic, partition, recoveryPoint, highWatermark, logStartOffset} (send or
+ * request; a request is answered after the files are written), `forget` {topic, partition} (request).
+ */
+import type { Actor, ActorContext, Envelope } from '../runtime/actor';
+import { readMetaProperties, readOffsetCheckpoint, writeMetaProperties, writeOffsetCheckpoint } from '../storage/checkpoint';
+
+export interface LogDirArgs { logDir: string; clusterId: string; nodeId: number; directoryId: string }
+
+interface PartitionCheckpoint { recoveryPoint: number; highWatermark: number; logStartOffset: number }
+
+export class LogDirActor implements Actor {
+  private readonly partitions = new Map<string, PartitionCheckpoint>();
+
+  constructor(private readonly args: LogDirArgs) {}
+
+  start(ctx: ActorContext): void {
+    const { fs } = ctx;
+    const { logDir, clusterId, nodeId } = this.args;
+    fs.mkdirp(logDir);
+    const meta = readMetaProperties(fs, `${logDir}/meta.properties`, ctx.log);
+    if (meta) {
+      if (meta.clusterId !== undefined && meta.clusterId !== clusterId) {
+        throw new Error(`log dir ${logDir} belongs to cluster ${meta.clusterId}, not ${clusterId}: refusing it (meta.properties)`);
+      }
+      if (meta.nodeId !== undefined && meta.nodeId !== nodeId) {
+        throw new Error(`log dir ${logDir} belongs to node ${meta.nodeId}, not ${nodeId}: refusing it (meta.properties)`);
+      }
+    } else {
+      writeMetaProperties(fs, `${logDir}/meta.properties`, { version: 1, clusterId, nodeId, directoryId: this.args.directoryId });
+    }
+    // Start from what the files say so partitions that do not report again keep their entries.
+    const read = (file: string) => new Map(readOffsetCheckpoint(fs, `${logDir}/${file}`, ctx.log).map((e) => [`${e.topic} ${e.partition}`, e.offset]));
+    const hw = read('replication-offset-checkpoint');
+    const start = read('log-start-offset-checkpoint');
+    for (const [key, recoveryPoint] of read('recovery-point-offset-checkpoint')) {
+      this.partitions.set(key, { recoveryPoint, highWatermark: hw.get(key) ?? 0, logStartOffset: start.get(key) ?? 0 });
+    }
+  }
+
+  receive(envelope: Envelope, ctx: ActorContext): void {
+    const body = envelope.body as { topic: string; partition: number } & Partial<PartitionCheckpoint>;
+    const key = `${body.topic} ${body.partition}`;
+    if (envelope.type === 'checkpoint') {
+      this.partitions.set(key, { recoveryPoint: body.recoveryPoint!, highWatermark: body.highWatermark!, logStartOffset: body.logStartOffset! });
+    } else if (envelope.type === 'forget') {
+      this.partitions.delete(key);
+    } else {
+      ctx.log.warn({ type: envelope.type }, 'log-dir actor ignores unknown message type');
+      return;
+    }
+    this.writeCheckpoints(ctx);
+    ctx.reply(envelope, {});
+  }
+
+  stop(ctx: ActorContext): void {
+    this.writeCheckpoints(ctx);
+  }
+
+  private writeCheckpoints(ctx: ActorContext): void {
+    const pick = (field: keyof PartitionCheckpoint) => [...this.partitions].map(([key, value]) => {
+      const split = key.lastIndexOf(' ');
+      return { topic: key.slice(0, split), partition: Number(key.slice(split + 1)), offset: value[field] };
+    });
+    const { logDir } = this.args;
+    writeOffsetCheckpoint(ctx.fs, `${logDir}/recovery-point-offset-checkpoint`, pick('recoveryPoint'));
+    writeOffsetCheckpoint(ctx.fs, `${logDir}/replication-offset-checkpoint`, pick('highWatermark'));
+    writeOffsetCheckpoint(ctx.fs, `${logDir}/log-start-offset-checkpoint`, pick('logStartOffset'));
+  }
+}
+
+/** Actor factory registered as kind `log-dir`. */
+export function createLogDirActor(args: LogDirArgs): Actor {
+  return new LogDirActor(args);
+}

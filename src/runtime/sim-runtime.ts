@@ -1,0 +1,585 @@
+/**
+ * The simulation runtime: the same actors as production, on one thread, driven by a seeded scheduler
+ * over virtual time (DESIGN.md, deterministic simulation; TigerBeetle's simulator is the model).
+ *
+ * - Messages: every send is msgpack-encoded (so a body that would not survive a worker boundary fails
+ *   here too) and queued on the channel of its (from, to) pair. Each step the scheduler picks, with the
+ *   seeded PRNG, one channel head or the earliest due timer. Channels are FIFO, so two actors' messages
+ *   stay in order while different pairs interleave in every order the seed chooses.
+ * - Time: a virtual clock that moves only in {@link SimRuntime.advanceTime} (or when
+ *   {@link SimRuntime.runUntil} has nothing else to do). A timer set with delay 0 fires only after the
+ *   messages already queued for its owner, as the Timers contract says.
+ * - Async actor code: promise continuations are real microtasks; the async drivers ({@link settle},
+ *   {@link advanceTime}, {@link runUntil}) let them run after each step, as a worker would after each
+ *   message. {@link step} and {@link runUntilIdle} are synchronous and do not.
+ * - Faults: {@link setFaults} installs a hook that decides, per message and with its own seeded
+ *   PRNG, to deliver, drop, duplicate or delay it. {@link crash} kills actors without `stop` (their
+ *   queued messages, timers and state are lost); {@link restart} brings them back from kind and args.
+ *
+ * Same seed + same calls ⇒ same delivery order ({@link trace} records it when `trace: true`).
+ */
+import { strict as assert } from 'node:assert';
+import type { Actor, ActorContext, ActorId, Clock, Envelope, Logger, Random, TimerHandle, Timers } from './actor';
+import type { FileSystem } from '../storage/file-system';
+import { decodeEnvelope, decodeValue, encodeEnvelope, encodeValue } from './envelope';
+import { Fifo } from './fifo';
+import { LocalEndpoint } from './local-endpoint';
+import type { EndpointTransport } from './local-endpoint';
+import { createLogger, levelFromEnv } from './logger';
+import { PendingRequests } from './pending-requests';
+import type { UnavailableReason } from './pending-requests';
+import { Xoshiro128 } from './random';
+import { loadActorFactory, loadExport, resolveActorKind } from './registry';
+import type { ModuleRef } from './registry';
+import type { Endpoint, Placement, Runtime } from './runtime';
+import { SimTimerQueue } from './sim-timer-queue';
+import type { SimTimer } from './sim-timer-queue';
+
+/** Virtual wall-clock start: 2023-11-14T22:13:20Z. */
+export const SIM_EPOCH_MS = 1_700_000_000_000;
+
+/** Options of {@link SimRuntime}. */
+export interface SimRuntimeOptions {
+  /** Seeds the scheduler, every actor's Random, and the fault hook's Random. */
+  seed: number;
+  /** The disk actors share as `ctx.fs` (default: a new `MemoryFileSystem`, created on first use). */
+  fs?: FileSystem;
+  /** Default: pino at SKIFF_LOG_LEVEL (else `silent`), timestamped with virtual time. */
+  logger?: Logger;
+  /** Virtual wall-clock start in ms since the Unix epoch (default {@link SIM_EPOCH_MS}). */
+  epochMs?: number;
+  /** Record every delivery, timer and fault in {@link SimRuntime.trace} (default false). */
+  trace?: boolean;
+}
+
+/** What the fault hook decides for one message. `delayMs` is virtual time before it joins its channel. */
+export type FaultDecision = 'deliver' | 'drop' | 'duplicate' | { delayMs: number };
+
+/**
+ * Decides the fate of each message as it is sent. `random` is a PRNG seeded from the run's seed and
+ * used only by the hook, so the decisions replay too.
+ */
+export type FaultHook = (envelope: Envelope, random: Random) => FaultDecision;
+
+interface ActorSpec {
+  id: ActorId;
+  kind: string;
+  ref: ModuleRef;
+  args: Uint8Array;
+  placement: Placement;
+}
+
+interface SimMessage {
+  seq: number;
+  from: ActorId;
+  to: ActorId;
+  bytes: Uint8Array;
+}
+
+interface SimCell {
+  spec: ActorSpec;
+  actor: Actor;
+  ctx: ActorContext;
+  pending: PendingRequests;
+  state: 'starting' | 'running' | 'stopping' | 'dead';
+  exitRequested: boolean;
+  stopping?: Promise<void>;
+}
+
+const MAX_STEPS = 1_000_000;
+
+function flushMicrotasks(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';
+}
+
+export class SimRuntime implements Runtime, EndpointTransport {
+  /** The virtual clock (also what every actor gets). */
+  readonly clock: Clock;
+  /** Deliveries, timers and faults in order, when the `trace` option is on. */
+  readonly trace: string[] = [];
+  private nowMs: number;
+  private readonly epochMs: number;
+  private readonly schedulerRandom: Xoshiro128;
+  private readonly actorSeeds: Xoshiro128;
+  private readonly faultRandom: Xoshiro128;
+  private readonly tracing: boolean;
+  private readonly log: Logger;
+  private fileSystem: FileSystem | undefined;
+  private faults: FaultHook | null = null;
+  private readonly channels = new Map<string, Fifo<SimMessage>>();
+  private readonly timers = new SimTimerQueue();
+  private readonly actors = new Map<ActorId, SimCell>();
+  private readonly crashed = new Map<ActorId, { spec: ActorSpec; reason: string }>();
+  private readonly endpoints = new Map<ActorId, LocalEndpoint>();
+  private readonly restartHandlers: Array<(info: { actorIds: ActorId[]; error: string }) => void> = [];
+  private seq = 0;
+  private corr = 0;
+  private failure: Error | undefined;
+  private closed = false;
+
+  constructor(options: SimRuntimeOptions) {
+    this.epochMs = options.epochMs ?? SIM_EPOCH_MS;
+    this.nowMs = this.epochMs;
+    this.clock = { nowMs: () => this.nowMs, monotonicMs: () => this.nowMs - this.epochMs };
+    const master = new Xoshiro128(options.seed);
+    this.schedulerRandom = new Xoshiro128(master.nextUint32());
+    this.actorSeeds = new Xoshiro128(master.nextUint32());
+    this.faultRandom = new Xoshiro128(master.nextUint32());
+    this.tracing = options.trace ?? false;
+    this.fileSystem = options.fs;
+    this.log = options.logger ?? createLogger({ level: levelFromEnv('silent'), timeMs: () => this.nowMs });
+  }
+
+  /** The shared simulated disk (a MemoryFileSystem unless one was given). */
+  get fs(): FileSystem {
+    if (this.fileSystem === undefined) {
+      const MemoryFileSystem = loadExport({ module: 'storage/memory-file-system', export: 'MemoryFileSystem' }) as new () => FileSystem;
+      this.fileSystem = new MemoryFileSystem();
+    }
+    return this.fileSystem;
+  }
+
+  // ---- Runtime ----
+
+  /**
+   * Builds the actor in-process from its registered kind and runs `start`, driving the simulation
+   * (messages, timers, virtual time) until `start` settles. Rejects with `start`'s error, removing it.
+   */
+  async spawn(id: ActorId, kind: string, args: unknown, placement: Placement): Promise<void> {
+    assert(!this.closed, `runtime is shut down: cannot spawn ${id}`);
+    if (this.actors.has(id) || this.endpoints.has(id)) throw new Error(`actor ${id} already exists`);
+    this.crashed.delete(id);
+    await this.startCell({ id, kind, ref: resolveActorKind(kind), args: encodeValue(args), placement });
+  }
+
+  /** Runs `stop` (driving the simulation until it settles), then removes the actor. */
+  stopActor(id: ActorId): Promise<void> {
+    const cell = this.actors.get(id);
+    if (cell === undefined || cell.state === 'dead') return Promise.resolve();
+    cell.stopping ??= this.runUntil(this.stopCell(cell));
+    return cell.stopping;
+  }
+
+  endpoint(id: ActorId): Endpoint {
+    assert(!this.closed, `runtime is shut down: cannot create endpoint ${id}`);
+    assert(!this.endpoints.has(id) && !this.actors.has(id), `address ${id} is already in use`);
+    const endpoint = new LocalEndpoint(id, this, this.timersFor(id), this.log);
+    this.endpoints.set(id, endpoint);
+    return endpoint;
+  }
+
+  onWorkerRestart(handler: (info: { actorIds: ActorId[]; error: string }) => void): void {
+    this.restartHandlers.push(handler);
+  }
+
+  /**
+   * Stops broker-pool actors, then the rest (each `stop` runs), delivers what they sent, closes
+   * endpoints, cancels timers.
+   */
+  async shutdown(): Promise<void> {
+    if (this.closed) return;
+    const cells = [...this.actors.values()];
+    for (const cell of cells) if (cell.spec.placement.pool === 'broker') await this.stopActor(cell.spec.id);
+    for (const cell of cells) await this.stopActor(cell.spec.id);
+    await this.settle(); // what `stop` sent (e.g. to endpoints) is delivered, as on threads
+    for (const endpoint of [...this.endpoints.values()]) endpoint.close();
+    this.closed = true;
+    this.timers.cancelAll();
+    this.channels.clear();
+  }
+
+  // ---- driving the simulation ----
+
+  /** Current virtual monotonic time in ms (0 at construction). */
+  get elapsedMs(): number {
+    return this.nowMs - this.epochMs;
+  }
+
+  /**
+   * Delivers one message or fires one due timer, chosen by the seeded scheduler; false if nothing is
+   * runnable at the current virtual time. Throws an actor's uncaught error (a programmer error).
+   */
+  step(): boolean {
+    this.throwIfFailed();
+    const candidates: Array<string | SimTimer> = [];
+    for (const [key, channel] of this.channels) {
+      if (this.isDeliverable(channel.peek() as SimMessage)) candidates.push(key);
+    }
+    const timer = this.dueTimer();
+    if (timer !== undefined) candidates.push(timer);
+    if (candidates.length === 0) return false;
+    const pick = candidates[this.schedulerRandom.int(candidates.length)] as string | SimTimer;
+    if (typeof pick === 'string') this.deliverHead(pick);
+    else this.fireTimer(pick);
+    this.throwIfFailed();
+    return true;
+  }
+
+  /** Steps synchronously until nothing is runnable; returns the step count. For synchronous actors. */
+  runUntilIdle(maxSteps = MAX_STEPS): number {
+    let steps = 0;
+    while (this.step()) {
+      steps++;
+      assert(steps <= maxSteps, `simulation still busy after ${maxSteps} steps (livelock?)`);
+    }
+    return steps;
+  }
+
+  /**
+   * Runs until no message is deliverable, no timer is due and no microtask is pending (actors may be
+   * async). Virtual time does not move. Returns the step count.
+   */
+  async settle(maxSteps = MAX_STEPS): Promise<number> {
+    let steps = 0;
+    for (;;) {
+      await flushMicrotasks();
+      if (this.step()) {
+        steps++;
+        assert(steps <= maxSteps, `simulation still busy after ${maxSteps} steps (livelock?)`);
+        continue;
+      }
+      await flushMicrotasks();
+      if (!this.step()) return steps;
+      steps++;
+    }
+  }
+
+  /**
+   * Moves virtual time forward by `ms`, firing timers in due order (time jumps to each one's due time)
+   * and settling what they trigger at that instant.
+   */
+  async advanceTime(ms: number): Promise<void> {
+    assert(Number.isFinite(ms) && ms >= 0, `advanceTime needs ms >= 0, got ${ms}`);
+    const targetMs = this.nowMs + ms;
+    await this.settle();
+    for (;;) {
+      const next = this.timers.peek();
+      if (next === undefined || next.dueMs > targetMs) break;
+      this.nowMs = Math.max(this.nowMs, next.dueMs);
+      await this.settle();
+    }
+    this.nowMs = targetMs;
+    await this.settle();
+  }
+
+  /**
+   * Drives the simulation until `promise` settles, jumping virtual time to the next timer whenever
+   * nothing else is runnable; resolves or rejects as `promise` does. Throws if nothing can ever settle
+   * it (no message, no timer): a deadlock in the scenario.
+   */
+  async runUntil<T>(promise: Promise<T>, maxSteps = MAX_STEPS): Promise<T> {
+    let done = false;
+    promise.then(
+      () => (done = true),
+      () => (done = true),
+    );
+    let steps = 0;
+    for (;;) {
+      await flushMicrotasks();
+      if (done) return promise;
+      if (this.step()) {
+        steps++;
+        assert(steps <= maxSteps, `simulation still busy after ${maxSteps} steps (livelock?)`);
+        continue;
+      }
+      await flushMicrotasks();
+      if (done) return promise;
+      if (this.step()) continue;
+      const next = this.timers.peek();
+      if (next === undefined) throw new Error('simulation deadlock: awaited promise pending, nothing runnable');
+      this.nowMs = Math.max(this.nowMs, next.dueMs);
+    }
+  }
+
+  /** Installs (or with null removes) the fault hook. */
+  setFaults(hook: FaultHook | null): void {
+    this.faults = hook;
+  }
+
+  /**
+   * Crashes actors as a worker crash would: no `stop`, their queued inbound messages and timers are
+   * dropped, their state is gone, and requests others have pending to them fail with
+   * ActorUnavailableError(`crashed`). Messages they already sent stay in flight. (A disk crash is the
+   * file system's business: call MemoryFileSystem's own crash method alongside.)
+   */
+  crash(ids: ActorId | ActorId[], reason = 'simulated crash'): void {
+    const list = typeof ids === 'string' ? [ids] : ids;
+    for (const id of list) {
+      const cell = this.actors.get(id);
+      assert(cell !== undefined, `cannot crash ${id}: no such actor`);
+      this.kill(cell);
+      this.crashed.set(id, { spec: cell.spec, reason });
+      this.dropInbound(id, null);
+      this.traceLine(`crash ${id}`);
+    }
+    const targets = new Set(list);
+    for (const cell of this.actors.values()) cell.pending.failTo(targets, 'crashed');
+    for (const endpoint of this.endpoints.values()) endpoint.pending.failTo(targets, 'crashed');
+  }
+
+  /**
+   * Re-creates crashed actors from their kind and args (same ids), runs their `start` (driving the
+   * simulation), then calls the onWorkerRestart handlers once with all of them, like the supervisor.
+   */
+  async restart(ids: ActorId | ActorId[]): Promise<void> {
+    const list = typeof ids === 'string' ? [ids] : ids;
+    const reasons: string[] = [];
+    for (const id of list) {
+      const crashed = this.crashed.get(id);
+      assert(crashed !== undefined, `cannot restart ${id}: it has not crashed`);
+      this.crashed.delete(id);
+      reasons.push(crashed.reason);
+      this.traceLine(`restart ${id}`);
+      await this.startCell(crashed.spec);
+    }
+    for (const handler of this.restartHandlers) handler({ actorIds: [...list], error: reasons[0] ?? 'simulated crash' });
+  }
+
+  /** Ids of live actors, sorted. */
+  actorIds(): ActorId[] {
+    return [...this.actors.keys()].sort();
+  }
+
+  /** Messages queued (not yet delivered), all channels. */
+  get queuedMessages(): number {
+    let n = 0;
+    for (const channel of this.channels.values()) n += channel.length;
+    return n;
+  }
+
+  // ---- EndpointTransport and the actors' transport ----
+
+  /** Encodes and queues an envelope (after the fault hook's decision). */
+  sendEnvelope(envelope: Envelope): void {
+    if (this.closed) return;
+    const message: SimMessage = { seq: 0, from: envelope.from, to: envelope.to, bytes: encodeEnvelope(envelope) };
+    const decision = this.faults === null ? 'deliver' : this.faults(envelope, this.faultRandom);
+    if (decision === 'deliver') {
+      this.enqueue(message);
+    } else if (decision === 'drop') {
+      this.traceLine(`drop ${envelope.from}>${envelope.to} ${envelope.type}`);
+    } else if (decision === 'duplicate') {
+      this.traceLine(`duplicate ${envelope.from}>${envelope.to} ${envelope.type}`);
+      this.enqueue(message);
+      this.enqueue({ ...message });
+    } else {
+      assert(decision.delayMs >= 0, `fault delay must be >= 0, got ${decision.delayMs}`);
+      this.traceLine(`delay ${envelope.from}>${envelope.to} ${envelope.type} ${decision.delayMs}`);
+      this.timers.add(null, () => this.enqueue(message), this.nowMs + decision.delayMs, ++this.seq, false);
+    }
+  }
+
+  nextCorr(): number {
+    return ++this.corr;
+  }
+
+  removeEndpoint(endpoint: LocalEndpoint): void {
+    if (this.endpoints.get(endpoint.id) === endpoint) this.endpoints.delete(endpoint.id);
+    this.timers.cancelOwner(endpoint.id);
+  }
+
+  // ---- internals ----
+
+  private enqueue(message: SimMessage): void {
+    message.seq = ++this.seq;
+    const key = `${message.from}\u0000${message.to}`;
+    let channel = this.channels.get(key);
+    if (channel === undefined) {
+      channel = new Fifo<SimMessage>();
+      this.channels.set(key, channel);
+    }
+    channel.push(message);
+  }
+
+  private isDeliverable(message: SimMessage): boolean {
+    const cell = this.actors.get(message.to);
+    return cell === undefined || cell.state !== 'starting';
+  }
+
+  /** The earliest due timer, unless it is a zero-delay timer whose owner has older messages queued. */
+  private dueTimer(): SimTimer | undefined {
+    const timer = this.timers.peek();
+    if (timer === undefined || timer.dueMs > this.nowMs) return undefined;
+    if (timer.zeroDelay && timer.owner !== null && this.actors.get(timer.owner)?.state === 'running') {
+      for (const channel of this.channels.values()) {
+        const head = channel.peek() as SimMessage;
+        if (head.to === timer.owner && head.seq < timer.seq) return undefined;
+      }
+    }
+    return timer;
+  }
+
+  private fireTimer(timer: SimTimer): void {
+    this.timers.take(timer);
+    this.traceLine(`timer ${timer.owner ?? '-'}`);
+    const cell = timer.owner === null ? undefined : this.actors.get(timer.owner);
+    if (cell === undefined) {
+      timer.fn();
+      return;
+    }
+    try {
+      timer.fn();
+    } catch (error) {
+      this.fail(error, cell.spec.id);
+    }
+  }
+
+  private deliverHead(key: string): void {
+    const channel = this.channels.get(key) as Fifo<SimMessage>;
+    const message = channel.shift() as SimMessage;
+    if (channel.length === 0) this.channels.delete(key);
+    const envelope = decodeEnvelope(message.bytes);
+    const corr = envelope.corr === undefined ? '' : `#${envelope.corr}`;
+    this.traceLine(`${envelope.from}>${envelope.to} ${envelope.type}${corr}`);
+
+    const endpoint = this.endpoints.get(envelope.to);
+    if (endpoint !== undefined) {
+      endpoint.deliver(envelope);
+      return;
+    }
+    const cell = this.actors.get(envelope.to);
+    if (envelope.isReply === true) {
+      if (cell !== undefined && envelope.corr !== undefined) cell.pending.resolve(envelope.corr, envelope.from, envelope.body);
+      return;
+    }
+    if (cell === undefined || cell.state !== 'running' || cell.exitRequested) {
+      const reason: UnavailableReason = cell !== undefined ? 'stopped' : this.crashed.has(envelope.to) ? 'crashed' : 'unknown-actor';
+      if (envelope.corr !== undefined) this.bounce(envelope.from, envelope.corr, reason);
+      return;
+    }
+    try {
+      const result = cell.actor.receive(envelope, cell.ctx);
+      if (isPromiseLike(result)) result.then(undefined, (error: unknown) => this.fail(error, cell.spec.id));
+    } catch (error) {
+      this.fail(error, cell.spec.id);
+    }
+  }
+
+  private bounce(requester: ActorId, corr: number, reason: UnavailableReason): void {
+    const pending = this.endpoints.get(requester)?.pending ?? this.actors.get(requester)?.pending;
+    pending?.fail(corr, reason);
+  }
+
+  /** Records an actor's uncaught error; the driver throws it (a programmer error fails the test). */
+  private fail(error: unknown, actorId: ActorId): void {
+    const err = error instanceof Error ? error : new Error(String(error));
+    this.log.error({ err, actor: actorId }, 'uncaught error in actor code');
+    this.failure ??= err;
+  }
+
+  private throwIfFailed(): void {
+    if (this.failure !== undefined) throw this.failure;
+  }
+
+  private traceLine(line: string): void {
+    if (this.tracing) this.trace.push(`${this.nowMs - this.epochMs} ${line}`);
+  }
+
+  private timersFor(owner: ActorId): Timers {
+    return {
+      setTimeout: (fn: () => void, delayMs: number): TimerHandle => {
+        assert(Number.isFinite(delayMs), `bad timer delay ${delayMs}`);
+        const timer = this.timers.add(owner, fn, this.nowMs + Math.max(0, delayMs), ++this.seq, delayMs <= 0);
+        return { id: timer.id };
+      },
+      clearTimeout: (handle: TimerHandle): void => this.timers.cancel(handle.id),
+    };
+  }
+
+  private async startCell(spec: ActorSpec): Promise<void> {
+    const factory = loadActorFactory(spec.ref);
+    const actor = factory(decodeValue(spec.args));
+    const cell = this.makeCell(spec, actor);
+    this.actors.set(spec.id, cell);
+    try {
+      await this.runUntil(Promise.resolve(actor.start?.(cell.ctx)));
+    } catch (error) {
+      this.kill(cell);
+      this.dropInbound(spec.id, 'stopped');
+      throw error;
+    }
+    if (cell.state === 'starting') cell.state = 'running';
+  }
+
+  private async stopCell(cell: SimCell): Promise<void> {
+    cell.state = 'stopping';
+    this.dropInbound(cell.spec.id, 'stopped');
+    try {
+      await cell.actor.stop?.(cell.ctx);
+    } catch (error) {
+      this.log.error({ err: error, actor: cell.spec.id }, 'actor stop failed');
+    }
+    this.kill(cell);
+  }
+
+  /** Removes a cell: its timers and pending requests are dropped; its context goes inert. */
+  private kill(cell: SimCell): void {
+    cell.state = 'dead';
+    this.timers.cancelOwner(cell.spec.id);
+    cell.pending.dropAll();
+    if (this.actors.get(cell.spec.id) === cell) this.actors.delete(cell.spec.id);
+  }
+
+  /** Drops queued messages to `id`; with a reason, requests among them fail for their requesters. */
+  private dropInbound(id: ActorId, reason: UnavailableReason | null): void {
+    const bounced: Envelope[] = [];
+    for (const [key, channel] of [...this.channels]) {
+      if ((channel.peek() as SimMessage).to !== id) continue;
+      this.channels.delete(key);
+      if (reason === null) continue;
+      for (const message of channel.drain()) bounced.push(decodeEnvelope(message.bytes));
+    }
+    for (const envelope of bounced) {
+      if (envelope.corr !== undefined && envelope.isReply !== true) this.bounce(envelope.from, envelope.corr, reason as UnavailableReason);
+    }
+  }
+
+  private makeCell(spec: ActorSpec, actor: Actor): SimCell {
+    const id = spec.id;
+    const timers = this.timersFor(id);
+    const pending = new PendingRequests(timers);
+    const random = new Xoshiro128(this.actorSeeds.nextUint32());
+    const log = this.log.child({ actor: id });
+    const sim = this;
+    const cell: SimCell = { spec, actor, pending, state: 'starting', exitRequested: false, ctx: undefined as unknown as ActorContext };
+    cell.ctx = {
+      self: id,
+      clock: this.clock,
+      timers: {
+        setTimeout: (fn, delayMs) => (cell.state === 'dead' ? { id: 0 } : timers.setTimeout(fn, delayMs)),
+        clearTimeout: (handle) => timers.clearTimeout(handle),
+      },
+      random,
+      get fs(): FileSystem {
+        return sim.fs;
+      },
+      log,
+      send(to, type, body): void {
+        if (cell.state !== 'dead') sim.sendEnvelope({ to, from: id, type, body });
+      },
+      request<T>(to: ActorId, type: string, body: unknown, timeoutMs: number): Promise<T> {
+        if (cell.state === 'dead') return new Promise<T>(() => undefined);
+        const corr = sim.nextCorr();
+        const reply = pending.add<T>(corr, to, type, timeoutMs);
+        sim.sendEnvelope({ to, from: id, type, body, corr });
+        return reply;
+      },
+      reply(request, body): void {
+        if (request.corr === undefined || cell.state === 'dead') return;
+        sim.sendEnvelope({ to: request.from, from: id, type: 'reply', body, corr: request.corr, isReply: true });
+      },
+      exit(): void {
+        if (cell.exitRequested || cell.state === 'stopping' || cell.state === 'dead') return;
+        cell.exitRequested = true;
+        queueMicrotask(() => {
+          cell.stopping ??= sim.stopCell(cell);
+        });
+      },
+    };
+    return cell;
+  }
+}

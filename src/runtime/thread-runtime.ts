@@ -1,0 +1,439 @@
+/**
+ * The production runtime: actors on worker threads, envelopes over MessagePorts.
+ *
+ * Threads. One controller worker (pool `controller`, capacity 1) and, per broker, a pool of
+ * `numIoThreads` workers (pool `broker/<id>`). Workers are created lazily, when placement first needs
+ * one, so a pool of 16 that hosts 3 replicas runs 3 threads. Placement: see placement.ts.
+ *
+ * Routing: the main thread is the hub. It keeps actorId → worker; a worker delivers envelopes between
+ * its own actors itself and posts every other envelope to the main thread, which forwards the same
+ * transferred ArrayBuffer (never decoded, never copied) to the target's worker, or decodes it for an
+ * endpoint (endpoints live on the main thread, beside the network layer). So a cross-worker message
+ * costs two postMessages, and the data path never queues behind the controller's mailbox: the hub is
+ * plain routing code, not an actor. (A mesh of direct MessageChannels between workers would save a
+ * hop; the hub keeps placement, crash handling and bounces in one place.) Messages between one pair of
+ * actors stay in order: ports are FIFO and the hub forwards in arrival order.
+ *
+ * Supervision: a worker that exits without being asked (an actor threw, a fault was injected) is
+ * replaced by a new worker in the same slot, which re-spawns the same actors (same ids, kinds, args);
+ * then the `onWorkerRestart` handlers run. Requests that other actors or endpoints had pending to the
+ * dead actors fail at once with ActorUnavailableError(`crashed`); requests to unknown actors fail with
+ * `unknown-actor`. Envelopes in flight to the dead worker are lost (as on a network). A slot that
+ * crashes more than `maxRestarts` times within `restartWindowMs` is given up (its actors are dropped and
+ * an error is logged), so a crash loop cannot spin.
+ */
+import { strict as assert } from 'node:assert';
+import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { ActorId, Envelope, Logger } from './actor';
+import { decodeEnvelope, encodeEnvelope, encodeEnvelopeForTransfer, encodeValue } from './envelope';
+import { LocalEndpoint } from './local-endpoint';
+import type { EndpointTransport } from './local-endpoint';
+import { chooseWorker } from './placement';
+import { resolveActorKind } from './registry';
+import type { ModuleRef } from './registry';
+import type { Endpoint, Placement, Runtime } from './runtime';
+import { TrackedTimers } from './system-time';
+import { WorkerExitedError, WorkerSlot } from './worker-slot';
+import type { BounceReason, FromWorker, WorkerInit } from './worker-protocol';
+
+/** Options of {@link ThreadRuntime}. */
+export interface ThreadRuntimeOptions {
+  /** Each broker's pool size (`num.io.threads`, ≥ 1). */
+  brokers: Array<{ brokerId: number; numIoThreads: number }>;
+  /** Main-thread logger (pino). Workers log at its `level` unless `workerLogLevel` is given. */
+  logger: Logger;
+  /**
+   * The FileSystem class actors get as `ctx.fs` (constructed with `new` and no arguments, in each
+   * worker, on first use). A module reference because a class cannot be posted to a worker. Default:
+   * `{ module: 'storage/node-file-system', export: 'NodeFileSystem' }`.
+   */
+  fsFactory?: ModuleRef;
+  /** Workers' log level (default: `logger.level` if it has one, else `info`). */
+  workerLogLevel?: string;
+  /** Workers' log fd: 1 (default) or 2. Workers write synchronously to it. */
+  workerLogFd?: 1 | 2;
+  /** Restarts allowed per worker slot within `restartWindowMs` (default 5 in 10000 ms). */
+  maxRestarts?: number;
+  restartWindowMs?: number;
+}
+
+/** What {@link ThreadRuntime.workers} reports per worker slot (admin API, tests). */
+export interface WorkerInfo {
+  /** `controller` or `broker/<brokerId>`. */
+  pool: string;
+  index: number;
+  /** The live worker's threadId; null if none is running. */
+  threadId: number | null;
+  actorIds: ActorId[];
+}
+
+interface Pool {
+  capacity: number;
+  slots: WorkerSlot[];
+}
+
+interface ActorRecord {
+  id: ActorId;
+  kind: string;
+  ref: ModuleRef;
+  /** Spawn args, msgpack-encoded once and kept for restarts. */
+  args: Uint8Array;
+  placement: Placement;
+  slot: WorkerSlot;
+  state: 'starting' | 'running' | 'stopping';
+  /** True once a start succeeded: only such actors are restarted after a crash. */
+  started: boolean;
+  stopping?: Promise<void>;
+}
+
+/** Correlation ids of worker incarnation n start at n × 2^32 (endpoints use [1, 2^32)). */
+const CORR_SPAN = 0x1_0000_0000;
+
+const WORKER_HOST_PATH = path.join(__dirname, 'worker-host.js');
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+export class ThreadRuntime implements Runtime, EndpointTransport {
+  private readonly log: Logger;
+  private readonly pools = new Map<string, Pool>();
+  private readonly actors = new Map<ActorId, ActorRecord>();
+  private readonly endpoints = new Map<ActorId, LocalEndpoint>();
+  private readonly restartHandlers: Array<(info: { actorIds: ActorId[]; error: string }) => void> = [];
+  private readonly timers = new TrackedTimers();
+  private readonly workerLogLevel: string;
+  private readonly workerLogFd: 1 | 2;
+  private readonly fsRef: ModuleRef;
+  private readonly maxRestarts: number;
+  private readonly restartWindowMs: number;
+  private workerSerial = 0;
+  private endpointCorr = 0;
+  private closed = false;
+  private shutdownPromise: Promise<void> | undefined;
+
+  constructor(options: ThreadRuntimeOptions) {
+    this.log = options.logger;
+    this.pools.set('controller', { capacity: 1, slots: [] });
+    for (const broker of options.brokers) {
+      assert(Number.isInteger(broker.numIoThreads) && broker.numIoThreads >= 1, `broker ${broker.brokerId}: numIoThreads must be >= 1`);
+      const key = `broker/${broker.brokerId}`;
+      assert(!this.pools.has(key), `broker ${broker.brokerId} listed twice`);
+      this.pools.set(key, { capacity: broker.numIoThreads, slots: [] });
+    }
+    const loggerLevel = (options.logger as { level?: unknown }).level;
+    this.workerLogLevel = options.workerLogLevel ?? (typeof loggerLevel === 'string' ? loggerLevel : 'info');
+    this.workerLogFd = options.workerLogFd ?? 1;
+    this.fsRef = options.fsFactory ?? { module: 'storage/node-file-system', export: 'NodeFileSystem' };
+    this.maxRestarts = options.maxRestarts ?? 5;
+    this.restartWindowMs = options.restartWindowMs ?? 10_000;
+  }
+
+  async spawn(id: ActorId, kind: string, args: unknown, placement: Placement): Promise<void> {
+    if (this.closed) throw new Error(`runtime is shut down: cannot spawn ${id}`);
+    if (this.actors.has(id) || this.endpoints.has(id)) throw new Error(`actor ${id} already exists`);
+    const ref = resolveActorKind(kind);
+    const record: ActorRecord = {
+      id,
+      kind,
+      ref,
+      args: encodeValue(args),
+      placement,
+      slot: this.place(placement),
+      state: 'starting',
+      started: false,
+    };
+    this.actors.set(id, record);
+    record.slot.actors.add(id);
+    try {
+      await this.startOn(record);
+    } catch (error) {
+      this.forget(record);
+      throw error;
+    }
+  }
+
+  stopActor(id: ActorId): Promise<void> {
+    const record = this.actors.get(id);
+    if (record === undefined) return Promise.resolve();
+    record.stopping ??= (async () => {
+      record.state = 'stopping';
+      try {
+        await record.slot.request({ k: 'stop', id });
+      } catch (error) {
+        // The worker reported a failing stop() (already logged there) or died: the actor is gone either way.
+        if (!(error instanceof WorkerExitedError)) this.log.error({ actor: id, error: errorMessage(error) }, 'actor stop failed');
+      }
+      this.forget(record);
+    })();
+    return record.stopping;
+  }
+
+  endpoint(id: ActorId): Endpoint {
+    assert(!this.closed, `runtime is shut down: cannot create endpoint ${id}`);
+    assert(!this.endpoints.has(id) && !this.actors.has(id), `address ${id} is already in use`);
+    const endpoint = new LocalEndpoint(id, this, this.timers, this.log);
+    this.endpoints.set(id, endpoint);
+    return endpoint;
+  }
+
+  onWorkerRestart(handler: (info: { actorIds: ActorId[]; error: string }) => void): void {
+    this.restartHandlers.push(handler);
+  }
+
+  /** Stops broker-pool actors, then controller actors (each `stop` runs), closes endpoints, ends workers. */
+  shutdown(): Promise<void> {
+    this.shutdownPromise ??= (async () => {
+      this.closed = true;
+      const brokerActors = [...this.actors.values()].filter((r) => r.placement.pool === 'broker');
+      await Promise.all(brokerActors.map((r) => this.stopActor(r.id)));
+      await Promise.all([...this.actors.keys()].map((id) => this.stopActor(id)));
+      for (const endpoint of [...this.endpoints.values()]) endpoint.close();
+      const exits: Promise<number>[] = [];
+      for (const pool of this.pools.values()) {
+        for (const slot of pool.slots) {
+          if (slot.worker === null) continue;
+          slot.terminating = true;
+          exits.push(slot.worker.terminate());
+        }
+      }
+      await Promise.all(exits);
+      this.timers.clearAll();
+    })();
+    return this.shutdownPromise;
+  }
+
+  /**
+   * Fault injection (admin API, tests): crashes the worker hosting `id` as an uncaught actor error
+   * would; the supervisor then restarts its actors. Throws if `id` is not a live actor.
+   */
+  crashWorkerOf(id: ActorId, reason = 'injected crash'): void {
+    const record = this.actors.get(id);
+    assert(record !== undefined && record.slot.worker !== null, `no live worker hosts ${id}`);
+    record.slot.post({ k: 'crash', error: reason });
+  }
+
+  /** Every worker slot created so far, with its actors (admin API, placement tests). */
+  workers(): WorkerInfo[] {
+    const out: WorkerInfo[] = [];
+    for (const pool of this.pools.values()) {
+      for (const slot of pool.slots) {
+        out.push({ pool: slot.pool, index: slot.index, threadId: slot.worker?.threadId ?? null, actorIds: [...slot.actors].sort() });
+      }
+    }
+    return out;
+  }
+
+  /** The worker slot hosting `id`, or undefined. */
+  workerOf(id: ActorId): WorkerInfo | undefined {
+    const slot = this.actors.get(id)?.slot;
+    if (slot === undefined) return undefined;
+    return { pool: slot.pool, index: slot.index, threadId: slot.worker?.threadId ?? null, actorIds: [...slot.actors].sort() };
+  }
+
+  // ---- EndpointTransport (main-thread endpoints) ----
+
+  /** Routes an envelope from a main-thread endpoint. */
+  sendEnvelope(envelope: Envelope): void {
+    const endpoint = this.endpoints.get(envelope.to);
+    if (endpoint !== undefined) {
+      const copy = decodeEnvelope(encodeEnvelope(envelope));
+      queueMicrotask(() => endpoint.deliver(copy));
+      return;
+    }
+    const worker = this.actors.get(envelope.to)?.slot.worker ?? null;
+    if (worker !== null) {
+      const buf = encodeEnvelopeForTransfer(envelope);
+      worker.postMessage({ k: 'env', to: envelope.to, buf }, [buf]);
+      return;
+    }
+    const corr = envelope.corr;
+    if (corr !== undefined && envelope.isReply !== true) {
+      const reason: BounceReason = this.actors.has(envelope.to) ? 'crashed' : 'unknown-actor';
+      queueMicrotask(() => this.bounce(envelope.from, corr, envelope.to, reason));
+    }
+  }
+
+  nextCorr(): number {
+    this.endpointCorr++;
+    assert(this.endpointCorr < CORR_SPAN, 'endpoint correlation ids exhausted');
+    return this.endpointCorr;
+  }
+
+  removeEndpoint(endpoint: LocalEndpoint): void {
+    if (this.endpoints.get(endpoint.id) === endpoint) this.endpoints.delete(endpoint.id);
+  }
+
+  // ---- placement and workers ----
+
+  private pool(placement: Placement): Pool {
+    const key = placement.pool === 'controller' ? 'controller' : `broker/${placement.brokerId}`;
+    const pool = this.pools.get(key);
+    if (pool === undefined) throw new Error(`no worker pool for ${key}`);
+    return pool;
+  }
+
+  private place(placement: Placement): WorkerSlot {
+    const pool = this.pool(placement);
+    const key = placement.pool === 'controller' ? 'controller' : `broker/${placement.brokerId}`;
+    const index = chooseWorker(pool.slots.map((s) => s.actors.size), pool.capacity);
+    if (index === pool.slots.length) pool.slots.push(new WorkerSlot(key, index));
+    const slot = pool.slots[index] as WorkerSlot;
+    if (slot.worker === null) this.startWorker(slot);
+    return slot;
+  }
+
+  private startWorker(slot: WorkerSlot): void {
+    assert(slot.worker === null, `worker ${slot.name} is already running`);
+    this.workerSerial++;
+    const init: WorkerInit = {
+      name: slot.name,
+      corrBase: this.workerSerial * CORR_SPAN,
+      logLevel: this.workerLogLevel,
+      logFd: this.workerLogFd,
+      fsRef: this.fsRef,
+    };
+    assert(Number.isSafeInteger(init.corrBase + CORR_SPAN), 'worker serials exhausted');
+    const worker = new Worker(WORKER_HOST_PATH, { workerData: init, name: slot.name });
+    slot.worker = worker;
+    slot.terminating = false;
+    slot.lastError = undefined;
+    worker.on('message', (message: FromWorker) => {
+      if (slot.worker === worker) this.onWorkerMessage(slot, message);
+    });
+    worker.on('error', (error: Error) => {
+      if (slot.worker === worker) slot.lastError = error.stack ?? error.message;
+    });
+    worker.on('exit', (code: number) => {
+      if (slot.worker === worker) this.onWorkerExit(slot, code);
+    });
+  }
+
+  private startOn(record: ActorRecord): Promise<void> {
+    record.state = 'starting';
+    return record.slot.request({ k: 'spawn', id: record.id, kind: record.kind, ref: record.ref, args: record.args }).then(() => {
+      if (record.state === 'starting') record.state = 'running';
+      record.started = true;
+    });
+  }
+
+  private forget(record: ActorRecord): void {
+    if (this.actors.get(record.id) === record) this.actors.delete(record.id);
+    record.slot.actors.delete(record.id);
+  }
+
+  // ---- routing (the hub) ----
+
+  private onWorkerMessage(slot: WorkerSlot, message: FromWorker): void {
+    switch (message.k) {
+      case 'env':
+        this.route(message);
+        return;
+      case 'spawned':
+      case 'stopped':
+        slot.answer(message);
+        return;
+      case 'exited': {
+        const record = this.actors.get(message.id);
+        if (record !== undefined && record.slot === slot) this.forget(record);
+        return;
+      }
+      case 'bounce':
+        this.bounce(message.requester, message.corr, message.to, message.reason);
+        return;
+    }
+  }
+
+  private route(message: Extract<FromWorker, { k: 'env' }>): void {
+    const endpoint = this.endpoints.get(message.to);
+    if (endpoint !== undefined) {
+      endpoint.deliver(decodeEnvelope(message.buf));
+      return;
+    }
+    const record = this.actors.get(message.to);
+    const worker = record?.slot.worker ?? null;
+    if (worker !== null) {
+      worker.postMessage({ k: 'env', to: message.to, buf: message.buf }, [message.buf]);
+      return;
+    }
+    if (message.corr !== null && !message.isReply) {
+      this.bounce(message.from, message.corr, message.to, record !== undefined ? 'crashed' : 'unknown-actor');
+    }
+  }
+
+  /** Tells `requester` (endpoint or actor) that its request `corr` to `to` gets no reply. */
+  private bounce(requester: ActorId, corr: number, to: ActorId, reason: BounceReason): void {
+    const endpoint = this.endpoints.get(requester);
+    if (endpoint !== undefined) {
+      endpoint.pending.fail(corr, reason);
+      return;
+    }
+    this.actors.get(requester)?.slot.post({ k: 'bounce', requester, corr, to, reason });
+  }
+
+  // ---- supervision ----
+
+  private onWorkerExit(slot: WorkerSlot, code: number): void {
+    const error = slot.lastError ?? `worker exited with code ${code}`;
+    const intentional = slot.terminating;
+    slot.worker = null;
+    slot.failAll(new WorkerExitedError(slot.name, error));
+    if (intentional) return;
+
+    const lost = [...slot.actors].map((id) => this.actors.get(id) as ActorRecord);
+    const restart = lost.filter((r) => r.started && r.state !== 'stopping');
+    for (const record of lost) if (!restart.includes(record)) this.forget(record);
+    const lostIds = lost.map((r) => r.id);
+    this.log.error({ worker: slot.name, error, actors: lostIds }, 'worker crashed');
+    this.announceCrash(lostIds);
+    if (this.closed || restart.length === 0) {
+      for (const record of restart) this.forget(record);
+      return;
+    }
+
+    const nowMs = performance.now();
+    while (slot.restartTimesMs.length > 0 && nowMs - (slot.restartTimesMs[0] as number) > this.restartWindowMs) slot.restartTimesMs.shift();
+    if (slot.restartTimesMs.length >= this.maxRestarts) {
+      this.log.error({ worker: slot.name, actors: restart.map((r) => r.id) }, 'worker crashes too often: giving up its actors');
+      for (const record of restart) this.forget(record);
+      return;
+    }
+    slot.restartTimesMs.push(nowMs);
+    void this.restartSlot(slot, restart, error);
+  }
+
+  /** Fails every request pending to `ids` (on workers and endpoints). */
+  private announceCrash(ids: ActorId[]): void {
+    if (ids.length === 0) return;
+    const targets = new Set(ids);
+    for (const endpoint of this.endpoints.values()) endpoint.pending.failTo(targets, 'crashed');
+    for (const pool of this.pools.values()) for (const slot of pool.slots) slot.post({ k: 'crashed', ids });
+  }
+
+  private async restartSlot(slot: WorkerSlot, records: ActorRecord[], error: string): Promise<void> {
+    this.startWorker(slot);
+    const results = await Promise.allSettled(records.map((r) => this.startOn(r)));
+    const restarted: ActorId[] = [];
+    results.forEach((result, i) => {
+      const record = records[i] as ActorRecord;
+      if (result.status === 'fulfilled') {
+        restarted.push(record.id);
+        return;
+      }
+      // A worker that died again during the restart hands these actors to its own restart.
+      if (result.reason instanceof WorkerExitedError) return;
+      this.log.error({ actor: record.id, error: errorMessage(result.reason) }, 'actor failed to restart');
+      this.forget(record);
+    });
+    if (restarted.length === 0) return;
+    this.log.warn({ worker: slot.name, actors: restarted }, 'worker restarted');
+    for (const handler of this.restartHandlers) {
+      try {
+        handler({ actorIds: restarted, error });
+      } catch (handlerError) {
+        this.log.error({ err: handlerError }, 'onWorkerRestart handler threw');
+      }
+    }
+  }
+}

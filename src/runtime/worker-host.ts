@@ -1,0 +1,217 @@
+/**
+ * The worker-thread entry (compiled to dist/src/runtime/worker-host.js): hosts many actors on one
+ * thread. Each actor has its own mailbox; the host gives ready actors one message per turn, round
+ * robin, in batches run from `setImmediate` so port messages and timers interleave with deliveries.
+ * Envelopes between two actors of this worker stay here (encoded and decoded, so the receiver never
+ * shares objects with the sender, but never posted); all others go to the main thread, which routes
+ * them (see thread-runtime.ts).
+ *
+ * A throw (or a rejected promise) from actor code is a programmer error (STYLE.md habit 3): the host
+ * logs it synchronously and rethrows it uncaught, the worker dies, and the supervisor restarts its
+ * actors on a fresh worker.
+ */
+import { isMainThread, parentPort, workerData } from 'node:worker_threads';
+import type { MessagePort } from 'node:worker_threads';
+import type { ActorId, Clock, Envelope, Logger } from './actor';
+import type { FileSystem } from '../storage/file-system';
+import { decodeEnvelope, decodeValue, encodeEnvelope, encodeEnvelopeForTransfer } from './envelope';
+import { HostedActor } from './hosted-actor';
+import type { ActorHostServices } from './hosted-actor';
+import { createLogger } from './logger';
+import { createSystemRandom } from './random';
+import { loadActorFactory, loadExport } from './registry';
+import { systemClock } from './system-time';
+import type { BounceReason, FromWorker, ToWorker, WorkerInit } from './worker-protocol';
+
+/** Deliveries per event-loop turn before yielding to port messages and timers. */
+const DELIVERIES_PER_TURN = 1024;
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+export class WorkerHost implements ActorHostServices {
+  readonly clock: Clock = systemClock;
+  private readonly actors = new Map<ActorId, HostedActor>();
+  private readonly ready: HostedActor[] = [];
+  private drainScheduled = false;
+  private dead = false;
+  private corr: number;
+  private fileSystem: FileSystem | undefined;
+  private readonly log: Logger;
+
+  constructor(
+    private readonly port: MessagePort,
+    private readonly init: WorkerInit,
+  ) {
+    this.corr = init.corrBase;
+    this.log = createLogger({ level: init.logLevel, fd: init.logFd, bindings: { worker: init.name } });
+  }
+
+  /** Starts handling messages from the main thread. */
+  listen(): void {
+    this.port.on('message', (message: ToWorker) => this.onMessage(message));
+  }
+
+  fs(): FileSystem {
+    if (this.fileSystem === undefined) {
+      const FileSystemClass = loadExport(this.init.fsRef) as new () => FileSystem;
+      this.fileSystem = new FileSystemClass();
+    }
+    return this.fileSystem;
+  }
+
+  nextCorr(): number {
+    return ++this.corr;
+  }
+
+  sendEnvelope(envelope: Envelope): void {
+    if (this.dead) return;
+    const local = this.actors.get(envelope.to);
+    if (local !== undefined) {
+      this.deliver(decodeEnvelope(encodeEnvelope(envelope)));
+      return;
+    }
+    const buf = encodeEnvelopeForTransfer(envelope);
+    this.post(
+      {
+        k: 'env',
+        to: envelope.to,
+        from: envelope.from,
+        corr: envelope.corr ?? null,
+        isReply: envelope.isReply === true,
+        buf,
+      },
+      [buf],
+    );
+  }
+
+  schedule(actor: HostedActor): void {
+    if (actor.inReadyQueue || this.dead) return;
+    actor.inReadyQueue = true;
+    this.ready.push(actor);
+    if (!this.drainScheduled) {
+      this.drainScheduled = true;
+      setImmediate(() => this.drain());
+    }
+  }
+
+  crash(error: unknown, actorId?: ActorId): void {
+    if (this.dead) return;
+    this.dead = true;
+    const err = error instanceof Error ? error : new Error(String(error));
+    const why = actorId === undefined ? 'crash requested' : 'uncaught error in actor code';
+    this.log.error({ err, actor: actorId }, `${why}: crashing the worker`);
+    process.nextTick(() => {
+      throw err;
+    });
+  }
+
+  bounce(requester: ActorId, corr: number, to: ActorId, reason: BounceReason): void {
+    const local = this.actors.get(requester);
+    if (local !== undefined) {
+      local.pending.fail(corr, reason);
+      return;
+    }
+    this.post({ k: 'bounce', requester, corr, to, reason });
+  }
+
+  exitActor(actor: HostedActor): void {
+    void actor.stop().then(() => {
+      if (this.actors.get(actor.id) === actor) this.actors.delete(actor.id);
+      this.post({ k: 'exited', id: actor.id });
+    });
+  }
+
+  private post(message: FromWorker, transfer?: ArrayBuffer[]): void {
+    if (this.dead) return;
+    this.port.postMessage(message, transfer);
+  }
+
+  private drain(): void {
+    this.drainScheduled = false;
+    let budget = DELIVERIES_PER_TURN;
+    let index = 0;
+    while (index < this.ready.length && budget > 0 && !this.dead) {
+      const actor = this.ready[index++] as HostedActor;
+      actor.deliverNext();
+      budget--;
+      if (actor.deliverable) this.ready.push(actor);
+      else actor.inReadyQueue = false;
+    }
+    this.ready.splice(0, index);
+    if (this.ready.length > 0 && !this.dead) {
+      this.drainScheduled = true;
+      setImmediate(() => this.drain());
+    }
+  }
+
+  private deliver(envelope: Envelope): void {
+    const actor = this.actors.get(envelope.to);
+    if (envelope.isReply === true) {
+      if (actor !== undefined && envelope.corr !== undefined) actor.pending.resolve(envelope.corr, envelope.from, envelope.body);
+      return;
+    }
+    if (actor === undefined) {
+      if (envelope.corr !== undefined) this.bounce(envelope.from, envelope.corr, envelope.to, 'unknown-actor');
+      return;
+    }
+    actor.enqueue(envelope);
+  }
+
+  private onMessage(message: ToWorker): void {
+    if (this.dead) return;
+    switch (message.k) {
+      case 'env':
+        this.deliver(decodeEnvelope(message.buf));
+        return;
+      case 'spawn':
+        void this.spawn(message);
+        return;
+      case 'stop':
+        void this.stop(message.reqId, message.id);
+        return;
+      case 'bounce':
+        this.actors.get(message.requester)?.pending.fail(message.corr, message.reason);
+        return;
+      case 'crashed': {
+        const ids = new Set(message.ids);
+        for (const actor of this.actors.values()) actor.pending.failTo(ids, 'crashed');
+        return;
+      }
+      case 'crash':
+        this.crash(new Error(message.error));
+        return;
+    }
+  }
+
+  private async spawn(message: Extract<ToWorker, { k: 'spawn' }>): Promise<void> {
+    let error: string | undefined;
+    let actor: HostedActor | undefined;
+    try {
+      if (this.actors.has(message.id)) throw new Error(`actor ${message.id} already exists on this worker`);
+      const factory = loadActorFactory(message.ref);
+      const instance = factory(decodeValue(message.args));
+      const log = this.log.child({ actor: message.id });
+      actor = new HostedActor(message.id, message.kind, instance, this, createSystemRandom(), log);
+      this.actors.set(message.id, actor);
+      await actor.start();
+    } catch (caught) {
+      error = errorMessage(caught);
+      if (actor !== undefined && this.actors.get(message.id) === actor) this.actors.delete(message.id);
+      this.log.warn({ actor: message.id, kind: message.kind, error }, 'actor failed to start');
+    }
+    this.post(error === undefined ? { k: 'spawned', reqId: message.reqId } : { k: 'spawned', reqId: message.reqId, error });
+  }
+
+  private async stop(reqId: number, id: ActorId): Promise<void> {
+    const actor = this.actors.get(id);
+    const error = actor === undefined ? undefined : await actor.stop();
+    if (actor !== undefined && this.actors.get(id) === actor) this.actors.delete(id);
+    this.post(error === undefined ? { k: 'stopped', reqId } : { k: 'stopped', reqId, error });
+  }
+}
+
+if (!isMainThread && parentPort !== null && require.main === module) {
+  new WorkerHost(parentPort, workerData as WorkerInit).listen();
+}

@@ -1,0 +1,48 @@
+/**
+ * Messages between the main thread (the hub: {@link ThreadRuntime}) and a worker ({@link WorkerHost}),
+ * sent with postMessage. Envelopes travel as exact-size ArrayBuffers in the transfer list; their routing
+ * fields ride next to them in clear so the hub forwards the bytes without decoding them.
+ */
+import type { ActorId } from './actor';
+import type { ModuleRef } from './registry';
+
+/** Why a request could not be delivered (mirrors ActorUnavailableError's reasons). */
+export type BounceReason = 'unknown-actor' | 'stopped' | 'crashed';
+
+/** Main thread → worker. */
+export type ToWorker =
+  /** Start actor `id`: load `ref`, call it with the decoded `args`, run `start`. Answered by `spawned`. */
+  | { k: 'spawn'; reqId: number; id: ActorId; kind: string; ref: ModuleRef; args: Uint8Array }
+  /** An envelope for local actor `to` (bytes transferred). */
+  | { k: 'env'; to: ActorId; buf: ArrayBuffer }
+  /** Orderly stop of `id` (its `stop` runs). Answered by `stopped`. */
+  | { k: 'stop'; reqId: number; id: ActorId }
+  /** Request `corr` that local actor `requester` sent to `to` cannot be answered. */
+  | { k: 'bounce'; requester: ActorId; corr: number; to: ActorId; reason: BounceReason }
+  /** These actors' worker died: fail the requests local actors have pending to them. */
+  | { k: 'crashed'; ids: ActorId[] }
+  /** Fault injection and tests: crash this worker as an uncaught actor error would. */
+  | { k: 'crash'; error: string };
+
+/** Worker → main thread. */
+export type FromWorker =
+  /** An envelope for an actor on another worker or an endpoint (bytes transferred). */
+  | { k: 'env'; to: ActorId; from: ActorId; corr: number | null; isReply: boolean; buf: ArrayBuffer }
+  | { k: 'spawned'; reqId: number; error?: string }
+  | { k: 'stopped'; reqId: number; error?: string }
+  /** Actor `id` called `exit()` and its `stop` has run; it is gone from this worker. */
+  | { k: 'exited'; id: ActorId }
+  /** Request `corr` from `requester` (not on this worker) to `to` cannot be answered. */
+  | { k: 'bounce'; requester: ActorId; corr: number; to: ActorId; reason: BounceReason };
+
+/** `workerData` a worker starts with. */
+export interface WorkerInit {
+  /** Display name, e.g. `controller#0`, `broker/1#2` (logs). */
+  name: string;
+  /** Correlation ids this worker hands out start here (unique per worker incarnation). */
+  corrBase: number;
+  logLevel: string;
+  logFd: 1 | 2;
+  /** The FileSystem class actors get (constructed with `new` on first use of `ctx.fs`). */
+  fsRef: ModuleRef;
+}

@@ -1,0 +1,81 @@
+/**
+ * One worker position in a pool, as the main thread sees it: the current Worker (replaced when it
+ * crashes), the actors placed on it, and the spawn/stop requests awaiting the worker's answer.
+ */
+import type { Worker } from 'node:worker_threads';
+import type { ActorId } from './actor';
+import type { FromWorker, ToWorker } from './worker-protocol';
+
+/** A spawn or stop the worker never answered because it exited. */
+export class WorkerExitedError extends Error {
+  constructor(readonly workerName: string, readonly reason: string) {
+    super(`worker ${workerName} exited: ${reason}`);
+    this.name = 'WorkerExitedError';
+  }
+}
+
+type SlotRequest = Extract<ToWorker, { reqId: number }>;
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+export class WorkerSlot {
+  /** The live worker; null before the first actor is placed here and between a crash and its restart. */
+  worker: Worker | null = null;
+  /** Actors placed here (their records live in the runtime), including those starting or restarting. */
+  readonly actors = new Set<ActorId>();
+  /** Set before an intentional terminate, so its exit is not treated as a crash. */
+  terminating = false;
+  /** The last uncaught error the worker reported (for the crash report). */
+  lastError: string | undefined;
+  /** When this slot's worker was restarted (monotonic ms), for the restart-intensity limit. */
+  readonly restartTimesMs: number[] = [];
+  private nextReqId = 1;
+  private readonly waiting = new Map<number, { resolve(): void; reject(error: Error): void }>();
+
+  constructor(
+    /** Pool key: `controller` or `broker/<brokerId>`. */
+    readonly pool: string,
+    readonly index: number,
+  ) {}
+
+  /** `pool#index`, used in logs and worker names. */
+  get name(): string {
+    return `${this.pool}#${this.index}`;
+  }
+
+  /** Posts a message to the live worker (dropped if there is none). */
+  post(message: ToWorker, transfer?: ArrayBuffer[]): void {
+    this.worker?.postMessage(message, transfer);
+  }
+
+  /**
+   * Posts a spawn or stop and resolves when the worker answers; rejects with Error(message) if the
+   * worker reports one, or with WorkerExitedError if the worker dies first.
+   */
+  request(message: DistributiveOmit<SlotRequest, 'reqId'>): Promise<void> {
+    const reqId = this.nextReqId++;
+    return new Promise<void>((resolve, reject) => {
+      if (this.worker === null) {
+        reject(new WorkerExitedError(this.name, 'no live worker'));
+        return;
+      }
+      this.waiting.set(reqId, { resolve, reject });
+      this.post({ ...message, reqId } as SlotRequest);
+    });
+  }
+
+  /** Settles request `reqId` from a `spawned`/`stopped` answer. */
+  answer(message: Extract<FromWorker, { reqId: number }>): void {
+    const waiting = this.waiting.get(message.reqId);
+    if (waiting === undefined) return;
+    this.waiting.delete(message.reqId);
+    if (message.error === undefined) waiting.resolve();
+    else waiting.reject(new Error(message.error));
+  }
+
+  /** Rejects every unanswered request (the worker exited). */
+  failAll(error: Error): void {
+    const waiting = [...this.waiting.values()];
+    this.waiting.clear();
+    for (const request of waiting) request.reject(error);
+  }
+}

@@ -1,0 +1,426 @@
+/**
+ * The simulation's disk: an in-memory {@link FileSystem} that remembers, for every file, what is
+ * durable (synced) and what is only "in the page cache", so a simulated crash can lose or tear the
+ * unsynced part. Deterministic: no clock, no randomness unless a {@link Random} is passed to `crash`.
+ *
+ * What is modelled (and what is simplified):
+ * - File contents: every `write`/`truncate` since the file's last `sync()` is pending. `sync()` makes
+ *   the whole current content durable. A crash reverts each file to its durable content.
+ * - Directory entries: a file created by `open(.., 'rw')`, a `rename` and an `unlink` change the
+ *   directory's current entries only; `syncDir(dir)` makes that directory's current entries durable.
+ *   After a crash a file that was created but whose directory was never synced is gone, and an
+ *   unlinked file whose directory was not synced is back (with its durable content).
+ * - Simplification: directories themselves are durable at once: `mkdirp`, `rmrf` and renaming a
+ *   directory never need a `syncDir` (Kafka fsyncs the parent after creating a partition directory;
+ *   we do not model losing a directory).
+ * - Torn write (`crash({ kind: 'torn-last-write' })`): one file (the surviving file written last, or
+ *   `path`) keeps a prefix of its pending writes, `keepBytes` bytes of them in write order; a pending
+ *   write longer than the remaining budget is kept partially. Every other file loses its pending part.
+ * - Handles opened before a crash are dead afterwards: any use throws `EBADF`.
+ * - `flipByte` corrupts a byte "at rest": in both the current and the durable content.
+ */
+import { posix } from 'node:path';
+import type { Random } from '../runtime/actor';
+import type { FileHandle, FileSystem } from './file-system';
+
+/** How a {@link MemoryFileSystem.crash} treats the unsynced state. */
+export type CrashMode =
+  | { kind: 'lose-unsynced' }
+  | {
+      kind: 'torn-last-write';
+      /** Bytes of the torn file's pending writes to keep (in write order). Default: random or half. */
+      keepBytes?: number;
+      /** The file to tear; default: the surviving file with the most recent pending write. */
+      path?: string;
+    };
+
+/** What a crash did (for test diagnostics). */
+export interface CrashReport {
+  /** Path of the torn file, or null when nothing was torn. */
+  tornPath: string | null;
+  /** Bytes of pending writes kept in the torn file. */
+  keptBytes: number;
+}
+
+type PendingOp = { kind: 'write'; position: number; data: Buffer } | { kind: 'truncate'; sizeBytes: number };
+
+/** Builds a Node-style error with `code`, `syscall` and `path`, like node:fs throws. */
+export function fsError(code: string, syscall: string, path: string, detail?: string): NodeJS.ErrnoException {
+  const err = new Error(`${code}: ${detail ?? code.toLowerCase()}, ${syscall} '${path}'`) as NodeJS.ErrnoException;
+  err.code = code;
+  err.syscall = syscall;
+  err.path = path;
+  return err;
+}
+
+class MemFile {
+  /** Current content is data[0, size); bytes in [size, data.length) are always zero. */
+  data: Buffer = Buffer.alloc(0);
+  size = 0;
+  /** When null, the durable content is data[0, durableSize) (only appends since the last sync). */
+  durableSnapshot: Buffer | null = null;
+  durableSize = 0;
+  pending: PendingOp[] = [];
+  lastWriteSeq = 0;
+
+  durableContent(): Buffer {
+    return Buffer.from(this.durableSnapshot ?? this.data.subarray(0, this.durableSize));
+  }
+
+  private protectDurable(fromPosition: number): void {
+    if (this.durableSnapshot === null && fromPosition < this.durableSize) {
+      this.durableSnapshot = Buffer.from(this.data.subarray(0, this.durableSize));
+    }
+  }
+
+  private ensureCapacity(sizeBytes: number): void {
+    if (sizeBytes <= this.data.length) return;
+    const grown = Buffer.alloc(Math.max(sizeBytes, this.data.length * 2, 256));
+    this.data.copy(grown, 0, 0, this.size);
+    this.data = grown;
+  }
+
+  applyWrite(data: Uint8Array, position: number): void {
+    this.protectDurable(position);
+    this.ensureCapacity(position + data.length);
+    this.data.set(data, position);
+    this.size = Math.max(this.size, position + data.length);
+  }
+
+  applyTruncate(sizeBytes: number): void {
+    this.protectDurable(sizeBytes);
+    if (sizeBytes < this.size) this.data.fill(0, sizeBytes, this.size);
+    else this.ensureCapacity(sizeBytes);
+    this.size = sizeBytes;
+  }
+
+  sync(): void {
+    this.durableSize = this.size;
+    this.durableSnapshot = null;
+    this.pending = [];
+  }
+
+  pendingWriteBytes(): number {
+    let n = 0;
+    for (const op of this.pending) if (op.kind === 'write') n += op.data.length;
+    return n;
+  }
+
+  /** Crash: back to durable content, then replays pending ops with a budget of `keepBytes` written bytes. */
+  revert(keepBytes: number): number {
+    const durable = this.durableContent();
+    this.data = Buffer.alloc(0);
+    this.size = 0;
+    this.durableSnapshot = null;
+    this.durableSize = 0;
+    this.applyWrite(durable, 0);
+    let budget = keepBytes;
+    for (const op of this.pending) {
+      if (op.kind === 'truncate') {
+        this.applyTruncate(op.sizeBytes);
+        continue;
+      }
+      if (budget <= 0) break;
+      const kept = Math.min(budget, op.data.length);
+      this.applyWrite(op.data.subarray(0, kept), op.position);
+      budget -= kept;
+      if (kept < op.data.length) break;
+    }
+    this.pending = [];
+    // After the reboot what is on disk is all there is: it is durable now.
+    this.sync();
+    return keepBytes - Math.max(budget, 0);
+  }
+}
+
+class MemDir {
+  entries = new Map<string, MemNode>();
+  durableEntries = new Map<string, MemNode>();
+}
+
+type MemNode = MemFile | MemDir;
+
+class MemHandle implements FileHandle {
+  private closed = false;
+  constructor(
+    private readonly owner: MemoryFileSystem,
+    private readonly file: MemFile,
+    private readonly path: string,
+    private readonly mode: 'r' | 'rw',
+    private readonly generation: number,
+  ) {}
+
+  private live(syscall: string): MemFile {
+    if (this.closed) throw fsError('EBADF', syscall, this.path, 'handle closed');
+    if (this.owner.generation !== this.generation) throw fsError('EBADF', syscall, this.path, 'handle from before a crash');
+    return this.file;
+  }
+
+  read(buffer: Uint8Array, offset: number, length: number, position: number): number {
+    const file = this.live('read');
+    const n = Math.max(0, Math.min(length, file.size - position));
+    if (n > 0) buffer.set(file.data.subarray(position, position + n), offset);
+    return n;
+  }
+
+  write(data: Uint8Array, position: number): void {
+    const file = this.live('write');
+    if (this.mode === 'r') throw fsError('EBADF', 'write', this.path, 'opened read-only');
+    file.applyWrite(data, position);
+    file.pending.push({ kind: 'write', position, data: Buffer.from(data) });
+    file.lastWriteSeq = this.owner.nextWriteSeq();
+  }
+
+  size(): number {
+    return this.live('fstat').size;
+  }
+
+  truncate(sizeBytes: number): void {
+    const file = this.live('ftruncate');
+    if (this.mode === 'r') throw fsError('EBADF', 'ftruncate', this.path, 'opened read-only');
+    file.applyTruncate(sizeBytes);
+    file.pending.push({ kind: 'truncate', sizeBytes });
+    file.lastWriteSeq = this.owner.nextWriteSeq();
+  }
+
+  sync(): void {
+    this.live('fsync').sync();
+    this.owner.syncCount++;
+  }
+
+  close(): void {
+    this.closed = true;
+  }
+}
+
+/** In-memory {@link FileSystem} with durable-vs-current state per file and per directory (see module doc). */
+export class MemoryFileSystem implements FileSystem {
+  private readonly root = new MemDir();
+  /** Bumped by each crash; handles from an older generation are dead. */
+  generation = 0;
+  /** Number of file fsyncs so far (tests assert group commit). */
+  syncCount = 0;
+  /** Number of directory fsyncs so far. */
+  syncDirCount = 0;
+  private writeSeq = 0;
+
+  /** @internal */
+  nextWriteSeq(): number {
+    return ++this.writeSeq;
+  }
+
+  private static parts(path: string): string[] {
+    return posix.resolve('/', path).split('/').filter((p) => p.length > 0);
+  }
+
+  private lookup(path: string, syscall: string): MemNode | undefined {
+    let node: MemNode = this.root;
+    for (const part of MemoryFileSystem.parts(path)) {
+      if (!(node instanceof MemDir)) throw fsError('ENOTDIR', syscall, path);
+      const next: MemNode | undefined = node.entries.get(part);
+      if (next === undefined) return undefined;
+      node = next;
+    }
+    return node;
+  }
+
+  private parentOf(path: string, syscall: string): { dir: MemDir; name: string } {
+    const parts = MemoryFileSystem.parts(path);
+    if (parts.length === 0) throw fsError('EPERM', syscall, path, 'root');
+    const name = parts[parts.length - 1]!;
+    const parent = this.lookup('/' + parts.slice(0, -1).join('/'), syscall);
+    if (parent === undefined) throw fsError('ENOENT', syscall, path);
+    if (!(parent instanceof MemDir)) throw fsError('ENOTDIR', syscall, path);
+    return { dir: parent, name };
+  }
+
+  private file(path: string, syscall: string): MemFile {
+    const node = this.lookup(path, syscall);
+    if (node === undefined) throw fsError('ENOENT', syscall, path);
+    if (node instanceof MemDir) throw fsError('EISDIR', syscall, path);
+    return node;
+  }
+
+  private dir(path: string, syscall: string): MemDir {
+    const node = this.lookup(path, syscall);
+    if (node === undefined) throw fsError('ENOENT', syscall, path);
+    if (!(node instanceof MemDir)) throw fsError('ENOTDIR', syscall, path);
+    return node;
+  }
+
+  open(path: string, mode: 'r' | 'rw'): FileHandle {
+    let node = this.lookup(path, 'open');
+    if (node instanceof MemDir) throw fsError('EISDIR', 'open', path);
+    if (node === undefined) {
+      if (mode === 'r') throw fsError('ENOENT', 'open', path);
+      const { dir, name } = this.parentOf(path, 'open');
+      node = new MemFile();
+      dir.entries.set(name, node);
+    }
+    return new MemHandle(this, node, path, mode, this.generation);
+  }
+
+  exists(path: string): boolean {
+    try {
+      return this.lookup(path, 'stat') !== undefined;
+    } catch {
+      return false;
+    }
+  }
+
+  mkdirp(path: string): void {
+    let node: MemDir = this.root;
+    for (const part of MemoryFileSystem.parts(path)) {
+      let next = node.entries.get(part);
+      if (next === undefined) {
+        next = new MemDir();
+        node.entries.set(part, next);
+        node.durableEntries.set(part, next);
+      }
+      if (!(next instanceof MemDir)) throw fsError('EEXIST', 'mkdir', path);
+      node = next;
+    }
+  }
+
+  readdir(path: string): string[] {
+    return [...this.dir(path, 'scandir').entries.keys()].sort();
+  }
+
+  readFile(path: string): Buffer {
+    const file = this.file(path, 'open');
+    return Buffer.from(file.data.subarray(0, file.size));
+  }
+
+  writeFileAtomic(path: string, data: Uint8Array): void {
+    const tmp = `${path}.tmp`;
+    const handle = this.open(tmp, 'rw');
+    try {
+      handle.truncate(0);
+      handle.write(data, 0);
+      handle.sync();
+    } finally {
+      handle.close();
+    }
+    this.rename(tmp, path);
+    this.syncDir(posix.dirname(posix.resolve('/', path)));
+  }
+
+  rename(from: string, to: string): void {
+    const src = this.parentOf(from, 'rename');
+    const node = src.dir.entries.get(src.name);
+    if (node === undefined) throw fsError('ENOENT', 'rename', from);
+    const dst = this.parentOf(to, 'rename');
+    if (dst.dir.entries.get(dst.name) instanceof MemDir) throw fsError('EISDIR', 'rename', to);
+    src.dir.entries.delete(src.name);
+    dst.dir.entries.set(dst.name, node);
+    if (node instanceof MemDir) {
+      // Directories are durable at once (module doc).
+      src.dir.durableEntries.delete(src.name);
+      dst.dir.durableEntries.set(dst.name, node);
+    }
+  }
+
+  unlink(path: string): void {
+    const { dir, name } = this.parentOf(path, 'unlink');
+    const node = dir.entries.get(name);
+    if (node === undefined) throw fsError('ENOENT', 'unlink', path);
+    if (node instanceof MemDir) throw fsError('EISDIR', 'unlink', path);
+    dir.entries.delete(name);
+  }
+
+  rmrf(path: string): void {
+    if (MemoryFileSystem.parts(path).length === 0) throw fsError('EPERM', 'rm', path, 'root');
+    let parent: { dir: MemDir; name: string };
+    try {
+      parent = this.parentOf(path, 'rm');
+    } catch {
+      return;
+    }
+    parent.dir.entries.delete(parent.name);
+    parent.dir.durableEntries.delete(parent.name);
+  }
+
+  syncDir(path: string): void {
+    const dir = this.dir(path, 'fsync');
+    dir.durableEntries = new Map(dir.entries);
+    this.syncDirCount++;
+  }
+
+  // ---- simulation controls -------------------------------------------------------------------
+
+  /**
+   * Simulates a power loss / kernel crash: every directory goes back to its durable entries and
+   * every surviving file to its durable content, except that in `torn-last-write` mode one file keeps
+   * a prefix of its pending writes (see module doc). `random` picks `keepBytes` when the mode does
+   * not give it (uniform in [0, pending bytes]); without either, half the pending bytes are kept.
+   * All handles opened before the crash become dead.
+   */
+  crash(mode: CrashMode, random?: Random): CrashReport {
+    this.generation++;
+    const survivors = new Map<MemFile, string>();
+    const walk = (dir: MemDir, prefix: string): void => {
+      for (const [name, node] of dir.durableEntries) {
+        const path = `${prefix}/${name}`;
+        if (node instanceof MemDir) walk(node, path);
+        else if (!survivors.has(node)) survivors.set(node, path);
+      }
+    };
+    walk(this.root, '');
+
+    let torn: MemFile | null = null;
+    if (mode.kind === 'torn-last-write') {
+      if (mode.path !== undefined) {
+        const wanted = posix.resolve('/', mode.path);
+        for (const [file, path] of survivors) if (path === wanted) torn = file;
+      } else {
+        for (const file of survivors.keys()) {
+          if (file.pending.length > 0 && (torn === null || file.lastWriteSeq > torn.lastWriteSeq)) torn = file;
+        }
+      }
+    }
+
+    let keptBytes = 0;
+    let tornPath: string | null = null;
+    for (const file of survivors.keys()) {
+      if (file === torn) {
+        const pendingBytes = file.pendingWriteBytes();
+        const wanted =
+          mode.kind === 'torn-last-write' && mode.keepBytes !== undefined
+            ? mode.keepBytes
+            : random !== undefined
+              ? random.int(pendingBytes + 1)
+              : Math.floor(pendingBytes / 2);
+        keptBytes = file.revert(Math.max(0, Math.min(wanted, pendingBytes)));
+        tornPath = survivors.get(file)!;
+      } else {
+        file.revert(0);
+      }
+    }
+
+    const restore = (dir: MemDir): void => {
+      dir.entries = new Map(dir.durableEntries);
+      for (const node of dir.entries.values()) if (node instanceof MemDir) restore(node);
+    };
+    restore(this.root);
+    return { tornPath, keptBytes };
+  }
+
+  /** Flips bits of the byte at `position` (xor `mask`) in both current and durable content. */
+  flipByte(path: string, position: number, mask = 0xff): void {
+    const file = this.file(path, 'flip');
+    if (position < 0 || position >= file.size) throw new RangeError(`position ${position} outside ${path} (${file.size} bytes)`);
+    file.data[position]! ^= mask;
+    if (file.durableSnapshot !== null && position < file.durableSnapshot.length) file.durableSnapshot[position]! ^= mask;
+  }
+
+  /** Bytes written to `path` since its last sync (0 when fully synced). */
+  unsyncedBytes(path: string): number {
+    return this.file(path, 'stat').pendingWriteBytes();
+  }
+
+  /** Whether `path` would survive a crash now (its directory entry is durable). */
+  isDurableEntry(path: string): boolean {
+    const { dir, name } = this.parentOf(path, 'stat');
+    return dir.durableEntries.has(name);
+  }
+}

@@ -1,0 +1,152 @@
+import { strict as assert } from 'node:assert';
+import { test } from 'node:test';
+import { ActorUnavailableError, RequestTimeoutError } from '../../../src/runtime/actor';
+import type { Envelope } from '../../../src/runtime/actor';
+import { SIM_EPOCH_MS, SimRuntime } from '../../../src/runtime/sim-runtime';
+import { registerTestKinds } from './fixtures/register';
+
+registerTestKinds();
+
+const broker0 = { pool: 'broker', brokerId: 0 } as const;
+
+/** Three producers race 6 items each into one sink, plus echo requests; returns trace and sink order. */
+async function racyRun(seed: number): Promise<{ trace: string[]; seen: string[] }> {
+  const sim = new SimRuntime({ seed, trace: true });
+  await sim.spawn('sink', 'sink', null, broker0);
+  for (const p of ['p1', 'p2', 'p3']) await sim.spawn(p, 'producer', null, broker0);
+  await sim.spawn('echo', 'echo', {}, { pool: 'controller' });
+  const driver = sim.endpoint('driver');
+  for (const p of ['p1', 'p2', 'p3']) driver.send(p, 'go', { to: 'sink', n: 6 });
+  const echoes = [1, 2, 3].map((i) => driver.request('echo', 'echo', i, 1000));
+  await sim.settle();
+  assert.deepEqual(await Promise.all(echoes), [1, 2, 3]);
+  const seen = await sim.runUntil(driver.request<string[]>('sink', 'dump', null, 1000));
+  await sim.shutdown();
+  return { trace: sim.trace, seen };
+}
+
+test('same seed, same trace; another seed, another interleaving; pairs stay FIFO', async () => {
+  const first = await racyRun(1);
+  const again = await racyRun(1);
+  assert.deepEqual(again.trace, first.trace);
+  assert.deepEqual(again.seen, first.seen);
+  assert.equal(first.seen.length, 18);
+  const other = await racyRun(2);
+  assert.notDeepEqual(other.seen, first.seen, 'a different seed interleaves the producers differently');
+  for (const run of [first, other]) {
+    for (const p of ['p1', 'p2', 'p3']) {
+      const mine = run.seen.filter((s) => s.startsWith(`${p}:`));
+      assert.deepEqual(mine, [0, 1, 2, 3, 4, 5].map((i) => `${p}:${i}`), 'messages of one pair stay in order');
+    }
+  }
+});
+
+test('virtual timers fire in order on virtual time only', async () => {
+  const sim = new SimRuntime({ seed: 3 });
+  await sim.spawn('ticker', 'ticker', { periodMs: 100 }, broker0);
+  const driver = sim.endpoint('driver');
+  const realStart = Date.now();
+  await sim.advanceTime(350);
+  assert.equal(sim.clock.nowMs(), SIM_EPOCH_MS + 350);
+  assert.equal(sim.elapsedMs, 350);
+  assert.deepEqual(await sim.runUntil(driver.request('ticker', 'ticks', null, 10)), [100, 200, 300]);
+  await sim.advanceTime(10_000);
+  assert.equal(((await sim.runUntil(driver.request<number[]>('ticker', 'ticks', null, 10))).length), 103);
+  assert.ok(Date.now() - realStart < 2000, 'ten virtual seconds take no real time');
+
+  await sim.spawn('e', 'echo', {}, broker0);
+  const late = driver.request<{ at: number }>('e', 'later', { ms: 250 }, 1000);
+  assert.deepEqual(await sim.runUntil(late), { at: 10_600 });
+});
+
+test('a zero-delay timer fires after the messages already queued for its actor', async () => {
+  for (const seed of [1, 2, 3, 4, 5]) {
+    const sim = new SimRuntime({ seed });
+    await sim.spawn('t', 'ticker', { periodMs: 1_000_000 }, broker0);
+    const driver = sim.endpoint('driver');
+    driver.send('t', 'zero', null);
+    for (let i = 0; i < 3; i++) driver.send('t', 'mark', { i });
+    await sim.settle();
+    const order = await sim.runUntil(driver.request<string[]>('t', 'order', null, 10));
+    assert.deepEqual(order, ['zero-set', 'mark-0', 'mark-1', 'mark-2', 'zero-fired']);
+  }
+});
+
+test('request timeouts run on virtual time; unknown targets fail at once', async () => {
+  const sim = new SimRuntime({ seed: 9 });
+  await sim.spawn('e', 'echo', {}, broker0);
+  const driver = sim.endpoint('driver');
+  await assert.rejects(sim.runUntil(driver.request('e', 'ignore', null, 1500)), RequestTimeoutError);
+  assert.equal(sim.elapsedMs, 1500);
+  await assert.rejects(sim.runUntil(driver.request('ghost', 'echo', null, 1500)), (error: unknown) => {
+    return error instanceof ActorUnavailableError && error.reason === 'unknown-actor';
+  });
+  assert.equal(sim.elapsedMs, 1500);
+});
+
+test('spawn waits for an async start on virtual time; a failing start rejects and frees the id', async () => {
+  const sim = new SimRuntime({ seed: 4 });
+  await sim.spawn('slow', 'echo', { startDelayMs: 5000 }, broker0);
+  assert.equal(sim.elapsedMs, 5000);
+  await assert.rejects(sim.spawn('bad', 'echo', { failStart: 'no log dir' }, broker0), /no log dir/);
+  assert.deepEqual(sim.actorIds(), ['slow']);
+  await sim.spawn('bad', 'echo', {}, broker0);
+});
+
+test('crash drops state and queued messages without stop(); restart rebuilds from kind and args', async () => {
+  const sim = new SimRuntime({ seed: 5, trace: true });
+  const restarts: Array<{ actorIds: string[]; error: string }> = [];
+  sim.onWorkerRestart((info) => restarts.push(info));
+  const driver = sim.endpoint('driver');
+  const stopped: string[] = [];
+  driver.onMessage((envelope: Envelope) => stopped.push(envelope.type));
+  await sim.spawn('c', 'echo', { reportTo: 'driver' }, broker0);
+  for (let i = 0; i < 3; i++) driver.send('c', 'ignore', i);
+  await sim.settle();
+  assert.equal(await sim.runUntil(driver.request('c', 'count', null, 100)), 4);
+  driver.send('c', 'ignore', 'queued, then lost');
+  const pending = driver.request('c', 'ignore', null, 60_000);
+  sim.crash('c');
+  await assert.rejects(pending, (error: unknown) => error instanceof ActorUnavailableError && error.reason === 'crashed');
+  await assert.rejects(sim.runUntil(driver.request('c', 'echo', null, 100)), ActorUnavailableError);
+  assert.equal(sim.queuedMessages, 0);
+  await sim.restart('c');
+  assert.deepEqual(restarts, [{ actorIds: ['c'], error: 'simulated crash' }]);
+  assert.equal(await sim.runUntil(driver.request('c', 'count', null, 100)), 1, 'state rebuilt from scratch');
+  assert.deepEqual(stopped, [], 'crash does not call stop');
+  await sim.shutdown();
+  assert.deepEqual(stopped, ['stopped'], 'shutdown calls stop');
+  assert.ok(sim.trace.includes('0 crash c') && sim.trace.includes('0 restart c'));
+});
+
+test('actor errors surface from the driver; bodies that cannot be encoded throw at send', async () => {
+  const sim = new SimRuntime({ seed: 6 });
+  await sim.spawn('e', 'echo', {}, broker0);
+  const driver = sim.endpoint('driver');
+  assert.throws(() => driver.send('e', 'echo', { fn: () => 1 }), TypeError);
+  driver.send('e', 'reject', null);
+  await assert.rejects(sim.settle(), /boom from async receive/);
+  const sync = new SimRuntime({ seed: 6 });
+  await sync.spawn('p', 'producer', null, broker0);
+  sync.endpoint('d').send('p', 'bad', null);
+  assert.throws(() => sync.runUntilIdle(), /unexpected bad/);
+});
+
+test('fault hook drops and duplicates with its own seeded random', async () => {
+  const sim = new SimRuntime({ seed: 8 });
+  await sim.spawn('sink', 'sink', null, broker0);
+  await sim.spawn('p', 'producer', null, broker0);
+  sim.setFaults((envelope) => {
+    if (envelope.type !== 'item') return 'deliver';
+    const i = (envelope.body as { i: number }).i;
+    if (i === 1) return 'drop';
+    if (i === 2) return 'duplicate';
+    if (i === 3) return { delayMs: 50 };
+    return 'deliver';
+  });
+  const driver = sim.endpoint('driver');
+  driver.send('p', 'go', { to: 'sink', n: 5 });
+  await sim.advanceTime(100);
+  const seen = await sim.runUntil(driver.request<string[]>('sink', 'dump', null, 10));
+  assert.deepEqual(seen, ['p:0', 'p:2', 'p:2', 'p:4', 'p:3']);
+});

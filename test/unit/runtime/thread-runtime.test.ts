@@ -1,0 +1,188 @@
+import { strict as assert } from 'node:assert';
+import { after, test } from 'node:test';
+import { ActorUnavailableError, RequestTimeoutError } from '../../../src/runtime/actor';
+import type { Envelope } from '../../../src/runtime/actor';
+import { createLogger, levelFromEnv } from '../../../src/runtime/logger';
+import { ThreadRuntime } from '../../../src/runtime/thread-runtime';
+import { registerTestKinds } from './fixtures/register';
+
+registerTestKinds();
+
+const logger = createLogger({ level: levelFromEnv('silent'), fd: 2 });
+const runtimes: ThreadRuntime[] = [];
+
+function makeRuntime(brokers: Array<{ brokerId: number; numIoThreads: number }>): ThreadRuntime {
+  const runtime = new ThreadRuntime({ brokers, logger, workerLogFd: 2 });
+  runtimes.push(runtime);
+  return runtime;
+}
+
+after(async () => {
+  await Promise.all(runtimes.map((r) => r.shutdown()));
+});
+
+type WhoAmI = { id: string; threadId: number; tag: string | null };
+
+test('placement: own worker while the pool has one free, then least-loaded; controller apart', async () => {
+  const runtime = makeRuntime([
+    { brokerId: 0, numIoThreads: 2 },
+    { brokerId: 1, numIoThreads: 4 },
+  ]);
+  const ids0 = ['r0-a', 'r0-b', 'r0-c', 'r0-d', 'r0-e'];
+  const ids1 = ['r1-a', 'r1-b', 'r1-c'];
+  await Promise.all([
+    ...ids0.map((id) => runtime.spawn(id, 'echo', {}, { pool: 'broker', brokerId: 0 })),
+    ...ids1.map((id) => runtime.spawn(id, 'echo', {}, { pool: 'broker', brokerId: 1 })),
+    runtime.spawn('controller', 'echo', {}, { pool: 'controller' }),
+  ]);
+  const workers = runtime.workers();
+  const pool0 = workers.filter((w) => w.pool === 'broker/0').map((w) => w.actorIds.length);
+  const pool1 = workers.filter((w) => w.pool === 'broker/1').map((w) => w.actorIds.length);
+  assert.deepEqual(pool0, [3, 2], '5 replicas on 2 threads: least-loaded spread');
+  assert.deepEqual(pool1, [1, 1, 1], '3 replicas on a pool of 4: one thread each, the 4th never started');
+
+  const probe = runtime.endpoint('probe');
+  const who = async (id: string): Promise<WhoAmI> => probe.request<WhoAmI>(id, 'whoami', null, 5000);
+  const threads = new Map<string, number>();
+  for (const id of [...ids0, ...ids1, 'controller']) threads.set(id, (await who(id)).threadId);
+  const t = (id: string): number => threads.get(id) as number;
+  assert.equal(new Set(ids1.map(t)).size, 3);
+  assert.equal(new Set(ids0.map(t)).size, 2);
+  assert.equal(runtime.workerOf('r0-a')?.threadId, t('r0-a'));
+  const brokerThreads = new Set([...ids0, ...ids1].map(t));
+  assert.ok(!brokerThreads.has(t('controller')), 'controller runs on a worker of its own');
+  assert.ok(!brokerThreads.has(0), 'no actor on the main thread');
+  probe.close();
+});
+
+test('request/reply: endpoint to actor, across workers, on one worker; Buffers arrive intact', async () => {
+  const runtime = makeRuntime([{ brokerId: 0, numIoThreads: 2 }, { brokerId: 1, numIoThreads: 1 }]);
+  await runtime.spawn('a', 'echo', {}, { pool: 'broker', brokerId: 0 });
+  await runtime.spawn('b', 'echo', {}, { pool: 'broker', brokerId: 0 });
+  await runtime.spawn('c', 'echo', {}, { pool: 'broker', brokerId: 1 });
+  await runtime.spawn('d', 'echo', {}, { pool: 'broker', brokerId: 1 });
+  assert.notEqual(runtime.workerOf('a')?.threadId, runtime.workerOf('b')?.threadId);
+  assert.equal(runtime.workerOf('c')?.threadId, runtime.workerOf('d')?.threadId);
+
+  const net = runtime.endpoint('net/0');
+  const batch = Buffer.alloc(100_000, 5);
+  assert.deepEqual(await net.request('a', 'echo', { batch, none: null, empty: Buffer.alloc(0) }, 5000), {
+    batch,
+    none: null,
+    empty: Buffer.alloc(0),
+  });
+  const info = await net.request<{ isBuffer: boolean; length: number }>('a', 'binary-info', { data: batch }, 5000);
+  assert.equal(info.isBuffer, true);
+  assert.equal(info.length, batch.length);
+
+  // a (broker 0, worker 0) -> b (broker 0, worker 1): through the hub.
+  assert.deepEqual(await net.request('a', 'forward', { to: 'b', type: 'echo', body: 'x', timeoutMs: 5000 }, 5000), { ok: 'x' });
+  // c -> d on the same worker: delivered locally.
+  assert.deepEqual(await net.request('c', 'forward', { to: 'd', type: 'echo', body: [1, 2], timeoutMs: 5000 }, 5000), { ok: [1, 2] });
+  // actor -> endpoint request, answered by the endpoint.
+  net.onMessage((envelope: Envelope) => net.reply(envelope, { pong: envelope.body }));
+  assert.deepEqual(await net.request('b', 'forward', { to: 'net/0', type: 'ping', body: 3, timeoutMs: 5000 }, 5000), { ok: { pong: 3 } });
+  // endpoint -> endpoint.
+  const other = runtime.endpoint('net/1');
+  other.onMessage((envelope: Envelope) => other.reply(envelope, 'hi'));
+  assert.equal(await net.request('net/1', 'hello', null, 1000), 'hi');
+  // Message order between one pair is kept.
+  for (let i = 0; i < 50; i++) net.send('a', 'ignore', i);
+  assert.equal(await net.request('a', 'count', null, 5000), 54);
+  net.close();
+  other.close();
+});
+
+test('request timeout and unknown target fail, never hang', async () => {
+  const runtime = makeRuntime([{ brokerId: 0, numIoThreads: 2 }]);
+  await runtime.spawn('a', 'echo', {}, { pool: 'broker', brokerId: 0 });
+  await runtime.spawn('b', 'echo', {}, { pool: 'broker', brokerId: 0 });
+  const net = runtime.endpoint('net');
+  const started = Date.now();
+  await assert.rejects(net.request('a', 'ignore', null, 100), RequestTimeoutError);
+  assert.ok(Date.now() - started >= 95);
+  await assert.rejects(net.request('nobody', 'echo', null, 5000), (error: unknown) => {
+    assert.ok(error instanceof ActorUnavailableError);
+    assert.equal(error.reason, 'unknown-actor');
+    return true;
+  });
+  assert.deepEqual(await net.request('a', 'forward', { to: 'b', type: 'ignore', body: null, timeoutMs: 100 }, 5000), {
+    error: 'RequestTimeoutError',
+    message: 'request ignore to b timed out after 100 ms',
+  });
+  const unknown = await net.request<{ error: string }>('a', 'forward', { to: 'ghost', type: 'echo', body: null, timeoutMs: 5000 }, 5000);
+  assert.equal(unknown.error, 'ActorUnavailableError');
+  net.close();
+});
+
+test('spawn rejects with the start error and frees the id; duplicate ids are refused', async () => {
+  const runtime = makeRuntime([{ brokerId: 0, numIoThreads: 1 }]);
+  await assert.rejects(runtime.spawn('x', 'echo', { failStart: 'disk says no' }, { pool: 'broker', brokerId: 0 }), /disk says no/);
+  await assert.rejects(runtime.spawn('x', 'nope', {}, { pool: 'broker', brokerId: 0 }), /unknown actor kind nope/);
+  await assert.rejects(runtime.spawn('x', 'echo', {}, { pool: 'broker', brokerId: 9 }), /no worker pool for broker\/9/);
+  await runtime.spawn('x', 'echo', { startDelayMs: 20 }, { pool: 'broker', brokerId: 0 });
+  await assert.rejects(runtime.spawn('x', 'echo', {}, { pool: 'broker', brokerId: 0 }), /already exists/);
+  const net = runtime.endpoint('net');
+  assert.equal(await net.request('x', 'echo', 1, 5000), 1);
+  net.close();
+});
+
+test('worker crash: pending requests fail, actors restart with the same ids, handlers run', async () => {
+  const runtime = makeRuntime([{ brokerId: 0, numIoThreads: 1 }]);
+  await runtime.spawn('p', 'echo', { tag: 'p-args' }, { pool: 'broker', brokerId: 0 });
+  await runtime.spawn('q', 'echo', {}, { pool: 'broker', brokerId: 0 });
+  const restarts: Array<{ actorIds: string[]; error: string }> = [];
+  const restarted = new Promise<void>((resolve) =>
+    runtime.onWorkerRestart((info) => {
+      restarts.push(info);
+      resolve();
+    }),
+  );
+  const net = runtime.endpoint('net');
+  const before = await net.request<WhoAmI>('p', 'whoami', null, 5000);
+  const pending = net.request('p', 'ignore', null, 30_000);
+  await net.request('q', 'echo', null, 5000);
+  runtime.crashWorkerOf('p', 'injected by test');
+  await assert.rejects(pending, (error: unknown) => error instanceof ActorUnavailableError && error.reason === 'crashed');
+  await restarted;
+  assert.deepEqual(restarts[0]?.actorIds.sort(), ['p', 'q']);
+  assert.match(restarts[0]?.error ?? '', /injected by test/);
+  const afterRestart = await net.request<WhoAmI>('p', 'whoami', null, 5000);
+  assert.notEqual(afterRestart.threadId, before.threadId, 'a new worker');
+  assert.equal(afterRestart.tag, 'p-args', 'same args');
+
+  // An actor that throws in receive crashes its worker too (programmer error) and is restarted.
+  const second = new Promise<{ actorIds: string[]; error: string }>((resolve) => runtime.onWorkerRestart(resolve));
+  net.send('q', 'throw', null);
+  const info = await second;
+  assert.match(info.error, /boom from receive/);
+  assert.equal(await net.request('q', 'count', null, 5000), 1, 'fresh state after restart');
+  const third = new Promise<{ actorIds: string[]; error: string }>((resolve) => runtime.onWorkerRestart(resolve));
+  net.send('q', 'reject', null);
+  assert.match((await third).error, /boom from async receive/);
+  net.close();
+});
+
+test('stopActor, exit() and shutdown run stop()', async () => {
+  const runtime = makeRuntime([{ brokerId: 0, numIoThreads: 2 }]);
+  const net = runtime.endpoint('net');
+  const stopped: string[] = [];
+  net.onMessage((envelope: Envelope) => {
+    if (envelope.type === 'stopped') stopped.push((envelope.body as { id: string }).id);
+  });
+  for (const id of ['s1', 's2', 's3']) await runtime.spawn(id, 'echo', { reportTo: 'net' }, { pool: 'broker', brokerId: 0 });
+  await runtime.spawn('ctl', 'echo', { reportTo: 'net' }, { pool: 'controller' });
+  await runtime.stopActor('s1');
+  assert.deepEqual(stopped, ['s1']);
+  await runtime.stopActor('s1');
+  await assert.rejects(net.request('s1', 'echo', null, 5000), ActorUnavailableError);
+
+  assert.equal(await net.request('s2', 'exit', null, 5000), 'bye');
+  await assert.rejects(net.request('s2', 'echo', null, 5000), ActorUnavailableError);
+  assert.deepEqual(stopped, ['s1', 's2']);
+
+  await runtime.shutdown();
+  assert.deepEqual(stopped, ['s1', 's2', 's3', 'ctl'], 'broker actors stop before the controller');
+  assert.deepEqual(runtime.workers().map((w) => w.threadId), [null, null, null]);
+  await assert.rejects(runtime.spawn('late', 'echo', {}, { pool: 'controller' }), /shut down/);
+});

@@ -1,0 +1,457 @@
+import assert from 'node:assert/strict';
+import * as nodeFs from 'node:fs';
+import * as path from 'node:path';
+import { after, describe, it } from 'node:test';
+import * as L from '../../../src/protocol/record-batch/layout';
+import type { FileSystem } from '../../../src/storage/file-system';
+import { Log, type LogConfig } from '../../../src/storage/log';
+import { MemoryFileSystem } from '../../../src/storage/memory-file-system';
+import { NodeFileSystem } from '../../../src/storage/node-file-system';
+import { fixedClock, makeBatch, recordingLogger, removeDir, splitBatches, tmpDir, type LogLine } from './helpers';
+
+const DIR = '/data/orders-0';
+/** 100-byte batches: 61-byte header + 39 payload bytes. */
+const BATCH_PAYLOAD = 39;
+
+function open(fs: FileSystem, opts: Partial<LogConfig> & { recoveryPoint?: number; logStartOffset?: number; dir?: string; lines?: LogLine[] } = {}): Log {
+  return Log.open({
+    fs,
+    dir: opts.dir ?? DIR,
+    config: { segmentBytes: opts.segmentBytes ?? 1000, indexIntervalBytes: opts.indexIntervalBytes ?? 150 },
+    recoveryPoint: opts.recoveryPoint ?? 0,
+    ...(opts.logStartOffset === undefined ? {} : { logStartOffset: opts.logStartOffset }),
+    logger: recordingLogger(opts.lines),
+    clock: fixedClock(),
+  });
+}
+
+/** Appends `count` batches of `records` records each (100 bytes unless `payload`); returns copies as stored. */
+function appendMany(log: Log, count: number, records = 2, payload = BATCH_PAYLOAD, epoch = 1): Buffer[] {
+  const out: Buffer[] = [];
+  for (let i = 0; i < count; i++) {
+    const batch = makeBatch({ records, payloadBytes: payload, seed: log.logEndOffset + i });
+    log.append(batch, epoch);
+    out.push(Buffer.from(batch));
+  }
+  return out;
+}
+
+function readAll(log: Log): Buffer {
+  const r = log.read(log.logStartOffset, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, true);
+  assert.equal(r.kind, 'ok');
+  return r.kind === 'ok' ? r.records : Buffer.alloc(0);
+}
+
+describe('Log: append and roll', () => {
+  it('assigns dense offsets, stamps baseOffset and leader epoch in place, names files by base offset', () => {
+    const fs = new MemoryFileSystem();
+    const log = open(fs);
+    assert.equal(log.logEndOffset, 0);
+    const batch = makeBatch({ records: 3 });
+    assert.deepEqual(log.append(batch, 7), { baseOffset: 0, lastOffset: 2 });
+    assert.equal(batch.readBigInt64BE(L.BASE_OFFSET), 0n);
+    assert.equal(batch.readInt32BE(L.PARTITION_LEADER_EPOCH), 7);
+    const second = makeBatch({ records: 2 });
+    assert.deepEqual(log.append(second, 8), { baseOffset: 3, lastOffset: 4 });
+    assert.equal(second.readBigInt64BE(L.BASE_OFFSET), 3n);
+    assert.equal(log.logEndOffset, 5);
+    assert.deepEqual(fs.readdir(DIR), ['00000000000000000000.index', '00000000000000000000.log']);
+    assert.deepEqual(fs.readFile(`${DIR}/00000000000000000000.log`), Buffer.concat([batch, second]));
+    assert.deepEqual(readAll(log), Buffer.concat([batch, second]));
+  });
+
+  it('rolls when the active segment would exceed segmentBytes; an oversized batch gets a segment alone', () => {
+    const fs = new MemoryFileSystem();
+    const log = open(fs, { segmentBytes: 350 });
+    appendMany(log, 7); // 100 bytes each: 3 per segment
+    assert.deepEqual(log.segmentBaseOffsets(), [0, 6, 12]);
+    assert.equal(log.activeSegmentBaseOffset, 12);
+    log.append(makeBatch({ records: 1, payloadBytes: 500 }), 1); // 561 bytes > segmentBytes
+    log.append(makeBatch({ records: 1 }), 1);
+    assert.deepEqual(log.segmentBaseOffsets(), [0, 6, 12, 14, 15]);
+    assert.equal(log.sizeBytes, 700 + 561 + 71);
+    assert.ok(fs.readdir(DIR).includes('00000000000000000014.log'));
+    const fresh = open(new MemoryFileSystem(), { segmentBytes: 100 });
+    fresh.append(makeBatch({ payloadBytes: 500 }), 1); // into the empty first segment
+    assert.deepEqual(fresh.segmentBaseOffsets(), [0]);
+  });
+
+  it('writes a sparse index: an entry when more than indexIntervalBytes were appended since the last', () => {
+    const fs = new MemoryFileSystem();
+    const log = open(fs, { segmentBytes: 100_000, indexIntervalBytes: 250 });
+    appendMany(log, 12); // positions 0, 100, ..., 1100; offsets 2i, 2i+1
+    const index = fs.readFile(`${DIR}/00000000000000000000.index`);
+    const entries = [];
+    for (let i = 0; i < index.length; i += 8) entries.push([index.readInt32BE(i), index.readInt32BE(i + 4)]);
+    // Bytes since the last entry exceed 250 at positions 300, 600, 900 (entry: last offset of that batch).
+    assert.deepEqual(entries, [
+      [7, 300],
+      [13, 600],
+      [19, 900],
+    ]);
+  });
+
+  it('asserts on a buffer that is not exactly one v2 batch', () => {
+    const log = open(new MemoryFileSystem());
+    assert.throws(() => log.append(Buffer.alloc(30), 1));
+    assert.throws(() => log.append(Buffer.concat([makeBatch(), makeBatch()]), 1));
+    const bad = makeBatch();
+    bad.writeInt8(1, L.MAGIC);
+    assert.throws(() => log.append(bad, 1));
+  });
+
+  it('appendAsFollower appends batches carrying their offsets, asserting they start at the LEO', () => {
+    const leader = open(new MemoryFileSystem(), { segmentBytes: 250 });
+    appendMany(leader, 5);
+    const follower = open(new MemoryFileSystem(), { segmentBytes: 250 });
+    const bytes = readAll(leader);
+    assert.deepEqual(follower.appendAsFollower(bytes), { baseOffset: 0, lastOffset: 9 });
+    assert.deepEqual(readAll(follower), bytes);
+    assert.deepEqual(follower.segmentBaseOffsets(), [0, 4, 8]);
+    assert.throws(() => follower.appendAsFollower(bytes));
+  });
+});
+
+describe('Log: read', () => {
+  const fs = new MemoryFileSystem();
+  const log = open(fs, { segmentBytes: 350, indexIntervalBytes: 150 });
+  const stored = appendMany(log, 10); // offsets 0..19, 3 batches per segment
+  const ok = (r: ReturnType<Log['read']>) => {
+    assert.equal(r.kind, 'ok');
+    return r as { kind: 'ok'; records: Buffer; firstOffset: number | null };
+  };
+
+  it('returns whole batches across segments starting with the one containing the offset', () => {
+    const r = ok(log.read(5, 10_000, 20, false));
+    assert.equal(r.firstOffset, 4);
+    assert.deepEqual(r.records, Buffer.concat(stored.slice(2)));
+    assert.equal(r.records.buffer.byteLength >= r.records.length, true);
+    assert.deepEqual(
+      splitBatches(r.records).map((b) => b.baseOffset),
+      [4, 6, 8, 10, 12, 14, 16, 18],
+    );
+  });
+
+  it('stops at maxBytes with whole batches', () => {
+    assert.deepEqual(ok(log.read(0, 450, 20, true)).records, Buffer.concat(stored.slice(0, 4)));
+    assert.deepEqual(ok(log.read(0, 400, 20, true)).records, Buffer.concat(stored.slice(0, 4)));
+    assert.deepEqual(ok(log.read(0, 399, 20, false)).records, Buffer.concat(stored.slice(0, 3)));
+  });
+
+  it('returns one oversized batch only with minOneBatch (KIP-74)', () => {
+    assert.deepEqual(ok(log.read(6, 50, 20, true)).records, stored[3]);
+    const none = ok(log.read(6, 50, 20, false));
+    assert.equal(none.records.length, 0);
+    assert.equal(none.firstOffset, null);
+  });
+
+  it('never returns a batch whose last offset reaches the high watermark', () => {
+    assert.deepEqual(ok(log.read(0, 10_000, 7, true)).records, Buffer.concat(stored.slice(0, 3)));
+    assert.deepEqual(ok(log.read(0, 10_000, 8, true)).records, Buffer.concat(stored.slice(0, 4)));
+    assert.equal(ok(log.read(6, 10_000, 6, true)).records.length, 0, 'the HW cap beats minOneBatch');
+  });
+
+  it('answers empty at the LEO and out-of-range outside [logStartOffset, LEO]', () => {
+    const atEnd = ok(log.read(20, 10_000, 20, true));
+    assert.equal(atEnd.records.length, 0);
+    assert.equal(atEnd.firstOffset, null);
+    assert.deepEqual(log.read(21, 10_000, 30, true), { kind: 'out-of-range' });
+    assert.deepEqual(log.read(-1, 10_000, 30, true), { kind: 'out-of-range' });
+  });
+
+  it('returns a fresh buffer holding exactly the bytes read', () => {
+    const r = ok(log.read(2, 250, 20, true));
+    assert.equal(r.records.byteOffset, 0);
+    assert.equal(r.records.buffer.byteLength, r.records.length);
+  });
+
+  it('finds every offset in every segment', () => {
+    for (let o = 0; o < 20; o++) {
+      const r = ok(log.read(o, 1, 20, true));
+      const [b] = splitBatches(r.records);
+      assert.ok(b !== undefined && b.baseOffset <= o && o <= b.lastOffset, `offset ${o}`);
+    }
+  });
+
+  it('finds the first batch with maxTimestamp at or after a time', () => {
+    const t = open(new MemoryFileSystem(), { segmentBytes: 250 });
+    for (let i = 0; i < 6; i++) t.append(makeBatch({ records: 2, maxTimestampMs: 1000 + i * 10 }), 1);
+    assert.equal(t.offsetForTimestamp(0), 0);
+    assert.equal(t.offsetForTimestamp(1025), 6);
+    assert.equal(t.offsetForTimestamp(1050), 10);
+    assert.equal(t.offsetForTimestamp(1051), null);
+  });
+});
+
+describe('Log: flush and recovery point', () => {
+  it('fsyncs dirty segments once per flush and advances the recovery point to the LEO', () => {
+    const fs = new MemoryFileSystem();
+    const log = open(fs, { segmentBytes: 350 });
+    assert.equal(log.hasUnflushed, true, 'a new segment needs its directory synced');
+    log.flush();
+    assert.equal(log.hasUnflushed, false);
+    appendMany(log, 4); // two segments
+    assert.equal(log.recoveryPoint, 0);
+    assert.equal(log.hasUnflushed, true);
+    const syncsBefore = fs.syncCount;
+    const dirSyncsBefore = fs.syncDirCount;
+    assert.equal(log.flush(), 8);
+    assert.equal(log.recoveryPoint, 8);
+    assert.equal(fs.syncCount - syncsBefore, 4, '.log and .index of two segments');
+    assert.equal(fs.syncDirCount - dirSyncsBefore, 1);
+    assert.equal(log.hasUnflushed, false);
+    assert.equal(log.flush(), 8);
+    assert.equal(fs.syncCount - syncsBefore, 4, 'nothing new to sync');
+  });
+
+  it('keeps every flushed batch and loses the unflushed ones on power loss', () => {
+    const fs = new MemoryFileSystem();
+    let log = open(fs, { segmentBytes: 350 });
+    const stored = appendMany(log, 5);
+    const rp = log.flush();
+    appendMany(log, 4); // rolls into unsynced segments
+    fs.crash({ kind: 'lose-unsynced' });
+    log = open(fs, { segmentBytes: 350, recoveryPoint: rp });
+    assert.equal(log.logEndOffset, 10);
+    assert.deepEqual(readAll(log), Buffer.concat(stored));
+    assert.equal(log.recoveryPoint, 10);
+  });
+
+  it('bounds a recovery point hint by the log', () => {
+    const fs = new MemoryFileSystem();
+    let log = open(fs);
+    appendMany(log, 3);
+    log.close();
+    log = open(fs, { recoveryPoint: 1000 });
+    assert.equal(log.logEndOffset, 6);
+    assert.equal(log.recoveryPoint, 6);
+  });
+});
+
+type Disk = {
+  name: string;
+  make(): { fs: FileSystem; dir: string; cleanup(): void };
+  /** Cuts the file to `sizeBytes` as a torn write would. */
+  tear(fs: FileSystem, file: string, sizeBytes: number): void;
+  flip(fs: FileSystem, file: string, position: number): void;
+};
+
+const disks: Disk[] = [
+  {
+    name: 'MemoryFileSystem',
+    make: () => ({ fs: new MemoryFileSystem(), dir: DIR, cleanup: () => {} }),
+    tear: (fs, file, sizeBytes) => {
+      // Everything up to the last batch is synced; the last batch is written but torn by the crash.
+      const mem = fs as MemoryFileSystem;
+      const pending = mem.unsyncedBytes(file);
+      const durable = mem.readFile(file).length - pending;
+      mem.crash({ kind: 'torn-last-write', path: file, keepBytes: sizeBytes - durable });
+    },
+    flip: (fs, file, position) => (fs as MemoryFileSystem).flipByte(file, position),
+  },
+  {
+    name: 'NodeFileSystem',
+    make: () => {
+      const root = tmpDir();
+      return { fs: new NodeFileSystem(), dir: path.join(root, 'orders-0'), cleanup: () => removeDir(root) };
+    },
+    tear: (_fs, file, sizeBytes) => nodeFs.truncateSync(file, sizeBytes),
+    flip: (_fs, file, position) => {
+      const bytes = nodeFs.readFileSync(file);
+      bytes[position]! ^= 0xff;
+      nodeFs.writeFileSync(file, bytes);
+    },
+  },
+];
+
+for (const disk of disks) {
+  describe(`Log: recovery on ${disk.name}`, () => {
+    const cleanups: Array<() => void> = [];
+    after(() => cleanups.forEach((c) => c()));
+    const setup = () => {
+      const made = disk.make();
+      cleanups.push(made.cleanup);
+      return made;
+    };
+    const segmentBytes = 350;
+
+    /**
+     * 8 batches (offsets 0..15) over segments 0, 6 and 12; all synced but the last batch (position
+     * 100 of segment 12), so a crash can tear only that one.
+     */
+    function build() {
+      const { fs, dir } = setup();
+      const log = open(fs, { dir, segmentBytes });
+      const stored = appendMany(log, 7);
+      const rp = log.flush();
+      stored.push(...appendMany(log, 1));
+      const last = path.posix.join(dir, '00000000000000000012.log');
+      return { fs, dir, log, stored, rp, last };
+    }
+
+    it('truncates a torn last batch', () => {
+      const { fs, dir, log, stored, rp, last } = build();
+      const lines: LogLine[] = [];
+      log.close();
+      disk.tear(fs, last, 140);
+      const reopened = open(fs, { dir, segmentBytes, recoveryPoint: rp, lines });
+      assert.equal(reopened.logEndOffset, 14);
+      assert.deepEqual(readAll(reopened), Buffer.concat(stored.slice(0, 7)));
+      const warn = lines.find((l) => l.level === 'warn');
+      assert.ok(warn !== undefined, 'recovery logs the truncation');
+      assert.match(JSON.stringify(warn.fields), /torn batch.*"droppedBytes":40|droppedBytes":40.*torn batch/);
+      assert.equal(reopened.recoveryPoint, 14);
+    });
+
+    it('truncates a last batch with a flipped byte (CRC-32C)', () => {
+      const { fs, dir, log, stored, rp, last } = build();
+      log.close();
+      disk.flip(fs, last, 180);
+      const lines: LogLine[] = [];
+      const reopened = open(fs, { dir, segmentBytes, recoveryPoint: rp, lines });
+      assert.equal(reopened.logEndOffset, 14);
+      assert.deepEqual(readAll(reopened), Buffer.concat(stored.slice(0, 7)));
+      assert.match(JSON.stringify(lines.filter((l) => l.level === 'warn')), /CRC-32C mismatch/);
+    });
+
+    it('deletes segments after a corrupt one', () => {
+      const { fs, dir, log, stored } = build();
+      log.flush();
+      log.close();
+      disk.flip(fs, path.posix.join(dir, '00000000000000000006.log'), 150); // second batch of segment 2
+      const reopened = open(fs, { dir, segmentBytes, recoveryPoint: 6 });
+      assert.equal(reopened.logEndOffset, 8);
+      assert.deepEqual(reopened.segmentBaseOffsets(), [0, 6]);
+      assert.deepEqual(readAll(reopened), Buffer.concat(stored.slice(0, 4)));
+      assert.ok(!fs.exists(path.posix.join(dir, '00000000000000000012.log')));
+    });
+
+    it('rebuilds a deleted index identically', () => {
+      const { fs, dir, log } = build();
+      log.flush();
+      log.close();
+      const index = path.posix.join(dir, '00000000000000000000.index');
+      const before = fs.readFile(index);
+      assert.ok(before.length > 0);
+      fs.unlink(index);
+      const reopened = open(fs, { dir, segmentBytes, recoveryPoint: 16 });
+      assert.deepEqual(fs.readFile(index), before);
+      assert.equal(reopened.logEndOffset, 16);
+      assert.ok(reopened.read(3, 1, 14, true).kind === 'ok');
+    });
+
+    it('rebuilds a corrupt index identically', () => {
+      const { fs, dir, log } = build();
+      log.flush();
+      log.close();
+      const index = path.posix.join(dir, '00000000000000000000.index');
+      const before = fs.readFile(index);
+      disk.flip(fs, index, 4); // first entry's position: now far beyond the log
+      const lines: LogLine[] = [];
+      const reopened = open(fs, { dir, segmentBytes, recoveryPoint: 16, lines });
+      assert.deepEqual(fs.readFile(index), before);
+      assert.equal(reopened.logEndOffset, 16);
+      assert.match(JSON.stringify(lines), /rebuilding damaged offset index/);
+    });
+
+    it('recovery is idempotent: opening twice gives the same LEO and bytes', () => {
+      const { fs, dir, log, rp, last } = build();
+      log.close();
+      disk.tear(fs, last, 140);
+      for (const hint of [0, rp]) {
+        const first = open(fs, { dir, segmentBytes, recoveryPoint: hint });
+        const firstBytes = readAll(first);
+        const firstLeo = first.logEndOffset;
+        first.close();
+        const files = fs.readdir(dir).map((n) => [n, fs.readFile(path.posix.join(dir, n))]);
+        const second = open(fs, { dir, segmentBytes, recoveryPoint: hint });
+        assert.equal(second.logEndOffset, firstLeo);
+        assert.deepEqual(readAll(second), firstBytes);
+        second.close();
+        assert.deepEqual(
+          fs.readdir(dir).map((n) => [n, fs.readFile(path.posix.join(dir, n))]),
+          files,
+        );
+      }
+    });
+
+    it('truncateTo drops batches at and after an offset, durably', () => {
+      const { fs, dir, log, stored } = build();
+      log.truncateTo(9); // inside batch 8..9 of segment 6
+      assert.equal(log.logEndOffset, 8);
+      assert.deepEqual(log.segmentBaseOffsets(), [0, 6]);
+      assert.deepEqual(readAll(log), Buffer.concat(stored.slice(0, 4)));
+      const appended = appendMany(log, 1);
+      assert.equal(log.logEndOffset, 10);
+      if (fs instanceof MemoryFileSystem) fs.crash({ kind: 'lose-unsynced' });
+      else log.close();
+      const reopened = open(fs, { dir, segmentBytes, recoveryPoint: 0 });
+      const expected = fs instanceof MemoryFileSystem ? stored.slice(0, 4) : [...stored.slice(0, 4), ...appended];
+      assert.deepEqual(readAll(reopened), Buffer.concat(expected));
+      reopened.truncateTo(0);
+      assert.equal(reopened.logEndOffset, 0);
+      assert.deepEqual(reopened.segmentBaseOffsets(), [0]);
+      reopened.delete();
+      assert.ok(!fs.exists(dir));
+    });
+  });
+}
+
+describe('Log: open edge cases', () => {
+  it('creates the directory and starts at logStartOffset when there are no segments', () => {
+    const fs = new MemoryFileSystem();
+    const log = open(fs, { logStartOffset: 42 });
+    assert.equal(log.logStartOffset, 42);
+    assert.equal(log.logEndOffset, 42);
+    assert.deepEqual(fs.readdir(DIR), ['00000000000000000042.index', '00000000000000000042.log']);
+    assert.deepEqual(log.read(41, 100, 100, true), { kind: 'out-of-range' });
+  });
+
+  it('deletes an index without a log and a segment that does not continue the log', () => {
+    const fs = new MemoryFileSystem();
+    let log = open(fs, { segmentBytes: 350 });
+    appendMany(log, 4);
+    log.flush();
+    log.close();
+    fs.open(`${DIR}/00000000000000000500.index`, 'rw').close();
+    fs.open(`${DIR}/00000000000000000900.log`, 'rw').close();
+    log = open(fs, { segmentBytes: 350, recoveryPoint: 8 });
+    assert.deepEqual(log.segmentBaseOffsets(), [0, 6]);
+    assert.ok(!fs.exists(`${DIR}/00000000000000000500.index`));
+    assert.ok(!fs.exists(`${DIR}/00000000000000000900.log`));
+    assert.equal(log.logEndOffset, 8);
+  });
+
+  it('clamps logStartOffset into the log, and starts over past a log that ended before it', () => {
+    const fs = new MemoryFileSystem();
+    let log = open(fs);
+    appendMany(log, 3);
+    log.flush();
+    log.close();
+    log = open(fs, { recoveryPoint: 6, logStartOffset: 3 });
+    assert.equal(log.logStartOffset, 3);
+    assert.deepEqual(log.read(2, 100, 100, true), { kind: 'out-of-range' });
+    assert.equal((log.read(3, 1, 100, true) as { firstOffset: number }).firstOffset, 2);
+    log.close();
+    log = open(fs, { recoveryPoint: 6, logStartOffset: 50 });
+    assert.equal(log.logStartOffset, 50);
+    assert.equal(log.logEndOffset, 50);
+    assert.deepEqual(log.segmentBaseOffsets(), [50]);
+  });
+
+  it('recovers a damaged segment below the recovery point and lowers the recovery point', () => {
+    const fs = new MemoryFileSystem();
+    let log = open(fs, { segmentBytes: 350 });
+    appendMany(log, 7);
+    log.flush();
+    log.close();
+    // Cut segment 0 mid-batch although the hint says it is fsynced.
+    const h = fs.open(`${DIR}/00000000000000000000.log`, 'rw');
+    h.truncate(250);
+    h.close();
+    log = open(fs, { segmentBytes: 350, recoveryPoint: 14 });
+    assert.equal(log.logEndOffset, 4);
+    assert.deepEqual(log.segmentBaseOffsets(), [0]);
+    assert.equal(log.recoveryPoint, 0);
+  });
+});

@@ -1,0 +1,144 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { MemoryFileSystem } from '../../../src/storage/memory-file-system';
+
+const bytes = (s: string) => Buffer.from(s, 'utf8');
+
+function read(fs: MemoryFileSystem, path: string): string {
+  return fs.readFile(path).toString('utf8');
+}
+
+describe('MemoryFileSystem', () => {
+  it('reads, writes, truncates and lists like a file system', () => {
+    const fs = new MemoryFileSystem();
+    fs.mkdirp('/a/b');
+    const h = fs.open('/a/b/f', 'rw');
+    h.write(bytes('hello'), 0);
+    h.write(bytes('XY'), 7);
+    assert.equal(h.size(), 9);
+    assert.deepEqual([...fs.readFile('/a/b/f')], [...bytes('hello'), 0, 0, ...bytes('XY')]);
+    const out = Buffer.alloc(4);
+    assert.equal(h.read(out, 0, 4, 7), 2);
+    assert.equal(h.read(out, 0, 4, 20), 0);
+    h.truncate(3);
+    h.write(bytes('!'), 5);
+    assert.deepEqual([...fs.readFile('/a/b/f')], [...bytes('hel'), 0, 0, ...bytes('!')]);
+    assert.deepEqual(fs.readdir('/a'), ['b']);
+    assert.ok(fs.exists('/a/b/f'));
+    assert.throws(() => fs.open('/a/missing', 'r'), { code: 'ENOENT' });
+    assert.throws(() => fs.readFile('/a'), { code: 'EISDIR' });
+    assert.throws(() => fs.readdir('/a/b/f'), { code: 'ENOTDIR' });
+    assert.throws(() => fs.open('/a/b/f', 'r').write(bytes('x'), 0), { code: 'EBADF' });
+    fs.rmrf('/a');
+    assert.ok(!fs.exists('/a/b/f'));
+    fs.rmrf('/nothing-here');
+  });
+
+  it('loses unsynced bytes on a crash and keeps synced ones', () => {
+    const fs = new MemoryFileSystem();
+    fs.mkdirp('/d');
+    const h = fs.open('/d/f', 'rw');
+    h.write(bytes('durable'), 0);
+    h.sync();
+    fs.syncDir('/d');
+    h.write(bytes('-lost'), 7);
+    h.truncate(3); // unsynced truncation is lost too
+    assert.equal(fs.unsyncedBytes('/d/f'), 5);
+    fs.crash({ kind: 'lose-unsynced' });
+    assert.equal(read(fs, '/d/f'), 'durable');
+    assert.throws(() => h.size(), { code: 'EBADF' });
+  });
+
+  it('keeps overwritten durable bytes until sync (copy-on-write snapshot)', () => {
+    const fs = new MemoryFileSystem();
+    fs.mkdirp('/d');
+    const h = fs.open('/d/f', 'rw');
+    h.write(bytes('aaaa'), 0);
+    h.sync();
+    fs.syncDir('/d');
+    h.write(bytes('bb'), 1);
+    assert.equal(read(fs, '/d/f'), 'abba');
+    fs.crash({ kind: 'lose-unsynced' });
+    assert.equal(read(fs, '/d/f'), 'aaaa');
+  });
+
+  it('tears the last write: keeps a prefix of the unsynced tail', () => {
+    const fs = new MemoryFileSystem();
+    fs.mkdirp('/d');
+    const a = fs.open('/d/a', 'rw');
+    const b = fs.open('/d/b', 'rw');
+    fs.syncDir('/d');
+    a.write(bytes('0123'), 0);
+    a.sync();
+    a.write(bytes('4567'), 4);
+    b.write(bytes('bbb'), 0);
+    a.write(bytes('89'), 8); // last write: file a
+    const report = fs.crash({ kind: 'torn-last-write', keepBytes: 5 });
+    assert.deepEqual(report, { tornPath: '/d/a', keptBytes: 5 });
+    assert.equal(read(fs, '/d/a'), '012345678');
+    assert.equal(read(fs, '/d/b'), '');
+  });
+
+  it('picks the torn length from the random source, or tears a named file', () => {
+    const fs = new MemoryFileSystem();
+    fs.mkdirp('/d');
+    const a = fs.open('/d/a', 'rw');
+    fs.syncDir('/d');
+    a.write(bytes('abcdef'), 0);
+    const report = fs.crash({ kind: 'torn-last-write' }, { next: () => 0, int: (n) => n - 1, bytes16: () => Buffer.alloc(16) });
+    assert.equal(report.keptBytes, 6);
+    assert.equal(read(fs, '/d/a'), 'abcdef');
+    const h = fs.open('/d/a', 'rw');
+    h.write(bytes('XYZ'), 6);
+    fs.open('/d/a2', 'rw');
+    assert.equal(fs.crash({ kind: 'torn-last-write', path: '/d/a', keepBytes: 1 }).tornPath, '/d/a');
+    assert.equal(read(fs, '/d/a'), 'abcdefX');
+  });
+
+  it('makes directory entries durable only after syncDir', () => {
+    const fs = new MemoryFileSystem();
+    fs.mkdirp('/d');
+    const h = fs.open('/d/new', 'rw');
+    h.write(bytes('x'), 0);
+    h.sync();
+    assert.ok(!fs.isDurableEntry('/d/new'));
+    fs.crash({ kind: 'lose-unsynced' });
+    assert.ok(!fs.exists('/d/new'), 'created file without a dir sync vanishes');
+
+    const k = fs.open('/d/kept', 'rw');
+    k.write(bytes('k'), 0);
+    k.sync();
+    fs.syncDir('/d');
+    fs.unlink('/d/kept');
+    fs.crash({ kind: 'lose-unsynced' });
+    assert.equal(read(fs, '/d/kept'), 'k', 'unlinked file without a dir sync comes back');
+
+    fs.rename('/d/kept', '/d/renamed');
+    fs.crash({ kind: 'lose-unsynced' });
+    assert.deepEqual(fs.readdir('/d'), ['kept']);
+  });
+
+  it('writeFileAtomic is durable at once and replaces atomically', () => {
+    const fs = new MemoryFileSystem();
+    fs.mkdirp('/d');
+    fs.writeFileAtomic('/d/cp', bytes('one'));
+    fs.writeFileAtomic('/d/cp', bytes('two'));
+    fs.crash({ kind: 'lose-unsynced' });
+    assert.equal(read(fs, '/d/cp'), 'two');
+    assert.deepEqual(fs.readdir('/d'), ['cp']);
+  });
+
+  it('flipByte corrupts the byte at rest', () => {
+    const fs = new MemoryFileSystem();
+    fs.mkdirp('/d');
+    const h = fs.open('/d/f', 'rw');
+    h.write(bytes('abc'), 0);
+    h.sync();
+    fs.syncDir('/d');
+    fs.flipByte('/d/f', 1, 0x01);
+    assert.equal(read(fs, '/d/f'), 'acc');
+    fs.crash({ kind: 'lose-unsynced' });
+    assert.equal(read(fs, '/d/f'), 'acc');
+    assert.throws(() => fs.flipByte('/d/f', 3), RangeError);
+  });
+});
