@@ -3,6 +3,7 @@
  * dead prefix dominates). Mailboxes and the simulation's channels hold many messages; Array#shift is
  * O(n) on large arrays.
  */
+/** FIFO queue with O(1) push/shift (module comment). */
 export class Fifo<T> {
   private items: (T | undefined)[] = [];
   private head = 0;

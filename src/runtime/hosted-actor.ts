@@ -41,6 +41,7 @@ function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** One actor on a worker: mailbox, context, lifecycle (module comment). */
 export class HostedActor {
   state: HostedActorState = 'starting';
   /** True while queued in the host's ready list (so it is queued at most once). */

@@ -17,6 +17,7 @@ export interface EndpointTransport {
   removeEndpoint(endpoint: LocalEndpoint): void;
 }
 
+/** An endpoint on the creating thread; envelopes reach it through its runtime (module comment). */
 export class LocalEndpoint implements Endpoint {
   /** Requests this endpoint awaits (the runtime fails them when their target crashes). */
   readonly pending: PendingRequests;

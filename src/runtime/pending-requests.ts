@@ -19,6 +19,7 @@ interface PendingRequest {
 /** Reasons a request fails before its timeout (see {@link ActorUnavailableError}). */
 export type UnavailableReason = ActorUnavailableError['reason'];
 
+/** Outstanding requests of one requester, keyed by correlation id (module comment). */
 export class PendingRequests {
   private readonly byCorr = new Map<number, PendingRequest>();
 

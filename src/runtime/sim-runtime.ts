@@ -21,6 +21,7 @@
 import { strict as assert } from 'node:assert';
 import type { Actor, ActorContext, ActorId, Clock, Envelope, Logger, Random, TimerHandle, Timers } from './actor';
 import type { FileSystem } from '../storage/file-system';
+import { MemoryFileSystem } from '../storage/memory-file-system';
 import { decodeEnvelope, decodeValue, encodeEnvelope, encodeValue } from './envelope';
 import { Fifo } from './fifo';
 import { LocalEndpoint } from './local-endpoint';
@@ -29,7 +30,7 @@ import { createLogger, levelFromEnv } from './logger';
 import { PendingRequests } from './pending-requests';
 import type { UnavailableReason } from './pending-requests';
 import { Xoshiro128 } from './random';
-import { loadActorFactory, loadExport, resolveActorKind } from './registry';
+import { loadActorFactory, resolveActorKind } from './registry';
 import type { ModuleRef } from './registry';
 import type { Endpoint, Placement, Runtime } from './runtime';
 import { SimTimerQueue } from './sim-timer-queue';
@@ -96,6 +97,7 @@ function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
   return typeof value === 'object' && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';
 }
 
+/** The deterministic {@link Runtime} for tests and the simulation (module comment). */
 export class SimRuntime implements Runtime, EndpointTransport {
   /** The virtual clock (also what every actor gets). */
   readonly clock: Clock;
@@ -136,10 +138,7 @@ export class SimRuntime implements Runtime, EndpointTransport {
 
   /** The shared simulated disk (a MemoryFileSystem unless one was given). */
   get fs(): FileSystem {
-    if (this.fileSystem === undefined) {
-      const MemoryFileSystem = loadExport({ module: 'storage/memory-file-system', export: 'MemoryFileSystem' }) as new () => FileSystem;
-      this.fileSystem = new MemoryFileSystem();
-    }
+    this.fileSystem ??= new MemoryFileSystem();
     return this.fileSystem;
   }
 

@@ -19,6 +19,7 @@ export interface SimTimer {
   cancelled: boolean;
 }
 
+/** Virtual timers ordered by due time, then creation (module comment). */
 export class SimTimerQueue {
   private readonly queue: SimTimer[] = [];
   private readonly byId = new Map<number, SimTimer>();

@@ -46,7 +46,7 @@ export interface ThreadRuntimeOptions {
   /**
    * The FileSystem class actors get as `ctx.fs` (constructed with `new` and no arguments, in each
    * worker, on first use). A module reference because a class cannot be posted to a worker. Default:
-   * `{ module: 'storage/node-file-system', export: 'NodeFileSystem' }`.
+   * NodeFileSystem.
    */
   fsFactory?: ModuleRef;
   /** Workers' log level (default: `logger.level` if it has one, else `info`). */
@@ -96,6 +96,7 @@ function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** The production {@link Runtime}: worker pools, the main-thread hub, the supervisor (module comment). */
 export class ThreadRuntime implements Runtime, EndpointTransport {
   private readonly log: Logger;
   private readonly pools = new Map<string, Pool>();
@@ -105,7 +106,7 @@ export class ThreadRuntime implements Runtime, EndpointTransport {
   private readonly timers = new TrackedTimers();
   private readonly workerLogLevel: string;
   private readonly workerLogFd: 1 | 2;
-  private readonly fsRef: ModuleRef;
+  private readonly fsRef: ModuleRef | undefined;
   private readonly maxRestarts: number;
   private readonly restartWindowMs: number;
   private workerSerial = 0;
@@ -125,7 +126,7 @@ export class ThreadRuntime implements Runtime, EndpointTransport {
     const loggerLevel = (options.logger as { level?: unknown }).level;
     this.workerLogLevel = options.workerLogLevel ?? (typeof loggerLevel === 'string' ? loggerLevel : 'info');
     this.workerLogFd = options.workerLogFd ?? 1;
-    this.fsRef = options.fsFactory ?? { module: 'storage/node-file-system', export: 'NodeFileSystem' };
+    this.fsRef = options.fsFactory;
     this.maxRestarts = options.maxRestarts ?? 5;
     this.restartWindowMs = options.restartWindowMs ?? 10_000;
   }
@@ -292,8 +293,8 @@ export class ThreadRuntime implements Runtime, EndpointTransport {
       corrBase: this.workerSerial * CORR_SPAN,
       logLevel: this.workerLogLevel,
       logFd: this.workerLogFd,
-      fsRef: this.fsRef,
     };
+    if (this.fsRef !== undefined) init.fsRef = this.fsRef;
     assert(Number.isSafeInteger(init.corrBase + CORR_SPAN), 'worker serials exhausted');
     const worker = new Worker(WORKER_HOST_PATH, { workerData: init, name: slot.name });
     slot.worker = worker;

@@ -14,6 +14,7 @@ import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
 import type { ActorId, Clock, Envelope, Logger } from './actor';
 import type { FileSystem } from '../storage/file-system';
+import { NodeFileSystem } from '../storage/node-file-system';
 import { decodeEnvelope, decodeValue, encodeEnvelope, encodeEnvelopeForTransfer } from './envelope';
 import { HostedActor } from './hosted-actor';
 import type { ActorHostServices } from './hosted-actor';
@@ -30,6 +31,7 @@ function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** The actors of one worker thread and its side of the worker protocol (module comment). */
 export class WorkerHost implements ActorHostServices {
   readonly clock: Clock = systemClock;
   private readonly actors = new Map<ActorId, HostedActor>();
@@ -55,8 +57,14 @@ export class WorkerHost implements ActorHostServices {
 
   fs(): FileSystem {
     if (this.fileSystem === undefined) {
-      const FileSystemClass = loadExport(this.init.fsRef) as new () => FileSystem;
-      this.fileSystem = new FileSystemClass();
+      const fsRef = this.init.fsRef;
+      if (fsRef === undefined) {
+        this.fileSystem = new NodeFileSystem();
+      } else {
+        const FileSystemClass = loadExport(fsRef);
+        if (typeof FileSystemClass !== 'function') throw new Error(`${fsRef.module}#${fsRef.export} is not a class`);
+        this.fileSystem = new (FileSystemClass as new () => FileSystem)();
+      }
     }
     return this.fileSystem;
   }
@@ -128,8 +136,8 @@ export class WorkerHost implements ActorHostServices {
     this.port.postMessage(message, transfer);
   }
 
+  /** One delivery batch; `drainScheduled` stays true while it runs so sends during it do not reschedule. */
   private drain(): void {
-    this.drainScheduled = false;
     let budget = DELIVERIES_PER_TURN;
     let index = 0;
     while (index < this.ready.length && budget > 0 && !this.dead) {
@@ -140,10 +148,8 @@ export class WorkerHost implements ActorHostServices {
       else actor.inReadyQueue = false;
     }
     this.ready.splice(0, index);
-    if (this.ready.length > 0 && !this.dead) {
-      this.drainScheduled = true;
-      setImmediate(() => this.drain());
-    }
+    if (this.ready.length > 0 && !this.dead) setImmediate(() => this.drain());
+    else this.drainScheduled = false;
   }
 
   private deliver(envelope: Envelope): void {

@@ -43,6 +43,6 @@ export interface WorkerInit {
   corrBase: number;
   logLevel: string;
   logFd: 1 | 2;
-  /** The FileSystem class actors get (constructed with `new` on first use of `ctx.fs`). */
-  fsRef: ModuleRef;
+  /** The FileSystem class actors get (`new` on first use of `ctx.fs`); default NodeFileSystem. */
+  fsRef?: ModuleRef;
 }

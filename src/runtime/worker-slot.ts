@@ -17,6 +17,7 @@ export class WorkerExitedError extends Error {
 type SlotRequest = Extract<ToWorker, { reqId: number }>;
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
+/** A worker position in a pool, surviving the workers that crash in it (module comment). */
 export class WorkerSlot {
   /** The live worker; null before the first actor is placed here and between a crash and its restart. */
   worker: Worker | null = null;

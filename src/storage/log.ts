@@ -131,14 +131,12 @@ export class Log {
       (parsed.suffix === LOG_FILE_SUFFIX ? logBases : indexBases).push(parsed.baseOffset);
     }
     logBases.sort((a, b) => a - b);
-    let dirDirty = false;
     const logBaseSet = new Set(logBases);
     for (const base of indexBases) {
       if (logBaseSet.has(base)) continue;
       const path = posix.join(dir, segmentFileName(base, '.index'));
       logger.info({ path }, 'deleting index file without a log file');
       fs.unlink(path);
-      dirDirty = true;
     }
 
     const hint = args.recoveryPoint;
@@ -160,7 +158,6 @@ export class Log {
         deleted += loaded.length - i;
         break;
       }
-      if (seg.createdFiles) dirDirty = true;
       const nextBase = i + 1 < loaded.length ? loaded[i + 1]!.baseOffset : Number.POSITIVE_INFINITY;
       let fromOffset: number | null = null;
       if (trusted && nextBase <= hint) {
@@ -215,18 +212,16 @@ export class Log {
       }
       lso = lsoHint ?? 0;
       kept.push(LogSegment.create(segmentArgs(lso)));
-      dirDirty = true;
       rpBound = lso;
     }
 
     if (truncated !== null) truncated.sync();
-    if (truncated !== null || deleted > 0 || dirDirty) {
-      fs.syncDir(dir);
-      dirDirty = false;
-    }
+    if (truncated !== null || deleted > 0) fs.syncDir(dir);
     const logEndOffset = kept[kept.length - 1]!.nextOffset;
     const rp = Math.max(Math.min(rpBound, logEndOffset), kept[0]!.baseOffset);
-    const log = new Log(args, kept, { rp, lso: Math.min(lso, logEndOffset), dirDirty });
+    // The directory entries of segments beyond the recovery point may never have been synced (a
+    // process crash between a roll and the next flush): the first flush syncs the directory.
+    const log = new Log(args, kept, { rp, lso: Math.min(lso, logEndOffset), dirDirty: true });
     logger.info(
       { dir, logStartOffset: log.lso, logEndOffset, recoveryPoint: rp, segments: kept.length, truncated: truncated !== null, deletedSegments: deleted },
       'log loaded',

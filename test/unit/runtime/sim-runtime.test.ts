@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import { ActorUnavailableError, RequestTimeoutError } from '../../../src/runtime/actor';
 import type { Envelope } from '../../../src/runtime/actor';
 import { SIM_EPOCH_MS, SimRuntime } from '../../../src/runtime/sim-runtime';
+import { MemoryFileSystem } from '../../../src/storage/memory-file-system';
 import { registerTestKinds } from './fixtures/register';
 
 registerTestKinds();
@@ -149,4 +150,16 @@ test('fault hook drops and duplicates with its own seeded random', async () => {
   await sim.advanceTime(100);
   const seen = await sim.runUntil(driver.request<string[]>('sink', 'dump', null, 10));
   assert.deepEqual(seen, ['p:0', 'p:2', 'p:2', 'p:4', 'p:3']);
+});
+
+test('actors share the simulated disk', async () => {
+  const disk = new MemoryFileSystem();
+  disk.mkdirp('/data/orders-0');
+  const sim = new SimRuntime({ seed: 10, fs: disk });
+  await sim.spawn('e', 'echo', {}, broker0);
+  const driver = sim.endpoint('driver');
+  const text = await sim.runUntil(driver.request('e', 'fs-write', { path: '/data/orders-0/hw', text: '42' }, 10));
+  assert.equal(text, '42');
+  assert.equal(disk.readFile('/data/orders-0/hw').toString(), '42');
+  assert.equal(new SimRuntime({ seed: 1 }).fs.exists('/data'), false, 'default: a fresh MemoryFileSystem');
 });

@@ -1,4 +1,7 @@
 import { strict as assert } from 'node:assert';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
 import { after, test } from 'node:test';
 import { ActorUnavailableError, RequestTimeoutError } from '../../../src/runtime/actor';
 import type { Envelope } from '../../../src/runtime/actor';
@@ -11,8 +14,8 @@ registerTestKinds();
 const logger = createLogger({ level: levelFromEnv('silent'), fd: 2 });
 const runtimes: ThreadRuntime[] = [];
 
-function makeRuntime(brokers: Array<{ brokerId: number; numIoThreads: number }>): ThreadRuntime {
-  const runtime = new ThreadRuntime({ brokers, logger, workerLogFd: 2 });
+function makeRuntime(brokers: Array<{ brokerId: number; numIoThreads: number }>, maxRestarts?: number): ThreadRuntime {
+  const runtime = new ThreadRuntime({ brokers, logger, workerLogFd: 2, ...(maxRestarts === undefined ? {} : { maxRestarts }) });
   runtimes.push(runtime);
   return runtime;
 }
@@ -75,6 +78,15 @@ test('request/reply: endpoint to actor, across workers, on one worker; Buffers a
   assert.equal(info.isBuffer, true);
   assert.equal(info.length, batch.length);
 
+  // ctx.fs is a NodeFileSystem on the worker.
+  const dir = mkdtempSync(path.join(tmpdir(), 'skiff-runtime-'));
+  try {
+    assert.equal(await net.request('a', 'fs-write', { path: path.join(dir, 'x.checkpoint'), text: '0\n' }, 5000), '0\n');
+    assert.equal(readFileSync(path.join(dir, 'x.checkpoint'), 'utf8'), '0\n');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+
   // a (broker 0, worker 0) -> b (broker 0, worker 1): through the hub.
   assert.deepEqual(await net.request('a', 'forward', { to: 'b', type: 'echo', body: 'x', timeoutMs: 5000 }, 5000), { ok: 'x' });
   // c -> d on the same worker: delivered locally.
@@ -88,7 +100,7 @@ test('request/reply: endpoint to actor, across workers, on one worker; Buffers a
   assert.equal(await net.request('net/1', 'hello', null, 1000), 'hi');
   // Message order between one pair is kept.
   for (let i = 0; i < 50; i++) net.send('a', 'ignore', i);
-  assert.equal(await net.request('a', 'count', null, 5000), 54);
+  assert.equal(await net.request('a', 'count', null, 5000), 55);
   net.close();
   other.close();
 });
@@ -185,4 +197,22 @@ test('stopActor, exit() and shutdown run stop()', async () => {
   assert.deepEqual(stopped, ['s1', 's2', 's3', 'ctl'], 'broker actors stop before the controller');
   assert.deepEqual(runtime.workers().map((w) => w.threadId), [null, null, null]);
   await assert.rejects(runtime.spawn('late', 'echo', {}, { pool: 'controller' }), /shut down/);
+});
+
+test('a worker that keeps crashing is given up after maxRestarts', async () => {
+  const runtime = makeRuntime([{ brokerId: 0, numIoThreads: 1 }], 1);
+  await runtime.spawn('flaky', 'echo', {}, { pool: 'broker', brokerId: 0 });
+  const net = runtime.endpoint('net');
+  const restarted = new Promise<void>((resolve) => runtime.onWorkerRestart(() => resolve()));
+  runtime.crashWorkerOf('flaky');
+  await restarted;
+  assert.equal(await net.request('flaky', 'echo', 1, 5000), 1);
+  const pending = net.request('flaky', 'ignore', null, 30_000);
+  runtime.crashWorkerOf('flaky');
+  await assert.rejects(pending, ActorUnavailableError);
+  assert.equal(runtime.workerOf('flaky'), undefined, 'given up: no longer placed');
+  await assert.rejects(net.request('flaky', 'echo', 1, 5000), (error: unknown) => {
+    return error instanceof ActorUnavailableError && error.reason === 'unknown-actor';
+  });
+  net.close();
 });

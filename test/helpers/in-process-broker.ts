@@ -1,0 +1,40 @@
+/**
+ * Starts a broker inside the test process (workers are real threads) on a free port with a fresh
+ * temporary data dir. Logs are silenced unless SKIFF_LOG_LEVEL is set.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { buildBrokerConfig } from '../../src/config/broker-config';
+import { startBroker, type RunningBroker } from '../../src/broker';
+import { createLogger } from '../../src/runtime/logger';
+
+export interface TestBroker { broker: RunningBroker; port: number; dataDir: string; stop(): Promise<void>; restart(): Promise<TestBroker> }
+
+export async function startTestBroker(overrides: Record<string, string> = {}, dataDir?: string): Promise<TestBroker> {
+  const dir = dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'skiff-test-'));
+  process.env.SKIFF_LOG_LEVEL ??= 'warn';
+  const props = new Map<string, string>([
+    ['listeners', 'PLAINTEXT://127.0.0.1:0'],
+    ['log.dirs', dir],
+    ['num.io.threads', '2'],
+    ...Object.entries(overrides),
+  ]);
+  const config = buildBrokerConfig(props);
+  const broker = await startBroker(config, createLogger({ fd: 2 }));
+  const handle: TestBroker = {
+    broker,
+    port: broker.boundPort,
+    dataDir: dir,
+    stop: () => broker.stop(),
+    restart: async () => {
+      await broker.stop();
+      return startTestBroker(overrides, dir);
+    },
+  };
+  return handle;
+}
+
+export function removeDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,262 @@
+/**
+ * The broker's wire behaviour seen from a raw socket: version negotiation, error codes for bad
+ * input, connection closing for broken frames (and only that connection), long polls, acks=0 and
+ * request ordering. Runs a real in-process broker (worker threads, real files).
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { ApiKey, ErrorCode } from '../../../src/protocol';
+import { buildRecordBatch, decodeRecordBatches } from '../../../src/protocol/record-batch/builder';
+import { WireClient } from '../../helpers/wire-client';
+import { removeDir, startTestBroker, type TestBroker } from '../../helpers/in-process-broker';
+
+function batchOf(values: string[]): Buffer {
+  return buildRecordBatch(values.map((v) => ({ key: null, value: Buffer.from(v), headers: [] })));
+}
+
+function produceBody(topic: string, partition: number, records: Buffer | null, acks = -1) {
+  return { transactionalId: null, acks, timeoutMs: 5000, topicData: [{ name: topic, partitionData: [{ index: partition, records }] }] };
+}
+
+function fetchBody(topic: string, partition: number, fetchOffset: number, maxWaitMs = 0, minBytes = 1) {
+  return {
+    replicaId: -1, maxWaitMs, minBytes, maxBytes: 1 << 20, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
+    topics: [{ topic, partitions: [{ partition, currentLeaderEpoch: -1, fetchOffset, logStartOffset: -1, partitionMaxBytes: 1 << 20 }] }],
+    forgottenTopicsData: [], rackId: '',
+  };
+}
+
+async function createTopic(client: WireClient, name: string, numPartitions = 1): Promise<number> {
+  const res = await client.request(ApiKey.CreateTopics, 4, { topics: [{ name, numPartitions, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 5000, validateOnly: false });
+  return res.body.topics[0].errorCode;
+}
+
+describe('broker on the wire', () => {
+  let broker: TestBroker;
+  let client: WireClient;
+
+  before(async () => {
+    broker = await startTestBroker({ 'socket.request.max.bytes': '1048576', 'message.max.bytes': '100000' });
+    client = await WireClient.connect(broker.port);
+  });
+
+  after(async () => {
+    client.close();
+    await broker.stop();
+    removeDir(broker.dataDir);
+  });
+
+  test('ApiVersions v0 and v3 list every served API with its range', async () => {
+    for (const version of [0, 3]) {
+      const res = await client.request(ApiKey.ApiVersions, version, { clientSoftwareName: 'wire-test', clientSoftwareVersion: '1.0' });
+      assert.equal(res.body.errorCode, ErrorCode.NONE);
+      const produce = res.body.apiKeys.find((k: any) => k.apiKey === ApiKey.Produce);
+      assert.deepEqual({ min: produce.minVersion, max: produce.maxVersion }, { min: 0, max: 9 });
+      const fetch = res.body.apiKeys.find((k: any) => k.apiKey === ApiKey.Fetch);
+      assert.ok(fetch.maxVersion >= 11, 'kafka-python infers the broker release from Fetch v11');
+    }
+  });
+
+  test('ApiVersions above v3 gets UNSUPPORTED_VERSION with the list in the v0 layout', async () => {
+    const bytes = Buffer.alloc(4 + 10);
+    bytes.writeInt32BE(10, 0);
+    bytes.writeInt16BE(ApiKey.ApiVersions, 4);
+    bytes.writeInt16BE(99, 6);
+    bytes.writeInt32BE(4242, 8);
+    bytes.writeInt16BE(-1, 12); // null client id
+    client.sendRaw(bytes);
+    const frame = await client.readFrame();
+    assert.ok(frame);
+    assert.equal(frame.readInt32BE(0), 4242);
+    assert.equal(frame.readInt16BE(4), ErrorCode.UNSUPPORTED_VERSION);
+    assert.ok(frame.readInt32BE(6) >= 7, 'the v0 api_keys array follows');
+  });
+
+  test('an unknown API key closes that connection only', async () => {
+    const bad = await WireClient.connect(broker.port);
+    const bytes = Buffer.alloc(14);
+    bytes.writeInt32BE(10, 0);
+    bytes.writeInt16BE(1234, 4);
+    bytes.writeInt16BE(0, 6);
+    bytes.writeInt32BE(1, 8);
+    bytes.writeInt16BE(-1, 12);
+    bad.sendRaw(bytes);
+    assert.equal(await bad.waitClosed(), true);
+    const res = await client.request(ApiKey.ApiVersions, 2, {});
+    assert.equal(res.body.errorCode, ErrorCode.NONE);
+  });
+
+  test('frames over socket.request.max.bytes and negative sizes are refused before buffering', async () => {
+    for (const size of [2 * 1048576, -5]) {
+      const bad = await WireClient.connect(broker.port);
+      const head = Buffer.alloc(4);
+      head.writeInt32BE(size, 0);
+      bad.sendRaw(head);
+      assert.equal(await bad.waitClosed(), true, `size ${size} closes the connection`);
+    }
+    const res = await client.request(ApiKey.ApiVersions, 2, {});
+    assert.equal(res.body.errorCode, ErrorCode.NONE);
+  });
+
+  test('a truncated request body closes the connection', async () => {
+    const bad = await WireClient.connect(broker.port);
+    const bytes = Buffer.alloc(4 + 14);
+    bytes.writeInt32BE(14, 0);
+    bytes.writeInt16BE(ApiKey.Metadata, 4);
+    bytes.writeInt16BE(4, 6);
+    bytes.writeInt32BE(1, 8);
+    bytes.writeInt16BE(-1, 12);
+    bytes.writeInt32BE(1000, 14); // claims 1000 topics, carries none
+    bad.sendRaw(bytes);
+    assert.equal(await bad.waitClosed(), true);
+  });
+
+  test('Metadata auto-creates only when allowed; invalid names get INVALID_TOPIC_EXCEPTION', async () => {
+    const denied = await client.request(ApiKey.Metadata, 4, { topics: [{ name: 'not-created' }], allowAutoTopicCreation: false });
+    assert.equal(denied.body.topics[0].errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    const created = await client.request(ApiKey.Metadata, 4, { topics: [{ name: 'auto-created' }], allowAutoTopicCreation: true });
+    assert.equal(created.body.topics[0].errorCode, ErrorCode.NONE);
+    assert.equal(created.body.topics[0].partitions.length, 1);
+    assert.equal(created.body.topics[0].partitions[0].leaderId, 0);
+    const invalid = await client.request(ApiKey.Metadata, 4, { topics: [{ name: 'bad name!' }], allowAutoTopicCreation: true });
+    assert.equal(invalid.body.topics[0].errorCode, ErrorCode.INVALID_TOPIC_EXCEPTION);
+  });
+
+  test('Produce to an unknown topic gets UNKNOWN_TOPIC_OR_PARTITION and does not create it', async () => {
+    const res = await client.request(ApiKey.Produce, 7, produceBody('never-made', 0, batchOf(['x'])));
+    assert.equal(res.body.responses[0].partitionResponses[0].errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    const md = await client.request(ApiKey.Metadata, 4, { topics: [{ name: 'never-made' }], allowAutoTopicCreation: false });
+    assert.equal(md.body.topics[0].errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  });
+
+  test('Produce v2 is advertised but refused with UNSUPPORTED_VERSION', async () => {
+    assert.equal(await createTopic(client, 'old-produce'), ErrorCode.NONE);
+    const res = await client.request(ApiKey.Produce, 2, { acks: 1, timeoutMs: 1000, topicData: [{ name: 'old-produce', partitionData: [{ index: 0, records: Buffer.alloc(0) }] }] });
+    assert.equal(res.body.responses[0].partitionResponses[0].errorCode, ErrorCode.UNSUPPORTED_VERSION);
+  });
+
+  test('bad CRC gets CORRUPT_MESSAGE, oversized batches MESSAGE_TOO_LARGE, a missing partition UNKNOWN_TOPIC_OR_PARTITION', async () => {
+    assert.equal(await createTopic(client, 'checks'), ErrorCode.NONE);
+    const corrupt = batchOf(['hello']);
+    corrupt[corrupt.length - 1] ^= 0xff;
+    let res = await client.request(ApiKey.Produce, 7, produceBody('checks', 0, corrupt));
+    assert.equal(res.body.responses[0].partitionResponses[0].errorCode, ErrorCode.CORRUPT_MESSAGE);
+    res = await client.request(ApiKey.Produce, 7, produceBody('checks', 0, batchOf(['y'.repeat(200_000)])));
+    assert.equal(res.body.responses[0].partitionResponses[0].errorCode, ErrorCode.MESSAGE_TOO_LARGE);
+    res = await client.request(ApiKey.Produce, 7, produceBody('checks', 7, batchOf(['z'])));
+    assert.equal(res.body.responses[0].partitionResponses[0].errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    res = await client.request(ApiKey.Produce, 7, produceBody('checks', 0, batchOf(['ok'])));
+    assert.equal(res.body.responses[0].partitionResponses[0].errorCode, ErrorCode.NONE);
+    assert.equal(res.body.responses[0].partitionResponses[0].baseOffset, 0);
+  });
+
+  test('offsets are dense across batches and fetch returns them with the HW', async () => {
+    assert.equal(await createTopic(client, 'dense'), ErrorCode.NONE);
+    const bases: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await client.request(ApiKey.Produce, 7, produceBody('dense', 0, batchOf([`a${i}`, `b${i}`, `c${i}`])));
+      bases.push(res.body.responses[0].partitionResponses[0].baseOffset);
+    }
+    assert.deepEqual(bases, [0, 3, 6, 9, 12]);
+    const res = await client.request(ApiKey.Fetch, 11, fetchBody('dense', 0, 4));
+    const p = res.body.responses[0].partitions[0];
+    assert.equal(p.errorCode, ErrorCode.NONE);
+    assert.equal(p.highWatermark, 15);
+    const batches = decodeRecordBatches(p.records);
+    assert.equal(batches[0]!.baseOffset, 3, 'the batch containing offset 4 comes first');
+    const values = batches.flatMap((b) => b.records.map((r) => r.value!.toString()));
+    assert.deepEqual(values.slice(0, 3), ['a1', 'b1', 'c1']);
+    assert.equal(values.length, 12);
+  });
+
+  test('fetch past the LEO gets OFFSET_OUT_OF_RANGE; at the HW it is empty', async () => {
+    assert.equal(await createTopic(client, 'range'), ErrorCode.NONE);
+    await client.request(ApiKey.Produce, 7, produceBody('range', 0, batchOf(['1', '2'])));
+    let res = await client.request(ApiKey.Fetch, 11, fetchBody('range', 0, 50));
+    assert.equal(res.body.responses[0].partitions[0].errorCode, ErrorCode.OFFSET_OUT_OF_RANGE);
+    res = await client.request(ApiKey.Fetch, 11, fetchBody('range', 0, 2));
+    assert.equal(res.body.responses[0].partitions[0].errorCode, ErrorCode.NONE);
+    assert.equal(res.body.responses[0].partitions[0].records.length, 0);
+  });
+
+  test('a long poll waits for max_wait_ms, and a produce wakes it early', async () => {
+    assert.equal(await createTopic(client, 'poll'), ErrorCode.NONE);
+    let started = Date.now();
+    const idle = await client.request(ApiKey.Fetch, 11, fetchBody('poll', 0, 0, 400));
+    const idleMs = Date.now() - started;
+    assert.equal(idle.body.responses[0].partitions[0].records.length, 0);
+    assert.ok(idleMs >= 350, `waited ${idleMs} ms`);
+    const consumer = await WireClient.connect(broker.port);
+    started = Date.now();
+    const pending = consumer.request(ApiKey.Fetch, 11, fetchBody('poll', 0, 0, 10_000));
+    await new Promise((r) => setTimeout(r, 200));
+    await client.request(ApiKey.Produce, 7, produceBody('poll', 0, batchOf(['wake'])));
+    const woke = await pending;
+    consumer.close();
+    assert.ok(Date.now() - started < 5000, 'the produce ended the long poll');
+    const batches = decodeRecordBatches(woke.body.responses[0].partitions[0].records);
+    assert.equal(batches[0]!.records[0]!.value!.toString(), 'wake');
+  });
+
+  test('acks=0 gets no response, and later responses keep request order', async () => {
+    assert.equal(await createTopic(client, 'fire-and-forget'), ErrorCode.NONE);
+    client.send(ApiKey.Produce, 7, produceBody('fire-and-forget', 0, batchOf(['q']), 0));
+    const res = await client.request(ApiKey.ApiVersions, 2, {});
+    assert.equal(res.body.errorCode, ErrorCode.NONE);
+    const ids = [client.send(ApiKey.Metadata, 1, { topics: null }), client.send(ApiKey.ApiVersions, 0, {}), client.send(ApiKey.Metadata, 4, { topics: [], allowAutoTopicCreation: false })];
+    for (const id of ids) {
+      const frame = await client.readFrame();
+      assert.equal(frame!.readInt32BE(0), id);
+    }
+    const list = await client.request(ApiKey.ListOffsets, 2, { replicaId: -1, isolationLevel: 0, topics: [{ name: 'fire-and-forget', partitions: [{ partitionIndex: 0, timestamp: -1 }] }] });
+    assert.equal(list.body.topics[0].partitions[0].offset, 1);
+  });
+
+  test('ListOffsets earliest and latest', async () => {
+    assert.equal(await createTopic(client, 'offsets'), ErrorCode.NONE);
+    await client.request(ApiKey.Produce, 7, produceBody('offsets', 0, batchOf(['1', '2', '3'])));
+    const res = await client.request(ApiKey.ListOffsets, 3, { replicaId: -1, isolationLevel: 0, topics: [{ name: 'offsets', partitions: [{ partitionIndex: 0, timestamp: -2 }, { partitionIndex: 0, timestamp: -1 }] }] });
+    assert.deepEqual(res.body.topics[0].partitions.map((p: any) => p.offset), [0, 3]);
+  });
+
+  test('CreateTopics errors and DeleteTopics removes the partition directories', async () => {
+    assert.equal(await createTopic(client, 'doomed', 2), ErrorCode.NONE);
+    assert.equal(await createTopic(client, 'doomed'), ErrorCode.TOPIC_ALREADY_EXISTS);
+    assert.equal(await createTopic(client, 'bad/name'), ErrorCode.INVALID_TOPIC_EXCEPTION);
+    assert.equal(await createTopic(client, 'zero', 0), ErrorCode.INVALID_PARTITIONS);
+    const rf = await client.request(ApiKey.CreateTopics, 4, { topics: [{ name: 'rf3', numPartitions: 1, replicationFactor: 3, assignments: [], configs: [] }], timeoutMs: 5000, validateOnly: false });
+    assert.equal(rf.body.topics[0].errorCode, ErrorCode.INVALID_REPLICATION_FACTOR);
+    assert.ok(existsSync(path.join(broker.dataDir, 'doomed-1')));
+    const del = await client.request(ApiKey.DeleteTopics, 3, { topicNames: ['doomed', 'ghost'], timeoutMs: 5000 });
+    assert.deepEqual(del.body.responses.map((r: any) => [r.name, r.errorCode]), [['doomed', ErrorCode.NONE], ['ghost', ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]]);
+    assert.ok(!existsSync(path.join(broker.dataDir, 'doomed-0')));
+    assert.ok(!existsSync(path.join(broker.dataDir, 'doomed-1')));
+    assert.equal(await createTopic(client, 'doomed'), ErrorCode.NONE, 'the name can be reused');
+  });
+});
+
+describe('broker restart', () => {
+  test('topics, topic ids and records survive a clean restart', async () => {
+    let broker = await startTestBroker();
+    try {
+      let client = await WireClient.connect(broker.port);
+      assert.equal(await createTopic(client, 'durable', 2), ErrorCode.NONE);
+      await client.request(ApiKey.Produce, 7, produceBody('durable', 1, batchOf(['kept'])));
+      const before = await client.request(ApiKey.Metadata, 10, { topics: null, includeTopicAuthorizedOperations: false });
+      client.close();
+      broker = await broker.restart();
+      client = await WireClient.connect(broker.port);
+      const after = await client.request(ApiKey.Metadata, 10, { topics: null, includeTopicAuthorizedOperations: false });
+      assert.equal(after.body.clusterId, before.body.clusterId);
+      assert.deepEqual(after.body.topics.map((t: any) => [t.name, t.topicId]), before.body.topics.map((t: any) => [t.name, t.topicId]));
+      const res = await client.request(ApiKey.Fetch, 11, fetchBody('durable', 1, 0));
+      assert.equal(decodeRecordBatches(res.body.responses[0].partitions[0].records)[0]!.records[0]!.value!.toString(), 'kept');
+      client.close();
+    } finally {
+      await broker.stop();
+      removeDir(broker.dataDir);
+    }
+  });
+});
