@@ -372,6 +372,14 @@ export class LogSegment {
     return batch;
   }
 
+  /**
+   * Byte position to start a header scan for `offset`: the index entry at or below it (Kafka's
+   * OffsetIndex.lookup), 0 if none. The batch holding `offset`, if any, starts there or later.
+   */
+  lookupPosition(offset: number): number {
+    return this.index.lookup(offset).position;
+  }
+
   /** Copies `length` bytes from byte `position` of the `.log` into `target[targetOffset..]`. */
   readInto(target: Buffer, targetOffset: number, position: number, length: number): void {
     assert.ok(position >= 0 && position + length <= this.size, `${this.logPath}: read [${position}, +${length}) beyond ${this.size}`);

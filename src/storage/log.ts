@@ -343,11 +343,13 @@ export class Log {
     let done = fetchOffset === this.leo;
     for (let i = this.segmentIndexFor(fetchOffset); i < this.segments.length && !done; i++) {
       const segment = this.segments[i]!;
-      const from = segment.baseOffset <= fetchOffset ? segment.findBatch(fetchOffset) : null;
-      if (segment.baseOffset <= fetchOffset && from === null) continue;
       let spanStart = -1;
       let spanBytes = 0;
-      const problem = segment.forEachBatch(from?.position ?? 0, (h) => {
+      const from = segment.baseOffset < fetchOffset ? segment.lookupPosition(fetchOffset) : 0;
+      const problem = segment.forEachBatch(from, (h) => {
+        if (h.lastOffset < fetchOffset) return true;
+        // Dense offsets: the first batch reached must contain fetchOffset, or the index misled us.
+        assert.ok(firstOffset !== null || h.baseOffset <= fetchOffset, `${segment.logPath}: no batch holds offset ${fetchOffset}`);
         if (h.lastOffset >= maxOffsetExclusive) {
           done = true;
           return false;

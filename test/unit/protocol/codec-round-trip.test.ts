@@ -5,7 +5,7 @@
  */
 import { describe, it, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { apiSchemas, decodeRequest, decodeResponse, encodeRequest, encodeResponse, encodeMessage, decodeBuffer, defaultMessage, ApiKey, FetchRequest, FetchResponse, MetadataRequest } from '../../../src/protocol/index';
+import { apiSchemas, decodeRequest, decodeResponse, encodeRequest, encodeResponse, encodeMessage, decodeBuffer, defaultMessage, ApiKey, EncodeError, FetchRequest, FetchResponse, MetadataRequest, MetadataResponse } from '../../../src/protocol/index';
 import { generateMessage, generateStruct, prng } from './schema-values';
 
 const REQUIRED_RANGES: [ApiKey, number, number][] = [
@@ -103,4 +103,13 @@ test('omitted fields encode as their defaults', () => {
     logStartOffset: -1,
     partitionMaxBytes: 0,
   });
+});
+
+test('encoding a value the table cannot carry is a caller bug (EncodeError / RangeError)', () => {
+  assert.throws(() => encodeMessage(MetadataResponse, 5, { topics: [{ name: null as unknown as string }] }), (e: unknown) => e instanceof EncodeError && /MetadataResponse\.Topics\.Name/.test((e as Error).message));
+  assert.throws(() => encodeMessage(MetadataRequest, 0, { topics: null }), EncodeError);
+  assert.doesNotThrow(() => encodeMessage(MetadataRequest, 1, { topics: null }));
+  assert.throws(() => encodeMessage(FetchRequest, 4, { topics: [{ topic: 't', partitions: [{ fetchOffset: 2 ** 60 }] }] }), RangeError);
+  assert.throws(() => encodeMessage(MetadataResponse, 10, { topics: [{ name: 't', topicId: 'nope' }] }), RangeError);
+  assert.throws(() => encodeMessage(FetchRequest, 13, {}), /no version 13/);
 });
