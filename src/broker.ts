@@ -42,7 +42,7 @@ export interface RunningBroker {
  * (meta.properties of another cluster or node), the port is taken, or an actor fails to start.
  */
 export async function startBroker(config: BrokerConfig, logger: Logger, options: { runtime?: Runtime } = {}): Promise<RunningBroker> {
-  const runtime = options.runtime ?? new ThreadRuntime({ brokers: [{ brokerId: config.nodeId, numIoThreads: config.numIoThreads }], logger });
+  const runtime = options.runtime ?? new ThreadRuntime({ brokers: [{ brokerId: config.nodeId, numIoThreads: config.numIoThreads }], logger, workerLogFd: 2 });
   const broker = new Broker(config, logger, runtime);
   try {
     await broker.start();

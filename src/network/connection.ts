@@ -9,8 +9,11 @@
 import type { Socket } from 'node:net';
 import type { Logger } from '../runtime/actor';
 
-/** Handles one complete request frame (without the size prefix); resolves with the framed response or null. */
-export type FrameHandler = (frame: Buffer, connection: Connection) => Promise<Buffer | null>;
+/**
+ * Handles one complete request frame (without the size prefix); resolves with the framed response as
+ * chunks (large record sets by reference, written with one corked burst) or null for no response.
+ */
+export type FrameHandler = (frame: Buffer, connection: Connection) => Promise<Buffer[] | null>;
 
 /** Thrown by a frame handler to close the connection (unknown API key, unparsable request). */
 export class CloseConnection extends Error {
@@ -20,7 +23,7 @@ export class CloseConnection extends Error {
   }
 }
 
-interface Slot { done: boolean; response: Buffer | null }
+interface Slot { done: boolean; response: Buffer[] | null }
 
 export interface ConnectionLimits {
   socketRequestMaxBytes: number;
@@ -106,10 +109,14 @@ export class Connection {
   /** Writes every answered response at the head of the queue, in request order. */
   private writeReady(): void {
     if (this.closed) return;
+    if (!this.slots.length || !this.slots[0]!.done) return;
+    this.socket.cork();
     while (this.slots.length && this.slots[0]!.done) {
       const slot = this.slots.shift()!;
-      if (slot.response && !this.socket.write(slot.response)) this.pausedForWrites = true;
+      if (!slot.response) continue;
+      for (const chunk of slot.response) if (!this.socket.write(chunk)) this.pausedForWrites = true;
     }
+    this.socket.uncork();
     this.updateFlow();
   }
 

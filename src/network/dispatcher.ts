@@ -9,7 +9,7 @@
  */
 import { ApiKey } from '../protocol/api-keys';
 import { ErrorCode } from '../protocol/error-codes';
-import { decodeRequest, encodeResponse, peekRequestHeader } from '../protocol';
+import { decodeRequest, encodeResponse, encodeResponseChunks, peekRequestHeader } from '../protocol';
 import type { ApiHandler, RequestContext } from './api-handler';
 import type { BrokerContext } from './broker-context';
 import { CloseConnection, type Connection } from './connection';
@@ -25,8 +25,8 @@ export class Dispatcher {
     return [...this.byKey.values()].sort((a, b) => a.apiKey - b.apiKey);
   }
 
-  /** Handles one frame; resolves with the framed response, or null when none is due. */
-  readonly handle = async (frame: Buffer, connection: Connection): Promise<Buffer | null> => {
+  /** Handles one frame; resolves with the framed response (chunks), or null when none is due. */
+  readonly handle = async (frame: Buffer, connection: Connection): Promise<Buffer[] | null> => {
     let peeked: { apiKey: number; apiVersion: number; correlationId: number };
     try {
       peeked = peekRequestHeader(frame);
@@ -36,7 +36,7 @@ export class Dispatcher {
     const handler = this.byKey.get(peeked.apiKey);
     if (!handler) throw new CloseConnection(`unknown or unsupported API key ${peeked.apiKey}`);
     if (peeked.apiVersion < handler.minVersion || peeked.apiVersion > handler.maxVersion) {
-      if (peeked.apiKey === ApiKey.ApiVersions) return this.apiVersionsFallback(peeked.correlationId);
+      if (peeked.apiKey === ApiKey.ApiVersions) return [this.apiVersionsFallback(peeked.correlationId)];
       throw new CloseConnection(`${handler.name} v${peeked.apiVersion} outside the supported range ${handler.minVersion}-${handler.maxVersion}`);
     }
     let decoded: ReturnType<typeof decodeRequest>;
@@ -57,7 +57,7 @@ export class Dispatcher {
     const refused = handler.minSupportedVersion !== undefined && peeked.apiVersion < handler.minSupportedVersion;
     const response = refused ? handler.refuse!(request) : await handler.handle(request);
     if (response === null) return null;
-    return encodeResponse(peeked.apiKey, peeked.apiVersion, peeked.correlationId, response);
+    return encodeResponseChunks(peeked.apiKey, peeked.apiVersion, peeked.correlationId, response);
   };
 
   /** ApiVersions v0 layout with UNSUPPORTED_VERSION and our ranges (what librdkafka retries from). */

@@ -3,8 +3,9 @@
  * (KIP-482) or not, driven by the tables in schema/.
  *
  * Each (table, version) is compiled once into a flat list of steps (field key, wire kind,
- * nullability at that version, default, nested compiled struct), so encoding and decoding are a
- * loop and a switch per field with no per-call closures or version arithmetic.
+ * nullability at that version, default, nested compiled struct), and from those into one
+ * generated encoder and decoder function per struct: straight-line code with constant property
+ * names, no per-call closures or version arithmetic (see "Code generation" below).
  *
  * Wire rules (protocol guide "Protocol Primitive Types"; KIP-482):
  * - non-flexible: STRING/NULLABLE_STRING (int16), BYTES/NULLABLE_BYTES/RECORDS (int32), ARRAY (int32);
@@ -286,6 +287,9 @@ function checkedDefault(kind: Kind, d: FieldDefault, path: string): unknown {
     case Kind.Bytes:
     case Kind.Records:
       return assert.fail(`${path}: only null may be given as a default here`);
+    case Kind.Float64:
+      assert.ok(typeof d === 'number' && Number.isFinite(d), `${path}: default must be a number`);
+      return d;
     default:
       assert.ok(typeof d === 'number' && Number.isInteger(d), `${path}: default must be an integer`);
       return d;

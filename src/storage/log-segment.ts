@@ -185,24 +185,37 @@ export class LogSegment {
   /**
    * For a segment below the recovery point (Kafka's readNextOffset): scans batch headers from the
    * last index entry to the end of the file to learn the next offset, checking the structure (sizes,
-   * magic, dense offsets, the index entry matching its batch) but not CRCs. Returns null on success
-   * or a reason; on failure the caller recovers the segment instead.
+   * magic, dense offsets, the index entry matching its batch) but not CRCs. Index entries missing
+   * after the last one (an index write lost in a crash) are added on the way, so the index ends up
+   * as a rebuild would make it. Returns null on success or a reason; on failure the caller recovers
+   * the segment instead.
    */
   loadNextOffset(): string | null {
     const last = this.index.lastEntry();
     let expected: number | null = last === null ? this.baseOffset : null;
     let bad: string | null = null;
+    const missing: Array<{ offset: number; position: number }> = [];
+    let entryPosition = this.index.lastPosition;
     const problem = this.forEachBatch(last?.position ?? 0, (h) => {
       if (expected === null && h.lastOffset !== last!.offset) {
         bad = `index entry (${last!.offset}, ${last!.position}) does not match batch ending at ${h.lastOffset}`;
       } else if (expected !== null && h.baseOffset !== expected) {
         bad = `batch at position ${h.position} starts at offset ${h.baseOffset}, expected ${expected}`;
+      } else if (h.position - entryPosition > this.indexIntervalBytes) {
+        missing.push({ offset: h.lastOffset, position: h.position });
+        entryPosition = h.position;
       }
       expected = h.lastOffset + 1;
       return bad === null;
     });
     if (problem !== null || bad !== null) return problem ?? bad;
     assert.ok(expected !== null);
+    if (missing.length > 0) {
+      this.logger.info({ segment: this.indexPath, entries: missing.length }, 'adding offset index entries missing after the last one');
+      for (const e of missing) this.index.append(e.offset, e.position, false);
+      this.index.writePending();
+      this.unsynced = true;
+    }
     this.next = expected;
     return null;
   }

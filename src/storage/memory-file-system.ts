@@ -14,8 +14,9 @@
  *   directory never need a `syncDir` (Kafka fsyncs the parent after creating a partition directory;
  *   we do not model losing a directory).
  * - Torn write (`crash({ kind: 'torn-last-write' })`): one file (the surviving file written last, or
- *   `path`) keeps a prefix of its pending writes, `keepBytes` bytes of them in write order; a pending
- *   write longer than the remaining budget is kept partially. Every other file loses its pending part.
+ *   `path`) keeps a prefix of its pending operations: writes in order up to `keepBytes` written bytes
+ *   (a write longer than the remaining budget is kept partially), with the truncations between them.
+ *   Every other file loses all its pending operations, truncations included.
  * - Handles opened before a crash are dead afterwards: any use throws `EBADF`.
  * - `flipByte` corrupts a byte "at rest": in both the current and the durable content.
  */
@@ -114,13 +115,15 @@ class MemFile {
     this.durableSnapshot = null;
     this.durableSize = 0;
     this.applyWrite(durable, 0);
+    // A prefix of the pending ops survives: it stops once `keepBytes` written bytes are used up
+    // (so with 0 nothing survives, truncations included).
     let budget = keepBytes;
     for (const op of this.pending) {
+      if (budget <= 0) break;
       if (op.kind === 'truncate') {
         this.applyTruncate(op.sizeBytes);
         continue;
       }
-      if (budget <= 0) break;
       const kept = Math.min(budget, op.data.length);
       this.applyWrite(op.data.subarray(0, kept), op.position);
       budget -= kept;

@@ -6,6 +6,7 @@
  */
 import type { MessageSpec, MessageValue } from './dsl';
 
+/** ApiVersions request table (Kafka's ApiVersionsRequest.json). */
 export const ApiVersionsRequest = {
   apiKey: 18,
   type: 'request',
@@ -18,6 +19,7 @@ export const ApiVersionsRequest = {
   ],
 } as const satisfies MessageSpec;
 
+/** ApiVersions response table (Kafka's ApiVersionsResponse.json). */
 export const ApiVersionsResponse = {
   apiKey: 18,
   type: 'response',

@@ -5,6 +5,7 @@
  */
 import type { MessageSpec, MessageValue } from './dsl';
 
+/** CreateTopics request table (Kafka's CreateTopicsRequest.json). */
 export const CreateTopicsRequest = {
   apiKey: 19,
   type: 'request',
@@ -39,6 +40,7 @@ export const CreateTopicsRequest = {
   ],
 } as const satisfies MessageSpec;
 
+/** CreateTopics response table (Kafka's CreateTopicsResponse.json). */
 export const CreateTopicsResponse = {
   apiKey: 19,
   type: 'response',

@@ -5,6 +5,7 @@
  */
 import type { MessageSpec, MessageValue } from './dsl';
 
+/** DeleteTopics request table (Kafka's DeleteTopicsRequest.json). */
 export const DeleteTopicsRequest = {
   apiKey: 20,
   type: 'request',
@@ -24,6 +25,7 @@ export const DeleteTopicsRequest = {
   ],
 } as const satisfies MessageSpec;
 
+/** DeleteTopics response table (Kafka's DeleteTopicsResponse.json). */
 export const DeleteTopicsResponse = {
   apiKey: 20,
   type: 'response',

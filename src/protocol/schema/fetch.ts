@@ -5,6 +5,7 @@
  */
 import type { MessageSpec, MessageValue } from './dsl';
 
+/** Fetch request table (Kafka's FetchRequest.json). */
 export const FetchRequest = {
   apiKey: 1,
   type: 'request',
@@ -48,6 +49,7 @@ export const FetchRequest = {
   ],
 } as const satisfies MessageSpec;
 
+/** Fetch response table (Kafka's FetchResponse.json). */
 export const FetchResponse = {
   apiKey: 1,
   type: 'response',

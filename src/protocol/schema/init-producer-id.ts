@@ -5,6 +5,7 @@
  */
 import type { MessageSpec, MessageValue } from './dsl';
 
+/** InitProducerId request table (Kafka's InitProducerIdRequest.json). */
 export const InitProducerIdRequest = {
   apiKey: 22,
   type: 'request',
@@ -19,6 +20,7 @@ export const InitProducerIdRequest = {
   ],
 } as const satisfies MessageSpec;
 
+/** InitProducerId response table (Kafka's InitProducerIdResponse.json). */
 export const InitProducerIdResponse = {
   apiKey: 22,
   type: 'response',

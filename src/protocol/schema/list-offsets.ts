@@ -5,6 +5,7 @@
  */
 import type { MessageSpec, MessageValue } from './dsl';
 
+/** ListOffsets request table (Kafka's ListOffsetsRequest.json). */
 export const ListOffsetsRequest = {
   apiKey: 2,
   type: 'request',
@@ -32,6 +33,7 @@ export const ListOffsetsRequest = {
   ],
 } as const satisfies MessageSpec;
 
+/** ListOffsets response table (Kafka's ListOffsetsResponse.json). */
 export const ListOffsetsResponse = {
   apiKey: 2,
   type: 'response',

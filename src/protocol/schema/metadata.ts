@@ -5,6 +5,7 @@
  */
 import type { MessageSpec, MessageValue } from './dsl';
 
+/** Metadata request table (Kafka's MetadataRequest.json). */
 export const MetadataRequest = {
   apiKey: 3,
   type: 'request',
@@ -25,6 +26,7 @@ export const MetadataRequest = {
   ],
 } as const satisfies MessageSpec;
 
+/** Metadata response table (Kafka's MetadataResponse.json). */
 export const MetadataResponse = {
   apiKey: 3,
   type: 'response',

@@ -5,6 +5,7 @@
  */
 import type { MessageSpec, MessageValue } from './dsl';
 
+/** Produce request table (Kafka's ProduceRequest.json). */
 export const ProduceRequest = {
   apiKey: 0,
   type: 'request',
@@ -31,6 +32,7 @@ export const ProduceRequest = {
   ],
 } as const satisfies MessageSpec;
 
+/** Produce response table (Kafka's ProduceResponse.json). */
 export const ProduceResponse = {
   apiKey: 0,
   type: 'response',

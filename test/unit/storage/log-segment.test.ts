@@ -125,6 +125,22 @@ describe('LogSegment', () => {
     assert.equal(bad.nextOffset, 70);
   });
 
+  it('loadNextOffset restores index entries lost after the last one', () => {
+    const { fs, args, segment } = setup(100);
+    fill(segment, 10);
+    segment.close();
+    const full = fs.readFile(segment.indexPath);
+    const h = fs.open(segment.indexPath, 'rw');
+    h.truncate(8); // keep only the first entry
+    h.close();
+    const loaded = LogSegment.load(args);
+    assert.equal(loaded.indexProblem, null);
+    assert.equal(loaded.indexEntries, 1);
+    assert.equal(loaded.loadNextOffset(), null);
+    assert.equal(loaded.nextOffset, 70);
+    assert.deepEqual(fs.readFile(segment.indexPath), full);
+  });
+
   it('truncateTo drops the batch containing the offset and everything after', () => {
     const { segment } = setup(100);
     const batches = fill(segment, 10);

@@ -49,6 +49,24 @@ describe('MemoryFileSystem', () => {
     assert.throws(() => h.size(), { code: 'EBADF' });
   });
 
+  it('loses an unsynced truncation followed by a rewrite', () => {
+    const fs = new MemoryFileSystem();
+    fs.mkdirp('/d');
+    const h = fs.open('/d/f', 'rw');
+    h.write(bytes('original'), 0);
+    h.sync();
+    fs.syncDir('/d');
+    h.truncate(0);
+    h.write(bytes('new'), 0);
+    fs.crash({ kind: 'lose-unsynced' });
+    assert.equal(read(fs, '/d/f'), 'original');
+    const k = fs.open('/d/f', 'rw');
+    k.truncate(2);
+    k.write(bytes('XYZ'), 2);
+    fs.crash({ kind: 'torn-last-write', keepBytes: 1 });
+    assert.equal(read(fs, '/d/f'), 'orX');
+  });
+
   it('keeps overwritten durable bytes until sync (copy-on-write snapshot)', () => {
     const fs = new MemoryFileSystem();
     fs.mkdirp('/d');
