@@ -231,8 +231,10 @@ export async function withBrokerLog<T>(broker: { logs(): string }, fn: () => Pro
     return await fn();
   } catch (error) {
     const e = error as Error;
-    const log = broker.logs();
-    e.message += `\n--- broker log (last 4000 chars) ---\n${log.slice(-4000)}`;
+    const addition = `\n--- broker log (last 4000 chars) ---\n${broker.logs().slice(-4000)}`;
+    e.message += addition;
+    // The test runner prints the stack, which was built with the original message.
+    if (e.stack !== undefined) e.stack += addition;
     throw e;
   }
 }

@@ -91,9 +91,9 @@ async function loadedBroker(): Promise<{ broker: BrokerProcess; input: TestRecor
  * Asserts the broker logged a truncation of `logPath`: a line whose message (pino's `msg`, or the
  * whole line if it is not JSON) mentions truncation and that names the segment file.
  */
-function assertTruncationLogged(broker: BrokerProcess, logPath: string): void {
+async function assertTruncationLogged(broker: BrokerProcess, logPath: string): Promise<void> {
   const name = path.basename(logPath);
-  const lines = broker.logs().split('\n').filter((line) => {
+  const found = (): string[] => broker.logs().split('\n').filter((line) => {
     let message = line;
     try {
       message = String((JSON.parse(line) as { msg?: unknown }).msg);
@@ -102,7 +102,10 @@ function assertTruncationLogged(broker: BrokerProcess, logPath: string): void {
     }
     return /truncat/i.test(message) && line.includes(name);
   });
-  assert.ok(lines.length > 0, `no log line reports truncating ${name}`);
+  // Worker threads log asynchronously: give the line a moment to reach the process's output.
+  const deadline = Date.now() + 5_000;
+  while (found().length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.ok(found().length > 0, `no log line reports truncating ${name}`);
 }
 
 function restart(previous: BrokerProcess): Promise<BrokerProcess> {
@@ -151,7 +154,7 @@ test('a torn last batch (SIGKILL, then the active segment loses its last bytes) 
   const restarted = await restart(broker);
   try {
     await withBrokerLog(restarted, async () => {
-      assertTruncationLogged(restarted, segment.logPath);
+      await assertTruncationLogged(restarted, segment.logPath);
       assert.equal(fs.statSync(segment.logPath).size, batch.position, 'the segment ends where the torn batch began');
       assert.equal(await latestOffset(restarted), batch.baseOffset, 'log end = records before the torn batch');
       const consumed = await consumeAll(restarted);
@@ -181,7 +184,7 @@ test('a flipped byte inside the last batch (CRC-32C mismatch, after a clean stop
   const restarted = await restart(broker);
   try {
     await withBrokerLog(restarted, async () => {
-      assertTruncationLogged(restarted, segment.logPath);
+      await assertTruncationLogged(restarted, segment.logPath);
       assert.equal(await latestOffset(restarted), batch.baseOffset, 'log end = records before the corrupt batch');
       const consumed = await consumeAll(restarted);
       assertDenseOffsets(consumed, 'after restart');

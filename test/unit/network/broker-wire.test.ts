@@ -260,3 +260,34 @@ describe('broker restart', () => {
     }
   });
 });
+
+describe('supervision', () => {
+  test('a crashed replica worker and a crashed controller are restarted and the broker keeps serving', async () => {
+    const broker = await startTestBroker();
+    try {
+      const client = await WireClient.connect(broker.port);
+      assert.equal(await createTopic(client, 'crashy'), ErrorCode.NONE);
+      const first = await client.request(ApiKey.Produce, 7, produceBody('crashy', 0, batchOf(['before'])));
+      assert.equal(first.body.responses[0].partitionResponses[0].errorCode, ErrorCode.NONE);
+      const replica = broker.runtime.workers().flatMap((w) => w.actorIds).find((id) => id.startsWith('replica/'))!;
+      const restarted = new Promise<string[]>((resolve) => broker.runtime.onWorkerRestart((info) => resolve(info.actorIds)));
+      broker.runtime.crashWorkerOf(replica);
+      assert.ok((await restarted).includes(replica));
+      const fetched = await client.request(ApiKey.Fetch, 11, fetchBody('crashy', 0, 0));
+      assert.equal(decodeRecordBatches(fetched.body.responses[0].partitions[0].records)[0]!.records[0]!.value!.toString(), 'before');
+      const next = await client.request(ApiKey.Produce, 7, produceBody('crashy', 0, batchOf(['after'])));
+      assert.equal(next.body.responses[0].partitionResponses[0].baseOffset, 1);
+
+      const controllerBack = new Promise<string[]>((resolve) => broker.runtime.onWorkerRestart((info) => resolve(info.actorIds)));
+      broker.runtime.crashWorkerOf('controller');
+      assert.ok((await controllerBack).includes('controller'));
+      assert.equal(await createTopic(client, 'after-controller-crash'), ErrorCode.NONE);
+      assert.equal(await createTopic(client, 'crashy'), ErrorCode.TOPIC_ALREADY_EXISTS, 'the metadata log was replayed');
+      client.close();
+    } finally {
+      await broker.stop();
+      removeDir(broker.dataDir);
+    }
+  });
+});
+
