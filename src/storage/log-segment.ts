@@ -109,10 +109,8 @@ export class LogSegment {
   private closed = false;
   /** Why the loaded index was not fully valid (null if it was). */
   readonly indexProblem: string | null;
-  /** True when opening created a file (the directory needs a sync for it to be durable). */
-  readonly createdFiles: boolean;
 
-  private constructor(args: LogSegmentArgs, logHandle: FileHandle, sizeBytes: number, createdLog: boolean) {
+  private constructor(args: LogSegmentArgs, logHandle: FileHandle, sizeBytes: number) {
     this.baseOffset = args.baseOffset;
     this.fs = args.fs;
     this.logger = args.logger;
@@ -124,7 +122,6 @@ export class LogSegment {
     const opened = OffsetIndex.open(args.fs, this.indexPath, args.baseOffset, sizeBytes);
     this.index = opened.index;
     this.indexProblem = opened.problem;
-    this.createdFiles = createdLog || opened.created;
   }
 
   /**
@@ -135,7 +132,7 @@ export class LogSegment {
     const logPath = posix.join(args.dir, segmentFileName(args.baseOffset, LOG_FILE_SUFFIX));
     const handle = args.fs.open(logPath, 'rw');
     if (handle.size() > 0) handle.truncate(0);
-    const segment = new LogSegment(args, handle, 0, true);
+    const segment = new LogSegment(args, handle, 0);
     segment.index.reset();
     segment.next = args.baseOffset;
     segment.unsynced = true;
@@ -153,7 +150,7 @@ export class LogSegment {
     const handle = args.fs.open(logPath, 'rw');
     const sizeBytes = handle.size();
     assert.ok(sizeBytes <= INT32_MAX, `${logPath} is ${sizeBytes} bytes, beyond int32 positions`);
-    return new LogSegment(args, handle, sizeBytes, false);
+    return new LogSegment(args, handle, sizeBytes);
   }
 
   /** Size of the `.log` in bytes. */

@@ -26,7 +26,7 @@ import {
   setPartitionLeaderEpoch,
 } from '../protocol/record-batch/view';
 import type { FileSystem } from './file-system';
-import { LOG_FILE_SUFFIX, LogSegment, parseSegmentFileName, segmentFileName, type LogSegmentArgs } from './log-segment';
+import { INDEX_FILE_SUFFIX, LOG_FILE_SUFFIX, LogSegment, parseSegmentFileName, segmentFileName, type LogSegmentArgs } from './log-segment';
 
 const INT32_MAX = 0x7fffffff;
 
@@ -123,107 +123,38 @@ export class Log {
     });
 
     fs.mkdirp(dir);
-    const logBases: number[] = [];
-    const indexBases: number[] = [];
-    for (const name of fs.readdir(dir)) {
-      const parsed = parseSegmentFileName(name);
-      if (parsed === null) continue;
-      (parsed.suffix === LOG_FILE_SUFFIX ? logBases : indexBases).push(parsed.baseOffset);
-    }
-    logBases.sort((a, b) => a - b);
-    const logBaseSet = new Set(logBases);
-    for (const base of indexBases) {
-      if (logBaseSet.has(base)) continue;
-      const path = posix.join(dir, segmentFileName(base, '.index'));
-      logger.info({ path }, 'deleting index file without a log file');
-      fs.unlink(path);
-    }
-
-    const hint = args.recoveryPoint;
-    const loaded = logBases.map((base) => LogSegment.load(segmentArgs(base)));
-    const kept: LogSegment[] = [];
-    let trusted = true;
-    let rpBound = hint;
-    let truncated: LogSegment | null = null;
-    let deleted = 0;
-    for (let i = 0; i < loaded.length; i++) {
-      const seg = loaded[i]!;
-      const prev = kept[kept.length - 1];
-      if (prev !== undefined && seg.baseOffset !== prev.nextOffset) {
-        logger.warn(
-          { dir, segment: seg.baseOffset, expected: prev.nextOffset, deletedSegments: loaded.length - i },
-          'segment does not continue the log: deleting it and all later segments',
-        );
-        for (const later of loaded.slice(i)) later.delete();
-        deleted += loaded.length - i;
-        break;
-      }
-      const nextBase = i + 1 < loaded.length ? loaded[i + 1]!.baseOffset : Number.POSITIVE_INFINITY;
-      let fromOffset: number | null = null;
-      if (trusted && nextBase <= hint) {
-        if (seg.indexProblem !== null) {
-          logger.warn({ segment: seg.indexPath, reason: seg.indexProblem }, 'rebuilding damaged offset index');
-          fromOffset = Number.MAX_SAFE_INTEGER; // from its last valid entry
-        } else {
-          const problem = seg.loadNextOffset();
-          if (problem !== null) {
-            logger.warn({ segment: seg.logPath, reason: problem }, 'segment below the recovery point is damaged: recovering it');
-            fromOffset = seg.baseOffset;
-            trusted = false;
-            rpBound = Math.min(rpBound, seg.baseOffset);
-          }
-        }
-      } else if (trusted) {
-        fromOffset = hint;
-        trusted = false;
-      } else {
-        fromOffset = seg.baseOffset;
-      }
-      if (fromOffset !== null) {
-        if (seg.indexProblem !== null && fromOffset !== Number.MAX_SAFE_INTEGER) {
-          logger.info({ segment: seg.indexPath, reason: seg.indexProblem }, 'offset index rebuilt by recovery');
-        }
-        const result = seg.recover(fromOffset);
-        seg.markUnsynced();
-        kept.push(seg);
-        if (result.truncatedBytes > 0) {
-          truncated = seg;
-          const later = loaded.slice(i + 1);
-          if (later.length > 0) {
-            logger.warn({ dir, after: seg.baseOffset, deletedSegments: later.length }, 'deleting segments after a truncated segment');
-            for (const s of later) s.delete();
-            deleted += later.length;
-          }
-          break;
-        }
-      } else {
-        kept.push(seg);
-      }
-    }
+    const loaded = listSegmentBases(fs, dir, logger).map((base) => LogSegment.load(segmentArgs(base)));
+    const { kept, truncated, deleted: deletedInRecovery, rpBound } = recoverSegments(loaded, args.recoveryPoint, dir, logger);
+    let deleted = deletedInRecovery;
 
     let lso = Math.max(lsoHint ?? 0, kept[0]?.baseOffset ?? 0);
+    let recoveryBound = rpBound;
+    let truncatedKept = truncated;
     const leo = kept.length > 0 ? kept[kept.length - 1]!.nextOffset : lso;
     if (kept.length === 0 || lso > leo) {
+      // Kafka's LogLoader: a log ending before its start offset (or none at all) restarts there.
       if (kept.length > 0) {
         logger.warn({ dir, logStartOffset: lso, logEndOffset: leo }, 'log end offset below log start offset: deleting all segments');
         for (const s of kept) s.delete();
         deleted += kept.length;
         kept.length = 0;
+        truncatedKept = null;
       }
       lso = lsoHint ?? 0;
       kept.push(LogSegment.create(segmentArgs(lso)));
-      rpBound = lso;
+      recoveryBound = lso;
     }
 
-    if (truncated !== null) truncated.sync();
-    if (truncated !== null || deleted > 0) fs.syncDir(dir);
+    // Make recovery's own changes durable, so a crash cannot resurrect what it cut.
+    if (truncatedKept !== null) truncatedKept.sync();
+    if (truncatedKept !== null || deleted > 0) fs.syncDir(dir);
     const logEndOffset = kept[kept.length - 1]!.nextOffset;
-    const rp = Math.max(Math.min(rpBound, logEndOffset), kept[0]!.baseOffset);
+    const rp = Math.max(Math.min(recoveryBound, logEndOffset), kept[0]!.baseOffset);
     // The directory entries of segments beyond the recovery point may never have been synced (a
     // process crash between a roll and the next flush): the first flush syncs the directory.
     const log = new Log(args, kept, { rp, lso: Math.min(lso, logEndOffset), dirDirty: true });
     logger.info(
-      { dir, logStartOffset: log.lso, logEndOffset, recoveryPoint: rp, segments: kept.length, truncated: truncated !== null, deletedSegments: deleted },
+      { dir, logStartOffset: log.lso, logEndOffset, recoveryPoint: rp, segments: kept.length, truncated: truncatedKept !== null, deletedSegments: deleted },
       'log loaded',
     );
     return log;
@@ -523,4 +454,89 @@ export class Log {
     assert.equal(this.active.nextOffset, this.leo, 'active segment disagrees with the log end offset');
     void this.clock; // kept for segment.ms rolls (a later issue)
   }
+}
+
+/** Base offsets of the `.log` files in `dir`, ascending; deletes `.index` files that lack a `.log`. */
+function listSegmentBases(fs: FileSystem, dir: string, logger: Logger): number[] {
+  const logBases: number[] = [];
+  const indexBases: number[] = [];
+  for (const name of fs.readdir(dir)) {
+    const parsed = parseSegmentFileName(name);
+    if (parsed === null) continue;
+    (parsed.suffix === LOG_FILE_SUFFIX ? logBases : indexBases).push(parsed.baseOffset);
+  }
+  const logBaseSet = new Set(logBases);
+  for (const base of indexBases) {
+    if (logBaseSet.has(base)) continue;
+    const path = posix.join(dir, segmentFileName(base, INDEX_FILE_SUFFIX));
+    logger.info({ path }, 'deleting index file without a log file');
+    fs.unlink(path);
+  }
+  return logBases.sort((a, b) => a - b);
+}
+
+/** What {@link recoverSegments} kept and did. */
+interface SegmentsRecovery {
+  /** Segments that form the log, oldest first (may be empty only if `loaded` was). */
+  kept: LogSegment[];
+  /** The segment whose tail was cut (now the last kept one), or null. */
+  truncated: LogSegment | null;
+  /** Number of segments deleted. */
+  deleted: number;
+  /** Upper bound for the recovery point: the hint, lowered if the trusted part proved damaged. */
+  rpBound: number;
+}
+
+/**
+ * Steps 2-4 of {@link Log.open} over the loaded segments (ascending base offsets), with
+ * `hint` = the checkpointed recovery point.
+ */
+function recoverSegments(loaded: LogSegment[], hint: number, dir: string, logger: Logger): SegmentsRecovery {
+  const kept: LogSegment[] = [];
+  let trusted = true;
+  let rpBound = hint;
+  let deleted = 0;
+  const deleteFrom = (i: number, msg: string, fields: object): void => {
+    const later = loaded.slice(i);
+    if (later.length === 0) return;
+    logger.warn({ dir, deletedSegments: later.length, ...fields }, msg);
+    for (const s of later) s.delete();
+    deleted += later.length;
+  };
+  for (let i = 0; i < loaded.length; i++) {
+    const seg = loaded[i]!;
+    const prev = kept[kept.length - 1];
+    if (prev !== undefined && seg.baseOffset !== prev.nextOffset) {
+      deleteFrom(i, 'segment does not continue the log: deleting it and all later segments', { segment: seg.baseOffset, expected: prev.nextOffset });
+      break;
+    }
+    kept.push(seg);
+    const nextBase = i + 1 < loaded.length ? loaded[i + 1]!.baseOffset : Number.POSITIVE_INFINITY;
+    let fromOffset: number;
+    if (trusted && nextBase <= hint) {
+      // Wholly below the recovery point: fsynced, so only structure is checked (Kafka's readNextOffset).
+      if (seg.indexProblem === null) {
+        const problem = seg.loadNextOffset();
+        if (problem === null) continue;
+        logger.warn({ segment: seg.logPath, reason: problem }, 'segment below the recovery point is damaged: recovering it');
+        fromOffset = seg.baseOffset;
+        trusted = false;
+        rpBound = Math.min(rpBound, seg.baseOffset);
+      } else {
+        logger.warn({ segment: seg.indexPath, reason: seg.indexProblem }, 'rebuilding damaged offset index');
+        fromOffset = Number.MAX_SAFE_INTEGER; // from its last valid entry on
+      }
+    } else {
+      if (seg.indexProblem !== null) logger.info({ segment: seg.indexPath, reason: seg.indexProblem }, 'offset index rebuilt by recovery');
+      fromOffset = trusted ? hint : seg.baseOffset;
+      trusted = false;
+    }
+    const result = seg.recover(fromOffset);
+    seg.markUnsynced(); // recovered bytes may have survived only in the page cache
+    if (result.truncatedBytes > 0) {
+      deleteFrom(i + 1, 'deleting segments after a truncated segment', { after: seg.baseOffset });
+      return { kept, truncated: seg, deleted, rpBound };
+    }
+  }
+  return { kept, truncated: null, deleted, rpBound };
 }

@@ -439,6 +439,21 @@ describe('Log: open edge cases', () => {
     assert.deepEqual(log.segmentBaseOffsets(), [50]);
   });
 
+  it('starts over at logStartOffset when recovery cut the log below it', () => {
+    const fs = new MemoryFileSystem();
+    let log = open(fs);
+    appendMany(log, 3);
+    log.flush();
+    log.close();
+    fs.flipByte(`${DIR}/00000000000000000000.log`, 250);
+    log = open(fs, { recoveryPoint: 0, logStartOffset: 5 });
+    assert.equal(log.logEndOffset, 5);
+    assert.deepEqual(log.segmentBaseOffsets(), [5]);
+    fs.crash({ kind: 'lose-unsynced' });
+    log = open(fs, { recoveryPoint: 0, logStartOffset: 5 });
+    assert.deepEqual(log.segmentBaseOffsets(), [5]);
+  });
+
   it('recovers a damaged segment below the recovery point and lowers the recovery point', () => {
     const fs = new MemoryFileSystem();
     let log = open(fs, { segmentBytes: 350 });
