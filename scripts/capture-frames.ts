@@ -193,6 +193,36 @@ export function captureTopic(client: CaptureClient): string {
   return `captured-${client}`;
 }
 
+/** A record of a capture flow, as the decode test expects to find it in the Produce frames. */
+export interface CapturedRecord {
+  key: string | null;
+  value: string;
+  headers: Array<[string, string]>;
+}
+
+/**
+ * What each client's flow produces, in order. kcat reads `key:value` lines and puts its -H headers
+ * on every record; the others send one record of each kind (keyed, null key with a header, empty
+ * value).
+ */
+export const CAPTURE_RECORDS: Record<CaptureClient, CapturedRecord[]> = {
+  kcat: [
+    { key: 'k1', value: 'hello', headers: [['h', 'v']] },
+    { key: 'k2', value: 'world', headers: [['h', 'v']] },
+  ],
+  'kafka-python': defaultCaptureRecords(),
+  'confluent-kafka': defaultCaptureRecords(),
+  kafkajs: defaultCaptureRecords(),
+};
+
+function defaultCaptureRecords(): CapturedRecord[] {
+  return [
+    { key: 'k1', value: 'hello', headers: [] },
+    { key: null, value: 'world', headers: [['h', 'v']] },
+    { key: 'k3', value: '', headers: [] },
+  ];
+}
+
 const FLOW_TIMEOUT_MS = 30_000;
 
 async function runClientFlow(client: CaptureClient, bootstrap: string, workDir: string): Promise<void> {
@@ -200,17 +230,21 @@ async function runClientFlow(client: CaptureClient, bootstrap: string, workDir: 
   const { kcatConsume, kcatProduce, runPythonScript } = await import('../test/compat/clients');
   const { record, writeRecordFile } = await import('../test/compat/record-file');
   const topic = captureTopic(client);
-  const records = [record('k1', 'hello'), record(null, 'world', [['h', Buffer.from('v')]]), record('k3', '')];
+  const wanted = CAPTURE_RECORDS[client];
   const input = path.join(workDir, `${client}.krec`);
   const output = path.join(workDir, `${client}.out.krec`);
-  writeRecordFile(input, records);
+  writeRecordFile(input, wanted.map((r) => record(r.key, r.value, r.headers.map(([k, v]) => [k, Buffer.from(v)] as const))));
   switch (client) {
-    case 'kcat':
+    case 'kcat': {
       // kcat has no admin API: the producer's Metadata request auto-creates the topic.
-      await kcatProduce({ bootstrap, topic, input: Buffer.from('k1:hello\nk2:world\n'), keyDelimiter: ':', headers: [['h', Buffer.from('v')]], timeoutMs: FLOW_TIMEOUT_MS });
+      const lines = Buffer.from(wanted.map((r) => `${r.key}:${r.value}\n`).join(''));
+      const headers = wanted[0]!.headers.map(([k, v]) => [k, Buffer.from(v)] as const);
+      await kcatProduce({ bootstrap, topic, input: lines, keyDelimiter: ':', headers, timeoutMs: FLOW_TIMEOUT_MS });
       await kcatConsume({ bootstrap, topic, partition: 0, timeoutMs: FLOW_TIMEOUT_MS });
       return;
+    }
     case 'kafka-python':
+      // acks=1 is kafka-python's default, kept so the frame shows what the client sends unconfigured.
       await runPythonScript('kafka_python_produce.py', ['--bootstrap', bootstrap, '--topic', topic, '--input', input, '--create-partitions', '1', '--acks', '1'], FLOW_TIMEOUT_MS);
       await runPythonScript('kafka_python_consume.py', ['--bootstrap', bootstrap, '--topic', topic, '--output', output, '--timeout', '20'], FLOW_TIMEOUT_MS);
       return;
@@ -219,15 +253,16 @@ async function runClientFlow(client: CaptureClient, bootstrap: string, workDir: 
       await runPythonScript('confluent_consume.py', ['--bootstrap', bootstrap, '--topic', topic, '--output', output, '--timeout', '20'], FLOW_TIMEOUT_MS);
       return;
     case 'kafkajs': {
-      const { Kafka, logLevel } = await import('kafkajs');
+      const { Kafka, logLevel, Partitioners } = await import('kafkajs');
       const kafka = new Kafka({ brokers: [bootstrap], logLevel: logLevel.ERROR, retry: { retries: 3 } });
       const admin = kafka.admin();
       await admin.connect();
       await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true });
       await admin.fetchTopicMetadata({ topics: [topic] });
-      const producer = kafka.producer();
+      const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
       await producer.connect();
-      await producer.send({ topic, acks: -1, messages: [{ key: 'k1', value: 'hello' }, { key: null, value: 'world', headers: { h: 'v' } }] });
+      const messages = wanted.map((r) => ({ key: r.key, value: r.value, headers: Object.fromEntries(r.headers) }));
+      await producer.send({ topic, acks: -1, messages });
       await producer.disconnect();
       await admin.fetchTopicOffsets(topic);
       await admin.disconnect();

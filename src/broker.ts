@@ -9,7 +9,7 @@ import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import type { BrokerConfig } from './config/broker-config';
 import { effectiveLogConfig } from './config/topic-config';
-import type { CreateTopicsCommand, CreateTopicResult, DeleteTopicResult, ControllerArgs } from './controller/controller-actor';
+import type { AlterConfigResult, AlterTopicConfigsCommand, CreateTopicsCommand, CreateTopicResult, DeleteTopicResult, ControllerArgs } from './controller/controller-actor';
 import type { MetadataImage, TopicState } from './controller/metadata-records';
 import type { ActorId, Logger } from './runtime/actor';
 import type { Endpoint, Runtime } from './runtime/runtime';
@@ -84,7 +84,12 @@ class Broker implements BrokerContext {
         await this.ready;
         return this.dispatcher.handle(frame, connection);
       },
-      { socketRequestMaxBytes: config.socketRequestMaxBytes, maxInFlightRequests: MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION },
+      {
+        socketRequestMaxBytes: config.socketRequestMaxBytes,
+        maxInFlightRequests: MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION,
+        maxConnections: config.maxConnections,
+        connectionsMaxIdleMs: config.connectionsMaxIdleMs,
+      },
       log,
     );
   }
@@ -168,7 +173,25 @@ class Broker implements BrokerContext {
     return reply.results;
   }
 
+  async alterTopicConfigs(command: AlterTopicConfigsCommand): Promise<AlterConfigResult[]> {
+    const reply = await this.endpoint.request<{ results: AlterConfigResult[]; image: MetadataImage }>(CONTROLLER_ID, 'alter-topic-configs', command, CONTROLLER_TIMEOUT_MS);
+    await this.applyImage(reply.image);
+    return reply.results;
+  }
+
   // ---- replica management ----
+
+  /** New overrides: the cache takes them and every local replica of the topic gets its new effective config. */
+  private async updateTopicConfig(topic: TopicState): Promise<void> {
+    this.topicsById.set(topic.topicId, topic);
+    this.topicsByName.set(topic.name, topic);
+    const config = effectiveLogConfig(topic.configs, this.config);
+    await Promise.all(topic.partitions.map(async (p) => {
+      const actor = this.leaders.get(`${topic.name}\0${p.partition}`);
+      if (actor) await this.endpoint.request(actor, 'update-config', { config }, CONTROLLER_TIMEOUT_MS).catch((error) => this.log.warn({ actor, error: String(error) }, 'replica config update failed'));
+    }));
+    this.log.info({ topic: topic.name, configs: topic.configs }, 'topic configs changed');
+  }
 
   /** Finds the partition directories already on disk, so a restarted broker reopens them in place. */
   private async scanLogDirs(): Promise<void> {
@@ -210,7 +233,11 @@ class Broker implements BrokerContext {
       this.log.info({ topic: old.name, topicId: old.topicId }, 'deleted topic');
     }
     for (const topic of image.topics) {
-      if (this.topicsById.has(topic.topicId)) continue;
+      const known = this.topicsById.get(topic.topicId);
+      if (known) {
+        if (JSON.stringify(known.configs) !== JSON.stringify(topic.configs)) await this.updateTopicConfig(topic);
+        continue;
+      }
       await Promise.all(topic.partitions.map(async (p) => {
         if (p.leader !== this.nodeId) return;
         const dirName = `${topic.name}-${p.partition}`;
@@ -222,6 +249,8 @@ class Broker implements BrokerContext {
           config: effectiveLogConfig(topic.configs, this.config),
           logDirActor: this.logDirActors[this.logDirs.indexOf(logDir)]!,
           checkpointIntervalMs: this.config.replicaHighWatermarkCheckpointIntervalMs,
+          retentionCheckIntervalMs: this.config.logRetentionCheckIntervalMs,
+          isr: p.isr,
         };
         await this.runtime.spawn(actorId, 'replica', args, { pool: 'broker', brokerId: this.nodeId });
         this.leaders.set(`${topic.name}\0${p.partition}`, actorId);

@@ -10,6 +10,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { buildBrokerConfig, ConfigError, parseProperties, PropertiesSyntaxError, type BrokerConfig } from '../config/broker-config';
+import { registerClientCommands } from './client-commands';
+import type { ClientCommandRun } from './client-io';
 
 /** Arguments of `skiff start`. */
 export interface StartArgs {
@@ -23,8 +25,11 @@ export interface StartArgs {
   dataDir: string | null;
 }
 
-/** What argv asks for: start a broker, or exit now (after help, version or a usage error). */
-export type CliCommand = { kind: 'start'; args: StartArgs } | { kind: 'exit'; exitCode: number };
+/**
+ * What argv asks for: start a broker, run a client command (topic, produce, consume, perf: see
+ * client-commands.ts), or exit now (after help, version or a usage error).
+ */
+export type CliCommand = { kind: 'start'; args: StartArgs } | { kind: 'client'; run: ClientCommandRun } | { kind: 'exit'; exitCode: number };
 
 /** Where commander writes help (out) and usage errors (err). */
 export interface CliOutput {
@@ -69,6 +74,9 @@ export function parseCliArgs(argv: readonly string[], output: CliOutput = defaul
         },
       };
     });
+  registerClientCommands(program, (run) => {
+    command = { kind: 'client', run };
+  });
   try {
     program.parse([...argv], { from: 'user' });
   } catch (err) {

@@ -6,6 +6,7 @@
 import { startBroker } from '../broker';
 import { ConfigError, type BrokerConfig } from '../config/broker-config';
 import { EXIT_USAGE, parseCliArgs, resolveStartConfig } from './args';
+import { processIo } from './client-process-io';
 import { createCliLogger } from './logger';
 import { runStart, type StartBrokerFn } from './start-command';
 
@@ -17,6 +18,12 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
   const command = parseCliArgs(argv);
   if (command.kind === 'exit') {
     process.exitCode = command.exitCode;
+    return;
+  }
+  if (command.kind === 'client') {
+    process.exitCode = await command.run(processIo());
+    // stdin (skiff produce from a terminal) may keep the loop alive after the command is done.
+    setTimeout(() => process.exit(), 1000).unref();
     return;
   }
   let config: BrokerConfig;

@@ -18,7 +18,7 @@ import { nearestKey } from './nearest-key';
 export { parseProperties, PropertiesSyntaxError } from './properties';
 
 /** How a config value is parsed. `long` values beyond 2^53-1 (Kafka's Long.MAX "never") clamp to it. */
-export type BrokerConfigType = 'int' | 'long' | 'boolean' | 'list' | 'listeners';
+export type BrokerConfigType = 'int' | 'long' | 'boolean' | 'list' | 'listeners' | 'string';
 
 /** One known broker config: the source of validation, README's table and DescribeConfigs docs. */
 export interface BrokerConfigDef {
@@ -28,6 +28,8 @@ export interface BrokerConfigDef {
   readonly defaultValue: string | null;
   /** Smallest accepted value (int and long only). */
   readonly min?: number;
+  /** Accepted values (string only; a comma list for log.cleanup.policy). */
+  readonly oneOf?: readonly string[];
   /** One line of documentation. */
   readonly doc: string;
 }
@@ -77,6 +79,23 @@ export const BROKER_CONFIG_DEFS: readonly BrokerConfigDef[] = [
   },
   { key: 'replica.high.watermark.checkpoint.interval.ms', type: 'long', defaultValue: '5000', min: 1, doc: 'How often high watermarks are written to replication-offset-checkpoint.' },
   { key: 'log.flush.offset.checkpoint.interval.ms', type: 'int', defaultValue: '60000', min: 1, doc: 'How often recovery points are written to recovery-point-offset-checkpoint.' },
+  { key: 'log.retention.hours', type: 'int', defaultValue: '168', min: -1, doc: 'Delete segments older than this (lowest precedence of the three retention keys; topic: retention.ms).' },
+  { key: 'log.retention.minutes', type: 'int', defaultValue: null, min: -1, doc: 'As log.retention.hours, in minutes; wins over hours.' },
+  { key: 'log.retention.ms', type: 'long', defaultValue: null, min: -1, doc: 'As log.retention.hours, in ms; wins over minutes and hours; -1 = keep forever.' },
+  { key: 'log.retention.bytes', type: 'long', defaultValue: '-1', min: -1, doc: 'Delete the oldest segments while a partition is larger than this; -1 = no limit (topic: retention.bytes).' },
+  { key: 'log.retention.check.interval.ms', type: 'long', defaultValue: '300000', min: 1, doc: 'How often retention runs.' },
+  { key: 'log.roll.hours', type: 'int', defaultValue: '168', min: 1, doc: 'Roll the active segment once its first batch is this old (topic: segment.ms).' },
+  { key: 'log.roll.ms', type: 'long', defaultValue: null, min: 1, doc: 'As log.roll.hours, in ms; wins over hours.' },
+  { key: 'log.index.size.max.bytes', type: 'int', defaultValue: '10485760', min: 4, doc: 'Largest offset index per segment; a full index rolls the segment (topic: segment.index.bytes).' },
+  { key: 'log.cleanup.policy', type: 'string', defaultValue: 'delete', oneOf: ['delete', 'compact'], doc: 'delete (retention) and/or compact, comma-separated (topic: cleanup.policy).' },
+  { key: 'log.message.timestamp.type', type: 'string', defaultValue: 'CreateTime', oneOf: ['CreateTime', 'LogAppendTime'], doc: 'Producer timestamps, or the broker\'s append time (topic: message.timestamp.type).' },
+  { key: 'log.message.timestamp.before.max.ms', type: 'long', defaultValue: LONG_MAX_STRING, min: 0, doc: 'Reject CreateTime batches older than this (topic: message.timestamp.before.max.ms).' },
+  { key: 'log.message.timestamp.after.max.ms', type: 'long', defaultValue: '3600000', min: 0, doc: 'Reject CreateTime batches further in the future than this (Kafka 4 default, KIP-1030; topic: message.timestamp.after.max.ms).' },
+  { key: 'min.insync.replicas', type: 'int', defaultValue: '1', min: 1, doc: 'acks=all needs at least this many in-sync replicas (topic: min.insync.replicas).' },
+  { key: 'unclean.leader.election.enable', type: 'boolean', defaultValue: 'false', doc: 'Allow an out-of-sync replica to become leader (topic: unclean.leader.election.enable).' },
+  { key: 'compression.type', type: 'string', defaultValue: 'producer', oneOf: ['producer', 'uncompressed', 'gzip', 'snappy', 'lz4', 'zstd'], doc: 'Stored as sent only with `producer` (the only value honoured now; topic: compression.type).' },
+  { key: 'max.connections', type: 'int', defaultValue: '2147483647', min: 0, doc: 'Client connections accepted at once; more are closed on accept.' },
+  { key: 'connections.max.idle.ms', type: 'long', defaultValue: '600000', min: -1, doc: 'Close connections idle this long; -1 = never.' },
 ];
 
 /**
@@ -107,28 +126,24 @@ export const IGNORED_BROKER_CONFIG_KEYS: readonly string[] = [
   'transaction.state.log.replication.factor',
   'transaction.state.log.min.isr',
   'transaction.state.log.num.partitions',
-  'log.retention.hours',
-  'log.retention.minutes',
-  'log.retention.ms',
-  'log.retention.bytes',
-  'log.retention.check.interval.ms',
-  'log.roll.hours',
-  'log.roll.ms',
-  'log.cleanup.policy',
   'log.cleaner.enable',
+  'log.cleaner.threads',
+  'log.cleaner.dedupe.buffer.size',
+  'log.segment.delete.delay.ms',
+  'log.preallocate',
+  'background.threads',
+  'request.timeout.ms',
+  'controlled.shutdown.enable',
+  'broker.rack',
+  'sasl.enabled.mechanisms',
   'log.flush.scheduler.interval.ms',
-  'log.message.timestamp.type',
-  'log.index.size.max.bytes',
   'group.initial.rebalance.delay.ms',
   'group.min.session.timeout.ms',
   'group.max.session.timeout.ms',
-  'min.insync.replicas',
-  'unclean.leader.election.enable',
   'replica.lag.time.max.ms',
   'replica.fetch.max.bytes',
   'auto.leader.rebalance.enable',
   'delete.topic.enable',
-  'compression.type',
 ];
 
 /** A listener address. `host` may be a wildcard (0.0.0.0, ::) in `listeners`, never in advertised ones. */
@@ -164,6 +179,24 @@ export interface BrokerConfig {
   readonly writeCachingDefault: boolean;
   readonly replicaHighWatermarkCheckpointIntervalMs: number;
   readonly logFlushOffsetCheckpointIntervalMs: number;
+  /** log.retention.ms, else minutes, else hours (Kafka's precedence); -1 = forever. */
+  readonly logRetentionMs: number;
+  /** -1 = no size limit. */
+  readonly logRetentionBytes: number;
+  readonly logRetentionCheckIntervalMs: number;
+  /** log.roll.ms, else log.roll.hours. */
+  readonly logRollMs: number;
+  readonly logIndexSizeMaxBytes: number;
+  readonly logCleanupPolicy: string;
+  readonly logMessageTimestampType: 'CreateTime' | 'LogAppendTime';
+  readonly logMessageTimestampBeforeMaxMs: number;
+  readonly logMessageTimestampAfterMaxMs: number;
+  readonly minInsyncReplicas: number;
+  readonly uncleanLeaderElectionEnable: boolean;
+  readonly compressionType: string;
+  readonly maxConnections: number;
+  /** -1 = never close idle connections. */
+  readonly connectionsMaxIdleMs: number;
   /** Effective value of every known key that has one (unset nullable keys are absent), as strings. */
   readonly values: Map<string, string>;
   /** Whether each key in `values` was set (STATIC_BROKER_CONFIG) or defaulted (DEFAULT_CONFIG). */
@@ -241,6 +274,20 @@ export function buildBrokerConfig(props: Map<string, string>): BrokerConfig {
     writeCachingDefault: reader.boolean('write.caching.default'),
     replicaHighWatermarkCheckpointIntervalMs: reader.long('replica.high.watermark.checkpoint.interval.ms') ?? 5000,
     logFlushOffsetCheckpointIntervalMs: reader.int('log.flush.offset.checkpoint.interval.ms'),
+    logRetentionMs: retentionMs(reader),
+    logRetentionBytes: reader.long('log.retention.bytes') ?? -1,
+    logRetentionCheckIntervalMs: reader.long('log.retention.check.interval.ms') ?? 300000,
+    logRollMs: reader.long('log.roll.ms') ?? reader.int('log.roll.hours') * 3_600_000,
+    logIndexSizeMaxBytes: reader.int('log.index.size.max.bytes'),
+    logCleanupPolicy: reader.string('log.cleanup.policy'),
+    logMessageTimestampType: reader.string('log.message.timestamp.type') as 'CreateTime' | 'LogAppendTime',
+    logMessageTimestampBeforeMaxMs: reader.long('log.message.timestamp.before.max.ms') ?? Number.MAX_SAFE_INTEGER,
+    logMessageTimestampAfterMaxMs: reader.long('log.message.timestamp.after.max.ms') ?? 3600000,
+    minInsyncReplicas: reader.int('min.insync.replicas'),
+    uncleanLeaderElectionEnable: reader.boolean('unclean.leader.election.enable'),
+    compressionType: reader.string('compression.type'),
+    maxConnections: reader.int('max.connections'),
+    connectionsMaxIdleMs: reader.long('connections.max.idle.ms') ?? 600000,
     values: new Map(),
     sources: new Map(),
     warnings,
@@ -283,6 +330,17 @@ class ValueReader {
     return this.integer(key, LONG_MIN, LONG_MAX, 'LONG');
   }
 
+  /** A string checked against the definition's `oneOf` (each comma-separated part, for lists). */
+  string(key: string): string {
+    const raw = this.raw(key) ?? '';
+    const allowed = definition(key).oneOf;
+    if (allowed && !raw.split(',').every((part) => allowed.includes(part.trim()))) {
+      this.problems.push(invalid(key, raw, `String must be one of: ${allowed.join(', ')}`));
+      return definition(key).defaultValue ?? '';
+    }
+    return raw;
+  }
+
   boolean(key: string): boolean {
     const raw = this.raw(key) ?? '';
     const lower = raw.toLowerCase();
@@ -310,6 +368,16 @@ class ValueReader {
     }
     return value > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(value);
   }
+}
+
+/** Kafka's precedence: log.retention.ms, then .minutes, then .hours; any negative value = forever. */
+function retentionMs(reader: ValueReader): number {
+  const ms = reader.long('log.retention.ms');
+  if (ms !== null) return ms < 0 ? -1 : ms;
+  const minutes = reader.raw('log.retention.minutes') !== null ? reader.int('log.retention.minutes') : null;
+  if (minutes !== null) return minutes < 0 ? -1 : minutes * 60_000;
+  const hours = reader.int('log.retention.hours');
+  return hours < 0 ? -1 : hours * 3_600_000;
 }
 
 function definition(key: string): BrokerConfigDef {

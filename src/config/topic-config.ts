@@ -78,6 +78,8 @@ export function validateTopicConfigs(configs: Record<string, string>): string | 
 /** What a replica needs of its topic's effective configuration. Units in the names. */
 export interface ReplicaLogConfig {
   segmentBytes: number;
+  /** Roll the active segment once its first batch is this old (segment.ms). */
+  segmentMs: number;
   indexIntervalBytes: number;
   maxMessageBytes: number;
   /** fsync before acknowledging once this many messages are unflushed (Long.MAX: never). */
@@ -86,27 +88,122 @@ export interface ReplicaLogConfig {
   flushMs: number | null;
   /** Redpanda's write.caching: true counts page-cache bytes toward the HW (Kafka's behaviour). */
   writeCaching: boolean;
+  /** -1 = keep forever. */
+  retentionMs: number;
+  /** -1 = no size limit. */
+  retentionBytes: number;
+  /** Whether retention deletes segments (cleanup.policy contains delete). */
+  deleteEnabled: boolean;
+  /** Whether compaction is asked for (cleanup.policy contains compact): records need keys. */
+  compactEnabled: boolean;
+  messageTimestampType: 'CreateTime' | 'LogAppendTime';
+  messageTimestampBeforeMaxMs: number;
+  messageTimestampAfterMaxMs: number;
+  minInsyncReplicas: number;
 }
 
-/** Broker defaults the effective topic config falls back to. */
+/** The broker settings topic configs fall back to (a BrokerConfig satisfies it). */
 export interface BrokerLogDefaults {
   logSegmentBytes: number;
+  logRollMs: number;
   logIndexIntervalBytes: number;
   messageMaxBytes: number;
   logFlushIntervalMessages: number;
   logFlushIntervalMs: number | null;
   writeCachingDefault: boolean;
+  logRetentionMs: number;
+  logRetentionBytes: number;
+  logCleanupPolicy: string;
+  logMessageTimestampType: 'CreateTime' | 'LogAppendTime';
+  logMessageTimestampBeforeMaxMs: number;
+  logMessageTimestampAfterMaxMs: number;
+  minInsyncReplicas: number;
+  logIndexSizeMaxBytes: number;
+  uncleanLeaderElectionEnable: boolean;
+  compressionType: string;
+}
+
+/** Kafka's Long.MAX_VALUE as a string: what Kafka shows for "never". */
+const LONG_MAX = '9223372036854775807';
+
+/** Clamped "never" values (Number.MAX_SAFE_INTEGER) are shown as Kafka's Long.MAX. */
+function longString(n: number): string {
+  return n >= Number.MAX_SAFE_INTEGER ? LONG_MAX : String(n);
+}
+
+/**
+ * The value every topic config takes when the topic does not override it, from the broker's
+ * settings (Kafka's LogConfig defaults via the broker's log.* keys). Keys without a Skiff broker
+ * setting get Kafka's default.
+ */
+export function topicConfigDefaults(broker: BrokerLogDefaults): Record<string, string> {
+  return {
+    'cleanup.policy': broker.logCleanupPolicy,
+    'compression.type': broker.compressionType,
+    'delete.retention.ms': '86400000',
+    'file.delete.delay.ms': '60000',
+    'flush.messages': longString(broker.logFlushIntervalMessages),
+    'flush.ms': broker.logFlushIntervalMs === null ? LONG_MAX : longString(broker.logFlushIntervalMs),
+    'index.interval.bytes': String(broker.logIndexIntervalBytes),
+    'max.compaction.lag.ms': LONG_MAX,
+    'max.message.bytes': String(broker.messageMaxBytes),
+    'message.timestamp.after.max.ms': longString(broker.logMessageTimestampAfterMaxMs),
+    'message.timestamp.before.max.ms': longString(broker.logMessageTimestampBeforeMaxMs),
+    'message.timestamp.type': broker.logMessageTimestampType,
+    'min.cleanable.dirty.ratio': '0.5',
+    'min.compaction.lag.ms': '0',
+    'min.insync.replicas': String(broker.minInsyncReplicas),
+    'preallocate': 'false',
+    'retention.bytes': String(broker.logRetentionBytes),
+    'retention.ms': String(broker.logRetentionMs),
+    'segment.bytes': String(broker.logSegmentBytes),
+    'segment.index.bytes': String(broker.logIndexSizeMaxBytes),
+    'segment.jitter.ms': '0',
+    'segment.ms': longString(broker.logRollMs),
+    'unclean.leader.election.enable': String(broker.uncleanLeaderElectionEnable),
+    'write.caching': String(broker.writeCachingDefault),
+  };
 }
 
 /** Effective replica log config: topic overrides over broker defaults. */
-export function effectiveLogConfig(overrides: Record<string, string>, defaults: BrokerLogDefaults): ReplicaLogConfig {
-  const num = (key: string, fallback: number): number => (overrides[key] !== undefined ? Number(overrides[key]) : fallback);
+export function effectiveLogConfig(overrides: Record<string, string>, broker: BrokerLogDefaults): ReplicaLogConfig {
+  const merged = { ...topicConfigDefaults(broker), ...overrides };
+  const num = (key: string): number => Math.min(Number(merged[key]), Number.MAX_SAFE_INTEGER);
+  const policy = merged['cleanup.policy']!.split(',').map((p) => p.trim());
+  const flushMs = num('flush.ms');
   return {
-    segmentBytes: num('segment.bytes', defaults.logSegmentBytes),
-    indexIntervalBytes: num('index.interval.bytes', defaults.logIndexIntervalBytes),
-    maxMessageBytes: num('max.message.bytes', defaults.messageMaxBytes),
-    flushMessages: num('flush.messages', defaults.logFlushIntervalMessages),
-    flushMs: overrides['flush.ms'] !== undefined ? Number(overrides['flush.ms']) : defaults.logFlushIntervalMs,
-    writeCaching: overrides['write.caching'] !== undefined ? overrides['write.caching'].toLowerCase() === 'true' : defaults.writeCachingDefault,
+    segmentBytes: num('segment.bytes'),
+    segmentMs: num('segment.ms'),
+    indexIntervalBytes: num('index.interval.bytes'),
+    maxMessageBytes: num('max.message.bytes'),
+    flushMessages: num('flush.messages'),
+    flushMs: flushMs >= Number.MAX_SAFE_INTEGER ? null : flushMs,
+    writeCaching: merged['write.caching']!.toLowerCase() === 'true',
+    retentionMs: num('retention.ms') < 0 ? -1 : num('retention.ms'),
+    retentionBytes: num('retention.bytes') < 0 ? -1 : num('retention.bytes'),
+    deleteEnabled: policy.includes('delete'),
+    compactEnabled: policy.includes('compact'),
+    messageTimestampType: merged['message.timestamp.type'] as 'CreateTime' | 'LogAppendTime',
+    messageTimestampBeforeMaxMs: num('message.timestamp.before.max.ms'),
+    messageTimestampAfterMaxMs: num('message.timestamp.after.max.ms'),
+    minInsyncReplicas: num('min.insync.replicas'),
   };
+}
+
+/** Kafka's DescribeConfigs config types (ConfigType in DescribeConfigsResponse v3+). */
+export const CONFIG_TYPE = { UNKNOWN: 0, BOOLEAN: 1, STRING: 2, INT: 3, SHORT: 4, LONG: 5, DOUBLE: 6, LIST: 7, CLASS: 8, PASSWORD: 9 } as const;
+
+/** The DescribeConfigs type of a topic config. */
+export function topicConfigType(name: string): number {
+  const kind = TOPIC_CONFIGS[name]?.kind;
+  switch (kind) {
+    case 'long': return CONFIG_TYPE.LONG;
+    case 'int': return CONFIG_TYPE.INT;
+    case 'boolean': return CONFIG_TYPE.BOOLEAN;
+    case 'double': return CONFIG_TYPE.DOUBLE;
+    case 'policy': return CONFIG_TYPE.LIST;
+    case 'string':
+    case 'timestamp-type': return CONFIG_TYPE.STRING;
+    default: return CONFIG_TYPE.UNKNOWN;
+  }
 }

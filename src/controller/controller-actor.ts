@@ -8,6 +8,7 @@
  * - `create-topics` CreateTopicsCommand -> { results: CreateTopicResult[]; image: MetadataImage }
  * - `delete-topics` { topics: { name: string|null; topicId: string|null }[] } -> { results: DeleteTopicResult[]; image }
  * - `init-producer-id` {} -> { producerId: number; producerEpoch: number }
+ * - `alter-topic-configs` AlterTopicConfigsCommand -> { results: AlterConfigResult[]; image }
  */
 import assert from 'node:assert/strict';
 import type { Actor, ActorContext, Envelope } from '../runtime/actor';
@@ -42,6 +43,18 @@ export interface CreateTopicResult {
   numPartitions: number;
   replicationFactor: number;
 }
+
+/**
+ * Config changes for topics. `incremental` (IncrementalAlterConfigs, KIP-339) applies `ops` to the
+ * current overrides; otherwise (AlterConfigs) the `set` ops replace the whole override set.
+ */
+export interface AlterTopicConfigsCommand {
+  resources: { topic: string; ops: { name: string; op: 'set' | 'delete' | 'append' | 'subtract'; value: string | null }[] }[];
+  incremental: boolean;
+  validateOnly: boolean;
+}
+
+export interface AlterConfigResult { topic: string; errorCode: number; errorMessage: string | null }
 
 export interface DeleteTopicResult { name: string | null; topicId: string; errorCode: number; errorMessage: string | null }
 
@@ -78,6 +91,9 @@ export class ControllerActor implements Actor {
         ctx.reply(envelope, { results: body.topics.map((t) => this.deleteTopic(t)), image: this.image() });
         return;
       }
+      case 'alter-topic-configs':
+        ctx.reply(envelope, { results: this.alterTopicConfigs(envelope.body as AlterTopicConfigsCommand), image: this.image() });
+        return;
       case 'init-producer-id': {
         const producerId = this.nextProducerId;
         this.commit([{ type: 'producer-ids', nextProducerId: producerId + 1 }]);
@@ -109,6 +125,12 @@ export class ControllerActor implements Actor {
         this.topicsById.set(record.topicId, { name: record.name, topicId: record.topicId, configs: record.configs, partitions: [] });
         this.topicIdsByName.set(record.name, record.topicId);
         return;
+      case 'topic-configs': {
+        const topic = this.topicsById.get(record.topicId);
+        assert.ok(topic, `config record for unknown topic id ${record.topicId}`);
+        topic.configs = record.configs;
+        return;
+      }
       case 'partition': {
         const topic = this.topicsById.get(record.topicId);
         assert.ok(topic, `partition record for unknown topic id ${record.topicId}`);
@@ -187,6 +209,35 @@ export class ControllerActor implements Actor {
     const replicas: number[] = [];
     for (let i = 0; i < replicationFactor; i++) replicas.push(nodeIds[(partition + i) % nodeIds.length]!);
     return replicas;
+  }
+
+  private alterTopicConfigs(command: AlterTopicConfigsCommand): AlterConfigResult[] {
+    return command.resources.map((resource) => {
+      const topicId = this.topicIdsByName.get(resource.topic);
+      const topic = topicId ? this.topicsById.get(topicId) : undefined;
+      if (!topic) return { topic: resource.topic, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `Topic ${resource.topic} does not exist` };
+      const next: Record<string, string> = command.incremental ? { ...topic.configs } : {};
+      for (const { name, op, value } of resource.ops) {
+        if (op === 'delete') {
+          delete next[name];
+          continue;
+        }
+        if (value === null) return { topic: resource.topic, errorCode: ErrorCode.INVALID_CONFIG, errorMessage: `Null value not supported for ${name}` };
+        if (op === 'set') next[name] = value;
+        else {
+          // APPEND / SUBTRACT apply to list configs only (cleanup.policy here), KIP-339.
+          if (name !== 'cleanup.policy') return { topic: resource.topic, errorCode: ErrorCode.INVALID_CONFIG, errorMessage: `Config ${name} is not a list: ${op.toUpperCase()} is not allowed` };
+          const current = (next[name] ?? 'delete').split(',').map((p) => p.trim()).filter(Boolean);
+          const items = value.split(',').map((p) => p.trim()).filter(Boolean);
+          const result = op === 'append' ? [...current, ...items.filter((i) => !current.includes(i))] : current.filter((c) => !items.includes(c));
+          next[name] = result.join(',');
+        }
+      }
+      const reason = validateTopicConfigs(next);
+      if (reason) return { topic: resource.topic, errorCode: ErrorCode.INVALID_CONFIG, errorMessage: reason };
+      if (!command.validateOnly) this.commit([{ type: 'topic-configs', topicId: topic.topicId, configs: next }]);
+      return { topic: resource.topic, errorCode: ErrorCode.NONE, errorMessage: null };
+    });
   }
 
   private deleteTopic(request: { name: string | null; topicId: string | null }): DeleteTopicResult {

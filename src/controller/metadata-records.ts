@@ -25,13 +25,16 @@ export interface PartitionRecord {
   leaderEpoch: number;
 }
 
+/** A topic's config overrides are replaced by `configs` (IncrementalAlterConfigs / AlterConfigs). */
+export interface TopicConfigRecord { type: 'topic-configs'; topicId: string; configs: Record<string, string> }
+
 /** A topic and all its partitions are gone. */
 export interface RemoveTopicRecord { type: 'remove-topic'; topicId: string }
 
 /** Producer ids below `nextProducerId` have been handed out (InitProducerId). */
 export interface ProducerIdsRecord { type: 'producer-ids'; nextProducerId: number }
 
-export type MetadataRecord = ClusterRecord | TopicRecord | PartitionRecord | RemoveTopicRecord | ProducerIdsRecord;
+export type MetadataRecord = ClusterRecord | TopicRecord | TopicConfigRecord | PartitionRecord | RemoveTopicRecord | ProducerIdsRecord;
 
 /** A partition as published to brokers and the network layer's metadata cache. */
 export interface PartitionState {

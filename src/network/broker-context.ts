@@ -5,7 +5,7 @@
 import type { BrokerConfig } from '../config/broker-config';
 import type { Endpoint } from '../runtime/runtime';
 import type { Logger, ActorId } from '../runtime/actor';
-import type { CreateTopicsCommand, CreateTopicResult, DeleteTopicResult } from '../controller/controller-actor';
+import type { AlterConfigResult, AlterTopicConfigsCommand, CreateTopicsCommand, CreateTopicResult, DeleteTopicResult } from '../controller/controller-actor';
 import type { TopicState } from '../controller/metadata-records';
 import type { ApiHandler } from './api-handler';
 
@@ -30,4 +30,6 @@ export interface BrokerContext {
   /** Creates topics through the controller and waits until their replicas serve (auto-create and CreateTopics). */
   createTopics(command: CreateTopicsCommand): Promise<CreateTopicResult[]>;
   deleteTopics(topics: { name: string | null; topicId: string | null }[]): Promise<DeleteTopicResult[]>;
+  /** Changes topic config overrides through the controller; replicas apply them before this resolves. */
+  alterTopicConfigs(command: AlterTopicConfigsCommand): Promise<AlterConfigResult[]>;
 }

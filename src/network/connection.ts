@@ -29,6 +29,8 @@ export interface ConnectionLimits {
   socketRequestMaxBytes: number;
   /** Requests read but not yet answered before the connection stops reading (backpressure). */
   maxInFlightRequests: number;
+  /** connections.max.idle.ms: close a connection with nothing in flight after this long without a request; -1 = never. */
+  connectionsMaxIdleMs: number;
 }
 
 export class Connection {
@@ -48,6 +50,12 @@ export class Connection {
   ) {
     this.remote = `${socket.remoteAddress}:${socket.remotePort}`;
     socket.setNoDelay(true);
+    if (limits.connectionsMaxIdleMs >= 0) {
+      socket.setTimeout(limits.connectionsMaxIdleMs);
+      socket.on('timeout', () => {
+        if (this.slots.length === 0) this.close(`idle for connections.max.idle.ms=${limits.connectionsMaxIdleMs}`, 'debug');
+      });
+    }
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('drain', () => {
       this.pausedForWrites = false;
@@ -61,10 +69,10 @@ export class Connection {
   }
 
   /** Closes the connection after logging why (bad frame, unknown API key). */
-  close(reason: string): void {
+  close(reason: string, level: 'warn' | 'debug' = 'warn'): void {
     if (this.closed) return;
     this.closed = true;
-    this.log.warn({ remote: this.remote, reason }, 'closing connection');
+    this.log[level]({ remote: this.remote, reason }, 'closing connection');
     this.socket.destroy();
   }
 

@@ -33,6 +33,14 @@ export * from './schema/list-offsets';
 export * from './schema/create-topics';
 export * from './schema/delete-topics';
 export * from './schema/init-producer-id';
+export * from './schema/delete-records';
+export * from './schema/offset-for-leader-epoch';
+export * from './schema/describe-configs';
+export * from './schema/alter-configs';
+export * from './schema/describe-log-dirs';
+export * from './schema/create-partitions';
+export * from './schema/incremental-alter-configs';
+export * from './schema/describe-cluster';
 
 /** A request frame whose API Skiff has no table for; the connection should be closed (as Kafka does). */
 export class UnknownApiKeyError extends ProtocolError {

@@ -6,13 +6,21 @@ import { ApiKey } from './api-keys';
 import { precompile } from './codec';
 import type { MessageSpec, VersionRange } from './schema/dsl';
 import { parseVersions } from './schema/dsl';
+import { AlterConfigsRequest, AlterConfigsResponse } from './schema/alter-configs';
 import { ApiVersionsRequest, ApiVersionsResponse } from './schema/api-versions';
+import { CreatePartitionsRequest, CreatePartitionsResponse } from './schema/create-partitions';
 import { CreateTopicsRequest, CreateTopicsResponse } from './schema/create-topics';
+import { DeleteRecordsRequest, DeleteRecordsResponse } from './schema/delete-records';
 import { DeleteTopicsRequest, DeleteTopicsResponse } from './schema/delete-topics';
+import { DescribeClusterRequest, DescribeClusterResponse } from './schema/describe-cluster';
+import { DescribeConfigsRequest, DescribeConfigsResponse } from './schema/describe-configs';
+import { DescribeLogDirsRequest, DescribeLogDirsResponse } from './schema/describe-log-dirs';
 import { FetchRequest, FetchResponse } from './schema/fetch';
+import { IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse } from './schema/incremental-alter-configs';
 import { InitProducerIdRequest, InitProducerIdResponse } from './schema/init-producer-id';
 import { ListOffsetsRequest, ListOffsetsResponse } from './schema/list-offsets';
 import { MetadataRequest, MetadataResponse } from './schema/metadata';
+import { OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse } from './schema/offset-for-leader-epoch';
 import { ProduceRequest, ProduceResponse } from './schema/produce';
 
 /**
@@ -51,4 +59,12 @@ export const apiSchemas: ReadonlyMap<number, ApiSchema> = new Map([
   entry(ApiKey.CreateTopics, CreateTopicsRequest, CreateTopicsResponse),
   entry(ApiKey.DeleteTopics, DeleteTopicsRequest, DeleteTopicsResponse),
   entry(ApiKey.InitProducerId, InitProducerIdRequest, InitProducerIdResponse),
+  entry(ApiKey.DeleteRecords, DeleteRecordsRequest, DeleteRecordsResponse),
+  entry(ApiKey.OffsetForLeaderEpoch, OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse),
+  entry(ApiKey.DescribeConfigs, DescribeConfigsRequest, DescribeConfigsResponse),
+  entry(ApiKey.AlterConfigs, AlterConfigsRequest, AlterConfigsResponse),
+  entry(ApiKey.DescribeLogDirs, DescribeLogDirsRequest, DescribeLogDirsResponse),
+  entry(ApiKey.CreatePartitions, CreatePartitionsRequest, CreatePartitionsResponse),
+  entry(ApiKey.IncrementalAlterConfigs, IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse),
+  entry(ApiKey.DescribeCluster, DescribeClusterRequest, DescribeClusterResponse),
 ]);

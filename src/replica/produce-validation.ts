@@ -59,3 +59,23 @@ export function validateProducedBatch(records: Buffer | null, maxMessageBytes: n
   }
   return null;
 }
+
+/**
+ * CreateTime bounds (KIP-937 / Kafka 4's message.timestamp.before.max.ms and after.max.ms): a batch
+ * whose first record (baseTimestamp) or latest record (maxTimestamp) lies more than `beforeMaxMs`
+ * before `nowMs` or more than `afterMaxMs` after it is refused with INVALID_TIMESTAMP. Checked on
+ * the header only (no record decoding, as Redpanda does), so a record between the two that is
+ * older than both is not seen. Returns a reason, or null.
+ */
+export function createTimeOutOfBounds(batch: Buffer, nowMs: number, beforeMaxMs: number, afterMaxMs: number): string | null {
+  for (const timestamp of [Number(batch.readBigInt64BE(L.BASE_TIMESTAMP)), Number(batch.readBigInt64BE(L.MAX_TIMESTAMP))]) {
+    if (timestamp < 0) continue;
+    if (nowMs - timestamp > beforeMaxMs) {
+      return `Timestamp ${timestamp} of a record is out of range: more than message.timestamp.before.max.ms=${beforeMaxMs} before the broker time ${nowMs}`;
+    }
+    if (timestamp - nowMs > afterMaxMs) {
+      return `Timestamp ${timestamp} of a record is out of range: more than message.timestamp.after.max.ms=${afterMaxMs} after the broker time ${nowMs}`;
+    }
+  }
+  return null;
+}

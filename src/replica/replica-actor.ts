@@ -10,15 +10,17 @@
  * - `watch` {fetchOffset, maxWaitMs} -> {ready: boolean} once the HW passes fetchOffset, or at maxWaitMs
  * - `list-offsets` {timestamp} -> ListOffsetReply (-2 earliest, -1 latest = HW, >= 0 by time)
  * - `delete` {} -> {} after closing and removing the partition directory; the actor then exits
+ * - `update-config` {config: ReplicaLogConfig} -> {} (topic configs changed)
+ * - `delete-records` {offset} -> {errorCode, lowWatermark} (DeleteRecords, KIP-107; -1 = the HW)
  */
 import assert from 'node:assert/strict';
 import type { Actor, ActorContext, ActorId, Envelope, TimerHandle } from '../runtime/actor';
 import { ErrorCode } from '../protocol/error-codes';
-import { recordsCountOf } from '../protocol/record-batch/view';
+import { recordsCountOf, stampLogAppendTime } from '../protocol/record-batch/view';
 import { Log } from '../storage/log';
 import { readOffsetCheckpoint, readPartitionMetadata, writePartitionMetadata } from '../storage/checkpoint';
 import type { ReplicaLogConfig } from '../config/topic-config';
-import { validateProducedBatch } from './produce-validation';
+import { createTimeOutOfBounds, validateProducedBatch } from './produce-validation';
 import { LeaderEpochCache } from './leader-epoch-cache';
 
 /** Spawn arguments of a replica actor. */
@@ -35,6 +37,10 @@ export interface ReplicaArgs {
   logDirActor: ActorId;
   /** How often the recovery point and HW are sent to the log-dir actor (replica.high.watermark.checkpoint.interval.ms). */
   checkpointIntervalMs: number;
+  /** How often retention runs (log.retention.check.interval.ms). */
+  retentionCheckIntervalMs: number;
+  /** In-sync replicas (node ids), for min.insync.replicas on acks=all. */
+  isr: number[];
 }
 
 export interface ProduceReply { errorCode: number; errorMessage: string | null; baseOffset: number; logAppendTimeMs: number; logStartOffset: number }
@@ -52,6 +58,7 @@ export class ReplicaActor implements Actor {
   private flushScheduled = false;
   private flushTimer: TimerHandle | null = null;
   private checkpointTimer: TimerHandle | null = null;
+  private retentionTimer: TimerHandle | null = null;
   private lastCheckpoint = '';
   private readonly pendingProduces: PendingProduce[] = [];
   private readonly pendingWatches: PendingWatch[] = [];
@@ -82,6 +89,7 @@ export class ReplicaActor implements Actor {
     this.log.flush();
     this.updateHighWatermark(ctx);
     this.checkpointTimer = ctx.timers.setTimeout(() => this.checkpointTick(ctx), this.args.checkpointIntervalMs);
+    this.retentionTimer = ctx.timers.setTimeout(() => this.retentionTick(ctx), this.args.retentionCheckIntervalMs);
     if (this.args.config.flushMs !== null) this.scheduleTimedFlush(ctx);
     ctx.log.info({ dir: this.dir, logStartOffset: this.log.logStartOffset, logEndOffset: this.log.logEndOffset, leaderEpoch: this.args.leaderEpoch }, 'replica started as leader');
   }
@@ -98,6 +106,10 @@ export class ReplicaActor implements Actor {
         return this.listOffsets(envelope, ctx);
       case 'delete':
         return this.delete(envelope, ctx);
+      case 'update-config':
+        return this.updateConfig(envelope, ctx);
+      case 'delete-records':
+        return this.deleteRecords(envelope, ctx);
       default:
         ctx.log.warn({ type: envelope.type, from: envelope.from }, 'replica ignores unknown message type');
     }
@@ -108,8 +120,7 @@ export class ReplicaActor implements Actor {
     this.log.flush();
     this.updateHighWatermark(ctx);
     this.failPending(ctx, ErrorCode.NOT_LEADER_OR_FOLLOWER);
-    if (this.checkpointTimer) ctx.timers.clearTimeout(this.checkpointTimer);
-    if (this.flushTimer) ctx.timers.clearTimeout(this.flushTimer);
+    this.clearTimers(ctx);
     try {
       await ctx.request(this.args.logDirActor, 'checkpoint', this.checkpointBody(), 5000);
     } catch (error) {
@@ -127,11 +138,29 @@ export class ReplicaActor implements Actor {
       return;
     }
     const batch = records!;
+    const { config } = this.args;
+    if (acks === -1 && this.args.isr.length < config.minInsyncReplicas) {
+      ctx.reply(envelope, this.produceReply(ErrorCode.NOT_ENOUGH_REPLICAS,
+        `The size of the current ISR ${this.args.isr.length} is insufficient to satisfy the min.isr requirement of ${config.minInsyncReplicas}`, -1));
+      return;
+    }
+    const nowMs = ctx.clock.nowMs();
+    let logAppendTimeMs = -1;
+    if (config.messageTimestampType === 'LogAppendTime') {
+      stampLogAppendTime(batch, nowMs);
+      logAppendTimeMs = nowMs;
+    } else {
+      const invalid = createTimeOutOfBounds(batch, nowMs, config.messageTimestampBeforeMaxMs, config.messageTimestampAfterMaxMs);
+      if (invalid) {
+        ctx.reply(envelope, this.produceReply(ErrorCode.INVALID_TIMESTAMP, invalid, -1));
+        return;
+      }
+    }
     const { baseOffset, lastOffset } = this.log.append(batch, this.args.leaderEpoch);
     this.unflushedMessages += recordsCountOf(batch);
-    const reply = this.produceReply(ErrorCode.NONE, null, baseOffset);
-    if (this.unflushedMessages >= this.args.config.flushMessages) this.flush(ctx);
-    else if (!this.args.config.writeCaching) this.scheduleFlush(ctx);
+    const reply = { ...this.produceReply(ErrorCode.NONE, null, baseOffset), logAppendTimeMs };
+    if (this.unflushedMessages >= config.flushMessages) this.flush(ctx);
+    else if (!config.writeCaching) this.scheduleFlush(ctx);
     this.updateHighWatermark(ctx);
     if (acks !== -1 || this.highWatermark > lastOffset) {
       ctx.reply(envelope, reply);
@@ -190,13 +219,12 @@ export class ReplicaActor implements Actor {
       ctx.reply(envelope, { errorCode: ErrorCode.NONE, offset: this.log.logStartOffset, timestamp: -1, leaderEpoch } satisfies ListOffsetReply);
     } else if (timestamp === -1) {
       ctx.reply(envelope, { errorCode: ErrorCode.NONE, offset: this.highWatermark, timestamp: -1, leaderEpoch } satisfies ListOffsetReply);
-    } else if (timestamp >= 0) {
-      // Batch granularity until the time index lands: the base offset of the first batch whose
-      // maxTimestamp reaches the target; clients skip the earlier records of that batch themselves.
-      const found = this.log.offsetForTimestamp(timestamp);
-      ctx.reply(envelope, found === null || found >= this.highWatermark
+    } else if (timestamp === -3 || timestamp >= 0) {
+      // -3: the record with the largest timestamp (KIP-734); >= 0: the first record at or after it (KIP-79).
+      const found = timestamp === -3 ? this.log.maxTimestampOffset() : this.log.offsetForTimestamp(timestamp);
+      ctx.reply(envelope, found === null || found.offset >= this.highWatermark
         ? { errorCode: ErrorCode.NONE, offset: -1, timestamp: -1, leaderEpoch: -1 }
-        : { errorCode: ErrorCode.NONE, offset: found, timestamp, leaderEpoch } satisfies ListOffsetReply);
+        : { errorCode: ErrorCode.NONE, offset: found.offset, timestamp: found.timestamp, leaderEpoch } satisfies ListOffsetReply);
     } else {
       ctx.reply(envelope, { errorCode: ErrorCode.INVALID_REQUEST, offset: -1, timestamp: -1, leaderEpoch: -1 } satisfies ListOffsetReply);
     }
@@ -204,10 +232,7 @@ export class ReplicaActor implements Actor {
 
   private async delete(envelope: Envelope, ctx: ActorContext): Promise<void> {
     this.failPending(ctx, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-    if (this.checkpointTimer) ctx.timers.clearTimeout(this.checkpointTimer);
-    if (this.flushTimer) ctx.timers.clearTimeout(this.flushTimer);
-    this.checkpointTimer = null;
-    this.flushTimer = null;
+    this.clearTimers(ctx);
     this.log.delete();
     this.log = undefined as unknown as Log;
     try {
@@ -217,6 +242,62 @@ export class ReplicaActor implements Actor {
     }
     ctx.reply(envelope, {});
     ctx.exit();
+  }
+
+  private updateConfig(envelope: Envelope, ctx: ActorContext): void {
+    const { config } = envelope.body as { config: ReplicaLogConfig };
+    const flushMsChanged = config.flushMs !== this.args.config.flushMs;
+    this.args.config = config;
+    this.log.updateConfig({ segmentBytes: config.segmentBytes, indexIntervalBytes: config.indexIntervalBytes, segmentMs: config.segmentMs });
+    if (flushMsChanged) {
+      if (this.flushTimer) ctx.timers.clearTimeout(this.flushTimer);
+      this.flushTimer = null;
+      if (config.flushMs !== null) this.scheduleTimedFlush(ctx);
+    }
+    // write.caching may have turned on: the HW can now count the page cache.
+    this.updateHighWatermark(ctx);
+    ctx.reply(envelope, {});
+  }
+
+  private deleteRecords(envelope: Envelope, ctx: ActorContext): void {
+    const requested = (envelope.body as { offset: number }).offset;
+    const offset = requested === -1 ? this.highWatermark : requested;
+    if (offset < 0 || offset > this.highWatermark) {
+      ctx.reply(envelope, { errorCode: ErrorCode.OFFSET_OUT_OF_RANGE, lowWatermark: -1 });
+      return;
+    }
+    const lowWatermark = offset > this.log.logStartOffset ? this.log.deleteRecordsBefore(offset) : this.log.logStartOffset;
+    this.checkpointSoon(ctx);
+    ctx.reply(envelope, { errorCode: ErrorCode.NONE, lowWatermark });
+  }
+
+  /** Retention (log.retention.check.interval.ms): deletes whole segments past retention.ms / retention.bytes. */
+  private retentionTick(ctx: ActorContext): void {
+    if (!this.log) return;
+    const { config } = this.args;
+    if (config.deleteEnabled && (config.retentionMs >= 0 || config.retentionBytes >= 0)) {
+      const before = this.log.logStartOffset;
+      const result = this.log.deleteRetentionSegments(ctx.clock.nowMs(), config.retentionMs, config.retentionBytes, this.highWatermark);
+      if (result.deletedSegments > 0) {
+        ctx.log.info({ topic: this.args.topic, partition: this.args.partition, deletedSegments: result.deletedSegments, logStartOffset: result.logStartOffset, previousLogStartOffset: before }, 'retention deleted segments');
+        this.checkpointSoon(ctx);
+      }
+    }
+    this.retentionTimer = ctx.timers.setTimeout(() => this.retentionTick(ctx), this.args.retentionCheckIntervalMs);
+  }
+
+  /** Sends the checkpoint now (log start offset moved), so a restart does not serve deleted records. */
+  private checkpointSoon(ctx: ActorContext): void {
+    const body = this.checkpointBody();
+    this.lastCheckpoint = `${body.recoveryPoint}/${body.highWatermark}/${body.logStartOffset}`;
+    ctx.send(this.args.logDirActor, 'checkpoint', body);
+  }
+
+  private clearTimers(ctx: ActorContext): void {
+    for (const timer of [this.checkpointTimer, this.flushTimer, this.retentionTimer]) if (timer) ctx.timers.clearTimeout(timer);
+    this.checkpointTimer = null;
+    this.flushTimer = null;
+    this.retentionTimer = null;
   }
 
   /** Group commit: one fsync for every append handled before the timer fires. */

@@ -1,31 +1,44 @@
 /**
  * One segment of a partition log, Kafka's LogSegment: a `.log` file of record batches v2 exactly as
- * stored by Kafka, and its sparse `.index`, both named by the segment's base offset padded to 20
- * digits (`00000000000000000000.log`). Positions are byte positions in the `.log` (int32, so a
- * segment stays below 2 GiB); offsets are logical record offsets (absolute).
+ * stored by Kafka, its sparse `.index` and its `.timeindex`, all named by the segment's base offset
+ * padded to 20 digits (`00000000000000000000.log`). Positions are byte positions in the `.log`
+ * (int32, so a segment stays below 2 GiB); offsets are logical record offsets (absolute);
+ * timestamps are ms since the epoch.
  *
  * ```
- *  .log   | batch 100..104 | batch 105..105 | batch 106..130 | ...
- *         0                612              700  <- positions (bytes)
- *  .index   (130 - base, 700)   one entry per indexIntervalBytes: last offset of a batch -> its start
+ *  .log       | batch 100..104 | batch 105..105 | batch 106..130 | ...
+ *             0                612              700  <- positions (bytes)
+ *  .index       (130 - base, 700)   one entry per indexIntervalBytes: last offset of a batch -> its start
+ *  .timeindex   (t, 130 - base)     next to an .index entry when the max timestamp so far grew:
+ *                                   max timestamp so far -> last offset of the batch holding it
  * ```
  *
  * Batches are read by scanning headers in chunks (never a read per 12-byte header), starting from
  * the index entry at or below the wanted offset. `recover` re-checks every batch (length, magic,
- * CRC-32C, dense offsets), truncates a torn or corrupt tail and rebuilds the index.
+ * CRC-32C, dense offsets), truncates a torn or corrupt tail and rebuilds both indexes.
+ *
+ * The segment tracks Kafka's per-segment times: the max timestamp so far and the offset of its
+ * batch (retention by time, ListOffsets -3), the first batch's maxTimestamp (`rollingBasedTimestamp`,
+ * segment.ms rolls), the creation time (rolls when batches carry no timestamp) and a last-modified
+ * time. Kafka reads the last one from the file's mtime; the FileSystem contract has no stat, so it is
+ * kept in memory from the injected clock: set at create, load, append and truncation.
  */
 import assert from 'node:assert/strict';
 import { posix } from 'node:path';
-import type { Logger } from '../runtime/actor';
+import type { Clock, Logger } from '../runtime/actor';
 import * as L from '../protocol/record-batch/layout';
-import { checkBatch } from '../protocol/record-batch/view';
+import { batchSizeAt, checkBatch, lastOffsetDeltaOf, maxTimestampOf } from '../protocol/record-batch/view';
 import type { FileHandle, FileSystem } from './file-system';
 import { OffsetIndex } from './offset-index';
+import { recordTimestamps, type Decompress } from './record-timestamps';
+import { NO_TIMESTAMP, TimeIndex, type TimestampOffset } from './time-index';
 
 /** Suffix of segment data files. */
 export const LOG_FILE_SUFFIX = '.log';
 /** Suffix of offset index files. */
 export const INDEX_FILE_SUFFIX = '.index';
+/** Suffix of time index files. */
+export const TIME_INDEX_FILE_SUFFIX = '.timeindex';
 
 const INT32_MAX = 0x7fffffff;
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
@@ -42,9 +55,9 @@ export function segmentFileName(baseOffset: number, suffix: string): string {
   return String(baseOffset).padStart(20, '0') + suffix;
 }
 
-/** Parses `<20 digits>.log` / `.index`; null for any other name. */
+/** Parses `<20 digits>.log` / `.index` / `.timeindex`; null for any other name. */
 export function parseSegmentFileName(name: string): { baseOffset: number; suffix: string } | null {
-  const m = /^(\d{20})(\.log|\.index)$/.exec(name);
+  const m = /^(\d{20})(\.log|\.index|\.timeindex)$/.exec(name);
   if (m === null) return null;
   const baseOffset = Number(m[1]);
   return Number.isSafeInteger(baseOffset) ? { baseOffset, suffix: m[2]! } : null;
@@ -60,6 +73,8 @@ export interface LogSegmentArgs {
   /** Bytes of log between offset index entries (Kafka's index.interval.bytes). */
   indexIntervalBytes: number;
   logger: Logger;
+  /** Creation and last-modified times (wall clock, `nowMs`). */
+  clock: Clock;
 }
 
 /** A batch header as seen by a scan (no records decoded). */
@@ -71,9 +86,26 @@ export interface BatchHeader {
   lastOffset: number;
   /** Whole batch size in bytes (12 + batchLength). */
   sizeBytes: number;
-  /** The batch's maxTimestamp field, ms since the epoch. */
+  /** The batch's maxTimestamp field, ms since the epoch (the append time in a LogAppendTime batch). */
   maxTimestampMs: number;
+  /** The attributes field (codec, timestamp type, transactional, control bits). */
+  attributes: number;
+  /** The partitionLeaderEpoch field (-1 when unknown). */
+  partitionLeaderEpoch: number;
 }
+
+/** Kafka's FileRecords.TimestampAndOffset: a record found by a timestamp search. */
+export interface TimestampAndOffset {
+  /** Logical offset of the record. */
+  offset: number;
+  /** The record's timestamp, ms since the epoch. */
+  timestamp: number;
+  /** partitionLeaderEpoch of the batch holding it, -1 if unknown. */
+  leaderEpoch: number;
+}
+
+/** Kafka's TimestampOffset.UNKNOWN: no timestamp seen yet. */
+const UNKNOWN_MAX: TimestampOffset = { timestampMs: NO_TIMESTAMP, offset: -1 };
 
 /** Outcome of {@link LogSegment.recover}. */
 export interface SegmentRecovery {
@@ -92,40 +124,60 @@ function offsetAt(buf: Buffer, at: number): number | null {
   return v >= 0n && v <= MAX_SAFE ? Number(v) : null;
 }
 
-/** One `.log` + `.index` pair (see module doc). Owned by its {@link Log}; not thread-safe. */
+/** One `.log` + `.index` + `.timeindex` triple (see module doc). Owned by its {@link Log}; not thread-safe. */
 export class LogSegment {
   readonly baseOffset: number;
   readonly logPath: string;
   readonly indexPath: string;
+  readonly timeIndexPath: string;
   private readonly fs: FileSystem;
   private readonly logger: Logger;
+  private readonly clock: Clock;
   private readonly indexIntervalBytes: number;
   private readonly logHandle: FileHandle;
   private readonly index: OffsetIndex;
+  private readonly timeIndex: TimeIndex;
   private size: number;
   /** Next offset to append here; NaN until `loadNextOffset` or `recover` ran on a loaded segment. */
   private next = Number.NaN;
   private unsynced = false;
   private closed = false;
-  /** Why the loaded index was not fully valid (null if it was). */
+  /** Kafka's maxTimestampAndOffsetSoFar: the largest batch maxTimestamp and that batch's last offset. */
+  private maxSoFar: TimestampOffset;
+  /** Kafka's rollingBasedTimestamp: the first batch's maxTimestamp; null = not loaded yet. */
+  private rollingBasedMs: number | null = null;
+  private createdAtMs: number;
+  private lastModifiedAtMs: number;
+  /** Why the loaded offset index was not fully valid (null if it was). */
   readonly indexProblem: string | null;
+  /** Why the loaded time index was not fully valid ('missing', torn, out of order), null if it was. */
+  readonly timeIndexProblem: string | null;
 
   private constructor(args: LogSegmentArgs, logHandle: FileHandle, sizeBytes: number) {
     this.baseOffset = args.baseOffset;
     this.fs = args.fs;
     this.logger = args.logger;
+    this.clock = args.clock;
     this.indexIntervalBytes = args.indexIntervalBytes;
     this.logPath = posix.join(args.dir, segmentFileName(args.baseOffset, LOG_FILE_SUFFIX));
     this.indexPath = posix.join(args.dir, segmentFileName(args.baseOffset, INDEX_FILE_SUFFIX));
+    this.timeIndexPath = posix.join(args.dir, segmentFileName(args.baseOffset, TIME_INDEX_FILE_SUFFIX));
     this.logHandle = logHandle;
     this.size = sizeBytes;
     const opened = OffsetIndex.open(args.fs, this.indexPath, args.baseOffset, sizeBytes);
     this.index = opened.index;
     this.indexProblem = opened.problem;
+    const openedTime = TimeIndex.open(args.fs, this.timeIndexPath, args.baseOffset);
+    this.timeIndex = openedTime.index;
+    this.timeIndexProblem = openedTime.problem;
+    // Kafka's readMaxTimestampAndOffsetSoFar: the last time index entry until a scan knows better.
+    this.maxSoFar = this.timeIndex.lastEntry() ?? UNKNOWN_MAX;
+    this.createdAtMs = args.clock.nowMs();
+    this.lastModifiedAtMs = this.createdAtMs;
   }
 
   /**
-   * Creates an empty segment at `baseOffset` (a stale file of that name is emptied). Its next offset
+   * Creates an empty segment at `baseOffset` (stale files of that name are emptied). Its next offset
    * is `baseOffset`; the new files are durable only after {@link sync} and a directory sync.
    */
   static create(args: LogSegmentArgs): LogSegment {
@@ -134,14 +186,16 @@ export class LogSegment {
     if (handle.size() > 0) handle.truncate(0);
     const segment = new LogSegment(args, handle, 0);
     segment.index.reset();
+    segment.timeIndex.reset();
+    segment.maxSoFar = UNKNOWN_MAX;
     segment.next = args.baseOffset;
     segment.unsynced = true;
     return segment;
   }
 
   /**
-   * Opens an existing segment: loads the longest valid prefix of its index (creating a missing one)
-   * but does not scan the log; call {@link loadNextOffset} or {@link recover} before using it.
+   * Opens an existing segment: loads the longest valid prefix of both indexes (creating missing
+   * ones) but does not scan the log; call {@link loadNextOffset} or {@link recover} before using it.
    * Throws ENOENT if the `.log` is missing.
    */
   static load(args: LogSegmentArgs): LogSegment {
@@ -169,9 +223,57 @@ export class LogSegment {
     return this.unsynced;
   }
 
-  /** Number of offset index entries (tests, metrics). */
+  /** Number of offset index entries (tests, metrics, segment.index.bytes rolls). */
   get indexEntries(): number {
     return this.index.entries;
+  }
+
+  /** Number of time index entries (tests, metrics, segment.index.bytes rolls). */
+  get timeIndexEntries(): number {
+    return this.timeIndex.entries;
+  }
+
+  /**
+   * Kafka's maxTimestampSoFar with its offset: the largest batch maxTimestamp in the segment and the
+   * LAST offset of the first batch that reached it (what the time index stores); timestampMs is
+   * NO_TIMESTAMP (-1) and offset -1 when no batch carries a timestamp >= 0.
+   */
+  get maxTimestampSoFar(): TimestampOffset {
+    return this.maxSoFar;
+  }
+
+  /**
+   * Kafka's LogSegment.largestTimestamp, what retention by time compares: the max timestamp so far
+   * if there is one, else the segment's last-modified time (Kafka: the file's mtime; here the
+   * in-memory time of the last write, or of the load). ms since the epoch.
+   */
+  get largestTimestampMs(): number {
+    return this.maxSoFar.timestampMs >= 0 ? this.maxSoFar.timestampMs : this.lastModifiedAtMs;
+  }
+
+  /** When this segment object was created or loaded (Kafka's `created`), ms since the epoch. */
+  get createdMs(): number {
+    return this.createdAtMs;
+  }
+
+  /** Time of the last append or truncation, or of creation/load (see module doc), ms since the epoch. */
+  get lastModifiedMs(): number {
+    return this.lastModifiedAtMs;
+  }
+
+  /**
+   * Kafka's LogSegment.timeWaitedForRoll, in ms: when the first batch has a timestamp (>= 0), how far
+   * `incomingMaxTimestampMs` (the new batch's maxTimestamp) is past it; otherwise how long ago
+   * (`nowMs`) the segment was created. The log rolls when this exceeds segment.ms.
+   */
+  timeWaitedForRollMs(nowMs: number, incomingMaxTimestampMs: number): number {
+    if (this.rollingBasedMs === null && this.size > 0) {
+      const first = this.headerAt(0);
+      assert.ok(first !== null, `${this.logPath}: unreadable first batch`);
+      this.rollingBasedMs = first.maxTimestampMs;
+    }
+    const first = this.rollingBasedMs ?? NO_TIMESTAMP;
+    return first >= 0 ? incomingMaxTimestampMs - first : nowMs - this.createdAtMs;
   }
 
   /** Marks the segment as possibly not fsynced (recovered bytes may live only in the page cache). */
@@ -183,37 +285,56 @@ export class LogSegment {
    * For a segment below the recovery point (Kafka's readNextOffset): scans batch headers from the
    * last index entry to the end of the file to learn the next offset, checking the structure (sizes,
    * magic, dense offsets, the index entry matching its batch) but not CRCs. Index entries missing
-   * after the last one (an index write lost in a crash) are added on the way, so the index ends up
-   * as a rebuild would make it. Returns null on success or a reason; on failure the caller recovers
-   * the segment instead.
+   * after the last one (an index write lost in a crash) are added on the way, time index entries
+   * with them, so the indexes end up as a rebuild would make them. The max timestamp so far is the
+   * last time index entry's, raised by the batches scanned (a final time index entry lost in a
+   * crash); time index entries past the end of the log are dropped. Returns null on success or a
+   * reason; on failure the caller recovers the segment instead.
    */
   loadNextOffset(): string | null {
     const last = this.index.lastEntry();
     let expected: number | null = last === null ? this.baseOffset : null;
     let bad: string | null = null;
-    const missing: Array<{ offset: number; position: number }> = [];
+    const missing: Array<{ offset: number; position: number; max: TimestampOffset }> = [];
     let entryPosition = this.index.lastPosition;
+    let max = this.timeIndex.lastEntry() ?? UNKNOWN_MAX;
     const problem = this.forEachBatch(last?.position ?? 0, (h) => {
       if (expected === null && h.lastOffset !== last!.offset) {
         bad = `index entry (${last!.offset}, ${last!.position}) does not match batch ending at ${h.lastOffset}`;
       } else if (expected !== null && h.baseOffset !== expected) {
         bad = `batch at position ${h.position} starts at offset ${h.baseOffset}, expected ${expected}`;
-      } else if (h.position - entryPosition > this.indexIntervalBytes) {
-        missing.push({ offset: h.lastOffset, position: h.position });
-        entryPosition = h.position;
+      } else {
+        if (h.maxTimestampMs > max.timestampMs) max = { timestampMs: h.maxTimestampMs, offset: h.lastOffset };
+        if (h.position - entryPosition > this.indexIntervalBytes) {
+          missing.push({ offset: h.lastOffset, position: h.position, max });
+          entryPosition = h.position;
+        }
       }
       expected = h.lastOffset + 1;
       return bad === null;
     });
     if (problem !== null || bad !== null) return problem ?? bad;
     assert.ok(expected !== null);
-    if (missing.length > 0) {
-      this.logger.info({ segment: this.indexPath, entries: missing.length }, 'adding offset index entries missing after the last one');
-      for (const e of missing) this.index.append(e.offset, e.position, false);
-      this.index.writePending();
+    this.next = expected;
+    const lastTime = this.timeIndex.lastEntry();
+    const timeBeyondLog = lastTime !== null && lastTime.offset >= expected;
+    if (timeBeyondLog) {
+      this.logger.warn({ segment: this.timeIndexPath, offset: lastTime.offset, nextOffset: expected }, 'dropping time index entries beyond the log');
+      this.timeIndex.truncateToOffset(expected);
       this.unsynced = true;
     }
-    this.next = expected;
+    if (missing.length > 0) {
+      this.logger.info({ segment: this.indexPath, entries: missing.length }, 'adding offset index entries missing after the last one');
+      for (const e of missing) {
+        this.index.append(e.offset, e.position, false);
+        if (!timeBeyondLog && e.max.timestampMs >= 0) this.timeIndex.maybeAppend(e.max.timestampMs, e.max.offset, false);
+      }
+      this.index.writePending();
+      this.timeIndex.writePending();
+      this.unsynced = true;
+    }
+    if (timeBeyondLog) this.reloadMaxTimestamp();
+    else this.maxSoFar = max;
     return null;
   }
 
@@ -221,26 +342,40 @@ export class LogSegment {
    * Kafka's LogSegment.recover: re-validates batches from the index entry at or below `fromOffset`
    * (from position 0 if there is none or it does not match its batch) to the end: each batch must
    * pass `checkBatch` (length, magic, CRC-32C) and continue the offsets densely. The first failure
-   * truncates the `.log` there (logged as a warning with the reason and bytes dropped). Index entries
-   * from the start position on are rebuilt, so the index ends up identical to a full rebuild.
-   * Idempotent: recovering an intact segment changes nothing.
+   * truncates the `.log` there (logged as a warning with the reason and bytes dropped). Offset index
+   * entries from the start position on are rebuilt, so that index ends up identical to a full
+   * rebuild. The time index keeps its entries for offsets before the start batch, regains entries
+   * lost at offset index entries before the start (a header scan from its last kept entry), is
+   * rebuilt from the start on, and gets the final entry for the segment's max timestamp (as Kafka's
+   * recover appends it). Idempotent: recovering a recovered segment changes nothing.
    */
   recover(fromOffset: number): SegmentRecovery {
     this.assertOpen();
     let start = 0;
     let expected = this.baseOffset;
+    let max = UNKNOWN_MAX;
     if (fromOffset > this.baseOffset) {
       const entry = this.index.lookup(fromOffset);
       if (entry.position > 0) {
         const h = this.headerAt(entry.position);
         if (h !== null && h.lastOffset === entry.offset) {
-          start = entry.position;
-          expected = h.baseOffset;
+          this.index.truncateToPosition(entry.position);
+          // A damaged time index is not trusted at all: rebuilt from the segment's start.
+          if (this.timeIndexProblem !== null) this.timeIndex.reset();
+          else this.timeIndex.truncateToOffset(h.baseOffset);
+          const before = this.restoreTimeIndexBefore(entry.position);
+          if (before !== null) {
+            start = entry.position;
+            expected = h.baseOffset;
+            max = before;
+          }
         }
       }
     }
-    if (start === 0) this.index.reset();
-    else this.index.truncateToPosition(start);
+    if (start === 0) {
+      this.index.reset();
+      this.timeIndex.reset();
+    }
 
     let buf = Buffer.allocUnsafe(Math.min(RECOVERY_CHUNK_BYTES, Math.max(this.size - start, 0)));
     let bufStart = start;
@@ -280,7 +415,12 @@ export class LogSegment {
       else if (base + delta - this.baseOffset > INT32_MAX) reason = `offset ${base + delta} beyond the segment's int32 range`;
       if (reason !== null) break;
       const lastOffset = base! + delta;
-      if (pos - this.index.lastPosition > this.indexIntervalBytes) this.index.append(lastOffset, pos, false);
+      const batchMaxTimestampMs = Number(buf.readBigInt64BE(at + L.MAX_TIMESTAMP));
+      if (batchMaxTimestampMs > max.timestampMs) max = { timestampMs: batchMaxTimestampMs, offset: lastOffset };
+      if (pos - this.index.lastPosition > this.indexIntervalBytes) {
+        this.index.append(lastOffset, pos, false);
+        if (max.timestampMs >= 0) this.timeIndex.maybeAppend(max.timestampMs, max.offset, false);
+      }
       expected = lastOffset + 1;
       pos += checked;
     }
@@ -294,28 +434,102 @@ export class LogSegment {
       this.logHandle.truncate(pos);
       this.size = pos;
       this.unsynced = true;
+      this.touch();
     }
+    // Kafka: "a normally closed segment always appends the biggest timestamp ever seen".
+    if (max.timestampMs >= 0) this.timeIndex.maybeAppend(max.timestampMs, max.offset, false);
     this.index.writePending();
+    this.timeIndex.writePending();
+    this.maxSoFar = max;
+    this.rollingBasedMs = null;
     this.next = expected;
     return { fromPosition: start, validBytes: pos, truncatedBytes, reason };
   }
 
   /**
-   * Appends one batch (or several contiguous ones) already carrying offsets `baseOffset` ..
-   * `lastOffset`; `baseOffset` must equal {@link nextOffset}. Adds an index entry when more than
-   * indexIntervalBytes were appended since the last one (Kafka's rule, checked before this batch).
+   * Rebuilds a damaged time index of a segment whose log and offset index are trusted (below the
+   * recovery point): a header scan of the whole segment re-adds an entry at each offset index
+   * entry where the max timestamp grew (no final entry: see {@link onBecomeInactive}). Returns null,
+   * or a reason when the headers are not well formed (the caller then recovers the segment).
+   */
+  rebuildTimeIndex(): string | null {
+    this.assertOpen();
+    this.timeIndex.reset();
+    const max = this.restoreTimeIndexBefore(this.size);
+    if (max === null) return `${this.logPath}: batch headers not well formed`;
+    this.timeIndex.writePending();
+    this.maxSoFar = max;
+    this.unsynced = true;
+    return null;
+  }
+
+  /**
+   * For a recovery starting at byte `start` (an offset index entry, or the end of the segment; both
+   * indexes already cut there): scans batch headers from the offset index entry at or below the
+   * last kept time index entry up to `start`, returning the max timestamp so far at `start` and
+   * re-adding time index entries (not yet written) at the offset index entries passed whose time
+   * entry is missing. Null if the headers there are not well formed.
+   */
+  private restoreTimeIndexBefore(start: number): TimestampOffset | null {
+    const last = this.timeIndex.lastEntry();
+    let max = last ?? UNKNOWN_MAX;
+    const from = last === null ? 0 : this.index.lookup(last.offset).position;
+    let k = this.index.entries;
+    while (k > 0 && this.index.entry(k - 1).position >= from) k--;
+    let end = from;
+    const problem = this.forEachBatch(from, (h) => {
+      if (h.position >= start) return false;
+      if (h.maxTimestampMs > max.timestampMs) max = { timestampMs: h.maxTimestampMs, offset: h.lastOffset };
+      if (k < this.index.entries && this.index.entry(k).position === h.position) {
+        if (max.timestampMs >= 0) this.timeIndex.maybeAppend(max.timestampMs, max.offset, false);
+        k++;
+      }
+      end = h.position + h.sizeBytes;
+      return true;
+    });
+    return problem === null && end === start ? max : null;
+  }
+
+  /**
+   * Kafka's LogSegment.append for ONE batch already carrying offsets `baseOffset` .. `lastOffset`
+   * (`baseOffset` must equal {@link nextOffset}; `batch` is exactly one v2 batch): writes it, raises
+   * the max timestamp so far to the batch's maxTimestamp (with the batch's LAST offset, Kafka's
+   * offsetOfMaxTimestamp for v2), and when more than indexIntervalBytes were appended since the last
+   * index entry (checked before this batch) adds an offset index entry and, if the max timestamp
+   * grew past the last time index entry, a time index entry. The first batch of the segment sets
+   * the rolling-based timestamp.
    */
   append(batch: Buffer, baseOffset: number, lastOffset: number): void {
     this.assertOpen();
     assert.equal(baseOffset, this.nextOffset, `${this.logPath}: append at ${baseOffset}, next offset ${this.next}`);
     assert.ok(lastOffset >= baseOffset && lastOffset - this.baseOffset <= INT32_MAX, `bad last offset ${lastOffset}`);
+    assert.ok(batch.length >= L.RECORD_BATCH_OVERHEAD && batchSizeAt(batch, 0) === batch.length, `${this.logPath}: append takes one whole batch`);
+    assert.equal(baseOffset + lastOffsetDeltaOf(batch), lastOffset, `${this.logPath}: last offset disagrees with the batch`);
     assert.ok(this.size + batch.length <= INT32_MAX, `${this.logPath}: segment would exceed int32 positions`);
     const position = this.size;
+    const maxTimestampMs = maxTimestampOf(batch);
     this.logHandle.write(batch, position);
     this.size += batch.length;
-    if (position - this.index.lastPosition > this.indexIntervalBytes) this.index.append(lastOffset, position);
+    if (position === 0) this.rollingBasedMs = maxTimestampMs;
+    if (maxTimestampMs > this.maxSoFar.timestampMs) this.maxSoFar = { timestampMs: maxTimestampMs, offset: lastOffset };
+    if (position - this.index.lastPosition > this.indexIntervalBytes) {
+      this.index.append(lastOffset, position);
+      if (this.maxSoFar.timestampMs >= 0) this.timeIndex.maybeAppend(this.maxSoFar.timestampMs, this.maxSoFar.offset);
+    }
     this.next = lastOffset + 1;
     this.unsynced = true;
+    this.touch();
+  }
+
+  /**
+   * Kafka's LogSegment.onBecomeInactiveSegment (a roll, or the log's load for all but the last
+   * segment): appends the time index entry for the segment's max timestamp if it is not the last
+   * entry already, so the file ends with the segment's largest timestamp (retention and kafka-dump-log
+   * read it there). Not synced: the next flush syncs it.
+   */
+  onBecomeInactive(): void {
+    this.assertOpen();
+    if (this.maxSoFar.timestampMs >= 0 && this.timeIndex.maybeAppend(this.maxSoFar.timestampMs, this.maxSoFar.offset)) this.unsynced = true;
   }
 
   /**
@@ -355,6 +569,8 @@ export class LogSegment {
         lastOffset: baseOffset + delta,
         sizeBytes,
         maxTimestampMs: Number(headerScratch.readBigInt64BE(at + L.MAX_TIMESTAMP)),
+        attributes: headerScratch.readInt16BE(at + L.ATTRIBUTES),
+        partitionLeaderEpoch: headerScratch.readInt32BE(at + L.PARTITION_LEADER_EPOCH),
       };
       if (!visit(header)) return null;
       pos += sizeBytes;
@@ -399,7 +615,9 @@ export class LogSegment {
 
   /**
    * Kafka's LogSegment.truncateTo: drops the batch containing `offset` and everything after it
-   * (truncation is at a batch boundary, so the next offset may end up below `offset`). Returns the
+   * (truncation is at a batch boundary, so the next offset may end up below `offset`), with the
+   * index entries for them; the max timestamp so far is re-read (last time index entry, then a scan
+   * after it: Kafka's readLargestTimestamp). An emptied segment counts as created now. Returns the
    * bytes dropped. Not synced: the caller syncs.
    */
   truncateTo(offset: number): number {
@@ -409,33 +627,161 @@ export class LogSegment {
     const dropped = this.size - batch.position;
     this.logHandle.truncate(batch.position);
     this.index.truncateToPosition(batch.position);
+    this.timeIndex.truncateToOffset(batch.baseOffset);
     this.size = batch.position;
     this.next = batch.baseOffset;
     this.unsynced = true;
+    this.reloadMaxTimestamp();
+    this.touch();
+    if (this.size === 0) {
+      this.createdAtMs = this.lastModifiedAtMs;
+      this.rollingBasedMs = null;
+    }
     return dropped;
   }
 
-  /** fsyncs the `.log` and the `.index`. */
+  /**
+   * ListOffsets by timestamp in this segment (Kafka's LogSegment.findOffsetByTimestamp and
+   * FileRecords.searchForTimestamp): the first record with timestamp >= `targetTimestampMs` and
+   * offset >= `startingOffset`, or null. The time index entry at or below the target and the offset
+   * index give the starting position; batches whose maxTimestamp reaches the target have their
+   * records decoded (a LogAppendTime batch's records all carry its maxTimestamp). A compressed batch
+   * with `decompress` null, or a batch that does not decode, answers at batch granularity: its
+   * first offset >= `startingOffset` and its maxTimestamp. With `recordLevel` false every batch
+   * answers so (the max-timestamp fallback when a batch's header claims more than its records hold).
+   */
+  findOffsetByTimestamp(targetTimestampMs: number, startingOffset: number, decompress: Decompress | null, recordLevel = true): TimestampAndOffset | null {
+    this.assertOpen();
+    const entry = this.timeIndex.lookup(targetTimestampMs);
+    let position = this.index.lookup(Math.max(entry.offset, startingOffset)).position;
+    for (;;) {
+      let hit: BatchHeader | null = null;
+      const problem = this.forEachBatch(position, (h) => {
+        if (h.lastOffset < startingOffset || h.maxTimestampMs < targetTimestampMs) return true;
+        hit = h;
+        return false;
+      });
+      assert.equal(problem, null, `${this.logPath}: ${problem}`);
+      const batch = hit as BatchHeader | null;
+      if (batch === null) return null;
+      const found = this.searchBatch(batch, startingOffset, decompress, recordLevel, (ts) => ts >= targetTimestampMs);
+      if (found !== null) return found;
+      position = batch.position + batch.sizeBytes;
+    }
+  }
+
+  /**
+   * The largest record timestamp at offsets >= `startingOffset` (the log start offset inside this
+   * segment after DeleteRecords), NO_TIMESTAMP if none: batch maxTimestamps, except the batch
+   * straddling `startingOffset`, whose records below it are left out (decoded; at batch granularity
+   * when it cannot be). Scans headers from the batch holding `startingOffset`.
+   */
+  maxTimestampFrom(startingOffset: number, decompress: Decompress | null): number {
+    this.assertOpen();
+    const first = this.findBatch(startingOffset);
+    if (first === null) return NO_TIMESTAMP;
+    let max = NO_TIMESTAMP;
+    const problem = this.forEachBatch(first.position, (h) => {
+      if (h.baseOffset >= startingOffset && h.maxTimestampMs > max) max = h.maxTimestampMs;
+      return true;
+    });
+    assert.equal(problem, null, `${this.logPath}: ${problem}`);
+    if (first.baseOffset < startingOffset) {
+      const records = this.readRecordTimestamps(first, decompress);
+      if (records === null) {
+        max = Math.max(max, first.maxTimestampMs);
+      } else {
+        for (const r of records) if (r.offset >= startingOffset && r.timestampMs > max) max = r.timestampMs;
+      }
+    }
+    return max;
+  }
+
+  /** fsyncs the `.log`, the `.index` and the `.timeindex`. */
   sync(): void {
     this.assertOpen();
     this.logHandle.sync();
     this.index.sync();
+    this.timeIndex.sync();
     this.unsynced = false;
   }
 
-  /** Closes both files (no sync). Idempotent. */
+  /**
+   * Closes the files (no sync). Like Kafka's LogSegment.close, first appends the time index entry
+   * for the max timestamp so far (best effort: a failure is logged, as Kafka swallows it). Idempotent.
+   */
   close(): void {
+    if (this.closed) return;
+    try {
+      if (this.maxSoFar.timestampMs >= 0) this.timeIndex.maybeAppend(this.maxSoFar.timestampMs, this.maxSoFar.offset);
+    } catch (err) {
+      this.logger.warn({ segment: this.timeIndexPath, error: String(err) }, 'could not append the final time index entry on close');
+    }
+    this.closeFiles();
+  }
+
+  /** Closes and unlinks the three files (durable once the caller syncs the directory). */
+  delete(): void {
+    this.closeFiles();
+    this.fs.unlink(this.logPath);
+    if (this.fs.exists(this.indexPath)) this.fs.unlink(this.indexPath);
+    if (this.fs.exists(this.timeIndexPath)) this.fs.unlink(this.timeIndexPath);
+  }
+
+  private closeFiles(): void {
     if (this.closed) return;
     this.closed = true;
     this.index.close();
+    this.timeIndex.close();
     this.logHandle.close();
   }
 
-  /** Closes and unlinks both files (durable once the caller syncs the directory). */
-  delete(): void {
-    this.close();
-    this.fs.unlink(this.logPath);
-    if (this.fs.exists(this.indexPath)) this.fs.unlink(this.indexPath);
+  private touch(): void {
+    this.lastModifiedAtMs = this.clock.nowMs();
+  }
+
+  /** Kafka's readLargestTimestamp: the last time index entry, raised by a header scan after it. */
+  private reloadMaxTimestamp(): void {
+    const last = this.timeIndex.lastEntry();
+    let max = last ?? UNKNOWN_MAX;
+    const from = last === null ? 0 : this.index.lookup(last.offset).position;
+    const problem = this.forEachBatch(from, (h) => {
+      if (h.maxTimestampMs > max.timestampMs) max = { timestampMs: h.maxTimestampMs, offset: h.lastOffset };
+      return true;
+    });
+    assert.equal(problem, null, `${this.logPath}: ${problem}`);
+    this.maxSoFar = max;
+  }
+
+  /**
+   * The first record of batch `h` at offset >= `startingOffset` whose timestamp passes `accept`, or
+   * null; at batch granularity (first offset >= `startingOffset`, maxTimestamp) when the records
+   * cannot be read or `recordLevel` is false.
+   */
+  private searchBatch(
+    h: BatchHeader,
+    startingOffset: number,
+    decompress: Decompress | null,
+    recordLevel: boolean,
+    accept: (timestampMs: number) => boolean,
+  ): TimestampAndOffset | null {
+    const leaderEpoch = h.partitionLeaderEpoch >= 0 ? h.partitionLeaderEpoch : -1;
+    const records = recordLevel ? this.readRecordTimestamps(h, decompress) : null;
+    if (records === null) return { offset: Math.max(h.baseOffset, startingOffset), timestamp: h.maxTimestampMs, leaderEpoch };
+    for (const r of records) if (r.offset >= startingOffset && accept(r.timestampMs)) return { offset: r.offset, timestamp: r.timestampMs, leaderEpoch };
+    return null;
+  }
+
+  /** Records of batch `h` (offsets, timestamps), or null when they cannot be read (compressed without decompress, malformed). */
+  private readRecordTimestamps(h: BatchHeader, decompress: Decompress | null): Array<{ offset: number; timestampMs: number }> | null {
+    const bytes = Buffer.allocUnsafe(h.sizeBytes);
+    this.readInto(bytes, 0, h.position, h.sizeBytes);
+    const result = recordTimestamps(bytes, decompress);
+    if (result.kind === 'ok') return result.records;
+    if (result.kind === 'undecodable') {
+      this.logger.warn({ segment: this.logPath, position: h.position, reason: result.reason }, 'cannot decode a batch\'s records: answering at batch granularity');
+    }
+    return null;
   }
 
   private headerAt(position: number): BatchHeader | null {

@@ -1,6 +1,6 @@
 /**
- * One partition replica's log (Kafka's UnifiedLog/LocalLog, minus retention and compaction): the
- * directory `<log.dir>/<topic>-<partition>/` holding segments `<20-digit base offset>.log/.index`.
+ * One partition replica's log (Kafka's UnifiedLog/LocalLog, minus compaction): the directory
+ * `<log.dir>/<topic>-<partition>/` holding segments `<20-digit base offset>.log/.index/.timeindex`.
  *
  * ```
  *  logStartOffset        recoveryPoint                      logEndOffset (LEO)
@@ -13,29 +13,67 @@
  * data at or beyond the recovery point are re-validated (CRC-32C, dense offsets), a torn or corrupt
  * tail is truncated and every later segment deleted (Kafka's LogLoader.recoverLog), and damaged
  * indexes are rebuilt. The recovery point passed in is a hint, bounded by what the log holds.
+ *
+ * Segments roll on append (Kafka's UnifiedLog.maybeRoll): by size (segment.bytes), by time
+ * (segment.ms, measured between batch timestamps), when an index is full (segment.index.bytes), or
+ * when offsets would overflow the segment's int32 relative range. Retention deletes whole segments
+ * from the oldest (Kafka's deleteOldSegments: log start offset, retention.bytes, retention.ms), never
+ * at or above the high watermark; DeleteRecords (KIP-107) raises the log start offset. Reads,
+ * timestamp searches and the max-timestamp lookup see only offsets >= logStartOffset.
  */
 import assert from 'node:assert/strict';
 import { posix } from 'node:path';
 import type { Clock, Logger } from '../runtime/actor';
+import { decompress as decompressRecords } from '../protocol/record-batch/compression';
 import * as L from '../protocol/record-batch/layout';
 import {
   baseOffsetNumber,
   batchSizeAt,
   lastOffsetDeltaOf,
+  maxTimestampOf,
   setBaseOffset,
   setPartitionLeaderEpoch,
 } from '../protocol/record-batch/view';
 import type { FileSystem } from './file-system';
-import { INDEX_FILE_SUFFIX, LOG_FILE_SUFFIX, LogSegment, parseSegmentFileName, segmentFileName, type LogSegmentArgs } from './log-segment';
+import {
+  LOG_FILE_SUFFIX,
+  LogSegment,
+  parseSegmentFileName,
+  segmentFileName,
+  type LogSegmentArgs,
+  type TimestampAndOffset,
+} from './log-segment';
+import { OFFSET_INDEX_ENTRY_BYTES } from './offset-index';
+import type { Decompress } from './record-timestamps';
+import { NO_TIMESTAMP, TIME_INDEX_ENTRY_BYTES } from './time-index';
+
+export type { TimestampAndOffset } from './log-segment';
+export type { Decompress } from './record-timestamps';
 
 const INT32_MAX = 0x7fffffff;
+/** Kafka's default segment.ms (log.roll.hours = 168). */
+export const DEFAULT_SEGMENT_MS = 7 * 24 * 60 * 60 * 1000;
+/** Kafka's default segment.index.bytes (log.index.size.max.bytes). */
+export const DEFAULT_SEGMENT_INDEX_BYTES = 10 * 1024 * 1024;
 
-/** Log settings, with Kafka's meaning (topic configs segment.bytes, index.interval.bytes). */
+/**
+ * Log settings, with Kafka's meaning (topic configs segment.bytes, index.interval.bytes,
+ * segment.ms, segment.index.bytes). Changes apply from the next append; index.interval.bytes
+ * applies to segments created after the change (Kafka's LogSegment keeps its own).
+ */
 export interface LogConfig {
   /** Roll to a new segment when the active one would exceed this many bytes (1 .. 2^31-1). */
   segmentBytes: number;
   /** Bytes of log between offset index entries (>= 0). */
   indexIntervalBytes: number;
+  /**
+   * segment.ms / log.roll.ms (>= 1; default 7 days): roll when a batch's maxTimestamp is more than
+   * this past the active segment's first batch's maxTimestamp (or, when that first batch has no
+   * timestamp, when the segment was created longer ago than this). No jitter (segment.jitter.ms 0).
+   */
+  segmentMs?: number;
+  /** segment.index.bytes (>= 4; default 10 MiB): roll when the active segment's offset or time index would hold more. */
+  segmentIndexBytes?: number;
 }
 
 /** Arguments of {@link Log.open}. */
@@ -50,6 +88,19 @@ export interface LogOpenArgs {
   logStartOffset?: number;
   logger: Logger;
   clock: Clock;
+  /**
+   * Decompresses a compressed batch's records for record-level timestamp searches (default:
+   * compression.ts's `decompress`); null answers compressed batches at batch granularity.
+   */
+  decompress?: Decompress | null;
+}
+
+/** Outcome of {@link Log.deleteRetentionSegments}. */
+export interface RetentionResult {
+  /** Segments deleted (each a .log/.index/.timeindex triple). */
+  deletedSegments: number;
+  /** The log start offset afterwards. */
+  logStartOffset: number;
 }
 
 /** Offsets assigned to an appended batch. */
@@ -68,9 +119,10 @@ export type LogReadResult = { kind: 'ok'; records: Buffer; firstOffset: number |
 export class Log {
   readonly dir: string;
   private readonly fs: FileSystem;
-  private readonly config: LogConfig;
+  private config: LogConfig;
   private readonly logger: Logger;
   private readonly clock: Clock;
+  private readonly decompress: Decompress | null;
   private readonly segments: LogSegment[];
   private leo: number;
   private rp: number;
@@ -82,9 +134,10 @@ export class Log {
   private constructor(args: LogOpenArgs, segments: LogSegment[], state: { rp: number; lso: number; dirDirty: boolean }) {
     this.dir = args.dir;
     this.fs = args.fs;
-    this.config = args.config;
+    this.config = { ...args.config };
     this.logger = args.logger;
     this.clock = args.clock;
+    this.decompress = args.decompress === undefined ? decompressRecords : args.decompress;
     this.segments = segments;
     this.leo = segments[segments.length - 1]!.nextOffset;
     this.rp = state.rp;
@@ -95,22 +148,26 @@ export class Log {
 
   /**
    * Opens (creating if needed) the log in `args.dir` and recovers it:
-   * 1. orphan `.index` files are deleted; no segment at all gives one empty segment at logStartOffset;
+   * 1. orphan `.index`/`.timeindex` files are deleted; no segment at all gives one empty segment at
+   *    logStartOffset;
    * 2. segments wholly below the recovery point are trusted: their next offset is read from the last
-   *    index entry on (a damaged index there has its tail rebuilt with CRC checks);
+   *    index entry on (a damaged offset index there has its tail rebuilt with CRC checks; a damaged
+   *    time index is rebuilt whole from batch headers);
    * 3. the segment containing the recovery point is re-validated from the index entry at or below
    *    it, and every later segment from its start (CRC-32C, dense offsets);
    * 4. the first torn/corrupt batch truncates its segment and deletes all later ones; a segment whose
    *    base offset does not continue the previous one is deleted with all later ones; truncations and
    *    deletions are fsynced at once, so a crash during or after recovery cannot resurrect them.
+   * 5. every segment but the last gets its final time index entry if a crash lost it.
    * The resulting recoveryPoint is min(hint, LEO) (lower if the trusted part proved inconsistent).
-   * Idempotent: opening an already recovered log changes nothing. Throws on I/O errors and on a
-   * config out of range.
+   * logStartOffset is the checkpointed value (log-start-offset-checkpoint), raised to the first
+   * segment's base offset; a log that ends below it is emptied and restarts there (Kafka's
+   * LogLoader). Idempotent: opening an already recovered log changes nothing. Throws on I/O errors
+   * and on a config out of range.
    */
   static open(args: LogOpenArgs): Log {
-    const { fs, dir, config, logger } = args;
-    assert.ok(Number.isInteger(config.segmentBytes) && config.segmentBytes >= 1 && config.segmentBytes <= INT32_MAX, `segmentBytes ${config.segmentBytes}`);
-    assert.ok(Number.isInteger(config.indexIntervalBytes) && config.indexIntervalBytes >= 0, `indexIntervalBytes ${config.indexIntervalBytes}`);
+    const { fs, dir, config, logger, clock } = args;
+    validateConfig(config);
     assert.ok(Number.isSafeInteger(args.recoveryPoint) && args.recoveryPoint >= 0, `recoveryPoint ${args.recoveryPoint}`);
     const lsoHint = args.logStartOffset;
     assert.ok(lsoHint === undefined || (Number.isSafeInteger(lsoHint) && lsoHint >= 0), `logStartOffset ${lsoHint}`);
@@ -120,6 +177,7 @@ export class Log {
       baseOffset,
       indexIntervalBytes: config.indexIntervalBytes,
       logger,
+      clock,
     });
 
     fs.mkdirp(dir);
@@ -144,6 +202,9 @@ export class Log {
       kept.push(LogSegment.create(segmentArgs(lso)));
       recoveryBound = lso;
     }
+
+    // Kafka's onBecomeInactiveSegment for the inactive ones: their time index ends with their max.
+    for (let i = 0; i < kept.length - 1; i++) kept[i]!.onBecomeInactive();
 
     // Make recovery's own changes durable, so a crash cannot resurrect what it cut.
     if (truncatedKept !== null) truncatedKept.sync();
@@ -197,11 +258,29 @@ export class Log {
     return this.segments.map((s) => s.baseOffset);
   }
 
+  /** The settings in force (a copy). */
+  get currentConfig(): LogConfig {
+    return { ...this.config };
+  }
+
   /**
-   * Appends ONE record batch v2 that the caller has validated (size, magic, CRC-32C, counts): writes
-   * baseOffset = LEO and partitionLeaderEpoch = `leaderEpoch` into `batch` in place (both outside
-   * the CRC), rolls a new segment first when the active one would exceed segmentBytes (a batch larger
-   * than segmentBytes goes alone into an empty segment), and appends. Not fsynced: see {@link flush}.
+   * Replaces the settings (topic config change; Kafka's UnifiedLog.updateConfig): segment.bytes,
+   * segment.ms and segment.index.bytes apply from the next append; index.interval.bytes to segments
+   * rolled afterwards. Asserts (programmer error) on values out of range.
+   */
+  updateConfig(config: LogConfig): void {
+    this.assertOpen();
+    validateConfig(config);
+    this.config = { ...config };
+  }
+
+  /**
+   * Appends ONE record batch v2 that the caller has validated (size, magic, CRC-32C, counts; on a
+   * LogAppendTime topic already stamped): writes baseOffset = LEO and partitionLeaderEpoch =
+   * `leaderEpoch` into `batch` in place (both outside the CRC), rolls a new segment first when the
+   * non-empty active one would exceed segmentBytes, is older than segmentMs (by timestamps, see
+   * {@link LogConfig.segmentMs}) or has a full index (a batch larger than segmentBytes goes alone
+   * into an empty segment), and appends. Not fsynced: see {@link flush}.
    * Returns the offsets assigned. Asserts (programmer error) on a buffer that is not one whole batch.
    */
   append(batch: Buffer, leaderEpoch: number): LogAppendInfo {
@@ -310,26 +389,111 @@ export class Log {
   }
 
   /**
-   * Earliest offset at or after logStartOffset whose batch has maxTimestamp >= `timestampMs`: the
-   * batch's base offset (batch granularity, no records decoded, no time index yet: a linear scan of
-   * headers), or null when no batch qualifies (Kafka's ListOffsets by timestamp answers LEO then).
+   * ListOffsets by timestamp (KIP-79; Kafka's UnifiedLog.fetchOffsetByTimestamp): the first RECORD
+   * at offset >= logStartOffset whose timestamp is >= `timestampMs` (ms since the epoch, >= 0), with
+   * its timestamp and its batch's leader epoch (-1 if unknown), or null when none (Kafka then answers
+   * offset -1). Record timestamps are baseTimestamp + timestampDelta, or the batch's maxTimestamp in
+   * a LogAppendTime batch. Segments whose max timestamp is below the target are skipped; in the first
+   * other one the time index and the offset index give where to start, then batch headers are
+   * scanned and the first batch reaching the target has its records decoded. A compressed batch is
+   * decompressed with the `decompress` given to {@link open} (default compression.ts); with null it
+   * answers at batch granularity: its first offset >= logStartOffset and its maxTimestamp. Unlike
+   * Kafka (which searches only the first segment whose largest timestamp reaches the target), a
+   * segment whose qualifying records all lie below logStartOffset does not end the search.
+   * The caller caps the answer by the high watermark.
    */
-  offsetForTimestamp(timestampMs: number): number | null {
+  offsetForTimestamp(timestampMs: number): TimestampAndOffset | null {
+    this.assertOpen();
+    assert.ok(Number.isSafeInteger(timestampMs) && timestampMs >= 0, `timestamp ${timestampMs}`);
+    if (this.lso >= this.leo) return null;
+    return this.searchTimestamp(timestampMs, true);
+  }
+
+  /**
+   * ListOffsets MAX_TIMESTAMP (-3, KIP-734; Kafka's UnifiedLog.fetchOffsetByTimestamp): the record
+   * with the largest timestamp at offset >= logStartOffset, the earliest one on ties (Kafka's
+   * RecordBatch.offsetOfMaxTimestamp: the first record of the first batch reaching the segment's
+   * max), with its timestamp and batch leader epoch; null when the log holds no record with a
+   * timestamp >= 0. The maximum comes from the segments' max timestamps (batch headers; the time
+   * index holds each batch's LAST offset), the record from decoding that batch (a LogAppendTime
+   * batch answers its first record). A compressed batch without `decompress`, or a batch whose
+   * header claims a larger timestamp than its records hold, answers at batch granularity.
+   */
+  maxTimestampOffset(): TimestampAndOffset | null {
     this.assertOpen();
     if (this.lso >= this.leo) return null;
+    let max = NO_TIMESTAMP;
     for (let i = this.segmentIndexFor(this.lso); i < this.segments.length; i++) {
       const segment = this.segments[i]!;
-      let found: number | null = null;
-      const from = segment.baseOffset <= this.lso ? (segment.findBatch(this.lso)?.position ?? segment.sizeBytes) : 0;
-      const problem = segment.forEachBatch(from, (h) => {
-        if (h.maxTimestampMs < timestampMs) return true;
-        found = Math.max(h.baseOffset, this.lso);
-        return false;
-      });
-      assert.equal(problem, null, `${segment.logPath}: ${problem}`);
-      if (found !== null) return found;
+      const segmentMax = segment.baseOffset < this.lso ? segment.maxTimestampFrom(this.lso, this.decompress) : segment.maxTimestampSoFar.timestampMs;
+      if (segmentMax > max) max = segmentMax;
     }
-    return null;
+    if (max < 0) return null;
+    const found = this.searchTimestamp(max, true) ?? this.searchTimestamp(max, false);
+    assert.ok(found !== null, `no batch holds the max timestamp ${max}`);
+    return found;
+  }
+
+  /**
+   * Retention (Kafka's UnifiedLog.deleteOldSegments for cleanup.policy=delete), at `nowMs` (ms since
+   * the epoch), in three passes over the oldest segments, each stopping at the first segment it
+   * keeps: (1) segments wholly below logStartOffset (the next segment's base <= it); (2) by size:
+   * while the log minus the oldest segment still holds >= `retentionBytes` (-1 = unlimited);
+   * (3) by time: segments whose largest timestamp (their max record timestamp, or their last-modified
+   * time when no batch has one) is more than `retentionMs` before `nowMs` (-1 = forever; a segment
+   * with future timestamps is kept and logged). A segment is deleted only if every offset in it is
+   * below `highWatermark` (next segment's base, or the LEO for the last, <= HW); the active segment
+   * too when it qualifies and is not empty: a new empty segment is rolled at the LEO first, as Kafka
+   * does. logStartOffset moves up to the first remaining segment's base (the LEO if all went).
+   * Files are unlinked at once and the directory synced, so a crash cannot bring them back (Kafka
+   * renames them `.deleted` and deletes them after file.delete.delay.ms). The caller checkpoints the
+   * new logStartOffset. Asserts `highWatermark` is within [0, LEO].
+   */
+  deleteRetentionSegments(nowMs: number, retentionMs: number, retentionBytes: number, highWatermark: number): RetentionResult {
+    this.assertOpen();
+    assert.ok(Number.isSafeInteger(nowMs), `now ${nowMs}`);
+    assert.ok(Number.isSafeInteger(retentionMs) && Number.isSafeInteger(retentionBytes), `retention ${retentionMs} ms, ${retentionBytes} bytes`);
+    assert.ok(Number.isSafeInteger(highWatermark) && highWatermark >= 0 && highWatermark <= this.leo, `high watermark ${highWatermark}, log end offset ${this.leo}`);
+    let deleted = this.deleteOldSegments(highWatermark, (_s, next) => next !== null && next.baseOffset <= this.lso, 'log start offset breach');
+    if (retentionBytes >= 0) {
+      const size = this.sizeBytes;
+      if (size >= retentionBytes) {
+        let excess = size - retentionBytes;
+        deleted += this.deleteOldSegments(highWatermark, (segment) => {
+          if (excess - segment.sizeBytes < 0) return false;
+          excess -= segment.sizeBytes;
+          return true;
+        }, `retention.bytes ${retentionBytes} breach`);
+      }
+    }
+    if (retentionMs >= 0) {
+      deleted += this.deleteOldSegments(highWatermark, (segment) => {
+        const largestMs = segment.largestTimestampMs;
+        if (nowMs < largestMs) this.logger.warn({ dir: this.dir, segment: segment.baseOffset, largestTimestampMs: largestMs, nowMs }, 'segment has future timestamps: not deleted by retention.ms');
+        return nowMs - largestMs > retentionMs;
+      }, `retention.ms ${retentionMs} breach`);
+    }
+    return { deletedSegments: deleted, logStartOffset: this.lso };
+  }
+
+  /**
+   * DeleteRecords (KIP-107; Kafka's UnifiedLog.maybeIncrementLogStartOffset for
+   * ClientRecordDeletion): raises logStartOffset to `offset` (no-op when not above it) and deletes
+   * the segments wholly below it (as retention's first pass). Reads, ListOffsets and fetches below
+   * the new start are out of range even where the bytes remain in a segment. Returns the log start
+   * offset. The caller checks `offset` <= high watermark (else OFFSET_OUT_OF_RANGE) and checkpoints
+   * the result (log-start-offset-checkpoint) so it survives a restart. Asserts 0 <= offset <= LEO.
+   */
+  deleteRecordsBefore(offset: number): number {
+    this.assertOpen();
+    assert.ok(Number.isSafeInteger(offset) && offset >= 0 && offset <= this.leo, `delete records before ${offset}, log end offset ${this.leo}`);
+    if (offset <= this.lso) return this.lso;
+    const before = this.lso;
+    this.lso = offset;
+    this.logger.info({ dir: this.dir, logStartOffset: offset, previousLogStartOffset: before }, 'log start offset raised by DeleteRecords');
+    this.deleteOldSegments(offset, (_s, next) => next !== null && next.baseOffset <= this.lso, 'log start offset breach');
+    this.checkInvariants();
+    return this.lso;
   }
 
   /**
@@ -395,7 +559,53 @@ export class Log {
   }
 
   private segmentArgs(baseOffset: number): LogSegmentArgs {
-    return { fs: this.fs, dir: this.dir, baseOffset, indexIntervalBytes: this.config.indexIntervalBytes, logger: this.logger };
+    return { fs: this.fs, dir: this.dir, baseOffset, indexIntervalBytes: this.config.indexIntervalBytes, logger: this.logger, clock: this.clock };
+  }
+
+  /** The first record at offset >= logStartOffset with timestamp >= `timestampMs` (see {@link offsetForTimestamp}). */
+  private searchTimestamp(timestampMs: number, recordLevel: boolean): TimestampAndOffset | null {
+    for (let i = this.segmentIndexFor(this.lso); i < this.segments.length; i++) {
+      const segment = this.segments[i]!;
+      if (segment.maxTimestampSoFar.timestampMs < timestampMs) continue;
+      const found = segment.findOffsetByTimestamp(timestampMs, this.lso, this.decompress, recordLevel);
+      if (found !== null) return found;
+    }
+    return null;
+  }
+
+  /**
+   * Kafka's deletableSegments + deleteSegments: deletes the longest run of oldest segments for which
+   * every offset is below `highWatermark` and `predicate(segment, next)` holds (an empty last segment
+   * never qualifies). When that is every segment, a new empty segment is rolled at the LEO first.
+   * Raises logStartOffset (and the recovery point) to the first remaining segment's base, unlinks the
+   * files and syncs the directory. Returns the number deleted.
+   */
+  private deleteOldSegments(highWatermark: number, predicate: (segment: LogSegment, next: LogSegment | null) => boolean, reason: string): number {
+    let count = 0;
+    for (let i = 0; i < this.segments.length; i++) {
+      const segment = this.segments[i]!;
+      const next = this.segments[i + 1] ?? null;
+      if (next === null && segment.sizeBytes === 0) break;
+      const upperBoundOffset = next?.baseOffset ?? this.leo;
+      if (!(highWatermark >= upperBoundOffset && predicate(segment, next))) break;
+      count++;
+    }
+    if (count === 0) return 0;
+    if (count === this.segments.length) this.roll('retention deletes every segment');
+    const deletable = this.segments.splice(0, count);
+    const firstKept = this.segments[0]!;
+    const before = this.lso;
+    this.lso = Math.max(this.lso, firstKept.baseOffset);
+    this.rp = Math.max(this.rp, firstKept.baseOffset);
+    for (const s of deletable) s.delete();
+    this.fs.syncDir(this.dir);
+    this.dirDirty = false;
+    this.logger.info(
+      { dir: this.dir, reason, deletedSegments: count, baseOffsets: deletable.map((s) => s.baseOffset), logStartOffset: this.lso, previousLogStartOffset: before },
+      'deleted old segments',
+    );
+    this.checkInvariants();
+    return count;
   }
 
   /** Index of the last segment whose base offset <= `offset` (0 if none). */
@@ -419,20 +629,37 @@ export class Log {
     const before = this.leo;
     assert.equal(baseOffset, this.leo, `append at ${baseOffset}, log end offset ${this.leo}`);
     const active = this.active;
-    if (active.sizeBytes > 0 && (active.sizeBytes + batch.length > this.config.segmentBytes || lastOffset - active.baseOffset > INT32_MAX)) {
-      this.roll();
+    if (active.sizeBytes > 0) {
+      const reason = this.rollReason(active, batch, lastOffset);
+      if (reason !== null) this.roll(reason);
     }
     this.active.append(batch, baseOffset, lastOffset);
     this.leo = lastOffset + 1;
     assert.ok(this.leo > before, 'log end offset must grow');
   }
 
-  /** Starts a new active segment at the LEO (Kafka's roll; the flusher syncs the old one later). */
-  private roll(): void {
+  /** Kafka's LogSegment.shouldRoll for a non-empty active segment and the next `batch`: why to roll, or null. */
+  private rollReason(active: LogSegment, batch: Buffer, lastOffset: number): string | null {
+    if (active.sizeBytes + batch.length > this.config.segmentBytes) return 'segment.bytes';
+    const segmentMs = this.config.segmentMs ?? DEFAULT_SEGMENT_MS;
+    if (active.timeWaitedForRollMs(this.clock.nowMs(), maxTimestampOf(batch)) > segmentMs) return 'segment.ms';
+    const indexBytes = this.config.segmentIndexBytes ?? DEFAULT_SEGMENT_INDEX_BYTES;
+    if (active.indexEntries >= Math.floor(indexBytes / OFFSET_INDEX_ENTRY_BYTES)) return 'offset index full';
+    if (active.timeIndexEntries >= Math.floor(indexBytes / TIME_INDEX_ENTRY_BYTES)) return 'time index full';
+    if (lastOffset - active.baseOffset > INT32_MAX) return 'relative offset overflow';
+    return null;
+  }
+
+  /**
+   * Starts a new active segment at the LEO (Kafka's roll): the old one gets its final time index
+   * entry (onBecomeInactiveSegment); the flusher syncs it later.
+   */
+  private roll(reason: string): void {
+    this.active.onBecomeInactive();
     const segment = LogSegment.create(this.segmentArgs(this.leo));
     this.segments.push(segment);
     this.dirDirty = true;
-    this.logger.debug({ dir: this.dir, baseOffset: this.leo }, 'rolled new segment');
+    this.logger.debug({ dir: this.dir, baseOffset: this.leo, reason }, 'rolled new segment');
   }
 
   /** Asserts `buf[position..position+available)` starts with a whole v2 batch; returns its size. */
@@ -451,24 +678,36 @@ export class Log {
   private checkInvariants(): void {
     assert.ok(this.rp <= this.leo, `recoveryPoint ${this.rp} > logEndOffset ${this.leo}`);
     assert.ok(this.lso <= this.leo, `logStartOffset ${this.lso} > logEndOffset ${this.leo}`);
+    assert.ok(this.lso >= this.segments[0]!.baseOffset, `logStartOffset ${this.lso} below the first segment`);
     assert.equal(this.active.nextOffset, this.leo, 'active segment disagrees with the log end offset');
-    void this.clock; // kept for segment.ms rolls (a later issue)
   }
 }
 
-/** Base offsets of the `.log` files in `dir`, ascending; deletes `.index` files that lack a `.log`. */
+/** Asserts (programmer error) that `config` is within Kafka's ranges (see {@link LogConfig}). */
+function validateConfig(config: LogConfig): void {
+  assert.ok(Number.isInteger(config.segmentBytes) && config.segmentBytes >= 1 && config.segmentBytes <= INT32_MAX, `segmentBytes ${config.segmentBytes}`);
+  assert.ok(Number.isInteger(config.indexIntervalBytes) && config.indexIntervalBytes >= 0, `indexIntervalBytes ${config.indexIntervalBytes}`);
+  assert.ok(config.segmentMs === undefined || (Number.isSafeInteger(config.segmentMs) && config.segmentMs >= 1), `segmentMs ${config.segmentMs}`);
+  assert.ok(
+    config.segmentIndexBytes === undefined || (Number.isInteger(config.segmentIndexBytes) && config.segmentIndexBytes >= 4 && config.segmentIndexBytes <= INT32_MAX),
+    `segmentIndexBytes ${config.segmentIndexBytes}`,
+  );
+}
+
+/** Base offsets of the `.log` files in `dir`, ascending; deletes `.index`/`.timeindex` files that lack a `.log`. */
 function listSegmentBases(fs: FileSystem, dir: string, logger: Logger): number[] {
   const logBases: number[] = [];
-  const indexBases: number[] = [];
+  const indexFiles: Array<{ baseOffset: number; suffix: string }> = [];
   for (const name of fs.readdir(dir)) {
     const parsed = parseSegmentFileName(name);
     if (parsed === null) continue;
-    (parsed.suffix === LOG_FILE_SUFFIX ? logBases : indexBases).push(parsed.baseOffset);
+    if (parsed.suffix === LOG_FILE_SUFFIX) logBases.push(parsed.baseOffset);
+    else indexFiles.push(parsed);
   }
   const logBaseSet = new Set(logBases);
-  for (const base of indexBases) {
-    if (logBaseSet.has(base)) continue;
-    const path = posix.join(dir, segmentFileName(base, INDEX_FILE_SUFFIX));
+  for (const { baseOffset, suffix } of indexFiles) {
+    if (logBaseSet.has(baseOffset)) continue;
+    const path = posix.join(dir, segmentFileName(baseOffset, suffix));
     logger.info({ path }, 'deleting index file without a log file');
     fs.unlink(path);
   }
@@ -516,7 +755,12 @@ function recoverSegments(loaded: LogSegment[], hint: number, dir: string, logger
     if (trusted && nextBase <= hint) {
       // Wholly below the recovery point: fsynced, so only structure is checked (Kafka's readNextOffset).
       if (seg.indexProblem === null) {
-        const problem = seg.loadNextOffset();
+        let problem: string | null = null;
+        if (seg.timeIndexProblem !== null) {
+          logger.warn({ segment: seg.timeIndexPath, reason: seg.timeIndexProblem }, 'rebuilding damaged time index');
+          problem = seg.rebuildTimeIndex();
+        }
+        problem ??= seg.loadNextOffset();
         if (problem === null) continue;
         logger.warn({ segment: seg.logPath, reason: problem }, 'segment below the recovery point is damaged: recovering it');
         fromOffset = seg.baseOffset;
@@ -524,10 +768,12 @@ function recoverSegments(loaded: LogSegment[], hint: number, dir: string, logger
         rpBound = Math.min(rpBound, seg.baseOffset);
       } else {
         logger.warn({ segment: seg.indexPath, reason: seg.indexProblem }, 'rebuilding damaged offset index');
+        if (seg.timeIndexProblem !== null) logger.warn({ segment: seg.timeIndexPath, reason: seg.timeIndexProblem }, 'rebuilding damaged time index');
         fromOffset = Number.MAX_SAFE_INTEGER; // from its last valid entry on
       }
     } else {
       if (seg.indexProblem !== null) logger.info({ segment: seg.indexPath, reason: seg.indexProblem }, 'offset index rebuilt by recovery');
+      if (seg.timeIndexProblem !== null) logger.info({ segment: seg.timeIndexPath, reason: seg.timeIndexProblem }, 'time index rebuilt by recovery');
       fromOffset = trusted ? hint : seg.baseOffset;
       trusted = false;
     }

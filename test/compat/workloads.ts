@@ -19,8 +19,9 @@ function allBytes(times: number): Buffer {
 
 /**
  * Records that tell null from empty and keep bytes exact: null and empty keys and values in every
- * combination (null key with null value only if `nullKeyAndValue`: kafka-python refuses it), binary and multi-byte UTF-8 payloads, a 100 KiB value, and (when `headers`)
- * headers with empty and, if `nullHeaderValues`, null values and a repeated header key.
+ * combination (both null only if `nullKeyAndValue`: kafka-python refuses that), binary and
+ * multi-byte UTF-8 payloads, a 100 KiB value, and (when `headers`) headers with empty values,
+ * null values if `nullHeaderValues`, and a repeated key if `repeatedHeaderKeys`.
  */
 export function edgeCaseRecords(opts: { nullKeyAndValue: boolean; headers: boolean; nullHeaderValues: boolean; repeatedHeaderKeys: boolean }): TestRecord[] {
   const records = [

@@ -12,7 +12,7 @@ import { test } from 'node:test';
 import { Kafka, logLevel } from 'kafkajs';
 import { startBrokerProcess, type BrokerProcess } from '../helpers/broker-process';
 import { loadTextFixtureLines } from '../helpers/text-fixture';
-import { kcatConsume, withBrokerLog } from '../compat/clients';
+import { createTopic, kcatConsume, withBrokerLog } from '../compat/clients';
 import { assertDenseOffsets, assertSameRecords, record, type TestRecord } from '../compat/record-file';
 import { flipByteInRecords, lastStoredBatch, listSegments, partitionDir, readBatches, tearTail } from './segment-files';
 
@@ -31,16 +31,6 @@ function workload(): TestRecord[] {
 
 function kafkaFor(broker: BrokerProcess): Kafka {
   return new Kafka({ clientId: 'skiff-recovery', brokers: [`127.0.0.1:${broker.port}`], logLevel: logLevel.NOTHING, retry: { retries: 2 } });
-}
-
-async function createTopic(broker: BrokerProcess): Promise<void> {
-  const admin = kafkaFor(broker).admin();
-  await admin.connect();
-  try {
-    assert.equal(await admin.createTopics({ topics: [{ topic: TOPIC, numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true }), true);
-  } finally {
-    await admin.disconnect();
-  }
 }
 
 /** High watermark of partition 0 as ListOffsets (latest) reports it. */
@@ -81,7 +71,7 @@ async function loadedBroker(): Promise<{ broker: BrokerProcess; input: TestRecor
   const broker = await startBrokerProcess({ overrides: OVERRIDES });
   const input = workload();
   await withBrokerLog(broker, async () => {
-    await createTopic(broker);
+    await createTopic(`127.0.0.1:${broker.port}`, TOPIC, 1);
     await produceAcked(broker, input);
   });
   return { broker, input, dir: partitionDir(broker.dataDir, TOPIC, 0) };

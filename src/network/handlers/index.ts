@@ -7,6 +7,11 @@ import { fetchHandler } from './fetch';
 import { listOffsetsHandler } from './list-offsets';
 import { metadataHandler } from './metadata';
 import { produceHandler } from './produce';
+import { alterConfigsHandler } from './alter-configs';
+import { deleteRecordsHandler } from './delete-records';
+import { describeClusterHandler } from './describe-cluster';
+import { describeConfigsHandler } from './describe-configs';
+import { incrementalAlterConfigsHandler } from './incremental-alter-configs';
 
 export const allHandlers: ApiHandler[] = [
   produceHandler,
@@ -16,4 +21,9 @@ export const allHandlers: ApiHandler[] = [
   apiVersionsHandler,
   createTopicsHandler,
   deleteTopicsHandler,
+  deleteRecordsHandler,
+  describeConfigsHandler,
+  alterConfigsHandler,
+  incrementalAlterConfigsHandler,
+  describeClusterHandler,
 ];

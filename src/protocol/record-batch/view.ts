@@ -86,3 +86,16 @@ export function checkBatch(buf: Buffer, position: number, available: number): nu
   if (!crcValid(buf, position, size)) return 'CRC-32C mismatch';
   return size;
 }
+
+/**
+ * Stamps a LogAppendTime batch in place (Kafka's LogValidator for LogAppendTime topics): sets the
+ * timestamp-type bit and maxTimestamp to the broker's time, then recomputes the CRC because both
+ * fields are covered by it. Consumers take every record's timestamp from maxTimestamp when the bit
+ * is set, so records are never rewritten.
+ */
+export function stampLogAppendTime(buf: Buffer, appendTimeMs: number, position = 0): void {
+  const size = batchSizeAt(buf, position);
+  buf.writeInt16BE(buf.readInt16BE(position + L.ATTRIBUTES) | L.TIMESTAMP_TYPE_MASK, position + L.ATTRIBUTES);
+  buf.writeBigInt64BE(BigInt(appendTimeMs), position + L.MAX_TIMESTAMP);
+  writeCrc(buf, position, size);
+}

@@ -1,7 +1,9 @@
 /**
- * ListOffsets (API key 2), versions 0-7, flexible from 6. Written from Kafka's
- * ListOffsetsRequest.json and ListOffsetsResponse.json (3.x line). Timestamp -1 = latest,
- * -2 = earliest, -3 = max timestamp (v7, KIP-734).
+ * ListOffsets (API key 2), versions 0-10, flexible from 6. Written from Kafka's
+ * ListOffsetsRequest.json and ListOffsetsResponse.json (4.x line; Kafka 4.0 dropped v0, the
+ * table keeps it). Timestamp -1 = latest, -2 = earliest, -3 = max timestamp (v7, KIP-734),
+ * -4 = earliest local (v8, KIP-405), -5 = latest tiered (v9, KIP-1005): v8 and v9 add no field,
+ * only those timestamp values. v10 adds the request's TimeoutMs (KIP-1075, remote lookups).
  */
 import type { MessageSpec, MessageValue } from './dsl';
 
@@ -10,7 +12,7 @@ export const ListOffsetsRequest = {
   apiKey: 2,
   type: 'request',
   name: 'ListOffsetsRequest',
-  validVersions: '0-7',
+  validVersions: '0-10',
   flexibleVersions: '6+',
   fields: [
     { name: 'ReplicaId', type: 'int32', versions: '0+' },
@@ -30,6 +32,7 @@ export const ListOffsetsRequest = {
         },
       ],
     },
+    { name: 'TimeoutMs', type: 'int32', versions: '10+', ignorable: true, about: 'wait for remote-storage lookups (tiered topics)' },
   ],
 } as const satisfies MessageSpec;
 
@@ -38,7 +41,7 @@ export const ListOffsetsResponse = {
   apiKey: 2,
   type: 'response',
   name: 'ListOffsetsResponse',
-  validVersions: '0-7',
+  validVersions: '0-10',
   flexibleVersions: '6+',
   fields: [
     { name: 'ThrottleTimeMs', type: 'int32', versions: '2+' },

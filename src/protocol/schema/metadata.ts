@@ -1,7 +1,8 @@
 /**
- * Metadata (API key 3), versions 0-12, flexible from 9. Written from Kafka's MetadataRequest.json
- * and MetadataResponse.json (3.x line). In v0 an empty `topics` array means "all topics"; from v1
- * that is a null array (an empty one means none).
+ * Metadata (API key 3), versions 0-13, flexible from 9. Written from Kafka's MetadataRequest.json
+ * and MetadataResponse.json (4.x line). In v0 an empty `topics` array means "all topics"; from v1
+ * that is a null array (an empty one means none). v13 (KIP-1102) changes no request field and
+ * adds the response's top-level ErrorCode (e.g. REBOOTSTRAP_REQUIRED), after the topics.
  */
 import type { MessageSpec, MessageValue } from './dsl';
 
@@ -10,7 +11,7 @@ export const MetadataRequest = {
   apiKey: 3,
   type: 'request',
   name: 'MetadataRequest',
-  validVersions: '0-12',
+  validVersions: '0-13',
   flexibleVersions: '9+',
   fields: [
     {
@@ -31,7 +32,7 @@ export const MetadataResponse = {
   apiKey: 3,
   type: 'response',
   name: 'MetadataResponse',
-  validVersions: '0-12',
+  validVersions: '0-13',
   flexibleVersions: '9+',
   fields: [
     { name: 'ThrottleTimeMs', type: 'int32', versions: '3+' },
@@ -69,6 +70,7 @@ export const MetadataResponse = {
       ],
     },
     { name: 'ClusterAuthorizedOperations', type: 'int32', versions: '8-10', default: -2147483648 },
+    { name: 'ErrorCode', type: 'int16', versions: '13+', ignorable: true, about: 'top-level error (v13, KIP-1102)' },
   ],
 } as const satisfies MessageSpec;
 

@@ -3,6 +3,8 @@ in file order.
 
 usage: confluent_produce.py --bootstrap H:P --topic T --input FILE [--acks -1|0|1]
        [--create-partitions N]   (create the topic first with AdminClient.create_topics)
+       [--compression none|gzip|snappy|lz4|zstd]   (compression.type)
+       [--linger-ms MS]   (linger.ms, default 5)
 
 Prints one JSON line: {"produced": n, "offsets": [[partition, offset], ...]} (offsets in file order).
 Exits 1 on any delivery error.
@@ -27,6 +29,8 @@ def main():
     p.add_argument('--create-partitions', type=int, default=0)
     p.add_argument('--timeout', type=float, default=60.0)
     p.add_argument('--debug', default='')
+    p.add_argument('--compression', default='none')
+    p.add_argument('--linger-ms', type=int, default=5)
     a = p.parse_args()
     deadline = time.monotonic() + a.timeout
 
@@ -39,11 +43,12 @@ def main():
     conf = {
         'bootstrap.servers': a.bootstrap,
         'acks': str(a.acks),
-        'linger.ms': 5,
+        'linger.ms': a.linger_ms,
         'enable.idempotence': False,
         'message.timeout.ms': int(a.timeout * 1000),
         'max.in.flight.requests.per.connection': 1,
         'queue.buffering.max.messages': 100000,
+        'compression.type': a.compression,
     }
     if a.debug:
         conf['debug'] = a.debug

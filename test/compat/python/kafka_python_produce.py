@@ -2,6 +2,7 @@
 
 usage: kafka_python_produce.py --bootstrap H:P --topic T --input FILE [--acks -1|0|1]
        [--create-partitions N]   (create the topic first with KafkaAdminClient: CreateTopics)
+       [--compression none|gzip|snappy|lz4|zstd]   (compression_type)
 
 Prints one JSON line: {"produced": n, "offsets": [[partition, offset], ...]} (offsets in file order).
 Exits 1 on any delivery error.
@@ -27,6 +28,7 @@ def main():
     p.add_argument('--create-partitions', type=int, default=0)
     p.add_argument('--timeout', type=float, default=60.0)
     p.add_argument('--debug', action='store_true')
+    p.add_argument('--compression', default='none')
     a = p.parse_args()
     logging.basicConfig(stream=sys.stderr, level=logging.DEBUG if a.debug else logging.WARNING)
 
@@ -45,6 +47,7 @@ def main():
         request_timeout_ms=int(a.timeout * 1000),
         retries=0,
         max_in_flight_requests_per_connection=1,
+        compression_type=None if a.compression == 'none' else a.compression,
     )
     deadline = time.monotonic() + a.timeout
     futures = []

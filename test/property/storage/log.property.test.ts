@@ -1,26 +1,61 @@
 /**
- * Model-based property test of Log on the simulated disk: random appends, flushes, crashes (lost or
- * torn unsynced writes) with reopen, clean restarts, truncations and reads, checked against an array
- * of the batches appended. After every crash the log must be a prefix of what was appended that
- * contains every flushed batch (DESIGN.md invariant 6); reads must return exactly the model's
- * batches, dense offsets, whole batches within maxBytes / HW / KIP-74 rules.
+ * Model-based property test of Log on the simulated disk, against an array model of the batches
+ * appended (with their record timestamps) and of the segments:
+ * - appends with explicit record timestamps (monotone, shuffled, none, LogAppendTime; some gzip
+ *   compressed) under a fake clock that commands advance: the model predicts every roll, by size
+ *   and by time (segment.ms from the first batch's timestamp, or from creation without one);
+ * - flushes, crashes (lost or torn unsynced writes) with reopen, clean and unclean restarts: the log
+ *   must be a prefix of what was appended holding every flushed batch (DESIGN.md invariant 6),
+ *   recovery changes no byte of an intact .log/.index and is idempotent;
+ * - truncations, retention by time and by bytes under a high watermark, DeleteRecords: the model
+ *   computes which segments go and the log start offset (Kafka's deleteOldSegments);
+ * - reads (whole batches, maxBytes / HW / KIP-74), offsetForTimestamp (the first retained record
+ *   with timestamp >= t) and maxTimestampOffset (the earliest retained record with the largest one);
+ * - every `.timeindex` passes kafka-dump-log's checks and ends inactive segments with their max.
+ * The high watermark never passes what is flushed (write.caching=false), as the replica keeps it.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
+import { compressBatch } from '../../../src/client/batch';
+import { CompressionCodec } from '../../../src/protocol/record-batch/compression';
+import { stampLogAppendTime } from '../../../src/protocol/record-batch/view';
 import { Log, type LogConfig } from '../../../src/storage/log';
 import { MemoryFileSystem } from '../../../src/storage/memory-file-system';
-import { fixedClock, makeBatch, recordingLogger, splitBatches } from '../../unit/storage/helpers';
+import { makeRecordBatch, manualClock, recordingLogger, splitBatches, timeIndexProblems, type ManualClock } from '../../unit/storage/helpers';
 
 const DIR = '/data/t-0';
+const T0 = 1_700_000_000_000;
+const EPOCH = 3;
+
+interface ModelBatch {
+  /** As stored (offsets and epoch assigned). */
+  bytes: Buffer;
+  base: number;
+  last: number;
+  /** The header's maxTimestamp. */
+  maxTs: number;
+  /** Each record's offset and timestamp (LogAppendTime: the batch's maxTimestamp). */
+  records: Array<{ offset: number; ts: number }>;
+}
+
+interface ModelSegment {
+  base: number;
+  createdMs: number;
+  lastModifiedMs: number;
+}
 
 interface Model {
-  /** Batches as stored (offsets assigned), in order; offsets dense from 0. */
-  batches: Buffer[];
-  /** Leading batches known to be fsynced. */
+  /** Every batch still in a segment (some may lie below the log start offset), in offset order. */
+  batches: ModelBatch[];
+  segments: ModelSegment[];
+  lso: number;
+  /** Offsets below this are fsynced. */
   flushed: number;
-  /** The recovery-point checkpoint a replica would have written (from flush, lowered by truncation). */
-  checkpoint: number;
+  /** recovery-point and log-start-offset checkpoints as the replica would have written them. */
+  checkpointRp: number;
+  checkpointLso: number;
+  clock: ManualClock;
 }
 
 interface Real {
@@ -29,11 +64,22 @@ interface Real {
   config: LogConfig;
 }
 
-const lastOffsetOf = (b: Buffer) => Number(b.readBigInt64BE(0)) + b.readInt32BE(23);
-const leoOf = (m: Model) => (m.batches.length === 0 ? 0 : lastOffsetOf(m.batches[m.batches.length - 1]!) + 1);
+function leoOf(m: Model): number {
+  const active = m.segments[m.segments.length - 1]!.base;
+  const last = m.batches[m.batches.length - 1];
+  return last === undefined ? active : Math.max(active, last.last + 1);
+}
 
-function reopen(r: Real, recoveryPoint: number): void {
-  r.log = Log.open({ fs: r.fs, dir: DIR, config: r.config, recoveryPoint, logger: recordingLogger(), clock: fixedClock() });
+const batchesIn = (m: Model, i: number) => {
+  const base = m.segments[i]!.base;
+  const next = m.segments[i + 1]?.base ?? Number.POSITIVE_INFINITY;
+  return m.batches.filter((b) => b.base >= base && b.base < next);
+};
+const sizeOf = (batches: ModelBatch[]) => batches.reduce((n, b) => n + b.bytes.length, 0);
+const retained = (m: Model) => m.batches.filter((b) => b.last >= m.lso);
+
+function reopen(m: Model, r: Real, recoveryPoint: number): void {
+  r.log = Log.open({ fs: r.fs, dir: DIR, config: r.config, recoveryPoint, logStartOffset: m.checkpointLso, logger: recordingLogger(), clock: m.clock });
 }
 
 function readAllBatches(log: Log): Buffer[] {
@@ -44,21 +90,75 @@ function readAllBatches(log: Log): Buffer[] {
 
 function checkCommon(m: Model, r: Real): void {
   assert.equal(r.log.logEndOffset, leoOf(m), 'LEO matches the model');
+  assert.equal(r.log.logStartOffset, m.lso, 'log start offset matches the model');
+  assert.deepEqual(r.log.segmentBaseOffsets(), m.segments.map((s) => s.base), 'segments match the model');
+  assert.equal(r.log.sizeBytes, sizeOf(m.batches));
   assert.ok(r.log.recoveryPoint <= r.log.logEndOffset);
 }
 
+function checkTimeIndexes(r: Real): void {
+  assert.deepEqual(timeIndexProblems(r.fs, DIR), [], 'every .timeindex as kafka-dump-log expects');
+}
+
+type TimestampMode = 'monotone' | 'shuffled' | 'none' | 'append-time';
+
 class Append implements fc.Command<Model, Real> {
-  constructor(readonly records: number, readonly payloadBytes: number, readonly seed: number) {}
+  constructor(
+    readonly records: number,
+    readonly valueBytes: number,
+    readonly mode: TimestampMode,
+    readonly skewMs: number,
+    readonly stepMs: number,
+    readonly compressed: boolean,
+  ) {}
   check = () => true;
   run(m: Model, r: Real): void {
-    const batch = makeBatch({ records: this.records, payloadBytes: this.payloadBytes, seed: this.seed });
-    const info = r.log.append(batch, 3);
-    assert.equal(info.baseOffset, leoOf(m));
-    assert.equal(info.lastOffset, info.baseOffset + this.records - 1);
-    m.batches.push(Buffer.from(batch));
+    const now = m.clock.now;
+    const timestamps = Array.from({ length: this.records }, (_, i) => {
+      if (this.mode === 'none') return -1;
+      if (this.mode === 'shuffled') return Math.max(0, now + this.skewMs + (((i * 7 + this.stepMs) % 5) - 2) * this.stepMs);
+      return Math.max(0, now + this.skewMs + i * this.stepMs);
+    });
+    const plain = makeRecordBatch({ timestamps, valueBytes: this.valueBytes, seed: this.stepMs });
+    const batch = this.compressed ? compressBatch(plain, CompressionCodec.gzip) : plain;
+    if (this.mode === 'append-time') stampLogAppendTime(batch, now);
+    const maxTs = Number(batch.readBigInt64BE(35));
+
+    // The roll the model expects (Kafka's LogSegment.shouldRoll; the index never fills here).
+    const active = m.segments[m.segments.length - 1]!;
+    const inActive = batchesIn(m, m.segments.length - 1);
+    const activeBytes = sizeOf(inActive);
+    let roll = false;
+    if (activeBytes > 0) {
+      const first = inActive[0]!.maxTs;
+      const waited = first >= 0 ? maxTs - first : now - active.createdMs;
+      roll = activeBytes + batch.length > r.config.segmentBytes || waited > r.config.segmentMs!;
+    }
+
+    const base = leoOf(m);
+    const info = r.log.append(batch, EPOCH);
+    assert.deepEqual(info, { baseOffset: base, lastOffset: base + this.records - 1 });
+    if (roll) m.segments.push({ base, createdMs: now, lastModifiedMs: now });
+    m.segments[m.segments.length - 1]!.lastModifiedMs = now;
+    m.batches.push({
+      bytes: Buffer.from(batch),
+      base,
+      last: base + this.records - 1,
+      maxTs,
+      records: timestamps.map((ts, i) => ({ offset: base + i, ts: this.mode === 'append-time' ? now : ts })),
+    });
     checkCommon(m, r);
   }
-  toString = () => `append(${this.records} records, ${this.payloadBytes} bytes)`;
+  toString = () => `append(${this.records} x ${this.valueBytes} B, ${this.mode}, skew ${this.skewMs}, step ${this.stepMs}${this.compressed ? ', gzip' : ''})`;
+}
+
+class AdvanceClock implements fc.Command<Model, Real> {
+  constructor(readonly ms: number) {}
+  check = () => true;
+  run(m: Model): void {
+    m.clock.advance(this.ms);
+  }
+  toString = () => `advance(${this.ms} ms)`;
 }
 
 class Flush implements fc.Command<Model, Real> {
@@ -67,11 +167,24 @@ class Flush implements fc.Command<Model, Real> {
     const rp = r.log.flush();
     assert.equal(rp, leoOf(m));
     assert.equal(r.log.hasUnflushed, false);
-    m.flushed = m.batches.length;
-    m.checkpoint = rp;
+    m.flushed = rp;
+    m.checkpointRp = rp;
+    m.checkpointLso = m.lso;
     checkCommon(m, r);
   }
   toString = () => 'flush';
+}
+
+/** After a reopen: the model keeps the segments and batches the real log kept (a prefix), all loaded now. */
+function adoptReopened(m: Model, r: Real): void {
+  const bases = r.log.segmentBaseOffsets();
+  assert.deepEqual(bases, m.segments.slice(0, bases.length).map((s) => s.base), 'the segments left are a prefix of the model');
+  m.segments.length = bases.length;
+  for (const s of m.segments) s.createdMs = s.lastModifiedMs = m.clock.now;
+  const leo = r.log.logEndOffset;
+  m.batches = m.batches.filter((b) => b.last < leo);
+  m.flushed = Math.min(m.flushed, leo);
+  m.checkpointRp = Math.min(m.checkpointRp, leo);
 }
 
 class Crash implements fc.Command<Model, Real> {
@@ -79,14 +192,16 @@ class Crash implements fc.Command<Model, Real> {
   check = () => true;
   run(m: Model, r: Real): void {
     r.fs.crash(this.torn ? { kind: 'torn-last-write', keepBytes: this.keepBytes } : { kind: 'lose-unsynced' });
-    reopen(r, this.fullScan ? 0 : m.checkpoint);
+    reopen(m, r, this.fullScan ? 0 : m.checkpointRp);
+    const expected = retained(m);
     const got = readAllBatches(r.log);
-    assert.ok(got.length >= m.flushed, `kept ${got.length} batches, ${m.flushed} were flushed`);
-    assert.ok(got.length <= m.batches.length, 'no batch beyond what was appended');
-    for (let i = 0; i < got.length; i++) assert.deepEqual(got[i], m.batches[i], `batch ${i} survives byte for byte`);
-    m.batches.length = got.length;
-    m.checkpoint = Math.min(m.checkpoint, leoOf(m));
+    const flushed = expected.filter((b) => b.last < m.flushed).length;
+    assert.ok(got.length >= flushed, `kept ${got.length} batches, ${flushed} were flushed`);
+    assert.ok(got.length <= expected.length, 'no batch beyond what was appended');
+    for (let i = 0; i < got.length; i++) assert.deepEqual(got[i], expected[i]!.bytes, `batch ${i} survives byte for byte`);
+    adoptReopened(m, r);
     checkCommon(m, r);
+    checkTimeIndexes(r);
   }
   toString = () => `crash(${this.torn ? `torn keep ${this.keepBytes}` : 'lose-unsynced'}${this.fullScan ? ', hint 0' : ''})`;
 }
@@ -96,16 +211,27 @@ function snapshot(fs: MemoryFileSystem): Map<string, Buffer> {
   return new Map(fs.readdir(DIR).map((name) => [name, fs.readFile(`${DIR}/${name}`)]));
 }
 
+const logAndOffsetIndexes = (files: Map<string, Buffer>) => new Map([...files].filter(([name]) => !name.endsWith('.timeindex')));
+
 class Restart implements fc.Command<Model, Real> {
   constructor(readonly clean: boolean, readonly fullScan: boolean) {}
   check = () => true;
   run(m: Model, r: Real): void {
     if (this.clean) r.log.close();
     const before = snapshot(r.fs);
-    reopen(r, this.fullScan ? 0 : m.checkpoint);
-    assert.deepEqual(snapshot(r.fs), before, 'recovering an intact log changes no byte (index rebuilt identically)');
-    assert.equal(readAllBatches(r.log).length, m.batches.length, 'a process restart loses nothing');
+    const hint = this.fullScan ? 0 : m.checkpointRp;
+    reopen(m, r, hint);
+    const after = snapshot(r.fs);
+    // The time index may gain its final entry (Kafka's recover appends it) or lose entries only a
+    // close added mid-file; it is checked against the log below instead.
+    assert.deepEqual([...after.keys()], [...before.keys()], 'no file appears or goes');
+    assert.deepEqual(logAndOffsetIndexes(after), logAndOffsetIndexes(before), 'recovering an intact log changes no .log/.index byte');
+    reopen(m, r, hint);
+    assert.deepEqual(snapshot(r.fs), after, 'recovery is idempotent');
+    assert.equal(readAllBatches(r.log).length, retained(m).length, 'a process restart loses nothing');
+    adoptReopened(m, r);
     checkCommon(m, r);
+    checkTimeIndexes(r);
   }
   toString = () => `restart(${this.clean ? 'clean' : 'no close'}${this.fullScan ? ', hint 0' : ''})`;
 }
@@ -114,15 +240,106 @@ class Truncate implements fc.Command<Model, Real> {
   constructor(readonly fraction: number) {}
   check = (m: Readonly<Model>) => m.batches.length > 0;
   run(m: Model, r: Real): void {
-    const offset = Math.floor(Math.sqrt(this.fraction) * leoOf(m)); // biased towards short cuts
+    const leo = leoOf(m);
+    const offset = Math.floor(Math.sqrt(this.fraction) * leo); // biased towards short cuts
     r.log.truncateTo(offset);
-    const keep = m.batches.findIndex((b) => lastOffsetOf(b) >= offset);
-    if (keep >= 0) m.batches.length = keep;
-    m.flushed = Math.min(m.flushed, m.batches.length);
-    m.checkpoint = Math.min(m.checkpoint, leoOf(m));
+    const now = m.clock.now;
+    if (offset < m.segments[0]!.base) {
+      m.batches = [];
+      m.segments = [{ base: offset, createdMs: now, lastModifiedMs: now }];
+      m.lso = offset;
+    } else {
+      m.segments = m.segments.filter((s, i) => i === 0 || s.base <= offset);
+      const keep = m.batches.findIndex((b) => b.last >= offset);
+      if (keep >= 0) m.batches.length = keep;
+      const active = m.segments[m.segments.length - 1]!;
+      active.lastModifiedMs = now;
+      if (batchesIn(m, m.segments.length - 1).length === 0) active.createdMs = now;
+      m.lso = Math.min(m.lso, leoOf(m));
+    }
+    m.flushed = Math.min(m.flushed, leoOf(m));
+    m.checkpointRp = Math.min(m.checkpointRp, leoOf(m));
+    m.checkpointLso = Math.min(m.checkpointLso, m.lso);
     checkCommon(m, r);
   }
   toString = () => `truncateTo(${this.fraction.toFixed(2)} of LEO)`;
+}
+
+/**
+ * The model's Kafka deleteOldSegments pass: deletes the longest run of oldest segments below `hw`
+ * passing `predicate` (never an empty last one), rolling first when that is all. Returns the count.
+ */
+function modelDeletePass(m: Model, hw: number, predicate: (i: number, sizeBytes: number, largestMs: number) => boolean): number {
+  const leo = leoOf(m);
+  let count = 0;
+  for (let i = 0; i < m.segments.length; i++) {
+    const batches = batchesIn(m, i);
+    const sizeBytes = sizeOf(batches);
+    const isLast = i === m.segments.length - 1;
+    if (isLast && sizeBytes === 0) break;
+    const upper = isLast ? leo : m.segments[i + 1]!.base;
+    const maxTs = Math.max(-1, ...batches.map((b) => b.maxTs));
+    const largestMs = maxTs >= 0 ? maxTs : m.segments[i]!.lastModifiedMs;
+    if (!(hw >= upper && predicate(i, sizeBytes, largestMs))) break;
+    count++;
+  }
+  if (count === 0) return 0;
+  if (count === m.segments.length) m.segments.push({ base: leo, createdMs: m.clock.now, lastModifiedMs: m.clock.now });
+  m.segments.splice(0, count);
+  const first = m.segments[0]!.base;
+  m.batches = m.batches.filter((b) => b.base >= first);
+  m.lso = Math.max(m.lso, first);
+  return count;
+}
+
+const lsoBreached = (m: Model) => (i: number) => i + 1 < m.segments.length && m.segments[i + 1]!.base <= m.lso;
+
+/** A high watermark between the log start offset and what is flushed. */
+const hwOf = (m: Model, fraction: number) => m.lso + Math.floor(fraction * (m.flushed - m.lso + 1));
+
+class Retention implements fc.Command<Model, Real> {
+  constructor(readonly retentionMs: number, readonly retentionBytes: number, readonly hwFraction: number) {}
+  check = () => true;
+  run(m: Model, r: Real): void {
+    const hw = Math.min(hwOf(m, this.hwFraction), m.flushed);
+    const now = m.clock.now;
+    const result = r.log.deleteRetentionSegments(now, this.retentionMs, this.retentionBytes, hw);
+    let deleted = modelDeletePass(m, hw, lsoBreached(m));
+    if (this.retentionBytes >= 0) {
+      const size = sizeOf(m.batches);
+      if (size >= this.retentionBytes) {
+        let excess = size - this.retentionBytes;
+        deleted += modelDeletePass(m, hw, (_i, sizeBytes) => {
+          if (excess - sizeBytes < 0) return false;
+          excess -= sizeBytes;
+          return true;
+        });
+      }
+    }
+    if (this.retentionMs >= 0) deleted += modelDeletePass(m, hw, (_i, _s, largestMs) => now - largestMs > this.retentionMs);
+    assert.deepEqual(result, { deletedSegments: deleted, logStartOffset: m.lso });
+    m.checkpointLso = m.lso;
+    checkCommon(m, r);
+  }
+  toString = () => `retention(${this.retentionMs} ms, ${this.retentionBytes} B, hw ${this.hwFraction.toFixed(2)})`;
+}
+
+class DeleteRecords implements fc.Command<Model, Real> {
+  constructor(readonly fraction: number) {}
+  check = () => true;
+  run(m: Model, r: Real): void {
+    const offset = hwOf(m, this.fraction);
+    const got = r.log.deleteRecordsBefore(offset);
+    if (offset > m.lso) {
+      m.lso = offset;
+      modelDeletePass(m, offset, lsoBreached(m));
+    }
+    assert.equal(got, m.lso);
+    m.checkpointLso = m.lso;
+    checkCommon(m, r);
+    if (m.lso > 0) assert.deepEqual(r.log.read(m.lso - 1, 100, m.lso + 10, true), { kind: 'out-of-range' });
+  }
+  toString = () => `deleteRecordsBefore(${this.fraction.toFixed(2)} of [lso, flushed])`;
 }
 
 class Read implements fc.Command<Model, Real> {
@@ -130,16 +347,16 @@ class Read implements fc.Command<Model, Real> {
   check = () => true;
   run(m: Model, r: Real): void {
     const leo = leoOf(m);
-    const fetchOffset = Math.floor(this.fetchFraction * (leo + 1));
+    const fetchOffset = m.lso + Math.floor(this.fetchFraction * (leo - m.lso + 1));
     const hw = fetchOffset + Math.floor(this.hwFraction * (leo - fetchOffset + 1));
     const expected: Buffer[] = [];
     let total = 0;
     for (const b of m.batches) {
-      if (lastOffsetOf(b) < fetchOffset) continue;
-      if (lastOffsetOf(b) >= hw) break;
-      if (total + b.length > this.maxBytes && !(total === 0 && this.minOneBatch)) break;
-      expected.push(b);
-      total += b.length;
+      if (b.last < fetchOffset) continue;
+      if (b.last >= hw) break;
+      if (total + b.bytes.length > this.maxBytes && !(total === 0 && this.minOneBatch)) break;
+      expected.push(b.bytes);
+      total += b.bytes.length;
       if (total >= this.maxBytes) break;
     }
     const res = r.log.read(fetchOffset, this.maxBytes, hw, this.minOneBatch);
@@ -147,51 +364,96 @@ class Read implements fc.Command<Model, Real> {
     if (res.kind !== 'ok') return;
     assert.deepEqual(res.records, Buffer.concat(expected));
     assert.equal(res.firstOffset, expected.length === 0 ? null : Number(expected[0]!.readBigInt64BE(0)));
-    let next: number | null = null;
-    for (const b of splitBatches(res.records)) {
-      if (next !== null) assert.equal(b.baseOffset, next, 'dense offsets');
-      next = b.lastOffset + 1;
-    }
     assert.deepEqual(r.log.read(leo + 1, 100, leo + 10, true), { kind: 'out-of-range' });
   }
   toString = () => `read(${this.fetchFraction.toFixed(2)}, ${this.maxBytes}, hw ${this.hwFraction.toFixed(2)}, ${this.minOneBatch})`;
 }
 
+class OffsetForTime implements fc.Command<Model, Real> {
+  constructor(readonly pick: number, readonly deltaMs: number) {}
+  check = () => true;
+  run(m: Model, r: Real): void {
+    const known = m.batches.flatMap((b) => b.records.map((x) => x.ts)).filter((t) => t >= 0);
+    const target = Math.max(0, (known.length > 0 ? known[this.pick % known.length]! : m.clock.now) + this.deltaMs);
+    let expected: { offset: number; timestamp: number; leaderEpoch: number } | null = null;
+    for (const b of m.batches) {
+      const hit = b.records.find((x) => x.offset >= m.lso && x.ts >= target);
+      if (hit !== undefined) {
+        expected = { offset: hit.offset, timestamp: hit.ts, leaderEpoch: EPOCH };
+        break;
+      }
+    }
+    assert.deepEqual(r.log.offsetForTimestamp(target), expected, `first record at or after ${target}`);
+  }
+  toString = () => `offsetForTimestamp(#${this.pick} ${this.deltaMs >= 0 ? '+' : ''}${this.deltaMs})`;
+}
+
+class MaxTimestamp implements fc.Command<Model, Real> {
+  check = () => true;
+  run(m: Model, r: Real): void {
+    const records = m.batches.flatMap((b) => b.records).filter((x) => x.offset >= m.lso);
+    const max = Math.max(-1, ...records.map((x) => x.ts));
+    const hit = records.find((x) => x.ts === max);
+    const expected = max < 0 || hit === undefined ? null : { offset: hit.offset, timestamp: max, leaderEpoch: EPOCH };
+    assert.deepEqual(r.log.maxTimestampOffset(), expected);
+  }
+  toString = () => 'maxTimestampOffset';
+}
+
 const fraction = fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true });
-/** Record bytes after the 61-byte header; 39 and 139 make 100/200-byte batches that hit index intervals exactly. */
-const payloadBytes = fc.oneof(fc.constantFrom(0, 39, 139), fc.integer({ min: 0, max: 300 }));
-const append = fc.tuple(fc.integer({ min: 1, max: 5 }), payloadBytes, fc.nat(255)).map(([n, p, s]) => new Append(n, p, s));
+const append = fc
+  .record({
+    records: fc.integer({ min: 1, max: 4 }),
+    valueBytes: fc.oneof(fc.constantFrom(0, 20), fc.integer({ min: 0, max: 120 })),
+    mode: fc.constantFrom<TimestampMode>('monotone', 'monotone', 'shuffled', 'none', 'append-time'),
+    skewMs: fc.integer({ min: -3000, max: 3000 }),
+    stepMs: fc.integer({ min: 0, max: 700 }),
+    compressed: fc.nat(9).map((n) => n < 2),
+  })
+  .map((a) => new Append(a.records, a.valueBytes, a.mode, a.skewMs, a.stepMs, a.compressed));
 /** One weighted command arbitrary: mostly appends, so logs grow over several segments between faults. */
 const commands = [
   fc.oneof(
-    { arbitrary: append, weight: 10 },
-    { arbitrary: fc.constant(new Flush()), weight: 2 },
+    { arbitrary: append, weight: 12 },
+    { arbitrary: fc.constantFrom(1, 400, 1000, 5000, 70_000).map((ms) => new AdvanceClock(ms)), weight: 3 },
+    { arbitrary: fc.constant(new Flush()), weight: 3 },
     { arbitrary: fc.tuple(fc.boolean(), fc.nat(800), fc.boolean()).map(([t, k, f]) => new Crash(t, k, f)), weight: 2 },
     { arbitrary: fc.tuple(fc.boolean(), fc.boolean()).map(([c, f]) => new Restart(c, f)), weight: 1 },
     { arbitrary: fraction.map((f) => new Truncate(f)), weight: 1 },
-    { arbitrary: fc.tuple(fraction, fc.integer({ min: 0, max: 1500 }), fraction, fc.boolean()).map(([f, b, h, o]) => new Read(f, b, h, o)), weight: 3 },
+    {
+      arbitrary: fc
+        .tuple(fc.constantFrom(-1, -1, 0, 1000, 5000, 60_000), fc.oneof(fc.constant(-1), fc.integer({ min: 0, max: 3000 })), fraction)
+        .map(([ms, bytes, hw]) => new Retention(ms, bytes, hw)),
+      weight: 2,
+    },
+    { arbitrary: fraction.map((f) => new DeleteRecords(f)), weight: 1 },
+    { arbitrary: fc.tuple(fraction, fc.integer({ min: 0, max: 1500 }), fraction, fc.boolean()).map(([f, b, h, o]) => new Read(f, b, h, o)), weight: 2 },
+    { arbitrary: fc.tuple(fc.nat(), fc.constantFrom(-1, 0, 0, 1, 250)).map(([p, d]) => new OffsetForTime(p, d)), weight: 2 },
+    { arbitrary: fc.constant(new MaxTimestamp()), weight: 1 },
   ),
 ];
 
 describe('Log (property, simulated disk)', () => {
-  it('after any crash the log is a prefix of what was appended holding every flushed batch; reads match the model', () => {
+  it('survives crashes as a prefix holding every flushed batch; rolls, retention, DeleteRecords and lookups match the model', () => {
     fc.assert(
       fc.property(
         fc.constantFrom(300, 800, 2000),
         fc.constantFrom(0, 100, 400),
+        fc.constantFrom(1000, 60_000),
         fc.commands(commands, { maxCommands: 60, size: 'max' }),
-        (segmentBytes, indexIntervalBytes, cmds) => {
-          const config = { segmentBytes, indexIntervalBytes };
-          const fs = new MemoryFileSystem();
-          const real: Real = { fs, config, log: undefined as unknown as Log };
-          reopen(real, 0);
-          const model: Model = { batches: [], flushed: 0, checkpoint: 0 };
+        (segmentBytes, indexIntervalBytes, segmentMs, cmds) => {
+          const config = { segmentBytes, indexIntervalBytes, segmentMs };
+          const clock = manualClock(T0);
+          const model: Model = { batches: [], segments: [{ base: 0, createdMs: T0, lastModifiedMs: T0 }], lso: 0, flushed: 0, checkpointRp: 0, checkpointLso: 0, clock };
+          const real: Real = { fs: new MemoryFileSystem(), config, log: undefined as unknown as Log };
+          reopen(model, real, 0);
           fc.modelRun(() => ({ model, real }), cmds);
+          checkTimeIndexes(real);
           // Every run ends with a power loss: the flushed batches must all be there.
           new Crash(false, 0, false).run(model, real);
         },
       ),
-      { numRuns: 300, includeErrorInReport: true, ...(process.env.FC_SEED ? { seed: Number(process.env.FC_SEED), path: process.env.FC_PATH } : {}) },
+      { numRuns: 250, includeErrorInReport: true, ...(process.env.FC_SEED ? { seed: Number(process.env.FC_SEED), path: process.env.FC_PATH } : {}) },
     );
   });
 });

@@ -114,6 +114,20 @@ describe('buildBrokerConfig: defaults', () => {
         writeCachingDefault: false,
         replicaHighWatermarkCheckpointIntervalMs: 5000,
         logFlushOffsetCheckpointIntervalMs: 60000,
+        logRetentionMs: 604800000,
+        logRetentionBytes: -1,
+        logRetentionCheckIntervalMs: 300000,
+        logRollMs: 604800000,
+        logIndexSizeMaxBytes: 10485760,
+        logCleanupPolicy: 'delete',
+        logMessageTimestampType: 'CreateTime',
+        logMessageTimestampBeforeMaxMs: Number.MAX_SAFE_INTEGER,
+        logMessageTimestampAfterMaxMs: 3600000,
+        minInsyncReplicas: 1,
+        uncleanLeaderElectionEnable: false,
+        compressionType: 'producer',
+        maxConnections: 2147483647,
+        connectionsMaxIdleMs: 600000,
         values: undefined,
         sources: undefined,
         warnings: [],
@@ -313,7 +327,7 @@ describe('buildBrokerConfig: unknown and ignored keys', () => {
     assert.deepEqual(config.advertisedListeners, [{ host: 'localhost', port: 9092 }]);
     assert.deepEqual(config.logDirs, ['/tmp/kraft-combined-logs']);
     assert.equal(config.numIoThreads, 8);
-    assert.equal(config.warnings.filter((w) => w.startsWith('Ignoring ')).length, 15, config.warnings.join('\n'));
+    assert.equal(config.warnings.filter((w) => w.startsWith('Ignoring ')).length, 13, config.warnings.join('\n'));
   });
 
   it("runs Kafka's ZooKeeper-mode server.properties unchanged", () => {
@@ -321,6 +335,6 @@ describe('buildBrokerConfig: unknown and ignored keys', () => {
     assert.equal(config.nodeId, 0);
     assert.deepEqual(config.logDirs, ['/tmp/kafka-logs']);
     assert.deepEqual(config.listeners, [{ host: '127.0.0.1', port: 9092 }]);
-    assert.equal(config.warnings.length, 12, config.warnings.join('\n'));
+    assert.equal(config.warnings.length, 10, config.warnings.join('\n'));
   });
 });

@@ -10,13 +10,35 @@ import { generateMessage, generateStruct, prng } from './schema-values';
 
 const REQUIRED_RANGES: [ApiKey, number, number][] = [
   [ApiKey.ApiVersions, 0, 3],
-  [ApiKey.Metadata, 0, 12],
+  [ApiKey.Metadata, 0, 13],
   [ApiKey.Produce, 0, 9],
   [ApiKey.Fetch, 0, 12],
-  [ApiKey.ListOffsets, 0, 7],
+  [ApiKey.ListOffsets, 0, 10],
   [ApiKey.CreateTopics, 0, 7],
   [ApiKey.DeleteTopics, 0, 6],
   [ApiKey.InitProducerId, 0, 4],
+  [ApiKey.DeleteRecords, 0, 2],
+  [ApiKey.OffsetForLeaderEpoch, 0, 4],
+  [ApiKey.DescribeConfigs, 0, 4],
+  [ApiKey.AlterConfigs, 0, 2],
+  [ApiKey.DescribeLogDirs, 0, 4],
+  [ApiKey.CreatePartitions, 0, 3],
+  [ApiKey.IncrementalAlterConfigs, 0, 1],
+  [ApiKey.DescribeCluster, 0, 1],
+];
+
+/** First flexible version of the APIs added or extended with the admin tables (Kafka's flexibleVersions). */
+const FIRST_FLEXIBLE: [ApiKey, number][] = [
+  [ApiKey.Metadata, 9],
+  [ApiKey.ListOffsets, 6],
+  [ApiKey.DeleteRecords, 2],
+  [ApiKey.OffsetForLeaderEpoch, 4],
+  [ApiKey.DescribeConfigs, 4],
+  [ApiKey.AlterConfigs, 2],
+  [ApiKey.DescribeLogDirs, 2],
+  [ApiKey.CreatePartitions, 2],
+  [ApiKey.IncrementalAlterConfigs, 1],
+  [ApiKey.DescribeCluster, 0],
 ];
 
 test('the registry covers the required APIs and version ranges', () => {
@@ -25,6 +47,14 @@ test('the registry covers the required APIs and version ranges', () => {
     assert.ok(api, `missing ${ApiKey[key]}`);
     assert.equal(api.minVersion, min, ApiKey[key]);
     assert.equal(api.maxVersion, max, ApiKey[key]);
+  }
+});
+
+test('flexible versions start where Kafka says', () => {
+  for (const [key, first] of FIRST_FLEXIBLE) {
+    const api = apiSchemas.get(key)!;
+    assert.equal(api.flexible.min, first, ApiKey[key]);
+    assert.equal(api.flexible.max, Infinity, ApiKey[key]);
   }
 });
 

@@ -12,6 +12,8 @@ import { ErrorCode } from '../../../src/protocol/error-codes';
 import type { ReplicaArgs, ProduceReply, FetchReply } from '../../../src/replica/replica-actor';
 import type { LogDirArgs } from '../../../src/replica/log-dir-actor';
 import type { Endpoint } from '../../../src/runtime/runtime';
+import { effectiveLogConfig } from '../../../src/config/topic-config';
+import { defaultBrokerConfig } from '../../../src/config/broker-config';
 
 const LOG_DIR = '/data';
 const REPLICA = 'replica/0/t/0';
@@ -20,8 +22,8 @@ const LOG_DIR_ACTOR = 'log-dir/0/0';
 function replicaArgs(overrides: Partial<ReplicaArgs['config']> = {}): ReplicaArgs {
   return {
     topic: 't', topicId: 'AAAAAAAAAAAAAAAAAAAAAg', partition: 0, logDir: LOG_DIR, brokerId: 0, leaderEpoch: 0,
-    config: { segmentBytes: 4096, indexIntervalBytes: 256, maxMessageBytes: 1 << 20, flushMessages: Number.MAX_SAFE_INTEGER, flushMs: null, writeCaching: false, ...overrides },
-    logDirActor: LOG_DIR_ACTOR, checkpointIntervalMs: 5000,
+    config: { ...effectiveLogConfig({}, defaultBrokerConfig()), segmentBytes: 4096, indexIntervalBytes: 256, ...overrides },
+    logDirActor: LOG_DIR_ACTOR, checkpointIntervalMs: 5000, retentionCheckIntervalMs: 300_000, isr: [0],
   };
 }
 

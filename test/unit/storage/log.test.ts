@@ -55,7 +55,7 @@ describe('Log: append and roll', () => {
     assert.deepEqual(log.append(second, 8), { baseOffset: 3, lastOffset: 4 });
     assert.equal(second.readBigInt64BE(L.BASE_OFFSET), 3n);
     assert.equal(log.logEndOffset, 5);
-    assert.deepEqual(fs.readdir(DIR), ['00000000000000000000.index', '00000000000000000000.log']);
+    assert.deepEqual(fs.readdir(DIR), ['00000000000000000000.index', '00000000000000000000.log', '00000000000000000000.timeindex']);
     assert.deepEqual(fs.readFile(`${DIR}/00000000000000000000.log`), Buffer.concat([batch, second]));
     assert.deepEqual(readAll(log), Buffer.concat([batch, second]));
   });
@@ -173,13 +173,15 @@ describe('Log: read', () => {
     }
   });
 
-  it('finds the first batch with maxTimestamp at or after a time', () => {
-    const t = open(new MemoryFileSystem(), { segmentBytes: 250 });
+  it('finds the first batch with maxTimestamp at or after a time (records not decodable: batch granularity)', () => {
+    const lines: LogLine[] = [];
+    const t = open(new MemoryFileSystem(), { segmentBytes: 250, lines });
     for (let i = 0; i < 6; i++) t.append(makeBatch({ records: 2, maxTimestampMs: 1000 + i * 10 }), 1);
-    assert.equal(t.offsetForTimestamp(0), 0);
-    assert.equal(t.offsetForTimestamp(1025), 6);
-    assert.equal(t.offsetForTimestamp(1050), 10);
+    assert.deepEqual(t.offsetForTimestamp(0), { offset: 0, timestamp: 1000, leaderEpoch: 1 });
+    assert.deepEqual(t.offsetForTimestamp(1025), { offset: 6, timestamp: 1030, leaderEpoch: 1 });
+    assert.deepEqual(t.offsetForTimestamp(1050), { offset: 10, timestamp: 1050, leaderEpoch: 1 });
     assert.equal(t.offsetForTimestamp(1051), null);
+    assert.match(JSON.stringify(lines), /cannot decode a batch's records/);
   });
 });
 
@@ -197,11 +199,11 @@ describe('Log: flush and recovery point', () => {
     const dirSyncsBefore = fs.syncDirCount;
     assert.equal(log.flush(), 8);
     assert.equal(log.recoveryPoint, 8);
-    assert.equal(fs.syncCount - syncsBefore, 4, '.log and .index of two segments');
+    assert.equal(fs.syncCount - syncsBefore, 6, '.log, .index and .timeindex of two segments');
     assert.equal(fs.syncDirCount - dirSyncsBefore, 1);
     assert.equal(log.hasUnflushed, false);
     assert.equal(log.flush(), 8);
-    assert.equal(fs.syncCount - syncsBefore, 4, 'nothing new to sync');
+    assert.equal(fs.syncCount - syncsBefore, 6, 'nothing new to sync');
   });
 
   it('keeps every flushed batch and loses the unflushed ones on power loss', () => {
@@ -403,7 +405,7 @@ describe('Log: open edge cases', () => {
     const log = open(fs, { logStartOffset: 42 });
     assert.equal(log.logStartOffset, 42);
     assert.equal(log.logEndOffset, 42);
-    assert.deepEqual(fs.readdir(DIR), ['00000000000000000042.index', '00000000000000000042.log']);
+    assert.deepEqual(fs.readdir(DIR), ['00000000000000000042.index', '00000000000000000042.log', '00000000000000000042.timeindex']);
     assert.deepEqual(log.read(41, 100, 100, true), { kind: 'out-of-range' });
   });
 

@@ -1,0 +1,191 @@
+/**
+ * `skiff topic create|list|describe|delete|alter-config`: topic administration in rpk's spirit.
+ *
+ * - create: CreateTopics; `-p` partitions and `-r` replication factor (-1: the broker's defaults),
+ *   `-c key=value` topic configs.
+ * - list: Metadata for all topics: name, partitions, replicas.
+ * - describe: Metadata, ListOffsets (earliest and latest per partition) and, when the broker
+ *   advertises it, DescribeConfigs (resource type 2, topic).
+ * - delete: DeleteTopics.
+ * - alter-config: IncrementalAlterConfigs v0/v1 (KIP-339): `--set k=v` is operation 0 SET,
+ *   `--delete k` operation 1 DELETE (back to the default).
+ *
+ * Each prints what happened per topic and exits 1 when any topic failed.
+ */
+import type { KafkaClient } from '../client/client';
+import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP } from '../client/client';
+import { KafkaError, UnsupportedApiError } from '../client/errors';
+import { ApiKey } from '../protocol/api-keys';
+import { ErrorCode, errorName } from '../protocol/error-codes';
+import { EXIT_FAILURE, formatTable, type CliIo } from './client-io';
+
+/** DescribeConfigs / IncrementalAlterConfigs resource type of a topic (ConfigResource.Type.TOPIC). */
+const RESOURCE_TYPE_TOPIC = 2;
+/** IncrementalAlterConfigs operations (AlterConfigOp.OpType). */
+const CONFIG_OP_SET = 0;
+const CONFIG_OP_DELETE = 1;
+
+/** DescribeConfigs ConfigSource ids (DescribeConfigsResponse.json) and their Kafka names. */
+const CONFIG_SOURCES: Record<number, string> = {
+  0: 'UNKNOWN',
+  1: 'DYNAMIC_TOPIC_CONFIG',
+  2: 'DYNAMIC_BROKER_CONFIG',
+  3: 'DYNAMIC_DEFAULT_BROKER_CONFIG',
+  4: 'STATIC_BROKER_CONFIG',
+  5: 'DEFAULT_CONFIG',
+  6: 'DYNAMIC_BROKER_LOGGER_CONFIG',
+  7: 'CLIENT_METRICS_CONFIG',
+  8: 'GROUP_CONFIG',
+};
+
+/** Arguments of `skiff topic create`. */
+export interface TopicCreateArgs {
+  names: string[];
+  partitions: number;
+  replicationFactor: number;
+  configs: Array<[string, string]>;
+}
+
+/** `skiff topic create`: one line per topic (`NAME OK` or the error); exit 1 if any failed. */
+export async function topicCreate(client: KafkaClient, args: TopicCreateArgs, io: CliIo): Promise<number> {
+  const configs = Object.fromEntries(args.configs);
+  const results = await client.createTopics(args.names.map((name) => ({ name, numPartitions: args.partitions, replicationFactor: args.replicationFactor, configs })));
+  return printResults(io, results);
+}
+
+/** `skiff topic delete`: one line per topic; exit 1 if any failed. */
+export async function topicDelete(client: KafkaClient, names: string[], io: CliIo): Promise<number> {
+  return printResults(io, await client.deleteTopics(names));
+}
+
+async function printResults(io: CliIo, results: Array<{ name: string; errorCode: number; errorMessage: string | null }>): Promise<number> {
+  const rows: string[][] = [['TOPIC', 'STATUS']];
+  for (const r of results) rows.push([r.name, r.errorCode === ErrorCode.NONE ? 'OK' : `${errorName(r.errorCode)}${r.errorMessage ? `: ${r.errorMessage}` : ''}`]);
+  await io.out(formatTable(rows).join('\n') + '\n');
+  return results.every((r) => r.errorCode === ErrorCode.NONE) ? 0 : EXIT_FAILURE;
+}
+
+/** `skiff topic list`: NAME, PARTITIONS, REPLICAS for every topic, sorted by name. */
+export async function topicList(client: KafkaClient, io: CliIo): Promise<number> {
+  const md = await client.metadata(null);
+  const rows: Array<Array<string | number>> = [['NAME', 'PARTITIONS', 'REPLICAS']];
+  for (const t of [...md.topics].sort((a, b) => a.name.localeCompare(b.name))) {
+    rows.push([t.name, t.partitions.length, t.partitions[0]?.replicas.length ?? 0]);
+  }
+  await io.out(formatTable(rows).join('\n') + '\n');
+  return 0;
+}
+
+/**
+ * `skiff topic describe`: a summary, the configs (when DescribeConfigs is available, otherwise a
+ * line saying why not) and one row per partition: leader, leader epoch, replicas, ISR, log start
+ * offset and high watermark (ListOffsets earliest / latest).
+ */
+export async function topicDescribe(client: KafkaClient, name: string, io: CliIo): Promise<number> {
+  const t = await client.topicMetadata(name);
+  const partitions = t.partitions.map((p) => ({ partition: p.partition, timestamp: EARLIEST_TIMESTAMP }));
+  const starts = await client.listOffsets(name, partitions, t);
+  const ends = await client.listOffsets(name, partitions.map((p) => ({ ...p, timestamp: LATEST_TIMESTAMP })), t);
+  const lines: string[] = [];
+  lines.push(
+    ...formatTable([
+      ['NAME', t.name],
+      ['TOPIC-ID', t.topicId],
+      ['INTERNAL', String(t.isInternal)],
+      ['PARTITIONS', t.partitions.length],
+      ['REPLICAS', t.partitions[0]?.replicas.length ?? 0],
+    ]),
+  );
+  lines.push('', 'CONFIGS');
+  const configs = await describeTopicConfigs(client, name);
+  if (typeof configs === 'string') {
+    lines.push(`(not shown: ${configs})`);
+  } else {
+    lines.push(...formatTable([['KEY', 'VALUE', 'SOURCE'], ...configs.map((c) => [c.name, c.value ?? '(null)', c.source])]));
+  }
+  lines.push('', 'PARTITIONS');
+  const rows: Array<Array<string | number>> = [['PARTITION', 'LEADER', 'EPOCH', 'REPLICAS', 'ISR', 'LOG-START-OFFSET', 'HIGH-WATERMARK']];
+  for (const p of t.partitions) {
+    rows.push([p.partition, p.leader, p.leaderEpoch, `[${p.replicas.join(',')}]`, `[${p.isr.join(',')}]`, starts.get(p.partition)?.offset ?? -1, ends.get(p.partition)?.offset ?? -1]);
+  }
+  lines.push(...formatTable(rows));
+  await io.out(lines.join('\n') + '\n');
+  return 0;
+}
+
+/** One described config entry. */
+export interface DescribedConfig {
+  name: string;
+  value: string | null;
+  source: string;
+  readOnly: boolean;
+  isSensitive: boolean;
+}
+
+/**
+ * DescribeConfigs for topic `name`, sorted by key; a string saying why not when this build or the
+ * broker lacks DescribeConfigs. Throws KafkaError on an error for the resource.
+ */
+export async function describeTopicConfigs(client: KafkaClient, name: string): Promise<DescribedConfig[] | string> {
+  let body: Record<string, unknown>;
+  try {
+    body = await client.request(ApiKey.DescribeConfigs, null, {
+      resources: [{ resourceType: RESOURCE_TYPE_TOPIC, resourceName: name, configurationKeys: null }],
+      includeSynonyms: false,
+      includeDocumentation: false,
+    });
+  } catch (err) {
+    if (err instanceof UnsupportedApiError) return err.message;
+    throw err;
+  }
+  const out: DescribedConfig[] = [];
+  for (const r of body.results as Array<Record<string, unknown>>) {
+    if ((r.errorCode as number) !== ErrorCode.NONE) throw new KafkaError(r.errorCode as number, `DescribeConfigs ${name}`, (r.errorMessage as string | null) ?? null);
+    for (const c of r.configs as Array<Record<string, unknown>>) {
+      const sourceId = (c.configSource as number | undefined) ?? ((c.isDefault as boolean | undefined) ? 5 : 1);
+      out.push({
+        name: c.name as string,
+        value: (c.value as string | null) ?? null,
+        source: CONFIG_SOURCES[sourceId] ?? String(sourceId),
+        readOnly: Boolean(c.readOnly),
+        isSensitive: Boolean(c.isSensitive),
+      });
+    }
+  }
+  return out.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** Arguments of `skiff topic alter-config`. */
+export interface TopicAlterConfigArgs {
+  name: string;
+  set: Array<[string, string]>;
+  delete: string[];
+}
+
+/**
+ * `skiff topic alter-config`: one IncrementalAlterConfigs request with every `--set` (SET) and
+ * `--delete` (DELETE) for the topic. Prints `NAME OK` or the error; exit 1 on failure, including
+ * when this build has no IncrementalAlterConfigs schema yet or the broker does not advertise it.
+ */
+export async function topicAlterConfig(client: KafkaClient, args: TopicAlterConfigArgs, io: CliIo): Promise<number> {
+  if (args.set.length === 0 && args.delete.length === 0) throw new RangeError('nothing to change: give --set key=value or --delete key');
+  const body = await client.request(ApiKey.IncrementalAlterConfigs, null, {
+    resources: [
+      {
+        resourceType: RESOURCE_TYPE_TOPIC,
+        resourceName: args.name,
+        configs: [
+          ...args.set.map(([name, value]) => ({ name, configOperation: CONFIG_OP_SET, value })),
+          ...args.delete.map((name) => ({ name, configOperation: CONFIG_OP_DELETE, value: null })),
+        ],
+      },
+    ],
+    validateOnly: false,
+  });
+  const results = (body.responses as Array<Record<string, unknown>>).map((r) => ({
+    name: r.resourceName as string,
+    errorCode: r.errorCode as number,
+    errorMessage: (r.errorMessage as string | null) ?? null,
+  }));
+  return printResults(io, results);
+}

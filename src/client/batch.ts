@@ -1,0 +1,97 @@
+/**
+ * Compressed record batches for the client: builds a v2 batch whose records section is compressed
+ * with one of Kafka's codecs, and decodes record sets whose batches may be compressed.
+ *
+ * builder.ts builds and decodes uncompressed batches only; here the records section
+ * (bytes [61, end) of an uncompressed batch, layout.ts) is compressed as a whole and put back
+ * behind the same header, with the codec in attributes bits 0-2, batchLength and the CRC-32C fixed
+ * (DefaultRecordBatch / MemoryRecordsBuilder do the same in Kafka's Java client):
+ * ```
+ * [ 61-byte header | records... ]  ->  [ 61-byte header (codec, length, crc) | compress(records...) ]
+ * ```
+ */
+import { ProtocolError } from '../protocol/primitives';
+import { buildRecordBatch, decodeRecordBatch, type BuildBatchOptions, type BuildRecord, type DecodedBatch } from '../protocol/record-batch/builder';
+import { compress, decompress, type CompressionCodecId } from '../protocol/record-batch/compression';
+import * as L from '../protocol/record-batch/layout';
+import { writeCrc } from '../protocol/record-batch/view';
+
+/** Options of {@link buildBatch}: builder.ts's, plus the codec (default 0, none). */
+export interface BuildCompressedBatchOptions extends BuildBatchOptions {
+  compression?: CompressionCodecId;
+}
+
+/**
+ * Builds one v2 batch of `records` (at least one), compressed with `options.compression`, with a
+ * valid CRC-32C. Returns a new Buffer of exactly the batch's size. Throws RangeError on an empty
+ * record list or an unknown codec.
+ */
+export function buildBatch(records: readonly BuildRecord[], options: BuildCompressedBatchOptions = {}): Buffer {
+  const plain = buildRecordBatch(records, options);
+  const codec = options.compression ?? 0;
+  if (codec === 0) return plain;
+  return compressBatch(plain, codec);
+}
+
+/**
+ * Rewrites the uncompressed v2 batch `plain` with its records section compressed by `codec`.
+ * Returns a new Buffer; `plain` is left as it is.
+ */
+export function compressBatch(plain: Buffer, codec: CompressionCodecId): Buffer {
+  const compressed = compress(codec, plain.subarray(L.RECORDS));
+  const batch = Buffer.allocUnsafe(L.RECORDS + compressed.length);
+  plain.copy(batch, 0, 0, L.RECORDS);
+  compressed.copy(batch, L.RECORDS);
+  batch.writeInt32BE(batch.length - L.LOG_OVERHEAD, L.BATCH_LENGTH);
+  batch.writeInt16BE((plain.readInt16BE(L.ATTRIBUTES) & ~L.COMPRESSION_CODEC_MASK) | codec, L.ATTRIBUTES);
+  writeCrc(batch, 0, batch.length);
+  return batch;
+}
+
+/**
+ * Decodes the v2 batch at `buf[position..]`, decompressing its records section first when the
+ * batch is compressed. The result keeps the batch's real `attributes`, `batchLength`, `crc` and
+ * `sizeBytes` (the compressed ones); record keys and values view the decompressed bytes.
+ * Throws ProtocolError on a malformed batch or undecodable compressed data.
+ */
+export function decodeBatch(buf: Buffer, position = 0): DecodedBatch {
+  if (buf.length - position < L.RECORD_BATCH_OVERHEAD) throw new ProtocolError(`record batch of ${buf.length - position} bytes is shorter than its header`);
+  const magic = buf.readInt8(position + L.MAGIC);
+  if (magic !== L.CURRENT_MAGIC) throw new ProtocolError(`unsupported magic ${magic}`);
+  const attributes = buf.readInt16BE(position + L.ATTRIBUTES);
+  const codec = attributes & L.COMPRESSION_CODEC_MASK;
+  if (codec === 0) return decodeRecordBatch(buf, position);
+  const sizeBytes = L.LOG_OVERHEAD + buf.readInt32BE(position + L.BATCH_LENGTH);
+  if (sizeBytes < L.RECORD_BATCH_OVERHEAD || sizeBytes > buf.length - position) throw new ProtocolError(`bad batchLength at byte ${position}`);
+  const records = decompress(codec, buf.subarray(position + L.RECORDS, position + sizeBytes));
+  const plain = Buffer.allocUnsafe(L.RECORDS + records.length);
+  buf.copy(plain, 0, position, position + L.RECORDS);
+  records.copy(plain, L.RECORDS);
+  plain.writeInt32BE(plain.length - L.LOG_OVERHEAD, L.BATCH_LENGTH);
+  plain.writeInt16BE(attributes & ~L.COMPRESSION_CODEC_MASK, L.ATTRIBUTES);
+  const decoded = decodeRecordBatch(plain, 0);
+  return {
+    ...decoded,
+    attributes,
+    batchLength: sizeBytes - L.LOG_OVERHEAD,
+    crc: buf.readUInt32BE(position + L.CRC),
+    sizeBytes,
+  };
+}
+
+/**
+ * Decodes every whole batch of a record set (e.g. a Fetch response's `records`), compressed or
+ * not, stopping at a truncated trailing batch (a broker may send one; clients ignore it).
+ */
+export function decodeBatches(records: Buffer): DecodedBatch[] {
+  const out: DecodedBatch[] = [];
+  let position = 0;
+  while (records.length - position >= L.LOG_OVERHEAD) {
+    const size = L.LOG_OVERHEAD + records.readInt32BE(position + L.BATCH_LENGTH);
+    if (size > records.length - position) break;
+    const batch = decodeBatch(records, position);
+    out.push(batch);
+    position += batch.sizeBytes;
+  }
+  return out;
+}

@@ -1,0 +1,42 @@
+/**
+ * DeleteRecords (key 21), v0-2 (KIP-107): moves each partition's log start offset up to the given
+ * offset (-1 = the high watermark); whole segments below it are deleted, and fetches below it get
+ * OFFSET_OUT_OF_RANGE. An offset past the high watermark gets OFFSET_OUT_OF_RANGE.
+ */
+import { ApiKey } from '../../protocol/api-keys';
+import { ErrorCode } from '../../protocol/error-codes';
+import type { ApiHandler } from '../api-handler';
+
+interface DeleteRecordsRequest {
+  topics: { name: string; partitions: { partitionIndex: number; offset: number }[] }[];
+  timeoutMs: number;
+}
+
+export const deleteRecordsHandler: ApiHandler<DeleteRecordsRequest> = {
+  apiKey: ApiKey.DeleteRecords,
+  name: 'DeleteRecords',
+  minVersion: 0,
+  maxVersion: 2,
+  async handle({ body, broker }) {
+    const topics = await Promise.all(body.topics.map(async (t) => ({
+      name: t.name,
+      partitions: await Promise.all(t.partitions.map(async (p) => {
+        const answer = (errorCode: number, lowWatermark = -1) => ({ partitionIndex: p.partitionIndex, lowWatermark, errorCode });
+        if (!broker.topic(t.name)) return answer(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+        const replica = broker.leaderReplica(t.name, p.partitionIndex);
+        if (replica === null) {
+          const exists = p.partitionIndex >= 0 && p.partitionIndex < broker.topic(t.name)!.partitions.length;
+          return answer(exists ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+        }
+        try {
+          const reply = await broker.endpoint.request<{ errorCode: number; lowWatermark: number }>(replica, 'delete-records', { offset: p.offset }, Math.max(1000, body.timeoutMs));
+          return answer(reply.errorCode, reply.lowWatermark);
+        } catch (error) {
+          broker.log.warn({ topic: t.name, partition: p.partitionIndex, error: String(error) }, 'delete-records to replica failed');
+          return answer(ErrorCode.REQUEST_TIMED_OUT);
+        }
+      })),
+    })));
+    return { throttleTimeMs: 0, topics };
+  },
+};

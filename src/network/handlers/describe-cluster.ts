@@ -1,0 +1,31 @@
+/**
+ * DescribeCluster (key 60), v0-1 (KIP-700): the cluster id, controller and brokers that Metadata
+ * v11+ no longer carries, for admin clients.
+ */
+import { ApiKey } from '../../protocol/api-keys';
+import { ErrorCode } from '../../protocol/error-codes';
+import type { ApiHandler } from '../api-handler';
+
+interface DescribeClusterRequest { includeClusterAuthorizedOperations: boolean; endpointType: number }
+
+export const describeClusterHandler: ApiHandler<DescribeClusterRequest> = {
+  apiKey: ApiKey.DescribeCluster,
+  name: 'DescribeCluster',
+  minVersion: 0,
+  maxVersion: 1,
+  handle({ body, broker }) {
+    if (body.endpointType !== 1) {
+      return { throttleTimeMs: 0, errorCode: ErrorCode.UNSUPPORTED_ENDPOINT_TYPE, errorMessage: 'Only broker endpoints (type 1) are served', endpointType: body.endpointType, clusterId: broker.clusterId, controllerId: -1, brokers: [] };
+    }
+    return {
+      throttleTimeMs: 0,
+      errorCode: ErrorCode.NONE,
+      errorMessage: null,
+      endpointType: 1,
+      clusterId: broker.clusterId,
+      controllerId: broker.controllerId,
+      brokers: broker.brokers().map((b) => ({ brokerId: b.nodeId, host: b.host, port: b.port, rack: null })),
+      clusterAuthorizedOperations: -2147483648,
+    };
+  },
+};

@@ -1,0 +1,68 @@
+/**
+ * DescribeLogDirs (API key 35), versions 0-4, flexible from 2. Written from Kafka's
+ * DescribeLogDirsRequest.json and DescribeLogDirsResponse.json. The request is the same in all
+ * versions (null `topics`: all topics); the response adds a top-level ErrorCode in v3 and
+ * TotalBytes / UsableBytes per log dir in v4 (KIP-827; -1 unknown).
+ */
+import type { MessageSpec, MessageValue } from './dsl';
+
+/** DescribeLogDirs request table (Kafka's DescribeLogDirsRequest.json). */
+export const DescribeLogDirsRequest = {
+  apiKey: 35,
+  type: 'request',
+  name: 'DescribeLogDirsRequest',
+  validVersions: '0-4',
+  flexibleVersions: '2+',
+  fields: [
+    {
+      name: 'Topics', type: '[]DescribableLogDirTopic', versions: '0+', nullableVersions: '0+',
+      about: 'null: all topics',
+      fields: [
+        { name: 'Topic', type: 'string', versions: '0+' },
+        { name: 'Partitions', type: '[]int32', versions: '0+' },
+      ],
+    },
+  ],
+} as const satisfies MessageSpec;
+
+/** DescribeLogDirs response table (Kafka's DescribeLogDirsResponse.json). */
+export const DescribeLogDirsResponse = {
+  apiKey: 35,
+  type: 'response',
+  name: 'DescribeLogDirsResponse',
+  validVersions: '0-4',
+  flexibleVersions: '2+',
+  fields: [
+    { name: 'ThrottleTimeMs', type: 'int32', versions: '0+' },
+    { name: 'ErrorCode', type: 'int16', versions: '3+', ignorable: true },
+    {
+      name: 'Results', type: '[]DescribeLogDirsResult', versions: '0+',
+      fields: [
+        { name: 'ErrorCode', type: 'int16', versions: '0+' },
+        { name: 'LogDir', type: 'string', versions: '0+' },
+        {
+          name: 'Topics', type: '[]DescribeLogDirsTopic', versions: '0+',
+          fields: [
+            { name: 'Name', type: 'string', versions: '0+' },
+            {
+              name: 'Partitions', type: '[]DescribeLogDirsPartition', versions: '0+',
+              fields: [
+                { name: 'PartitionIndex', type: 'int32', versions: '0+' },
+                { name: 'PartitionSize', type: 'int64', versions: '0+' },
+                { name: 'OffsetLag', type: 'int64', versions: '0+' },
+                { name: 'IsFutureKey', type: 'bool', versions: '0+' },
+              ],
+            },
+          ],
+        },
+        { name: 'TotalBytes', type: 'int64', versions: '4+', ignorable: true, default: -1 },
+        { name: 'UsableBytes', type: 'int64', versions: '4+', ignorable: true, default: -1 },
+      ],
+    },
+  ],
+} as const satisfies MessageSpec;
+
+/** Decoded DescribeLogDirs request body. */
+export type DescribeLogDirsRequestData = MessageValue<typeof DescribeLogDirsRequest>;
+/** DescribeLogDirs response body. */
+export type DescribeLogDirsResponseData = MessageValue<typeof DescribeLogDirsResponse>;
