@@ -40,7 +40,6 @@ const zstdCodec = (): KafkajsCodec => {
 /** Registers snappy (kafkajs-snappy), lz4 and zstd with kafkajs (process-wide, idempotent). */
 export function registerKafkajsCodecs(): void {
   // kafkajs-snappy has no type declarations: a factory returning a codec.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const snappyCodec = require('kafkajs-snappy') as () => KafkajsCodec;
   CompressionCodecs[CompressionTypes.Snappy] = snappyCodec;
   CompressionCodecs[CompressionTypes.LZ4] = lz4Codec;
@@ -75,7 +74,6 @@ export async function kafkajsFetchAll(bootstrap: string, topic: string, partitio
   const kafka = new Kafka({ clientId: 'skiff-compat-kafkajs-reader', brokers: [bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 3 } });
   const symbol = Object.getOwnPropertySymbols(kafka).find((s) => s.description === 'private:Kafka:createCluster');
   if (symbol === undefined) throw new Error('kafkajs internals changed: no private:Kafka:createCluster');
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const cluster = (kafka as any)[symbol]({ allowAutoTopicCreation: false, isolationLevel: 1 });
   const deadline = Date.now() + timeoutMs;
   await cluster.connect();

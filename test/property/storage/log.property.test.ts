@@ -297,18 +297,28 @@ const lsoBreached = (m: Model) => (i: number) => i + 1 < m.segments.length && m.
 /** A high watermark between the log start offset and what is flushed. */
 const hwOf = (m: Model, fraction: number) => m.lso + Math.floor(fraction * (m.flushed - m.lso + 1));
 
+/** retention.bytes: -1, or the log's size less its first `segments` fraction of segments, plus `deltaBytes` (hits Kafka's boundary). */
+type RetentionBytes = { kind: 'unlimited' } | { kind: 'relative'; segments: number; deltaBytes: number };
+
 class Retention implements fc.Command<Model, Real> {
-  constructor(readonly retentionMs: number, readonly retentionBytes: number, readonly hwFraction: number) {}
+  constructor(readonly retentionMs: number, readonly bytes: RetentionBytes, readonly hwFraction: number) {}
   check = () => true;
   run(m: Model, r: Real): void {
     const hw = Math.min(hwOf(m, this.hwFraction), m.flushed);
     const now = m.clock.now;
-    const result = r.log.deleteRetentionSegments(now, this.retentionMs, this.retentionBytes, hw);
+    let retentionBytes = -1;
+    if (this.bytes.kind === 'relative') {
+      const drop = Math.floor(this.bytes.segments * (m.segments.length + 1));
+      let dropped = 0;
+      for (let i = 0; i < Math.min(drop, m.segments.length); i++) dropped += sizeOf(batchesIn(m, i));
+      retentionBytes = Math.max(0, sizeOf(m.batches) - dropped + this.bytes.deltaBytes);
+    }
+    const result = r.log.deleteRetentionSegments(now, this.retentionMs, retentionBytes, hw);
     let deleted = modelDeletePass(m, hw, lsoBreached(m));
-    if (this.retentionBytes >= 0) {
+    if (retentionBytes >= 0) {
       const size = sizeOf(m.batches);
-      if (size >= this.retentionBytes) {
-        let excess = size - this.retentionBytes;
+      if (size >= retentionBytes) {
+        let excess = size - retentionBytes;
         deleted += modelDeletePass(m, hw, (_i, sizeBytes) => {
           if (excess - sizeBytes < 0) return false;
           excess -= sizeBytes;
@@ -321,7 +331,8 @@ class Retention implements fc.Command<Model, Real> {
     m.checkpointLso = m.lso;
     checkCommon(m, r);
   }
-  toString = () => `retention(${this.retentionMs} ms, ${this.retentionBytes} B, hw ${this.hwFraction.toFixed(2)})`;
+  toString = () =>
+    `retention(${this.retentionMs} ms, ${this.bytes.kind === 'unlimited' ? 'unlimited' : `size - ${this.bytes.segments.toFixed(2)} of segments ${this.bytes.deltaBytes >= 0 ? '+' : ''}${this.bytes.deltaBytes} B`}, hw ${this.hwFraction.toFixed(2)})`;
 }
 
 class DeleteRecords implements fc.Command<Model, Real> {
@@ -373,7 +384,8 @@ class OffsetForTime implements fc.Command<Model, Real> {
   constructor(readonly pick: number, readonly deltaMs: number) {}
   check = () => true;
   run(m: Model, r: Real): void {
-    const known = m.batches.flatMap((b) => b.records.map((x) => x.ts)).filter((t) => t >= 0);
+    // Timestamps of the retained batches (the one straddling the log start offset included).
+    const known = retained(m).flatMap((b) => b.records.map((x) => x.ts)).filter((t) => t >= 0);
     const target = Math.max(0, (known.length > 0 ? known[this.pick % known.length]! : m.clock.now) + this.deltaMs);
     let expected: { offset: number; timestamp: number; leaderEpoch: number } | null = null;
     for (const b of m.batches) {
@@ -422,7 +434,14 @@ const commands = [
     { arbitrary: fraction.map((f) => new Truncate(f)), weight: 1 },
     {
       arbitrary: fc
-        .tuple(fc.constantFrom(-1, -1, 0, 1000, 5000, 60_000), fc.oneof(fc.constant(-1), fc.integer({ min: 0, max: 3000 })), fraction)
+        .tuple(
+          fc.constantFrom(-1, -1, 0, 1000, 5000, 60_000),
+          fc.oneof(
+            fc.constant<RetentionBytes>({ kind: 'unlimited' }),
+            fc.record({ kind: fc.constant('relative' as const), segments: fraction, deltaBytes: fc.constantFrom(-1, 0, 0, 1, 50) }),
+          ),
+          fraction,
+        )
         .map(([ms, bytes, hw]) => new Retention(ms, bytes, hw)),
       weight: 2,
     },

@@ -1,0 +1,205 @@
+/**
+ * Issue 3 broker features on the wire: topic configs (create, describe with sources, incremental
+ * and legacy alter, invalid values), LogAppendTime, CreateTime bounds, DeleteRecords, retention
+ * moving the log start offset, ListOffsets by time and max timestamp, and connection limits.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ApiKey, ErrorCode } from '../../../src/protocol';
+import { buildRecordBatch, decodeRecordBatches } from '../../../src/protocol/record-batch/builder';
+import { WireClient } from '../../helpers/wire-client';
+import { removeDir, startTestBroker, type TestBroker } from '../../helpers/in-process-broker';
+
+const TOPIC = 2;
+const BROKER = 4;
+
+function batchAt(values: string[], timestamps?: number[]): Buffer {
+  return buildRecordBatch(values.map((v, i) => ({ key: null, value: Buffer.from(v), headers: [], timestamp: timestamps?.[i] })));
+}
+
+function produceBody(topic: string, records: Buffer, partition = 0) {
+  return { transactionalId: null, acks: -1, timeoutMs: 5000, topicData: [{ name: topic, partitionData: [{ index: partition, records }] }] };
+}
+
+async function produce(client: WireClient, topic: string, records: Buffer) {
+  const res = await client.request(ApiKey.Produce, 7, produceBody(topic, records));
+  return res.body.responses[0].partitionResponses[0];
+}
+
+async function create(client: WireClient, name: string, configs: Record<string, string>) {
+  const res = await client.request(ApiKey.CreateTopics, 5, {
+    topics: [{ name, numPartitions: 1, replicationFactor: 1, assignments: [], configs: Object.entries(configs).map(([k, v]) => ({ name: k, value: v })) }],
+    timeoutMs: 5000, validateOnly: false,
+  });
+  return res.body.topics[0];
+}
+
+async function describeTopic(client: WireClient, name: string, keys: string[] | null = null) {
+  const res = await client.request(ApiKey.DescribeConfigs, 3, { resources: [{ resourceType: TOPIC, resourceName: name, configurationKeys: keys }], includeSynonyms: true, includeDocumentation: false });
+  return res.body.results[0];
+}
+
+async function listOffset(client: WireClient, topic: string, timestamp: number) {
+  const res = await client.request(ApiKey.ListOffsets, 7, { replicaId: -1, isolationLevel: 0, topics: [{ name: topic, partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp }] }] });
+  return res.body.topics[0].partitions[0];
+}
+
+describe('topic configs and log features', () => {
+  let broker: TestBroker;
+  let client: WireClient;
+
+  before(async () => {
+    broker = await startTestBroker({ 'log.retention.check.interval.ms': '200', 'log.retention.ms': '604800000' });
+    client = await WireClient.connect(broker.port);
+  });
+
+  after(async () => {
+    client.close();
+    await broker.stop();
+    removeDir(broker.dataDir);
+  });
+
+  test('configs set at CreateTopics are described with their sources, and altered incrementally', async () => {
+    const created = await create(client, 'configured', { 'retention.ms': '3600000', 'cleanup.policy': 'delete' });
+    assert.equal(created.errorCode, ErrorCode.NONE);
+    let described = await describeTopic(client, 'configured');
+    assert.equal(described.errorCode, ErrorCode.NONE);
+    const byName = new Map(described.configs.map((c: any) => [c.name, c]));
+    assert.equal((byName.get('retention.ms') as any).value, '3600000');
+    assert.equal((byName.get('retention.ms') as any).configSource, 1, 'DYNAMIC_TOPIC_CONFIG');
+    assert.equal((byName.get('segment.bytes') as any).value, '1073741824');
+    assert.equal((byName.get('segment.bytes') as any).configSource, 5, 'DEFAULT_CONFIG');
+    assert.equal((byName.get('retention.bytes') as any).configSource, 5);
+    assert.equal((byName.get('write.caching') as any).value, 'false');
+
+    const altered = await client.request(ApiKey.IncrementalAlterConfigs, 0, {
+      resources: [{ resourceType: TOPIC, resourceName: 'configured', configs: [
+        { name: 'retention.ms', configOperation: 1, value: null },
+        { name: 'max.message.bytes', configOperation: 0, value: '2000' },
+        { name: 'cleanup.policy', configOperation: 2, value: 'compact' },
+      ] }],
+      validateOnly: false,
+    });
+    assert.equal(altered.body.responses[0].errorCode, ErrorCode.NONE);
+    described = await describeTopic(client, 'configured', ['retention.ms', 'max.message.bytes', 'cleanup.policy']);
+    assert.deepEqual(described.configs.map((c: any) => [c.name, c.value, c.configSource]), [
+      ['cleanup.policy', 'delete,compact', 1],
+      ['max.message.bytes', '2000', 1],
+      ['retention.ms', '604800000', 4],
+    ]);
+    const big = await produce(client, 'configured', batchAt(['x'.repeat(5000)]));
+    assert.equal(big.errorCode, ErrorCode.MESSAGE_TOO_LARGE, 'max.message.bytes is honoured from then on');
+  });
+
+  test('invalid values get INVALID_CONFIG with a reason; unknown topics UNKNOWN_TOPIC_OR_PARTITION', async () => {
+    const bad = await create(client, 'bad-config', { 'retention.ms': 'abc' });
+    assert.equal(bad.errorCode, ErrorCode.INVALID_CONFIG);
+    assert.match(bad.errorMessage, /retention\.ms/);
+    await create(client, 'alter-me', {});
+    const res = await client.request(ApiKey.AlterConfigs, 0, {
+      resources: [
+        { resourceType: TOPIC, resourceName: 'alter-me', configs: [{ name: 'segment.bytes', value: '-5' }] },
+        { resourceType: TOPIC, resourceName: 'ghost', configs: [{ name: 'segment.bytes', value: '100000' }] },
+        { resourceType: TOPIC, resourceName: 'alter-me2', configs: [{ name: 'no.such.config', value: '1' }] },
+      ],
+      validateOnly: false,
+    });
+    assert.deepEqual(res.body.responses.map((r: any) => r.errorCode), [ErrorCode.INVALID_CONFIG, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]);
+    const brokerDescribe = await client.request(ApiKey.DescribeConfigs, 3, { resources: [{ resourceType: BROKER, resourceName: '0', configurationKeys: ['log.retention.check.interval.ms', 'num.partitions'] }], includeSynonyms: false, includeDocumentation: true });
+    assert.deepEqual(brokerDescribe.body.results[0].configs.map((c: any) => [c.name, c.value, c.configSource]), [
+      ['num.partitions', '1', 5],
+      ['log.retention.check.interval.ms', '200', 4],
+    ]);
+  });
+
+  test('LogAppendTime topics get the broker time, and the response carries it', async () => {
+    await create(client, 'append-time', { 'message.timestamp.type': 'LogAppendTime' });
+    const before = Date.now();
+    const res = await produce(client, 'append-time', batchAt(['a', 'b'], [1000, 2000]));
+    assert.equal(res.errorCode, ErrorCode.NONE);
+    assert.ok(res.logAppendTimeMs >= before && res.logAppendTimeMs <= Date.now(), `logAppendTimeMs ${res.logAppendTimeMs}`);
+    const fetched = await client.request(ApiKey.Fetch, 11, {
+      replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
+      topics: [{ topic: 'append-time', partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0, logStartOffset: -1, partitionMaxBytes: 1 << 20 }] }],
+      forgottenTopicsData: [], rackId: '',
+    });
+    const [batch] = decodeRecordBatches(fetched.body.responses[0].partitions[0].records);
+    assert.equal(batch!.attributes & 0x08, 0x08, 'timestamp type bit set');
+    assert.equal(batch!.maxTimestamp, res.logAppendTimeMs);
+  });
+
+  test('CreateTime outside message.timestamp.before/after.max.ms gets INVALID_TIMESTAMP', async () => {
+    await create(client, 'bounded', { 'message.timestamp.before.max.ms': '60000', 'message.timestamp.after.max.ms': '60000' });
+    const now = Date.now();
+    assert.equal((await produce(client, 'bounded', batchAt(['old'], [now - 3_600_000]))).errorCode, ErrorCode.INVALID_TIMESTAMP);
+    assert.equal((await produce(client, 'bounded', batchAt(['future'], [now + 3_600_000]))).errorCode, ErrorCode.INVALID_TIMESTAMP);
+    assert.equal((await produce(client, 'bounded', batchAt(['now'], [now]))).errorCode, ErrorCode.NONE);
+  });
+
+  test('ListOffsets by timestamp finds the first record at or after it; -3 finds the max timestamp', async () => {
+    await create(client, 'timed', { 'message.timestamp.before.max.ms': '9223372036854775807' });
+    const t0 = Date.now() - 100_000;
+    await produce(client, 'timed', batchAt(['a', 'b', 'c'], [t0, t0 + 1000, t0 + 2000]));
+    await produce(client, 'timed', batchAt(['d', 'e'], [t0 + 3000, t0 + 50_000]));
+    await produce(client, 'timed', batchAt(['f'], [t0 + 4000]));
+    assert.equal((await listOffset(client, 'timed', t0 - 10)).offset, 0);
+    assert.equal((await listOffset(client, 'timed', t0 + 1)).offset, 1);
+    assert.equal((await listOffset(client, 'timed', t0 + 2000)).offset, 2);
+    assert.equal((await listOffset(client, 'timed', t0 + 2500)).offset, 3);
+    const mid = await listOffset(client, 'timed', t0 + 3500);
+    assert.deepEqual([mid.offset, mid.timestamp], [4, t0 + 50_000]);
+    assert.equal((await listOffset(client, 'timed', t0 + 60_000)).offset, -1, 'none after: -1');
+    const max = await listOffset(client, 'timed', -3);
+    assert.deepEqual([max.offset, max.timestamp], [4, t0 + 50_000]);
+  });
+
+  test('DeleteRecords moves the log start offset; reads below it are out of range', async () => {
+    await create(client, 'trimmed', { 'segment.bytes': '1024' });
+    for (let i = 0; i < 20; i++) await produce(client, 'trimmed', batchAt([`v${i}`.padEnd(100, '.')]));
+    const res = await client.request(ApiKey.DeleteRecords, 1, { topics: [{ name: 'trimmed', partitions: [{ partitionIndex: 0, offset: 12 }] }], timeoutMs: 5000 });
+    assert.deepEqual([res.body.topics[0].partitions[0].errorCode, res.body.topics[0].partitions[0].lowWatermark], [ErrorCode.NONE, 12]);
+    assert.equal((await listOffset(client, 'trimmed', -2)).offset, 12);
+    const past = await client.request(ApiKey.DeleteRecords, 1, { topics: [{ name: 'trimmed', partitions: [{ partitionIndex: 0, offset: 99 }] }], timeoutMs: 5000 });
+    assert.equal(past.body.topics[0].partitions[0].errorCode, ErrorCode.OFFSET_OUT_OF_RANGE);
+    const fetched = await client.request(ApiKey.Fetch, 11, {
+      replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
+      topics: [{ topic: 'trimmed', partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 3, logStartOffset: -1, partitionMaxBytes: 1 << 20 }] }],
+      forgottenTopicsData: [], rackId: '',
+    });
+    assert.equal(fetched.body.responses[0].partitions[0].errorCode, ErrorCode.OFFSET_OUT_OF_RANGE);
+    assert.equal(fetched.body.responses[0].partitions[0].logStartOffset, 12);
+  });
+
+  test('retention.bytes deletes whole old segments and the log start offset follows', async () => {
+    await create(client, 'retained', { 'segment.bytes': '1024', 'retention.bytes': '3000' });
+    for (let i = 0; i < 40; i++) await produce(client, 'retained', batchAt([`r${i}`.padEnd(150, '.')]));
+    const deadline = Date.now() + 10_000;
+    let start = 0;
+    while (Date.now() < deadline && start === 0) {
+      start = (await listOffset(client, 'retained', -2)).offset;
+      if (start === 0) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(start > 0, 'retention ran');
+    assert.ok(40 - start <= 40 * 3000 / 150 / 2, `at most about retention.bytes remain (log start ${start})`);
+    assert.equal((await listOffset(client, 'retained', -1)).offset, 40);
+  });
+});
+
+describe('connection limits', () => {
+  test('max.connections closes connections over the limit; connections.max.idle.ms closes idle ones', async () => {
+    const broker = await startTestBroker({ 'max.connections': '3', 'connections.max.idle.ms': '500' });
+    try {
+      const open = await Promise.all([0, 1, 2].map(() => WireClient.connect(broker.port)));
+      const extra = await WireClient.connect(broker.port);
+      assert.equal(await extra.waitClosed(2000), true, 'the 4th connection is closed');
+      assert.equal((await open[0]!.request(ApiKey.ApiVersions, 2, {})).body.errorCode, ErrorCode.NONE);
+      for (const c of open) assert.equal(await c.waitClosed(5000), true, 'idle connections are closed');
+      const again = await WireClient.connect(broker.port);
+      assert.equal((await again.request(ApiKey.ApiVersions, 2, {})).body.errorCode, ErrorCode.NONE, 'slots free up again');
+      again.close();
+    } finally {
+      await broker.stop();
+      removeDir(broker.dataDir);
+    }
+  });
+});
