@@ -25,8 +25,12 @@ import { KafkaServer } from './network/server';
 export const CONTROLLER_ID = 'controller';
 /** How long the network layer waits for the controller to answer a metadata change (ms). */
 const CONTROLLER_TIMEOUT_MS = 30_000;
-/** Requests read from one connection but not yet answered before reading pauses. */
-const MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION = 1000;
+/**
+ * Requests dispatched on one connection but not yet answered. Kafka handles one at a time per
+ * connection; a few in parallel keep pipelined produces to different partitions flowing, while a
+ * client that never reads can hold at most this many responses (plus one socket buffer).
+ */
+const MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION = 16;
 
 /** A running broker. */
 export interface RunningBroker {

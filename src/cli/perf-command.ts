@@ -11,7 +11,7 @@
  * ```
  * and at the end one line to stdout:
  * ```
- * 100000 records sent, 12345.6 records/sec (12.06 MB/sec), 3.10 ms avg latency, 20.00 ms max latency, 2.9 ms 50th, 9.8 ms 99th, 15.1 ms 99.9th.
+ * 100000 records sent, 12345.6 records/sec (12.06 MB/sec), 3.10 ms avg latency, 20.00 ms max latency, 2.90 ms 50th, 9.80 ms 99th, 15.10 ms 99.9th.
  * ```
  * perf consume reads `--records` records from the earliest offsets of every partition and prints
  * ```
@@ -96,7 +96,7 @@ export function produceSummaryLine(records: number, elapsedMs: number, recordSiz
   return (
     `${records} records sent, ${perSec.toFixed(1)} records/sec (${((perSec * recordSizeBytes) / MB).toFixed(2)} MB/sec), ` +
     `${stats.avgMs.toFixed(2)} ms avg latency, ${stats.maxMs.toFixed(2)} ms max latency, ` +
-    `${stats.percentile(0.5).toFixed(1)} ms 50th, ${stats.percentile(0.99).toFixed(1)} ms 99th, ${stats.percentile(0.999).toFixed(1)} ms 99.9th.`
+    `${stats.percentile(0.5).toFixed(2)} ms 50th, ${stats.percentile(0.99).toFixed(2)} ms 99th, ${stats.percentile(0.999).toFixed(2)} ms 99.9th.`
   );
 }
 

@@ -80,6 +80,8 @@ export interface ReplicaLogConfig {
   segmentBytes: number;
   /** Roll the active segment once its first batch is this old (segment.ms). */
   segmentMs: number;
+  /** Roll when the active segment's index would exceed this (segment.index.bytes). */
+  segmentIndexBytes: number;
   indexIntervalBytes: number;
   maxMessageBytes: number;
   /** fsync before acknowledging once this many messages are unflushed (Long.MAX: never). */
@@ -174,6 +176,7 @@ export function effectiveLogConfig(overrides: Record<string, string>, broker: Br
   return {
     segmentBytes: num('segment.bytes'),
     segmentMs: num('segment.ms'),
+    segmentIndexBytes: num('segment.index.bytes'),
     indexIntervalBytes: num('index.interval.bytes'),
     maxMessageBytes: num('max.message.bytes'),
     flushMessages: num('flush.messages'),

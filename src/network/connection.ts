@@ -59,7 +59,7 @@ export class Connection {
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('drain', () => {
       this.pausedForWrites = false;
-      this.updateFlow();
+      this.pump();
     });
     socket.on('error', (error) => this.log.debug({ remote: this.remote, error: error.message }, 'connection error'));
     socket.on('close', () => {
@@ -80,19 +80,30 @@ export class Connection {
     if (this.closed) return;
     this.chunks.push(chunk);
     this.bufferedBytes += chunk.length;
-    for (;;) {
-      if (this.bufferedBytes < 4) break;
+    this.pump();
+  }
+
+  /**
+   * Dispatches buffered frames while the connection may take more work: fewer than
+   * maxInFlightRequests unanswered and the client reading its responses. Frames beyond that stay
+   * buffered (the socket is paused, so at most one read's worth), which bounds the memory a client
+   * that pipelines requests and never reads can make the broker hold.
+   */
+  private pump(): void {
+    while (!this.closed && this.canDispatch() && this.bufferedBytes >= 4) {
       const size = this.peekInt32();
       if (size < 0 || size > this.limits.socketRequestMaxBytes) {
         this.close(`frame size ${size} outside [0, socket.request.max.bytes=${this.limits.socketRequestMaxBytes}]`);
         return;
       }
       if (this.bufferedBytes < 4 + size) break;
-      const frame = this.take(4 + size).subarray(4);
-      this.dispatch(frame);
-      if (this.closed) return;
+      this.dispatch(this.take(4 + size).subarray(4));
     }
     this.updateFlow();
+  }
+
+  private canDispatch(): boolean {
+    return !this.pausedForWrites && this.slots.length < this.limits.maxInFlightRequests;
   }
 
   private dispatch(frame: Buffer): void {
@@ -125,13 +136,13 @@ export class Connection {
       for (const chunk of slot.response) if (!this.socket.write(chunk)) this.pausedForWrites = true;
     }
     this.socket.uncork();
-    this.updateFlow();
+    this.pump();
   }
 
-  /** Stops reading while too many requests are in flight or the client is not reading its responses. */
+  /** Stops reading while requests wait undispatched or the client is not reading its responses. */
   private updateFlow(): void {
     if (this.closed) return;
-    const shouldPause = this.pausedForWrites || this.slots.length >= this.limits.maxInFlightRequests;
+    const shouldPause = !this.canDispatch() || this.bufferedBytes > this.limits.socketRequestMaxBytes + 4;
     if (shouldPause && !this.socket.isPaused()) this.socket.pause();
     else if (!shouldPause && this.socket.isPaused()) this.socket.resume();
   }

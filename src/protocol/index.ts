@@ -33,6 +33,7 @@ export * from './schema/list-offsets';
 export * from './schema/create-topics';
 export * from './schema/delete-topics';
 export * from './schema/init-producer-id';
+export * from './schema/find-coordinator';
 export * from './schema/delete-records';
 export * from './schema/offset-for-leader-epoch';
 export * from './schema/describe-configs';

@@ -13,6 +13,7 @@ import { CreateTopicsRequest, CreateTopicsResponse } from './schema/create-topic
 import { DeleteRecordsRequest, DeleteRecordsResponse } from './schema/delete-records';
 import { DeleteTopicsRequest, DeleteTopicsResponse } from './schema/delete-topics';
 import { DescribeClusterRequest, DescribeClusterResponse } from './schema/describe-cluster';
+import { FindCoordinatorRequest, FindCoordinatorResponse } from './schema/find-coordinator';
 import { DescribeConfigsRequest, DescribeConfigsResponse } from './schema/describe-configs';
 import { DescribeLogDirsRequest, DescribeLogDirsResponse } from './schema/describe-log-dirs';
 import { FetchRequest, FetchResponse } from './schema/fetch';
@@ -67,4 +68,5 @@ export const apiSchemas: ReadonlyMap<number, ApiSchema> = new Map([
   entry(ApiKey.CreatePartitions, CreatePartitionsRequest, CreatePartitionsResponse),
   entry(ApiKey.IncrementalAlterConfigs, IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse),
   entry(ApiKey.DescribeCluster, DescribeClusterRequest, DescribeClusterResponse),
+  entry(ApiKey.FindCoordinator, FindCoordinatorRequest, FindCoordinatorResponse),
 ]);

@@ -75,11 +75,13 @@ export class ReplicaActor implements Actor {
       ctx.log.warn({ dir: this.dir, existingTopicId, topicId: this.args.topicId }, 'partition directory belongs to a deleted topic of the same name; removing it');
       fs.rmrf(this.dir);
     }
-    const checkpoints = readOffsetCheckpoint(fs, `${this.args.logDir}/recovery-point-offset-checkpoint`, ctx.log);
-    const recoveryPoint = checkpoints.find((c) => c.topic === this.args.topic && c.partition === this.args.partition)?.offset ?? 0;
+    const checkpointed = (file: string) => readOffsetCheckpoint(fs, `${this.args.logDir}/${file}`, ctx.log)
+      .find((c) => c.topic === this.args.topic && c.partition === this.args.partition)?.offset;
     this.log = Log.open({
-      fs, dir: this.dir, logger: ctx.log, clock: ctx.clock, recoveryPoint,
-      config: { segmentBytes: this.args.config.segmentBytes, indexIntervalBytes: this.args.config.indexIntervalBytes },
+      fs, dir: this.dir, logger: ctx.log, clock: ctx.clock,
+      recoveryPoint: checkpointed('recovery-point-offset-checkpoint') ?? 0,
+      logStartOffset: checkpointed('log-start-offset-checkpoint'),
+      config: this.logConfig(),
     });
     if (existingTopicId === null) writePartitionMetadata(fs, `${this.dir}/partition.metadata`, { topicId: this.args.topicId });
     this.epochs = LeaderEpochCache.load(fs, this.dir);
@@ -248,7 +250,7 @@ export class ReplicaActor implements Actor {
     const { config } = envelope.body as { config: ReplicaLogConfig };
     const flushMsChanged = config.flushMs !== this.args.config.flushMs;
     this.args.config = config;
-    this.log.updateConfig({ segmentBytes: config.segmentBytes, indexIntervalBytes: config.indexIntervalBytes, segmentMs: config.segmentMs });
+    this.log.updateConfig(this.logConfig());
     if (flushMsChanged) {
       if (this.flushTimer) ctx.timers.clearTimeout(this.flushTimer);
       this.flushTimer = null;
@@ -257,6 +259,11 @@ export class ReplicaActor implements Actor {
     // write.caching may have turned on: the HW can now count the page cache.
     this.updateHighWatermark(ctx);
     ctx.reply(envelope, {});
+  }
+
+  private logConfig() {
+    const { segmentBytes, indexIntervalBytes, segmentMs, segmentIndexBytes } = this.args.config;
+    return { segmentBytes, indexIntervalBytes, segmentMs, segmentIndexBytes };
   }
 
   private deleteRecords(envelope: Envelope, ctx: ActorContext): void {

@@ -768,7 +768,7 @@ export class LogSegment {
     const leaderEpoch = h.partitionLeaderEpoch >= 0 ? h.partitionLeaderEpoch : -1;
     const records = recordLevel ? this.readRecordTimestamps(h, decompress) : null;
     if (records === null) return { offset: Math.max(h.baseOffset, startingOffset), timestamp: h.maxTimestampMs, leaderEpoch };
-    for (const r of records) if (accept(r.timestampMs)) return { offset: r.offset, timestamp: r.timestampMs, leaderEpoch };
+    for (const r of records) if (r.offset >= startingOffset && accept(r.timestampMs)) return { offset: r.offset, timestamp: r.timestampMs, leaderEpoch };
     return null;
   }
 

@@ -390,7 +390,8 @@ export class Log {
 
   /**
    * ListOffsets by timestamp (KIP-79; Kafka's UnifiedLog.fetchOffsetByTimestamp): the first RECORD
-   * at offset >= logStartOffset whose timestamp is >= `timestampMs` (ms since the epoch, >= 0), with
+   * at offset >= logStartOffset whose timestamp is >= `timestampMs` (ms since the epoch, >= 0: the
+   * special values -1/-2/-3 are the caller's; anything else from a client is fine, e.g. 2^62), with
    * its timestamp and its batch's leader epoch (-1 if unknown), or null when none (Kafka then answers
    * offset -1). Record timestamps are baseTimestamp + timestampDelta, or the batch's maxTimestamp in
    * a LogAppendTime batch. Segments whose max timestamp is below the target are skipped; in the first
@@ -404,7 +405,7 @@ export class Log {
    */
   offsetForTimestamp(timestampMs: number): TimestampAndOffset | null {
     this.assertOpen();
-    assert.ok(Number.isSafeInteger(timestampMs) && timestampMs >= 0, `timestamp ${timestampMs}`);
+    assert.ok(timestampMs >= 0, `timestamp ${timestampMs}`); // ListOffsets' special values (< 0) are the caller's
     if (this.lso >= this.leo) return null;
     return this.searchTimestamp(timestampMs, true);
   }

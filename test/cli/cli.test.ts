@@ -137,8 +137,10 @@ describe('skiff client commands against a broker process', () => {
     assert.deepEqual(byPartition(counted.stdout.trimEnd().split('\n').map((l) => l.split('\t'))).every((r) => byPartition(rows).includes(r)), true);
 
     const onePartition = rows.find((r) => r[2] === 'key-3')![0]!;
-    const single = await skiff(['consume', 'cli-keys', '-p', onePartition, '--from-beginning', '-e', '--format', '%p %k\\n']);
-    assert.ok(single.stdout.trimEnd().split('\n').every((l) => l.startsWith(`${onePartition} `)));
+    const single = await skiff(['consume', 'cli-keys', '-p', onePartition, '--from-beginning', '-e', '--format', '%p|%k|\\n']);
+    const singleLines = single.stdout.trimEnd().split('\n');
+    assert.equal(singleLines.length, rows.filter((r) => r[0] === onePartition).length);
+    assert.ok(singleLines.every((l) => l.startsWith(`${onePartition}|`)), single.stdout);
   });
 
   test('consume --from-beginning, --offset and --timestamp', { timeout: TIMEOUT_MS }, async () => {
@@ -167,10 +169,14 @@ describe('skiff client commands against a broker process', () => {
     assert.match(unknown.stderr, /UNKNOWN_TOPIC_OR_PARTITION/);
   });
 
+  test('topic create takes several names (the codec topics below)', { timeout: TIMEOUT_MS }, async () => {
+    const r = await skiff(['topic', 'create', ...CODECS.map((codec) => `cli-codec-${codec}`), '-p', '2']);
+    for (const codec of CODECS) assert.match(r.stdout, new RegExp(`^cli-codec-${codec}\\s+OK$`, 'm'));
+  });
+
   for (const codec of CODECS) {
     test(`produce --compression ${codec}: skiff consume and kcat read the records back`, { timeout: TIMEOUT_MS }, async () => {
       const topic = `cli-codec-${codec}`;
-      await skiff(['topic', 'create', topic, '-p', '2']);
       const lines = Array.from({ length: 500 }, (_, i) => `k${i % 7}:${codec} record ${i} ${'x'.repeat(i % 50)}`);
       await skiff(['produce', topic, '-k', ':', '--compression', codec, '--linger-ms', '5'], lines.join('\n') + '\n');
       const expected = lines.map((l) => l.replace(':', '=')).sort();

@@ -67,11 +67,11 @@ describe('compressed batches (gzip, snappy, lz4, zstd) are stored and served as 
     assert.deepEqual(wrong.map((b) => ({ baseOffset: b.baseOffset, records: b.recordCount, codec: CODECS[b.codec] ?? b.codec })), [],
       `${topic}: every stored batch should be ${codec} (${batches.length} batches)${hint}`);
     assert.equal(batches.reduce((n, b) => n + b.recordCount, 0), RECORDS, `${topic}: records in stored batches`);
-    for (const reader of readers) {
-      const consumed = await consumeWith(reader, bootstrap, topic);
-      assertDenseOffsets(consumed, `${producer} ${codec} -> ${reader}`);
-      assertSameRecords(consumed, input, `${producer} ${codec} -> ${reader}`);
-    }
+    const consumed = await Promise.all(readers.map((reader) => consumeWith(reader, bootstrap, topic)));
+    readers.forEach((reader, i) => {
+      assertDenseOffsets(consumed[i], `${producer} ${codec} -> ${reader}`);
+      assertSameRecords(consumed[i], input, `${producer} ${codec} -> ${reader}`);
+    });
   }
 
   /** One producer per client: sends `input` to `topic` with `codec`. */

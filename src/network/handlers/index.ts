@@ -11,6 +11,7 @@ import { alterConfigsHandler } from './alter-configs';
 import { deleteRecordsHandler } from './delete-records';
 import { describeClusterHandler } from './describe-cluster';
 import { describeConfigsHandler } from './describe-configs';
+import { findCoordinatorHandler } from './find-coordinator';
 import { incrementalAlterConfigsHandler } from './incremental-alter-configs';
 
 export const allHandlers: ApiHandler[] = [
@@ -18,6 +19,7 @@ export const allHandlers: ApiHandler[] = [
   fetchHandler,
   listOffsetsHandler,
   metadataHandler,
+  findCoordinatorHandler,
   apiVersionsHandler,
   createTopicsHandler,
   deleteTopicsHandler,

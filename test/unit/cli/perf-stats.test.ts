@@ -31,7 +31,7 @@ describe('perf summary lines', () => {
     s.record(2, 1000);
     assert.equal(
       produceSummaryLine(1000, 500, 1024, s),
-      '1000 records sent, 2000.0 records/sec (1.95 MB/sec), 2.00 ms avg latency, 2.00 ms max latency, 2.0 ms 50th, 2.0 ms 99th, 2.0 ms 99.9th.',
+      '1000 records sent, 2000.0 records/sec (1.95 MB/sec), 2.00 ms avg latency, 2.00 ms max latency, 2.00 ms 50th, 2.00 ms 99th, 2.00 ms 99.9th.',
     );
   });
 

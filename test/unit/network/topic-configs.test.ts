@@ -203,3 +203,25 @@ describe('connection limits', () => {
     }
   });
 });
+
+describe('log start offset across restarts', () => {
+  test('DeleteRecords survives a clean restart', async () => {
+    let broker = await startTestBroker();
+    try {
+      let client = await WireClient.connect(broker.port);
+      await create(client, 'trim-restart', {});
+      for (let i = 0; i < 10; i++) await produce(client, 'trim-restart', batchAt([`v${i}`]));
+      const res = await client.request(ApiKey.DeleteRecords, 1, { topics: [{ name: 'trim-restart', partitions: [{ partitionIndex: 0, offset: 7 }] }], timeoutMs: 5000 });
+      assert.equal(res.body.topics[0].partitions[0].lowWatermark, 7);
+      client.close();
+      broker = await broker.restart();
+      client = await WireClient.connect(broker.port);
+      assert.equal((await listOffset(client, 'trim-restart', -2)).offset, 7);
+      assert.equal((await listOffset(client, 'trim-restart', -1)).offset, 10);
+      client.close();
+    } finally {
+      await broker.stop();
+      removeDir(broker.dataDir);
+    }
+  });
+});
