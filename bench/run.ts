@@ -14,6 +14,7 @@ import { validateProducedBatch } from '../src/replica/produce-validation';
 import { Log } from '../src/storage/log';
 import { NodeFileSystem } from '../src/storage/node-file-system';
 import { MemoryFileSystem } from '../src/storage/memory-file-system';
+import { OffsetIndex } from '../src/storage/offset-index';
 import { decodeEnvelope, encodeEnvelopeForTransfer } from '../src/runtime/envelope';
 import { createLogger } from '../src/runtime/logger';
 
@@ -41,6 +42,12 @@ const diskLog = Log.open({ fs: new NodeFileSystem(), dir: path.join(tmp, 'disk-0
 const memLog = Log.open({ fs: new MemoryFileSystem(), dir: '/mem/mem-0', config: { segmentBytes: 64 << 20, indexIntervalBytes: 4096 }, recoveryPoint: 0, logger, clock });
 for (let i = 0; i < 2000; i++) memLog.append(Buffer.from(batch16k), 0);
 let readOffset = 0;
+// An offset index of 100,000 entries (a 1 GiB segment at one entry per ~10 KiB).
+const indexFs = new MemoryFileSystem();
+indexFs.mkdirp('/idx');
+const { index: offsetIndex } = OffsetIndex.open(indexFs, '/idx/00000000000000000000.index', 0, 0);
+for (let i = 1; i <= 100_000; i++) offsetIndex.append(i * 10, i * 10_240, false);
+let lookupTarget = 0;
 
 async function main(): Promise<void> {
   const bench = new Bench({ time: Number(process.env.BENCH_TIME_MS ?? 400), warmupTime: 100 });
@@ -57,6 +64,10 @@ async function main(): Promise<void> {
     .add('log: read 64 KiB from a random offset (memory fs)', () => {
       readOffset = (readOffset + 7919) % 30000;
       memLog.read(readOffset, 65536, memLog.logEndOffset, true);
+    })
+    .add('index: offset lookup in 100,000 entries', () => {
+      lookupTarget = (lookupTarget + 7919) % 1_000_000;
+      offsetIndex.lookup(lookupTarget);
     })
     .add('envelope: round trip with 16 KiB batch', () => {
       decodeEnvelope(encodeEnvelopeForTransfer({ to: 'replica/0/x/0', from: 'net/0', type: 'produce', corr: 1, body: { records: batch16k, acks: -1, timeoutMs: 30000 } }));
