@@ -9,8 +9,9 @@ import { crcValid } from '../../../src/protocol/record-batch/view';
 /**
  * Batches as real clients wrote them, fetched back from a Skiff broker: Kafka's Java producer
  * (kafka-clients 4.1.1: xerial snappy, its own LZ4 frames, zstd-jni) and kcat 1.7.1 (librdkafka
- * 2.0.2: raw snappy). Each holds 3 records. (librdkafka does not write LZ4 to a broker without
- * FindCoordinator, so no kcat LZ4 batch.)
+ * 2.0.2: raw snappy). Each holds 3 records. (librdkafka writes LZ4 only to a broker that
+ * advertises FindCoordinator, and leaves a batch uncompressed when compressing does not shrink it:
+ * its LZ4 record set below has longer values and came out as two batches.)
  */
 const FIXTURES: Array<[source: string, codec: number, base64: string, keys: string[], values: string[]]> = [
   ['java', 1, 'AAAAAAAAAAAAAABtAAAAAAJKvKoyAAEAAAACAAABoiuCP5oAAAGiK4I/tP//////////////////AAAAAx+LCAAAAAAAAP9TY2BgYMk2FMtKLEvUTa/KLNA1ZFBjMGFiyTZCEjMCibGwZBsjiRkzAAAB3Qw9PAAAAA==', ['k1', 'k2', 'k3'], ['java-gzip-1', 'java-gzip-2', 'java-gzip-3']],
@@ -42,6 +43,20 @@ describe('compressed batches', () => {
       assert.deepEqual(batch.records.map((r) => r.offset), [0, 1, 2]);
     });
   }
+
+  it('decodes a kcat LZ4 record set of two batches', () => {
+    const set = Buffer.from(
+      'AAAAAAAAAAAAAABeAAAAAAKGckXnAAMAAAAAAAABoiuQPQUAAAGiK5A9Bf//////////////////AAAAAQQiTRhgQIIeAAAA/wRmAAAABGsxVmtjYXQtbHo0LTEtCwAJUHo0LTEAAAAAAAAAAAAAAAABAAAAcQAAAAACgMk6BwADAAAAAQAAAaIrkD0FAAABoiuQPQX//////////////////wAAAAIEIk0YYECCMQAAAP8EZgAAAARrMlZrY2F0LWx6NC0yLQsADYYAZgAAAgRrMzQAFjM0AA8LAABQejQtMwAAAAAA',
+      'base64',
+    );
+    const batches = decodeBatches(set);
+    assert.ok(crcValid(set, 0, batches[0]!.sizeBytes) && crcValid(set, batches[0]!.sizeBytes, batches[1]!.sizeBytes), 'CRCs as kcat wrote them');
+    assert.deepEqual(batches.map((b) => b.attributes & L.COMPRESSION_CODEC_MASK), [3, 3]);
+    const records = batches.flatMap((b) => b.records);
+    assert.deepEqual(records.map((r) => r.offset), [0, 1, 2]);
+    assert.deepEqual(records.map((r) => r.key?.toString()), ['k1', 'k2', 'k3']);
+    assert.deepEqual(records.map((r) => r.value?.toString()), [1, 2, 3].map((i) => Array(4).fill(`kcat-lz4-${i}`).join('-')));
+  });
 
   for (const name of COMPRESSION_NAMES) {
     it(`builds and decodes a ${name} batch with a valid CRC`, () => {
