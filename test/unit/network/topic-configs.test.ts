@@ -13,8 +13,10 @@ import { removeDir, startTestBroker, type TestBroker } from '../../helpers/in-pr
 const TOPIC = 2;
 const BROKER = 4;
 
+/** Records stamped now unless given (timestamp 0 would be older than any retention.ms). */
 function batchAt(values: string[], timestamps?: number[]): Buffer {
-  return buildRecordBatch(values.map((v, i) => ({ key: null, value: Buffer.from(v), headers: [], timestamp: timestamps?.[i] })));
+  const now = Date.now();
+  return buildRecordBatch(values.map((v, i) => ({ key: null, value: Buffer.from(v), headers: [], timestamp: timestamps?.[i] ?? now })));
 }
 
 function produceBody(topic: string, records: Buffer, partition = 0) {
@@ -151,6 +153,25 @@ describe('topic configs and log features', () => {
     assert.equal((await listOffset(client, 'timed', t0 + 60_000)).offset, -1, 'none after: -1');
     const max = await listOffset(client, 'timed', -3);
     assert.deepEqual([max.offset, max.timestamp], [4, t0 + 50_000]);
+  });
+
+  test('min.insync.replicas above the ISR refuses acks=all with NOT_ENOUGH_REPLICAS; acks=1 still appends', async () => {
+    await create(client, 'min-isr', { 'min.insync.replicas': '2' });
+    assert.equal((await produce(client, 'min-isr', batchAt(['x']))).errorCode, ErrorCode.NOT_ENOUGH_REPLICAS);
+    const res = await client.request(ApiKey.Produce, 7, { ...produceBody('min-isr', batchAt(['y'])), acks: 1 });
+    assert.equal(res.body.responses[0].partitionResponses[0].errorCode, ErrorCode.NONE);
+    const altered = await client.request(ApiKey.IncrementalAlterConfigs, 0, { resources: [{ resourceType: TOPIC, resourceName: 'min-isr', configs: [{ name: 'min.insync.replicas', configOperation: 0, value: '1' }] }], validateOnly: false });
+    assert.equal(altered.body.responses[0].errorCode, ErrorCode.NONE);
+    assert.equal((await produce(client, 'min-isr', batchAt(['z']))).baseOffset, 1);
+  });
+
+  test('write.caching and flush.messages can be changed on a live topic', async () => {
+    await create(client, 'caching', { 'write.caching': 'true', 'flush.messages': '1' });
+    for (let i = 0; i < 5; i++) assert.equal((await produce(client, 'caching', batchAt([`c${i}`]))).baseOffset, i);
+    const altered = await client.request(ApiKey.IncrementalAlterConfigs, 1, { resources: [{ resourceType: TOPIC, resourceName: 'caching', configs: [{ name: 'write.caching', configOperation: 0, value: 'false' }, { name: 'flush.ms', configOperation: 0, value: '50' }] }], validateOnly: false });
+    assert.equal(altered.body.responses[0].errorCode, ErrorCode.NONE);
+    assert.equal((await produce(client, 'caching', batchAt(['after']))).baseOffset, 5);
+    assert.equal((await listOffset(client, 'caching', -1)).offset, 6);
   });
 
   test('DeleteRecords moves the log start offset; reads below it are out of range', async () => {
