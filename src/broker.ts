@@ -9,7 +9,7 @@ import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import type { BrokerConfig } from './config/broker-config';
 import { effectiveLogConfig } from './config/topic-config';
-import type { AlterConfigResult, AlterTopicConfigsCommand, CreateTopicsCommand, CreateTopicResult, DeleteTopicResult, ControllerArgs } from './controller/controller-actor';
+import type { AlterConfigResult, AlterTopicConfigsCommand, CreatePartitionsCommand, CreatePartitionsResult, CreateTopicsCommand, CreateTopicResult, DeleteTopicResult, ControllerArgs } from './controller/controller-actor';
 import type { MetadataImage, TopicState } from './controller/metadata-records';
 import type { ActorId, Logger } from './runtime/actor';
 import type { Endpoint, Runtime } from './runtime/runtime';
@@ -183,6 +183,37 @@ class Broker implements BrokerContext {
     return reply.results;
   }
 
+  initProducerId(): Promise<{ producerId: number; producerEpoch: number }> {
+    return this.endpoint.request(CONTROLLER_ID, 'init-producer-id', {}, CONTROLLER_TIMEOUT_MS);
+  }
+
+  async createPartitions(command: CreatePartitionsCommand): Promise<CreatePartitionsResult[]> {
+    const reply = await this.endpoint.request<{ results: CreatePartitionsResult[]; image: MetadataImage }>(CONTROLLER_ID, 'create-partitions', command, CONTROLLER_TIMEOUT_MS);
+    await this.applyImage(reply.image);
+    return reply.results;
+  }
+
+  async describeLogDirs() {
+    return Promise.all(this.logDirs.map(async (logDir) => {
+      const stats = await fsp.statfs(logDir).catch(() => null);
+      const local = [...this.partitionDirs.entries()].filter(([, dir]) => dir === logDir);
+      const partitions = await Promise.all(local.map(async ([dirName]) => {
+        const split = dirName.lastIndexOf('-');
+        const topic = dirName.slice(0, split);
+        const partition = Number(dirName.slice(split + 1));
+        const actor = this.leaders.get(`${topic}\0${partition}`);
+        const size = actor ? await this.endpoint.request<{ sizeBytes: number }>(actor, 'describe', {}, 10_000).catch(() => ({ sizeBytes: -1 })) : { sizeBytes: -1 };
+        return { topic, partition, sizeBytes: size.sizeBytes };
+      }));
+      return {
+        logDir,
+        totalBytes: stats ? stats.blocks * stats.bsize : -1,
+        usableBytes: stats ? stats.bavail * stats.bsize : -1,
+        partitions: partitions.filter((p) => p.sizeBytes >= 0),
+      };
+    }));
+  }
+
   // ---- replica management ----
 
   /** New overrides: the cache takes them and every local replica of the topic gets its new effective config. */
@@ -240,9 +271,10 @@ class Broker implements BrokerContext {
       const known = this.topicsById.get(topic.topicId);
       if (known) {
         if (JSON.stringify(known.configs) !== JSON.stringify(topic.configs)) await this.updateTopicConfig(topic);
-        continue;
+        if (topic.partitions.length === known.partitions.length) continue;
       }
-      await Promise.all(topic.partitions.map(async (p) => {
+      const start = known ? known.partitions.length : 0;
+      await Promise.all(topic.partitions.slice(start).map(async (p) => {
         if (p.leader !== this.nodeId) return;
         const dirName = `${topic.name}-${p.partition}`;
         const logDir = this.partitionDirs.get(dirName) ?? this.chooseLogDir();

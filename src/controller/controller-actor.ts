@@ -9,6 +9,7 @@
  * - `delete-topics` { topics: { name: string|null; topicId: string|null }[] } -> { results: DeleteTopicResult[]; image }
  * - `init-producer-id` {} -> { producerId: number; producerEpoch: number }
  * - `alter-topic-configs` AlterTopicConfigsCommand -> { results: AlterConfigResult[]; image }
+ * - `create-partitions` CreatePartitionsCommand -> { results: CreatePartitionsResult[]; image }
  */
 import assert from 'node:assert/strict';
 import type { Actor, ActorContext, Envelope } from '../runtime/actor';
@@ -54,6 +55,14 @@ export interface AlterTopicConfigsCommand {
   validateOnly: boolean;
 }
 
+/** CreatePartitions: raise each topic's partition count to `count` (assignments: one per new partition). */
+export interface CreatePartitionsCommand {
+  topics: { name: string; count: number; assignments: number[][] | null }[];
+  validateOnly: boolean;
+}
+
+export interface CreatePartitionsResult { name: string; errorCode: number; errorMessage: string | null }
+
 export interface AlterConfigResult { topic: string; errorCode: number; errorMessage: string | null }
 
 export interface DeleteTopicResult { name: string | null; topicId: string; errorCode: number; errorMessage: string | null }
@@ -93,6 +102,9 @@ export class ControllerActor implements Actor {
       }
       case 'alter-topic-configs':
         ctx.reply(envelope, { results: this.alterTopicConfigs(envelope.body as AlterTopicConfigsCommand), image: this.image() });
+        return;
+      case 'create-partitions':
+        ctx.reply(envelope, { results: this.createPartitions(envelope.body as CreatePartitionsCommand), image: this.image() });
         return;
       case 'init-producer-id': {
         const producerId = this.nextProducerId;
@@ -209,6 +221,44 @@ export class ControllerActor implements Actor {
     const replicas: number[] = [];
     for (let i = 0; i < replicationFactor; i++) replicas.push(nodeIds[(partition + i) % nodeIds.length]!);
     return replicas;
+  }
+
+  private createPartitions(command: CreatePartitionsCommand): CreatePartitionsResult[] {
+    const nodeIds = new Set(this.args.brokers.map((b) => b.nodeId));
+    const seen = new Set<string>();
+    return command.topics.map((request) => {
+      const fail = (errorCode: number, errorMessage: string) => ({ name: request.name, errorCode, errorMessage });
+      if (seen.has(request.name)) return fail(ErrorCode.INVALID_REQUEST, `Duplicate topic ${request.name} in request`);
+      seen.add(request.name);
+      const topicId = this.topicIdsByName.get(request.name);
+      const topic = topicId ? this.topicsById.get(topicId) : undefined;
+      if (!topic) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `The topic '${request.name}' does not exist.`);
+      const current = topic.partitions.length;
+      if (request.count <= current) {
+        return fail(ErrorCode.INVALID_PARTITIONS, `Topic currently has ${current} partitions, which is higher than the requested ${request.count}.`);
+      }
+      if (request.count > MAX_PARTITIONS_PER_TOPIC) return fail(ErrorCode.INVALID_PARTITIONS, `At most ${MAX_PARTITIONS_PER_TOPIC} partitions per topic`);
+      const replicationFactor = topic.partitions[0]?.replicas.length ?? 1;
+      const added = request.count - current;
+      if (request.assignments !== null) {
+        if (request.assignments.length !== added) {
+          return fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Increasing the number of partitions by ${added} but ${request.assignments.length} assignments provided.`);
+        }
+        if (request.assignments.some((a) => a.length !== replicationFactor || a.some((id) => !nodeIds.has(id)) || new Set(a).size !== a.length)) {
+          return fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Replica assignments must name ${replicationFactor} distinct registered brokers`);
+        }
+      }
+      if (!command.validateOnly) {
+        const records: MetadataRecord[] = [];
+        for (let i = 0; i < added; i++) {
+          const partition = current + i;
+          const replicas = request.assignments?.[i] ?? this.assignReplicas(partition, replicationFactor);
+          records.push({ type: 'partition', topicId: topic.topicId, partition, replicas, isr: replicas, leader: replicas[0]!, leaderEpoch: 0 });
+        }
+        this.commit(records);
+      }
+      return { name: request.name, errorCode: ErrorCode.NONE, errorMessage: null };
+    });
   }
 
   private alterTopicConfigs(command: AlterTopicConfigsCommand): AlterConfigResult[] {

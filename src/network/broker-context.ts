@@ -5,7 +5,7 @@
 import type { BrokerConfig } from '../config/broker-config';
 import type { Endpoint } from '../runtime/runtime';
 import type { Logger, ActorId } from '../runtime/actor';
-import type { AlterConfigResult, AlterTopicConfigsCommand, CreateTopicsCommand, CreateTopicResult, DeleteTopicResult } from '../controller/controller-actor';
+import type { AlterConfigResult, AlterTopicConfigsCommand, CreatePartitionsCommand, CreatePartitionsResult, CreateTopicsCommand, CreateTopicResult, DeleteTopicResult } from '../controller/controller-actor';
 import type { TopicState } from '../controller/metadata-records';
 import type { ApiHandler } from './api-handler';
 
@@ -32,4 +32,10 @@ export interface BrokerContext {
   deleteTopics(topics: { name: string | null; topicId: string | null }[]): Promise<DeleteTopicResult[]>;
   /** Changes topic config overrides through the controller; replicas apply them before this resolves. */
   alterTopicConfigs(command: AlterTopicConfigsCommand): Promise<AlterConfigResult[]>;
+  /** A new producer id (epoch 0) from the controller. */
+  initProducerId(): Promise<{ producerId: number; producerEpoch: number }>;
+  /** Adds partitions to topics through the controller; new replicas serve before this resolves. */
+  createPartitions(command: CreatePartitionsCommand): Promise<CreatePartitionsResult[]>;
+  /** The log dirs and each local partition's size in bytes, for DescribeLogDirs. */
+  describeLogDirs(): Promise<{ logDir: string; totalBytes: number; usableBytes: number; partitions: { topic: string; partition: number; sizeBytes: number }[] }[]>;
 }

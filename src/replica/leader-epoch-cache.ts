@@ -34,6 +34,20 @@ export class LeaderEpochCache {
     writeLeaderEpochCheckpoint(this.fs, `${this.dir}/leader-epoch-checkpoint`, this.entries);
   }
 
+  /**
+   * Kafka's LeaderEpochFileCache.endOffsetFor (KIP-101/KIP-279): the largest epoch <= `requestedEpoch`
+   * and the offset where the next epoch starts (the LEO for the latest epoch). An epoch above the
+   * latest, or -1, gives (-1, -1); an epoch below the first gives (requested, first start offset).
+   */
+  endOffsetFor(requestedEpoch: number, logEndOffset: number): { leaderEpoch: number; endOffset: number } {
+    if (requestedEpoch < 0 || this.entries.length === 0) return { leaderEpoch: -1, endOffset: -1 };
+    if (requestedEpoch === this.latestEpoch) return { leaderEpoch: requestedEpoch, endOffset: logEndOffset };
+    const higher = this.entries.find((e) => e.epoch > requestedEpoch);
+    if (!higher) return { leaderEpoch: -1, endOffset: -1 };
+    const floor = [...this.entries].reverse().find((e) => e.epoch <= requestedEpoch);
+    return floor ? { leaderEpoch: floor.epoch, endOffset: higher.startOffset } : { leaderEpoch: requestedEpoch, endOffset: higher.startOffset };
+  }
+
   /** A copy of the entries, oldest first. */
   list(): EpochEntry[] {
     return this.entries.map((e) => ({ ...e }));

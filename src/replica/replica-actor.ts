@@ -12,6 +12,8 @@
  * - `delete` {} -> {} after closing and removing the partition directory; the actor then exits
  * - `update-config` {config: ReplicaLogConfig} -> {} (topic configs changed)
  * - `delete-records` {offset} -> {errorCode, lowWatermark} (DeleteRecords, KIP-107; -1 = the HW)
+ * - `offset-for-epoch` {leaderEpoch} -> {leaderEpoch, endOffset} (OffsetForLeaderEpoch, KIP-101)
+ * - `describe` {} -> {sizeBytes, logStartOffset, logEndOffset, highWatermark}
  */
 import assert from 'node:assert/strict';
 import type { Actor, ActorContext, ActorId, Envelope, TimerHandle } from '../runtime/actor';
@@ -22,6 +24,8 @@ import { readOffsetCheckpoint, readPartitionMetadata, writePartitionMetadata } f
 import type { ReplicaLogConfig } from '../config/topic-config';
 import { createTimeOutOfBounds, validateProducedBatch } from './produce-validation';
 import { LeaderEpochCache } from './leader-epoch-cache';
+import { ProducerStateTable } from './producer-state';
+import * as L from '../protocol/record-batch/layout';
 
 /** Spawn arguments of a replica actor. */
 export interface ReplicaArgs {
@@ -62,6 +66,7 @@ export class ReplicaActor implements Actor {
   private lastCheckpoint = '';
   private readonly pendingProduces: PendingProduce[] = [];
   private readonly pendingWatches: PendingWatch[] = [];
+  private readonly producerStates = new ProducerStateTable();
   private readonly dir: string;
 
   constructor(private readonly args: ReplicaArgs) {
@@ -112,6 +117,12 @@ export class ReplicaActor implements Actor {
         return this.updateConfig(envelope, ctx);
       case 'delete-records':
         return this.deleteRecords(envelope, ctx);
+      case 'offset-for-epoch':
+        ctx.reply(envelope, this.epochs.endOffsetFor((envelope.body as { leaderEpoch: number }).leaderEpoch, this.log.logEndOffset));
+        return;
+      case 'describe':
+        ctx.reply(envelope, { sizeBytes: this.log.sizeBytes, logStartOffset: this.log.logStartOffset, logEndOffset: this.log.logEndOffset, highWatermark: this.highWatermark });
+        return;
       default:
         ctx.log.warn({ type: envelope.type, from: envelope.from }, 'replica ignores unknown message type');
     }
@@ -158,12 +169,34 @@ export class ReplicaActor implements Actor {
         return;
       }
     }
+    const producerId = Number(batch.readBigInt64BE(L.PRODUCER_ID));
+    const producerEpoch = batch.readInt16BE(L.PRODUCER_EPOCH);
+    const firstSeq = batch.readInt32BE(L.BASE_SEQUENCE);
+    const lastSeq = firstSeq < 0 ? -1 : (firstSeq + batch.readInt32BE(L.LAST_OFFSET_DELTA)) % 0x80000000;
+    if (producerId >= 0) {
+      const check = this.producerStates.check(producerId, producerEpoch, firstSeq, lastSeq);
+      if (check.kind === 'error') {
+        ctx.reply(envelope, this.produceReply(check.errorCode, check.errorMessage, -1));
+        return;
+      }
+      if (check.kind === 'duplicate') {
+        // A retry of a batch already in the log: answer with its original offset (Kafka's behaviour).
+        this.replyWhenCovered(envelope, ctx, acks, timeoutMs, check.baseOffset + batch.readInt32BE(L.LAST_OFFSET_DELTA), { ...this.produceReply(ErrorCode.NONE, null, check.baseOffset), logAppendTimeMs });
+        return;
+      }
+    }
     const { baseOffset, lastOffset } = this.log.append(batch, this.args.leaderEpoch);
+    if (producerId >= 0) this.producerStates.update(producerId, producerEpoch, firstSeq, lastSeq, baseOffset);
     this.unflushedMessages += recordsCountOf(batch);
     const reply = { ...this.produceReply(ErrorCode.NONE, null, baseOffset), logAppendTimeMs };
     if (this.unflushedMessages >= config.flushMessages) this.flush(ctx);
     else if (!config.writeCaching) this.scheduleFlush(ctx);
     this.updateHighWatermark(ctx);
+    this.replyWhenCovered(envelope, ctx, acks, timeoutMs, lastOffset, reply);
+  }
+
+  /** acks=0/1 answer now; acks=all waits in the purgatory until the HW passes `lastOffset`. */
+  private replyWhenCovered(envelope: Envelope, ctx: ActorContext, acks: number, timeoutMs: number, lastOffset: number, reply: ProduceReply): void {
     if (acks !== -1 || this.highWatermark > lastOffset) {
       ctx.reply(envelope, reply);
       return;

@@ -12,6 +12,10 @@ import { deleteRecordsHandler } from './delete-records';
 import { describeClusterHandler } from './describe-cluster';
 import { describeConfigsHandler } from './describe-configs';
 import { findCoordinatorHandler } from './find-coordinator';
+import { createPartitionsHandler } from './create-partitions';
+import { describeLogDirsHandler } from './describe-log-dirs';
+import { initProducerIdHandler } from './init-producer-id';
+import { offsetForLeaderEpochHandler } from './offset-for-leader-epoch';
 import { incrementalAlterConfigsHandler } from './incremental-alter-configs';
 
 export const allHandlers: ApiHandler[] = [
@@ -28,4 +32,8 @@ export const allHandlers: ApiHandler[] = [
   alterConfigsHandler,
   incrementalAlterConfigsHandler,
   describeClusterHandler,
+  initProducerIdHandler,
+  offsetForLeaderEpochHandler,
+  createPartitionsHandler,
+  describeLogDirsHandler,
 ];

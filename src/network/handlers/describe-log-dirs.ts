@@ -1,0 +1,40 @@
+/**
+ * DescribeLogDirs (key 35), v0-4 (KIP-113): each log dir with the size in bytes of every partition it
+ * holds (offsetLag 0: there are no future replicas), and from v4 the dir's total and usable bytes.
+ */
+import { ApiKey } from '../../protocol/api-keys';
+import { ErrorCode } from '../../protocol/error-codes';
+import type { ApiHandler } from '../api-handler';
+
+interface DescribeLogDirsRequest { topics: { topic: string; partitions: number[] }[] | null }
+
+export const describeLogDirsHandler: ApiHandler<DescribeLogDirsRequest> = {
+  apiKey: ApiKey.DescribeLogDirs,
+  name: 'DescribeLogDirs',
+  minVersion: 0,
+  maxVersion: 4,
+  async handle({ body, broker }) {
+    const wanted = body.topics === null ? null : new Map(body.topics.map((t) => [t.topic, new Set(t.partitions)]));
+    const dirs = await broker.describeLogDirs();
+    return {
+      throttleTimeMs: 0,
+      errorCode: ErrorCode.NONE,
+      results: dirs.map((dir) => {
+        const byTopic = new Map<string, { partitionIndex: number; partitionSize: number; offsetLag: number; isFutureKey: boolean }[]>();
+        for (const p of dir.partitions) {
+          if (wanted !== null && !wanted.get(p.topic)?.has(p.partition)) continue;
+          const list = byTopic.get(p.topic) ?? [];
+          list.push({ partitionIndex: p.partition, partitionSize: p.sizeBytes, offsetLag: 0, isFutureKey: false });
+          byTopic.set(p.topic, list);
+        }
+        return {
+          errorCode: ErrorCode.NONE,
+          logDir: dir.logDir,
+          topics: [...byTopic.entries()].map(([name, partitions]) => ({ name, partitions: partitions.sort((a, b) => a.partitionIndex - b.partitionIndex) })),
+          totalBytes: dir.totalBytes,
+          usableBytes: dir.usableBytes,
+        };
+      }),
+    };
+  },
+};

@@ -1,0 +1,46 @@
+/**
+ * OffsetForLeaderEpoch (key 23), v0-4 (KIP-101, KIP-320): for each partition, the end offset of the
+ * requested leader epoch from the leader's epoch cache, which consumers use to detect log truncation
+ * after a leader change and followers to find where their log diverges.
+ */
+import { ApiKey } from '../../protocol/api-keys';
+import { ErrorCode } from '../../protocol/error-codes';
+import type { ApiHandler } from '../api-handler';
+
+interface OffsetForLeaderEpochRequest {
+  replicaId: number;
+  topics: { topic: string; partitions: { partition: number; currentLeaderEpoch: number; leaderEpoch: number }[] }[];
+}
+
+export const offsetForLeaderEpochHandler: ApiHandler<OffsetForLeaderEpochRequest> = {
+  apiKey: ApiKey.OffsetForLeaderEpoch,
+  name: 'OffsetForLeaderEpoch',
+  minVersion: 0,
+  maxVersion: 4,
+  async handle({ body, broker }) {
+    const topics = await Promise.all(body.topics.map(async (t) => ({
+      topic: t.topic,
+      partitions: await Promise.all(t.partitions.map(async (p) => {
+        const answer = (errorCode: number, leaderEpoch = -1, endOffset = -1) => ({ errorCode, partition: p.partition, leaderEpoch, endOffset });
+        const topic = broker.topic(t.topic);
+        if (!topic) return answer(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+        const replica = broker.leaderReplica(t.topic, p.partition);
+        if (replica === null) {
+          const exists = p.partition >= 0 && p.partition < topic.partitions.length;
+          return answer(exists ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+        }
+        const currentEpoch = topic.partitions[p.partition]!.leaderEpoch;
+        if (p.currentLeaderEpoch >= 0 && p.currentLeaderEpoch > currentEpoch) return answer(ErrorCode.UNKNOWN_LEADER_EPOCH);
+        if (p.currentLeaderEpoch >= 0 && p.currentLeaderEpoch < currentEpoch) return answer(ErrorCode.FENCED_LEADER_EPOCH);
+        try {
+          const reply = await broker.endpoint.request<{ leaderEpoch: number; endOffset: number }>(replica, 'offset-for-epoch', { leaderEpoch: p.leaderEpoch }, 10_000);
+          return answer(ErrorCode.NONE, reply.leaderEpoch, reply.endOffset);
+        } catch (error) {
+          broker.log.warn({ topic: t.topic, partition: p.partition, error: String(error) }, 'offset-for-epoch to replica failed');
+          return answer(ErrorCode.REQUEST_TIMED_OUT);
+        }
+      })),
+    })));
+    return { throttleTimeMs: 0, topics };
+  },
+};
