@@ -14,13 +14,14 @@
 #   bash scripts/kafka-fixture.sh tool CLASS ARGS...   # run a Kafka tool class, e.g. org.apache.kafka.tools.TopicCommand
 #
 # Environment: KAFKA_VERSION (default below), KAFKA_FIXTURE_CACHE (default <repo>/.cache/kafka),
-# KAFKA_START_TIMEOUT_S (default 90), KAFKA_HEAP (default -Xmx768m).
+# KAFKA_START_TIMEOUT_S (default 90), KAFKA_HEAP (default -Xmx768m), KAFKA_FIXTURE_EXTRA_PROPS (lines
+# of key=value appended to the broker's server.properties by start/run).
 # Kafka's kafka-*.sh wrappers ship only in the download archive, so tools run as
 # `java -cp '<lib>/*' <class>`; logs of the broker go to <DIR>/server.log.
 set -euo pipefail
 
 # Newest Apache Kafka release on Maven Central that runs on this machine's Java 17 (see README.md).
-KAFKA_VERSION="${KAFKA_VERSION:-4.1.1}"
+KAFKA_VERSION="${KAFKA_VERSION:-4.4.0}"
 LOG4J_VERSION="2.24.3"
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE_ROOT="${KAFKA_FIXTURE_CACHE:-${REPO_ROOT}/.cache/kafka}"
@@ -48,7 +49,7 @@ write_pom() {
   <dependencies>
     <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>${KAFKA_VERSION}</version></dependency>
     <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka-tools</artifactId><version>${KAFKA_VERSION}</version></dependency>
-    <dependency><groupId>org.apache.logging.log4j</groupId><artifactId>log4j-slf4j2-impl</artifactId><version>${LOG4J_VERSION}</version></dependency>
+    <dependency><groupId>org.apache.logging.log4j</groupId><artifactId>log4j-slf4j-impl</artifactId><version>${LOG4J_VERSION}</version></dependency>
     <dependency><groupId>org.apache.logging.log4j</groupId><artifactId>log4j-core</artifactId><version>${LOG4J_VERSION}</version></dependency>
     <dependency><groupId>org.apache.logging.log4j</groupId><artifactId>log4j-1.2-api</artifactId><version>${LOG4J_VERSION}</version></dependency>
   </dependencies>
@@ -112,6 +113,10 @@ java_tool() { # CLASS ARGS...: run a Kafka tool class with the fixture's classpa
     -cp "${LIB_DIR}/*" "${cls}" "$@"
 }
 
+random_cluster_id() { # Kafka's Uuid.randomUuid().toString(): 16 random bytes, base64url, no padding, not starting with '-'
+  node -e 'const c=require("crypto");let s;do{s=c.randomBytes(16).toString("base64url");}while(s.startsWith("-")||s==="AAAAAAAAAAAAAAAAAAAAAA"||s==="AAAAAAAAAAAAAAAAAAAAAQ");console.log(s);'
+}
+
 free_port() { # prints a free loopback TCP port (the OS picks it)
   node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close();});'
 }
@@ -147,9 +152,9 @@ share.coordinator.state.topic.min.isr=1
 num.network.threads=2
 num.io.threads=2
 PROPS
+  if [ -n "${KAFKA_FIXTURE_EXTRA_PROPS:-}" ]; then printf '%s\n' "${KAFKA_FIXTURE_EXTRA_PROPS}" >> "${RUN_DIR}/server.properties"; fi
   local cluster_id
-  cluster_id="$(java -Xshare:auto -XX:TieredStopAtLevel=1 -cp "${LIB_DIR}/*" \
-    -Dlog4j2.configurationFile="${VERSION_DIR}/log4j2-tools.properties" kafka.tools.StorageTool random-uuid)"
+  cluster_id="$(random_cluster_id)"
   if ! java -XX:TieredStopAtLevel=1 -cp "${LIB_DIR}/*" \
       -Dlog4j2.configurationFile="${VERSION_DIR}/log4j2-tools.properties" \
       kafka.tools.StorageTool format --cluster-id "${cluster_id}" --config "${RUN_DIR}/server.properties" \

@@ -18,6 +18,15 @@ import { decodeResponse, encodeRequest } from '../protocol/index';
 import { apiSchemas } from '../protocol/registry';
 import { ConnectionError, KafkaError, UnsupportedApiError } from './errors';
 
+/**
+ * Caps where this client's requests change shape beyond what it builds: Produce v13 and Fetch v13+
+ * name topics by topic ID only, and this client sends names.
+ */
+const CLIENT_MAX_VERSIONS = new Map<number, number>([
+  [ApiKey.Produce, 12],
+  [ApiKey.Fetch, 12],
+]);
+
 /** A version range one side supports for one API. */
 export interface VersionRange {
   minVersion: number;
@@ -125,7 +134,7 @@ export class BrokerConnection {
     if (ours === undefined) throw new UnsupportedApiError(apiKey, 'no-schema');
     const theirs = this.apiVersions.get(apiKey);
     if (theirs === undefined) throw new UnsupportedApiError(apiKey, 'not-advertised');
-    const max = Math.min(ours.maxVersion, theirs.maxVersion);
+    const max = Math.min(ours.maxVersion, theirs.maxVersion, CLIENT_MAX_VERSIONS.get(apiKey) ?? Infinity);
     const min = Math.max(ours.minVersion, theirs.minVersion, minVersion);
     if (max < min) {
       throw new UnsupportedApiError(apiKey, 'no-common-version', `ours ${ours.minVersion}-${ours.maxVersion}, broker's ${theirs.minVersion}-${theirs.maxVersion}, needed >= ${minVersion}`);

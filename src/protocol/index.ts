@@ -42,6 +42,17 @@ export * from './schema/describe-log-dirs';
 export * from './schema/create-partitions';
 export * from './schema/incremental-alter-configs';
 export * from './schema/describe-cluster';
+export * from './schema/elect-leaders';
+export * from './schema/join-group';
+export * from './schema/sync-group';
+export * from './schema/heartbeat';
+export * from './schema/leave-group';
+export * from './schema/offset-commit';
+export * from './schema/offset-fetch';
+export * from './schema/list-groups';
+export * from './schema/describe-groups';
+export * from './schema/delete-groups';
+export * from './schema/offset-delete';
 
 /** A request frame whose API Skiff has no table for; the connection should be closed (as Kafka does). */
 export class UnknownApiKeyError extends ProtocolError {

@@ -10,19 +10,30 @@ import { AlterConfigsRequest, AlterConfigsResponse } from './schema/alter-config
 import { ApiVersionsRequest, ApiVersionsResponse } from './schema/api-versions';
 import { CreatePartitionsRequest, CreatePartitionsResponse } from './schema/create-partitions';
 import { CreateTopicsRequest, CreateTopicsResponse } from './schema/create-topics';
+import { DeleteGroupsRequest, DeleteGroupsResponse } from './schema/delete-groups';
 import { DeleteRecordsRequest, DeleteRecordsResponse } from './schema/delete-records';
 import { DeleteTopicsRequest, DeleteTopicsResponse } from './schema/delete-topics';
 import { DescribeClusterRequest, DescribeClusterResponse } from './schema/describe-cluster';
-import { FindCoordinatorRequest, FindCoordinatorResponse } from './schema/find-coordinator';
 import { DescribeConfigsRequest, DescribeConfigsResponse } from './schema/describe-configs';
+import { DescribeGroupsRequest, DescribeGroupsResponse } from './schema/describe-groups';
 import { DescribeLogDirsRequest, DescribeLogDirsResponse } from './schema/describe-log-dirs';
+import { ElectLeadersRequest, ElectLeadersResponse } from './schema/elect-leaders';
 import { FetchRequest, FetchResponse } from './schema/fetch';
+import { FindCoordinatorRequest, FindCoordinatorResponse } from './schema/find-coordinator';
+import { HeartbeatRequest, HeartbeatResponse } from './schema/heartbeat';
 import { IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse } from './schema/incremental-alter-configs';
 import { InitProducerIdRequest, InitProducerIdResponse } from './schema/init-producer-id';
+import { JoinGroupRequest, JoinGroupResponse } from './schema/join-group';
+import { LeaveGroupRequest, LeaveGroupResponse } from './schema/leave-group';
+import { ListGroupsRequest, ListGroupsResponse } from './schema/list-groups';
 import { ListOffsetsRequest, ListOffsetsResponse } from './schema/list-offsets';
 import { MetadataRequest, MetadataResponse } from './schema/metadata';
+import { OffsetCommitRequest, OffsetCommitResponse } from './schema/offset-commit';
+import { OffsetDeleteRequest, OffsetDeleteResponse } from './schema/offset-delete';
+import { OffsetFetchRequest, OffsetFetchResponse } from './schema/offset-fetch';
 import { OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse } from './schema/offset-for-leader-epoch';
 import { ProduceRequest, ProduceResponse } from './schema/produce';
+import { SyncGroupRequest, SyncGroupResponse } from './schema/sync-group';
 
 /**
  * One API's tables. `minVersion`/`maxVersion` are the tables' validVersions (what the codec can
@@ -50,7 +61,10 @@ function entry(apiKey: ApiKey, request: MessageSpec, response: MessageSpec): [nu
   return [apiKey, { apiKey, name: ApiKey[apiKey], request, response, minVersion: range.min, maxVersion: range.max, flexible }];
 }
 
-/** apiKey -> tables, for every API Skiff implements. */
+/**
+ * apiKey -> tables, for every API Skiff can encode and decode. Having a table does not mean a
+ * handler serves it: the broker advertises and accepts only what its handlers declare.
+ */
 export const apiSchemas: ReadonlyMap<number, ApiSchema> = new Map([
   entry(ApiKey.Produce, ProduceRequest, ProduceResponse),
   entry(ApiKey.Fetch, FetchRequest, FetchResponse),
@@ -69,4 +83,16 @@ export const apiSchemas: ReadonlyMap<number, ApiSchema> = new Map([
   entry(ApiKey.IncrementalAlterConfigs, IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse),
   entry(ApiKey.DescribeCluster, DescribeClusterRequest, DescribeClusterResponse),
   entry(ApiKey.FindCoordinator, FindCoordinatorRequest, FindCoordinatorResponse),
+  entry(ApiKey.ElectLeaders, ElectLeadersRequest, ElectLeadersResponse),
+  // Consumer-group tables (no handlers yet: the consumer-groups issue adds them).
+  entry(ApiKey.OffsetCommit, OffsetCommitRequest, OffsetCommitResponse),
+  entry(ApiKey.OffsetFetch, OffsetFetchRequest, OffsetFetchResponse),
+  entry(ApiKey.JoinGroup, JoinGroupRequest, JoinGroupResponse),
+  entry(ApiKey.Heartbeat, HeartbeatRequest, HeartbeatResponse),
+  entry(ApiKey.LeaveGroup, LeaveGroupRequest, LeaveGroupResponse),
+  entry(ApiKey.SyncGroup, SyncGroupRequest, SyncGroupResponse),
+  entry(ApiKey.DescribeGroups, DescribeGroupsRequest, DescribeGroupsResponse),
+  entry(ApiKey.ListGroups, ListGroupsRequest, ListGroupsResponse),
+  entry(ApiKey.DeleteGroups, DeleteGroupsRequest, DeleteGroupsResponse),
+  entry(ApiKey.OffsetDelete, OffsetDeleteRequest, OffsetDeleteResponse),
 ]);

@@ -1,7 +1,8 @@
 /**
  * Drives the real clients for the compat suites: kcat as a child process, the Python clients
- * through the scripts in test/compat/python/ (always under /usr/bin/python3, where the Debian
- * packages import), each with a hard timeout. Every helper fails with the client's own output so a
+ * through the scripts in test/compat/python/ (by default under /usr/bin/python3, where the Debian
+ * packages import; pass `python: PYPI_PYTHON` for the PyPI releases in the project's virtual
+ * environment), each with a hard timeout. Every helper fails with the client's own output so a
  * broker bug is described by what the client saw.
  */
 import { spawn } from 'node:child_process';
@@ -21,7 +22,14 @@ export function repoRoot(): string {
   return dir;
 }
 
+/** Debian's interpreter, where python3-kafka (2.0.2) and python3-confluent-kafka (1.7.0) import. */
 export const PYTHON = '/usr/bin/python3';
+/**
+ * The virtual environment's interpreter, where the PyPI releases import: confluent-kafka with the
+ * librdkafka its wheel bundles, kafka-python 3.x and its codecs (python-snappy/cramjam, lz4,
+ * zstandard). scripts/install-peers.sh (install_python_venv) makes it; SKIFF_PYPI_PYTHON overrides.
+ */
+export const PYPI_PYTHON = process.env.SKIFF_PYPI_PYTHON ?? path.join(repoRoot(), '.cache', 'venv', 'bin', 'python');
 export const PYTHON_SCRIPTS_DIR = path.join(repoRoot(), 'test', 'compat', 'python');
 
 /** Result of a finished child process. */
@@ -71,10 +79,10 @@ function describe(what: string, r: ProcessResult): string {
   return `${what} ${status}\n--- stderr ---\n${tail}\n--- stdout (first 2000 bytes) ---\n${r.stdout.subarray(0, 2000).toString('utf8')}`;
 }
 
-/** Runs a Python client script; resolves with its last stdout line parsed as JSON. */
-export async function runPythonScript<T = Record<string, unknown>>(script: string, args: readonly string[], timeoutMs: number): Promise<T> {
-  const r = await runProcess(PYTHON, [path.join(PYTHON_SCRIPTS_DIR, script), ...args], { timeoutMs, cwd: PYTHON_SCRIPTS_DIR });
-  if (r.code !== 0 || r.timedOut) throw new Error(describe(`${script} ${args.join(' ')}`, r));
+/** Runs a Python client script with `python` (default Debian's); resolves with its last stdout line parsed as JSON. */
+export async function runPythonScript<T = Record<string, unknown>>(script: string, args: readonly string[], timeoutMs: number, python: string = PYTHON): Promise<T> {
+  const r = await runProcess(python, [path.join(PYTHON_SCRIPTS_DIR, script), ...args], { timeoutMs, cwd: PYTHON_SCRIPTS_DIR });
+  if (r.code !== 0 || r.timedOut) throw new Error(describe(`${python} ${script} ${args.join(' ')}`, r));
   const lines = r.stdout.toString('utf8').trim().split('\n');
   return JSON.parse(lines[lines.length - 1]) as T;
 }
@@ -189,19 +197,47 @@ export type PythonClient = 'kafka-python' | 'confluent-kafka';
 
 const SCRIPT_PREFIX: Record<PythonClient, string> = { 'kafka-python': 'kafka_python', 'confluent-kafka': 'confluent' };
 
+/** Options of {@link pythonProduce}. */
+export interface PythonProduceOptions {
+  bootstrap: string;
+  topic: string;
+  records: readonly TestRecord[];
+  acks?: -1 | 0 | 1;
+  createPartitions?: number;
+  timeoutMs: number;
+  /** Interpreter: {@link PYTHON} (default, Debian's clients) or {@link PYPI_PYTHON}. */
+  python?: string;
+  /** compression.type / compression_type (default none). */
+  compression?: 'none' | 'gzip' | 'snappy' | 'lz4' | 'zstd';
+  /** confluent-kafka's linger.ms (the script's default is 5); kafka-python always lingers 5 ms. */
+  lingerMs?: number;
+  /**
+   * The idempotent producer (InitProducerId, then sequence-numbered batches): librdkafka
+   * enable.idempotence=true, kafka-python enable_idempotence=True (2.1+ only; acks must be -1).
+   * Otherwise idempotence is off, as in Debian's releases.
+   */
+  idempotent?: boolean;
+  /** Client debug logging on stderr (confluent-kafka: these librdkafka `debug` contexts). */
+  debug?: string;
+}
+
 /**
  * Produces `records` in order with a Python client; resolves with the (partition, offset) each
  * record was acknowledged at. `createPartitions` > 0 creates the topic first with the client's
  * admin API (CreateTopics); otherwise the topic must exist or be auto-created.
  */
-export async function pythonProduce(client: PythonClient, o: { bootstrap: string; topic: string; records: readonly TestRecord[]; acks?: -1 | 0 | 1; createPartitions?: number; timeoutMs: number }): Promise<Array<[number, number]>> {
+export async function pythonProduce(client: PythonClient, o: PythonProduceOptions): Promise<Array<[number, number]>> {
   const dir = makeTempDir(client);
   try {
     const input = path.join(dir, 'input.krec');
     writeRecordFile(input, o.records);
     const args = ['--bootstrap', o.bootstrap, '--topic', o.topic, '--input', input, '--acks', String(o.acks ?? -1),
       '--create-partitions', String(o.createPartitions ?? 0), '--timeout', String(Math.max(1, o.timeoutMs / 1000 - 5))];
-    const result = await runPythonScript<{ produced: number; offsets: Array<[number, number]> }>(`${SCRIPT_PREFIX[client]}_produce.py`, args, o.timeoutMs);
+    if (o.compression !== undefined) args.push('--compression', o.compression);
+    if (o.lingerMs !== undefined && client === 'confluent-kafka') args.push('--linger-ms', String(o.lingerMs));
+    if (o.idempotent) args.push('--idempotent');
+    if (o.debug !== undefined) args.push(...(client === 'confluent-kafka' ? ['--debug', o.debug] : ['--debug']));
+    const result = await runPythonScript<{ produced: number; offsets: Array<[number, number]> }>(`${SCRIPT_PREFIX[client]}_produce.py`, args, o.timeoutMs, o.python);
     return result.offsets;
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
@@ -210,15 +246,15 @@ export async function pythonProduce(client: PythonClient, o: { bootstrap: string
 
 /**
  * Consumes `partitions` (default: all, from Metadata) of `topic` from the beginning with a Python
- * client, without a consumer group, until the end of each partition.
+ * client (under `python`, default Debian's), without a consumer group, until the end of each partition.
  */
-export async function pythonConsume(client: PythonClient, o: { bootstrap: string; topic: string; partitions?: number[]; timeoutMs: number }): Promise<TestRecord[]> {
+export async function pythonConsume(client: PythonClient, o: { bootstrap: string; topic: string; partitions?: number[]; timeoutMs: number; python?: string }): Promise<TestRecord[]> {
   const dir = makeTempDir(client);
   try {
     const output = path.join(dir, 'output.krec');
     const args = ['--bootstrap', o.bootstrap, '--topic', o.topic, '--output', output, '--timeout', String(Math.max(1, o.timeoutMs / 1000 - 5))];
     if (o.partitions !== undefined) args.push('--partitions', o.partitions.join(','));
-    await runPythonScript(`${SCRIPT_PREFIX[client]}_consume.py`, args, o.timeoutMs);
+    await runPythonScript(`${SCRIPT_PREFIX[client]}_consume.py`, args, o.timeoutMs, o.python);
     return readRecordFile(output);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
@@ -235,6 +271,32 @@ export async function withBrokerLog<T>(broker: { logs(): string }, fn: () => Pro
     e.message += addition;
     // The test runner prints the stack, which was built with the original message.
     if (e.stack !== undefined) e.stack += addition;
+    throw e;
+  }
+}
+
+/** What python/versions.py reports about the Python clients under one interpreter. */
+export interface PythonClientVersions {
+  python: string;
+  confluentKafka: string;
+  librdkafka: string;
+  kafkaPython: string;
+  /** kafka-python's codecs that import: gzip, snappy, lz4, zstd. */
+  kafkaPythonCodecs: string[];
+}
+
+/**
+ * The client versions importable under `python` (python/versions.py). Fails with a hint to run
+ * scripts/install-peers.sh when the interpreter is missing or a client does not import.
+ */
+export async function pythonClientVersions(python: string): Promise<PythonClientVersions> {
+  if (!fs.existsSync(python)) {
+    throw new Error(`no Python interpreter at ${python}: run \`bash scripts/install-peers.sh\` (install_python_venv makes the virtual environment)`);
+  }
+  try {
+    return await runPythonScript<PythonClientVersions>('versions.py', [], 30_000, python);
+  } catch (e) {
+    (e as Error).message = `the Python clients do not import under ${python} (run \`bash scripts/install-peers.sh\`): ${(e as Error).message}`;
     throw e;
   }
 }

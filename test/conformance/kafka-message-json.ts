@@ -217,25 +217,29 @@ function ourDefault(f: FieldSpec, structFields: boolean): unknown {
 }
 
 /**
- * Whether a field's default is observable within `valid`: it is tagged at some version (a tagged
- * field equal to its default is not written), or absent at some version (a handler then sees the
- * default), or a struct/array whose members' defaults matter.
+ * Whether a field's default is observable: it is tagged at some version (a tagged field equal to
+ * its default is not written, and the reader takes its default), or it is a request field absent
+ * at some valid version (the handler then sees the default, as Kafka's would), or it sits inside
+ * such a struct. A response field's default at versions without it never reaches anyone.
  */
-function defaultMatters(f: AnyField, valid: { min: number; max: number }, parentMatters: boolean): boolean {
+function defaultMatters(f: AnyField, valid: { min: number; max: number }, parentMatters: boolean, isRequest: boolean): boolean {
   if (parentMatters || f.taggedVersions !== undefined) return true;
+  if (!isRequest) return false;
   const v = parseVersions(f.versions);
   return v.min > valid.min || v.max < valid.max;
 }
 
 /**
  * The fields of `fields` present at `version`, in declaration order, normalised. `kafka` selects
- * Kafka's default rules; `valid` is the message's validVersions (for `defaultMatters`).
+ * Kafka's default rules; `valid` is the message's validVersions and `isRequest` its direction
+ * (both for `defaultMatters`).
  */
 export function effectiveFields(
   fields: readonly AnyField[],
   version: number,
   kafka: boolean,
   valid: { min: number; max: number },
+  isRequest: boolean,
   structs: ReadonlyMap<string, readonly AnyField[]> = new Map(),
   parentMatters = false,
 ): WireField[] {
@@ -248,7 +252,7 @@ export function effectiveFields(
     const nullable = f.nullableVersions !== undefined && inRange(parseVersions(f.nullableVersions), version);
     const type = sub !== null ? (isArray ? '[]struct' : 'struct') : f.type;
     const flexibleOverride = 'flexibleVersions' in f && typeof f.flexibleVersions === 'string' ? f.flexibleVersions : null;
-    const matters = defaultMatters(f, valid, parentMatters);
+    const matters = defaultMatters(f, valid, parentMatters, isRequest);
     out.push({
       name: f.name,
       type,
@@ -257,7 +261,7 @@ export function effectiveFields(
       flexibleOverride,
       default: kafka ? kafkaDefault(f as KafkaField, sub !== null) : ourDefault(f as FieldSpec, sub !== null),
       defaultMatters: matters,
-      fields: sub === null ? null : effectiveFields(sub, version, kafka, valid, structs, matters),
+      fields: sub === null ? null : effectiveFields(sub, version, kafka, valid, isRequest, structs, matters),
     });
   }
   return out;
@@ -280,22 +284,25 @@ export function compareAtVersion(ours: MessageSpec, theirs: KafkaMessage, versio
   if (ourFlex !== theirFlex) diffs.push(`${where} <message>: flexible ${ourFlex} vs Kafka ${theirFlex}`);
   const ourValid = parseVersions(ours.validVersions);
   const theirValid = parseVersions(theirs.validVersions);
-  const a = effectiveFields(ours.fields, version, false, ourValid);
-  const b = effectiveFields(theirs.fields, version, true, theirValid, commonStructs(theirs));
+  const isRequest = ours.type === 'request';
+  if (theirs.type !== ours.type) diffs.push(`${where} <message>: a ${ours.type} vs Kafka ${theirs.type}`);
+  const a = effectiveFields(ours.fields, version, false, ourValid, isRequest);
+  const b = effectiveFields(theirs.fields, version, true, theirValid, isRequest, commonStructs(theirs));
   compareStructs(a, b, `${where} `, '', diffs);
   return diffs;
 }
 
 function compareStructs(ours: readonly WireField[], theirs: readonly WireField[], prefix: string, pathPrefix: string, diffs: string[]): void {
+  const at = pathPrefix === '' ? '<message>' : pathPrefix.slice(0, -1);
   const ourWire = ours.filter((f) => f.tag === null).map((f) => f.name);
   const theirWire = theirs.filter((f) => f.tag === null).map((f) => f.name);
   if (ourWire.join(',') !== theirWire.join(',')) {
-    diffs.push(`${prefix}${pathPrefix || '<message>'}: fields [${ourWire.join(', ')}] vs Kafka [${theirWire.join(', ')}]`);
+    diffs.push(`${prefix}${at}: fields [${ourWire.join(', ')}] vs Kafka [${theirWire.join(', ')}]`);
   }
   const ourTagged = ours.filter((f) => f.tag !== null).map((f) => `${f.tag}:${f.name}`).sort();
   const theirTagged = theirs.filter((f) => f.tag !== null).map((f) => `${f.tag}:${f.name}`).sort();
   if (ourTagged.join(',') !== theirTagged.join(',')) {
-    diffs.push(`${prefix}${pathPrefix || '<message>'}: tagged fields [${ourTagged.join(', ')}] vs Kafka [${theirTagged.join(', ')}]`);
+    diffs.push(`${prefix}${at}: tagged fields [${ourTagged.join(', ')}] vs Kafka [${theirTagged.join(', ')}]`);
   }
   const byName = new Map(theirs.map((f) => [f.name, f]));
   for (const o of ours) {

@@ -10,7 +10,7 @@ export const apiVersionsHandler: ApiHandler = {
   apiKey: ApiKey.ApiVersions,
   name: 'ApiVersions',
   minVersion: 0,
-  maxVersion: 3,
+  maxVersion: 4,
   handle({ broker }) {
     return {
       errorCode: ErrorCode.NONE,

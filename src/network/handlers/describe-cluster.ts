@@ -12,7 +12,7 @@ export const describeClusterHandler: ApiHandler<DescribeClusterRequest> = {
   apiKey: ApiKey.DescribeCluster,
   name: 'DescribeCluster',
   minVersion: 0,
-  maxVersion: 1,
+  maxVersion: 2,
   handle({ body, broker }) {
     if (body.endpointType !== 1) {
       return { throttleTimeMs: 0, errorCode: ErrorCode.UNSUPPORTED_ENDPOINT_TYPE, errorMessage: 'Only broker endpoints (type 1) are served', endpointType: body.endpointType, clusterId: broker.clusterId, controllerId: -1, brokers: [] };

@@ -21,7 +21,7 @@ interface FetchRequest {
   minBytes: number;
   maxBytes: number;
   isolationLevel: number;
-  topics: { topic: string; partitions: FetchPartitionRequest[] }[];
+  topics: { topic: string; topicId: string; partitions: FetchPartitionRequest[] }[];
 }
 
 interface PartitionResult {
@@ -44,15 +44,22 @@ export const fetchHandler: ApiHandler<FetchRequest> = {
   apiKey: ApiKey.Fetch,
   name: 'Fetch',
   minVersion: 4,
-  maxVersion: 12,
-  async handle({ body, broker }) {
+  maxVersion: 18,
+  async handle({ apiVersion, body, broker }) {
+    // v13+ names topics by topic ID only (KIP-516): resolve them to names once, here.
+    if (apiVersion >= 13) {
+      for (const t of body.topics) t.topic = broker.topicById(t.topicId)?.name ?? '';
+    } else {
+      for (const t of body.topics) t.topicId = broker.topic(t.topic)?.topicId ?? 'AAAAAAAAAAAAAAAAAAAAAA';
+    }
+    const unknownTopicCode = apiVersion >= 13 ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
     const maxWaitMs = Math.min(Math.max(0, body.maxWaitMs), MAX_WAIT_CAP_MS);
     const deadline = Date.now() + maxWaitMs;
-    let results = await readAll(body, broker);
+    let results = await readAll(body, broker, unknownTopicCode);
     while (totalBytes(results) < Math.max(1, body.minBytes) && !hasError(results) && Date.now() < deadline) {
       const woke = await waitForData(body, results, broker, deadline - Date.now());
       if (!woke) break;
-      results = await readAll(body, broker);
+      results = await readAll(body, broker, unknownTopicCode);
     }
     // Records are never null on the wire: librdkafka rejects a MessageSetSize of -1.
     for (const t of results) for (const p of t.partitions) p.records ??= EMPTY;
@@ -88,13 +95,14 @@ function epochError(broker: BrokerContext, topic: string, partition: number, cur
   return ErrorCode.NONE;
 }
 
-async function readAll(body: FetchRequest, broker: BrokerContext) {
+async function readAll(body: FetchRequest, broker: BrokerContext, unknownTopicCode: number) {
   const responseMaxBytes = body.maxBytes > 0 ? body.maxBytes : 0x7fffffff;
   const readCommitted = body.isolationLevel === 1;
   const reads = body.topics.map((t) => ({
     topic: t.topic,
+    topicId: t.topicId,
     partitions: t.partitions.map(async (p): Promise<PartitionResult> => {
-      if (!broker.topic(t.topic)) return emptyResult(p.partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+      if (!broker.topic(t.topic)) return emptyResult(p.partition, unknownTopicCode);
       const replica = broker.leaderReplica(t.topic, p.partition);
       if (replica === null) {
         const exists = p.partition >= 0 && p.partition < broker.topic(t.topic)!.partitions.length;
@@ -124,8 +132,8 @@ async function readAll(body: FetchRequest, broker: BrokerContext) {
       }
     }),
   }));
-  const results: { topic: string; partitions: PartitionResult[] }[] = [];
-  for (const r of reads) results.push({ topic: r.topic, partitions: await Promise.all(r.partitions) });
+  const results: { topic: string; topicId: string; partitions: PartitionResult[] }[] = [];
+  for (const r of reads) results.push({ topic: r.topic, topicId: r.topicId, partitions: await Promise.all(r.partitions) });
   enforceResponseMaxBytes(results, responseMaxBytes);
   return results;
 }

@@ -14,7 +14,7 @@ export const findCoordinatorHandler: ApiHandler<FindCoordinatorRequest> = {
   apiKey: ApiKey.FindCoordinator,
   name: 'FindCoordinator',
   minVersion: 0,
-  maxVersion: 4,
+  maxVersion: 6,
   handle({ apiVersion, body, broker }) {
     const self = broker.brokers().find((b) => b.nodeId === broker.nodeId)!;
     const valid = body.keyType === 0 || body.keyType === 1;

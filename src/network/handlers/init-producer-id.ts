@@ -15,7 +15,7 @@ export const initProducerIdHandler: ApiHandler<InitProducerIdRequest> = {
   apiKey: ApiKey.InitProducerId,
   name: 'InitProducerId',
   minVersion: 0,
-  maxVersion: 4,
+  maxVersion: 5,
   async handle({ body, broker }) {
     if (body.transactionalId !== null) {
       return { throttleTimeMs: 0, errorCode: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, producerId: -1, producerEpoch: -1 };

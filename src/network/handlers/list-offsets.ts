@@ -1,7 +1,8 @@
 /**
  * ListOffsets (key 2), v0-7. Timestamp -2 is the log start offset (earliest), -1 the high watermark
- * (latest; with no transactions the LSO equals it), a timestamp >= 0 the first offset whose batch
- * holds a record at or after it (KIP-79). v0 answers in `oldStyleOffsets`.
+ * (latest; with no transactions the LSO equals it), -3 the record with the largest timestamp
+ * (KIP-734), a timestamp >= 0 the first record at or after it (KIP-79). v0 answers in
+ * `oldStyleOffsets`.
  */
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
@@ -18,7 +19,7 @@ export const listOffsetsHandler: ApiHandler<ListOffsetsRequest> = {
   apiKey: ApiKey.ListOffsets,
   name: 'ListOffsets',
   minVersion: 0,
-  maxVersion: 7,
+  maxVersion: 10,
   async handle({ apiVersion, body, broker }) {
     const topics = await Promise.all(body.topics.map(async (t) => ({
       name: t.name,
@@ -32,8 +33,12 @@ export const listOffsetsHandler: ApiHandler<ListOffsetsRequest> = {
           const exists = p.partitionIndex >= 0 && p.partitionIndex < broker.topic(t.name)!.partitions.length;
           return answer(exists ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
         }
+        // -4 (earliest local, KIP-405) is the log start offset without tiered storage; -5 (latest
+        // tiered, KIP-1005) has no answer without it.
+        if (p.timestamp === -5) return answer(ErrorCode.NONE);
+        const timestamp = p.timestamp === -4 ? -2 : p.timestamp;
         try {
-          const reply = await broker.endpoint.request<ListOffsetReply>(replica, 'list-offsets', { timestamp: p.timestamp }, 10_000);
+          const reply = await broker.endpoint.request<ListOffsetReply>(replica, 'list-offsets', { timestamp }, 10_000);
           return answer(reply.errorCode, reply.offset, reply.timestamp, reply.leaderEpoch);
         } catch (error) {
           broker.log.warn({ topic: t.name, partition: p.partitionIndex, error: String(error) }, 'list-offsets to replica failed');

@@ -21,7 +21,7 @@ export const metadataHandler: ApiHandler<MetadataRequest> = {
   apiKey: ApiKey.Metadata,
   name: 'Metadata',
   minVersion: 0,
-  maxVersion: 12,
+  maxVersion: 13,
   async handle({ apiVersion, body, broker }) {
     const wantsAll = body.topics === null || (apiVersion === 0 && body.topics.length === 0);
     const allowAutoCreate = (apiVersion < 4 || body.allowAutoTopicCreation) && broker.config.autoCreateTopicsEnable;

@@ -13,7 +13,7 @@ interface ProduceRequest {
   transactionalId: string | null;
   acks: number;
   timeoutMs: number;
-  topicData: { name: string; partitionData: { index: number; records: Buffer | null }[] }[];
+  topicData: { name: string; topicId: string; partitionData: { index: number; records: Buffer | null }[] }[];
 }
 
 /** Extra time beyond the produce timeout before the network layer gives up on a replica's answer. */
@@ -25,7 +25,7 @@ function partitionResponse(index: number, errorCode: number, errorMessage: strin
 
 function allPartitions(body: ProduceRequest, errorCode: number, message: string | null) {
   return {
-    responses: body.topicData.map((t) => ({ name: t.name, partitionResponses: t.partitionData.map((p) => partitionResponse(p.index, errorCode, message)) })),
+    responses: body.topicData.map((t) => ({ name: t.name, topicId: t.topicId, partitionResponses: t.partitionData.map((p) => partitionResponse(p.index, errorCode, message)) })),
     throttleTimeMs: 0,
   };
 }
@@ -34,12 +34,12 @@ export const produceHandler: ApiHandler<ProduceRequest> = {
   apiKey: ApiKey.Produce,
   name: 'Produce',
   minVersion: 0,
-  maxVersion: 9,
+  maxVersion: 13,
   minSupportedVersion: 3,
   refuse({ body }: RequestContext<ProduceRequest>) {
     return allPartitions(body, ErrorCode.UNSUPPORTED_VERSION, 'Produce v0-2 (message format v0/v1) is not supported');
   },
-  async handle({ body, broker }) {
+  async handle({ apiVersion, body, broker }) {
     const { acks, timeoutMs } = body;
     if (acks !== -1 && acks !== 0 && acks !== 1) {
       return allPartitions(body, ErrorCode.INVALID_REQUIRED_ACKS, `acks must be -1, 0 or 1, got ${acks}`);
@@ -49,18 +49,24 @@ export const produceHandler: ApiHandler<ProduceRequest> = {
     }
     const pending = body.topicData.map((topicData) => ({
       name: topicData.name,
+      topicId: topicData.topicId,
       partitions: topicData.partitionData.map(async (p) => {
-        if (!broker.topic(topicData.name)) return partitionResponse(p.index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
-        const replica = broker.leaderReplica(topicData.name, p.index);
+        // v13+ names topics by topic ID only (KIP-516).
+        const topic = apiVersion >= 13 ? broker.topicById(topicData.topicId) : broker.topic(topicData.name);
+        if (!topic) {
+          return apiVersion >= 13 ? partitionResponse(p.index, ErrorCode.UNKNOWN_TOPIC_ID, 'This server does not host this topic ID.')
+            : partitionResponse(p.index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
+        }
+        const replica = broker.leaderReplica(topic.name, p.index);
         if (replica === null) {
-          const exists = p.index >= 0 && p.index < broker.topic(topicData.name)!.partitions.length;
+          const exists = p.index >= 0 && p.index < topic.partitions.length;
           return partitionResponse(p.index, exists ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, null);
         }
         try {
           const reply = await broker.endpoint.request<ProduceReply>(replica, 'produce', { records: p.records, acks, timeoutMs }, Math.max(0, timeoutMs) + REPLY_GRACE_MS);
           return { index: p.index, errorCode: reply.errorCode, baseOffset: reply.baseOffset, logAppendTimeMs: reply.logAppendTimeMs, logStartOffset: reply.logStartOffset, recordErrors: [], errorMessage: reply.errorMessage };
         } catch (error) {
-          broker.log.warn({ topic: topicData.name, partition: p.index, error: String(error) }, 'produce to replica failed');
+          broker.log.warn({ topic: topic.name, partition: p.index, error: String(error) }, 'produce to replica failed');
           return partitionResponse(p.index, ErrorCode.REQUEST_TIMED_OUT, 'The replica did not answer in time');
         }
       }),
@@ -71,7 +77,7 @@ export const produceHandler: ApiHandler<ProduceRequest> = {
       return null;
     }
     const responses = [];
-    for (const t of pending) responses.push({ name: t.name, partitionResponses: await Promise.all(t.partitions) });
+    for (const t of pending) responses.push({ name: t.name, topicId: t.topicId, partitionResponses: await Promise.all(t.partitions) });
     return { responses, throttleTimeMs: 0 };
   },
 };

@@ -1,8 +1,9 @@
 /**
- * ApiVersions (API key 18), versions 0-3, flexible from 3. Written from Kafka's
+ * ApiVersions (API key 18), versions 0-4, flexible from 3. Written from Kafka's
  * ApiVersionsRequest.json and ApiVersionsResponse.json. Note (from the JSON): the ApiVersions
- * response header stays v0 even at v3 (see header.ts), and a v0 body answers an unsupported
- * request version with UNSUPPORTED_VERSION (KIP-511).
+ * response header stays v0 even at v3+ (see header.ts), and a v0 body answers an unsupported
+ * request version with UNSUPPORTED_VERSION (KIP-511). v4 has v3's fields; it only lets
+ * SupportedFeatures carry a MinVersion of 0 (KAFKA-17011: at v3 Kafka leaves such features out).
  */
 import type { MessageSpec, MessageValue } from './dsl';
 
@@ -11,7 +12,7 @@ export const ApiVersionsRequest = {
   apiKey: 18,
   type: 'request',
   name: 'ApiVersionsRequest',
-  validVersions: '0-3',
+  validVersions: '0-4',
   flexibleVersions: '3+',
   fields: [
     { name: 'ClientSoftwareName', type: 'string', versions: '3+' },
@@ -24,7 +25,7 @@ export const ApiVersionsResponse = {
   apiKey: 18,
   type: 'response',
   name: 'ApiVersionsResponse',
-  validVersions: '0-3',
+  validVersions: '0-4',
   flexibleVersions: '3+',
   fields: [
     { name: 'ErrorCode', type: 'int16', versions: '0+' },

@@ -1,8 +1,9 @@
 /**
- * DescribeCluster (API key 60), versions 0-1, flexible in all versions. Written from Kafka's
+ * DescribeCluster (API key 60), versions 0-2, flexible in all versions. Written from Kafka's
  * DescribeClusterRequest.json and DescribeClusterResponse.json (KIP-700). v1 adds EndpointType
  * (KIP-919): 1 brokers, 2 controllers; a broker asked for controllers answers
- * MISMATCHED_ENDPOINT_TYPE. v2 (IncludeFencedBrokers, KIP-1073) is not in this table.
+ * MISMATCHED_ENDPOINT_TYPE. v2 adds IncludeFencedBrokers to the request and IsFenced to each
+ * broker (KIP-1073).
  */
 import type { MessageSpec, MessageValue } from './dsl';
 
@@ -11,11 +12,12 @@ export const DescribeClusterRequest = {
   apiKey: 60,
   type: 'request',
   name: 'DescribeClusterRequest',
-  validVersions: '0-1',
+  validVersions: '0-2',
   flexibleVersions: '0+',
   fields: [
     { name: 'IncludeClusterAuthorizedOperations', type: 'bool', versions: '0+' },
     { name: 'EndpointType', type: 'int8', versions: '1+', default: 1, about: '1 brokers, 2 controllers' },
+    { name: 'IncludeFencedBrokers', type: 'bool', versions: '2+' },
   ],
 } as const satisfies MessageSpec;
 
@@ -24,7 +26,7 @@ export const DescribeClusterResponse = {
   apiKey: 60,
   type: 'response',
   name: 'DescribeClusterResponse',
-  validVersions: '0-1',
+  validVersions: '0-2',
   flexibleVersions: '0+',
   fields: [
     { name: 'ThrottleTimeMs', type: 'int32', versions: '0+' },
@@ -40,6 +42,7 @@ export const DescribeClusterResponse = {
         { name: 'Host', type: 'string', versions: '0+' },
         { name: 'Port', type: 'int32', versions: '0+' },
         { name: 'Rack', type: 'string', versions: '0+', nullableVersions: '0+', default: null },
+        { name: 'IsFenced', type: 'bool', versions: '2+' },
       ],
     },
     { name: 'ClusterAuthorizedOperations', type: 'int32', versions: '0+', default: -2147483648 },

@@ -40,6 +40,10 @@ export type FieldDefault = number | boolean | string | null;
  * - `default`: value when absent at a version or omitted when encoding. Without one: 0, false,
  *   '' for strings, [] for arrays, an empty Buffer for bytes, the zero UUID, a default-filled
  *   struct; but null for a string/bytes/records field that is nullable in every version it exists.
+ *   (Kafka's rule differs there: "" and empty bytes unless "null" is written. It only shows on the
+ *   wire for tagged fields, and test/conformance checks every default that can show.) An int64
+ *   default beyond 2^53 (Fetch v18's HighWatermark, Long.MAX_VALUE) is only ever compared, so it
+ *   may be given on a tagged field, where the default is never written.
  */
 export interface FieldSpec {
   readonly name: string;

@@ -1,7 +1,17 @@
 /**
- * Fetch (API key 1), versions 0-12, flexible from 12. Written from Kafka's FetchRequest.json and
- * FetchResponse.json (3.x line, where 0-12 are valid; v13+ replace topic names by topic IDs).
+ * Fetch (API key 1), versions 0-18, flexible from 12. Written from Kafka's FetchRequest.json and
+ * FetchResponse.json (4.1 for v4-18; 3.9, the last line that defines them, for v0-3).
  * `records` is a view into the request/response bytes, never copied.
+ *
+ * Versions that change what a handler reads or writes:
+ * - v13: topics are named by `TopicId` (uuid) instead of `Topic` (name), in the request's Topics
+ *   and ForgottenTopicsData and in the response's Responses (`topic` is '' from v13, `topicId`
+ *   the zero UUID before it). Unknown IDs answer UNKNOWN_TOPIC_ID.
+ * - v15: `ReplicaId` leaves the body (-1 from v15); a follower sends the tagged `ReplicaState`
+ *   {ReplicaId, ReplicaEpoch} instead (KIP-903).
+ * - v16: response tagged `NodeEndpoints` (leaders named in CurrentLeader, KIP-951).
+ * - v17: partition tagged `ReplicaDirectoryId` (KIP-853). v18: partition tagged `HighWatermark`
+ *   (KIP-1166; default Long.MAX_VALUE, "not supported").
  */
 import type { MessageSpec, MessageValue } from './dsl';
 
@@ -10,11 +20,18 @@ export const FetchRequest = {
   apiKey: 1,
   type: 'request',
   name: 'FetchRequest',
-  validVersions: '0-12',
+  validVersions: '0-18',
   flexibleVersions: '12+',
   fields: [
     { name: 'ClusterId', type: 'string', versions: '12+', nullableVersions: '12+', default: null, taggedVersions: '12+', tag: 0 },
-    { name: 'ReplicaId', type: 'int32', versions: '0+', default: -1, about: 'follower broker id, -1 for a consumer' },
+    { name: 'ReplicaId', type: 'int32', versions: '0-14', default: -1, about: 'follower broker id, -1 for a consumer (v15+: ReplicaState)' },
+    {
+      name: 'ReplicaState', type: 'ReplicaState', versions: '15+', taggedVersions: '15+', tag: 1,
+      fields: [
+        { name: 'ReplicaId', type: 'int32', versions: '15+', default: -1, about: 'follower broker id, -1 for a consumer' },
+        { name: 'ReplicaEpoch', type: 'int64', versions: '15+', default: -1, about: 'the follower\'s broker epoch, -1 if unknown' },
+      ],
+    },
     { name: 'MaxWaitMs', type: 'int32', versions: '0+' },
     { name: 'MinBytes', type: 'int32', versions: '0+' },
     { name: 'MaxBytes', type: 'int32', versions: '3+', default: 0x7fffffff },
@@ -24,7 +41,8 @@ export const FetchRequest = {
     {
       name: 'Topics', type: '[]FetchTopic', versions: '0+',
       fields: [
-        { name: 'Topic', type: 'string', versions: '0+' },
+        { name: 'Topic', type: 'string', versions: '0-12' },
+        { name: 'TopicId', type: 'uuid', versions: '13+' },
         {
           name: 'Partitions', type: '[]FetchPartition', versions: '0+',
           fields: [
@@ -34,6 +52,11 @@ export const FetchRequest = {
             { name: 'LastFetchedEpoch', type: 'int32', versions: '12+', default: -1 },
             { name: 'LogStartOffset', type: 'int64', versions: '5+', default: -1 },
             { name: 'PartitionMaxBytes', type: 'int32', versions: '0+' },
+            { name: 'ReplicaDirectoryId', type: 'uuid', versions: '17+', taggedVersions: '17+', tag: 0, about: 'the follower\'s log directory' },
+            {
+              name: 'HighWatermark', type: 'int64', versions: '18+', default: 9223372036854775807, taggedVersions: '18+', tag: 1,
+              about: 'the follower\'s high watermark, -1 unknown; the default Long.MAX_VALUE (2^63 as a JS number, only ever compared) means not supported',
+            },
           ],
         },
       ],
@@ -41,7 +64,8 @@ export const FetchRequest = {
     {
       name: 'ForgottenTopicsData', type: '[]ForgottenTopic', versions: '7+',
       fields: [
-        { name: 'Topic', type: 'string', versions: '7+' },
+        { name: 'Topic', type: 'string', versions: '7-12' },
+        { name: 'TopicId', type: 'uuid', versions: '13+' },
         { name: 'Partitions', type: '[]int32', versions: '7+' },
       ],
     },
@@ -54,7 +78,7 @@ export const FetchResponse = {
   apiKey: 1,
   type: 'response',
   name: 'FetchResponse',
-  validVersions: '0-12',
+  validVersions: '0-18',
   flexibleVersions: '12+',
   fields: [
     { name: 'ThrottleTimeMs', type: 'int32', versions: '1+' },
@@ -63,7 +87,8 @@ export const FetchResponse = {
     {
       name: 'Responses', type: '[]FetchableTopicResponse', versions: '0+',
       fields: [
-        { name: 'Topic', type: 'string', versions: '0+' },
+        { name: 'Topic', type: 'string', versions: '0-12' },
+        { name: 'TopicId', type: 'uuid', versions: '13+' },
         {
           name: 'Partitions', type: '[]PartitionData', versions: '0+',
           fields: [
@@ -104,6 +129,16 @@ export const FetchResponse = {
             { name: 'Records', type: 'records', versions: '0+', nullableVersions: '0+' },
           ],
         },
+      ],
+    },
+    {
+      name: 'NodeEndpoints', type: '[]NodeEndpoint', versions: '16+', taggedVersions: '16+', tag: 0,
+      about: 'endpoints of the leaders named in CurrentLeader (NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH)',
+      fields: [
+        { name: 'NodeId', type: 'int32', versions: '16+' },
+        { name: 'Host', type: 'string', versions: '16+' },
+        { name: 'Port', type: 'int32', versions: '16+' },
+        { name: 'Rack', type: 'string', versions: '16+', nullableVersions: '16+', default: null },
       ],
     },
   ],

@@ -1,7 +1,8 @@
 /**
- * FindCoordinator (API key 10), versions 0-4, flexible from 3. Written from Kafka's
+ * FindCoordinator (API key 10), versions 0-6, flexible from 3. Written from Kafka's
  * FindCoordinatorRequest.json and FindCoordinatorResponse.json: KeyType from v1 (0 group,
- * 1 transaction, KIP-98), batched CoordinatorKeys from v4 (KIP-699).
+ * 1 transaction, KIP-98), batched CoordinatorKeys from v4 (KIP-699). v5 (TRANSACTION_ABORTABLE,
+ * KIP-890) and v6 (KeyType 2 share groups, key "groupId:topicId:partition", KIP-932) add no fields.
  */
 import type { MessageSpec, MessageValue } from './dsl';
 
@@ -10,7 +11,7 @@ export const FindCoordinatorRequest = {
   apiKey: 10,
   type: 'request',
   name: 'FindCoordinatorRequest',
-  validVersions: '0-4',
+  validVersions: '0-6',
   flexibleVersions: '3+',
   fields: [
     { name: 'Key', type: 'string', versions: '0-3' },
@@ -24,7 +25,7 @@ export const FindCoordinatorResponse = {
   apiKey: 10,
   type: 'response',
   name: 'FindCoordinatorResponse',
-  validVersions: '0-4',
+  validVersions: '0-6',
   flexibleVersions: '3+',
   fields: [
     { name: 'ThrottleTimeMs', type: 'int32', versions: '1+' },

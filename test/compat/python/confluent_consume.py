@@ -1,4 +1,5 @@
-"""Consumes partitions from the beginning with confluent-kafka (librdkafka 2.0.2) by assignment
+"""Consumes partitions from the beginning with confluent-kafka (Debian's 1.7.0 with librdkafka
+2.0.2 under /usr/bin/python3, or the PyPI release in the project's virtual environment) by assignment
 (assign() to OFFSET_BEGINNING), with enable.auto.commit=false and no commits, until every assigned
 partition reports end of partition. librdkafka requires a group.id even for assign(); the script
 never subscribes, so no group is joined.

@@ -1,10 +1,13 @@
-"""Produces a record file with confluent-kafka (Debian python3-confluent-kafka, librdkafka 2.0.2),
-in file order.
+"""Produces a record file with confluent-kafka, in file order: Debian's python3-confluent-kafka
+(librdkafka 2.0.2) under /usr/bin/python3, or the PyPI release (its bundled librdkafka) in the
+project's virtual environment.
 
 usage: confluent_produce.py --bootstrap H:P --topic T --input FILE [--acks -1|0|1]
        [--create-partitions N]   (create the topic first with AdminClient.create_topics)
        [--compression none|gzip|snappy|lz4|zstd]   (compression.type)
        [--linger-ms MS]   (linger.ms, default 5)
+       [--idempotent]   (enable.idempotence=true: InitProducerId; otherwise false)
+       [--debug CONTEXTS]   (librdkafka debug contexts, e.g. protocol,broker; logged on stderr)
 
 Prints one JSON line: {"produced": n, "offsets": [[partition, offset], ...]} (offsets in file order).
 Exits 1 on any delivery error.
@@ -31,6 +34,7 @@ def main():
     p.add_argument('--debug', default='')
     p.add_argument('--compression', default='none')
     p.add_argument('--linger-ms', type=int, default=5)
+    p.add_argument('--idempotent', action='store_true')
     a = p.parse_args()
     deadline = time.monotonic() + a.timeout
 
@@ -44,9 +48,9 @@ def main():
         'bootstrap.servers': a.bootstrap,
         'acks': str(a.acks),
         'linger.ms': a.linger_ms,
-        'enable.idempotence': False,
+        'enable.idempotence': a.idempotent,
         'message.timeout.ms': int(a.timeout * 1000),
-        'max.in.flight.requests.per.connection': 1,
+        'max.in.flight.requests.per.connection': 5 if a.idempotent else 1,
         'queue.buffering.max.messages': 100000,
         'compression.type': a.compression,
     }

@@ -1,4 +1,5 @@
-"""Consumes partitions from the beginning with kafka-python 2.0.2, without a group (assign +
+"""Consumes partitions from the beginning with kafka-python (Debian's 2.0.2 under /usr/bin/python3,
+or the PyPI release in the project's virtual environment), without a group (assign +
 seek_to_beginning), until every partition reaches the end offset it had when the script started.
 
 usage: kafka_python_consume.py --bootstrap H:P --topic T --output FILE [--partitions 0,1,2]

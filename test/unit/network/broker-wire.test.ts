@@ -53,7 +53,7 @@ describe('broker on the wire', () => {
       const res = await client.request(ApiKey.ApiVersions, version, { clientSoftwareName: 'wire-test', clientSoftwareVersion: '1.0' });
       assert.equal(res.body.errorCode, ErrorCode.NONE);
       const produce = res.body.apiKeys.find((k: any) => k.apiKey === ApiKey.Produce);
-      assert.deepEqual({ min: produce.minVersion, max: produce.maxVersion }, { min: 0, max: 9 });
+      assert.deepEqual({ min: produce.minVersion, max: produce.maxVersion }, { min: 0, max: 13 });
       const fetch = res.body.apiKeys.find((k: any) => k.apiKey === ApiKey.Fetch);
       assert.ok(fetch.maxVersion >= 11, 'kafka-python infers the broker release from Fetch v11');
     }
@@ -169,6 +169,27 @@ describe('broker on the wire', () => {
     const values = batches.flatMap((b) => b.records.map((r) => r.value!.toString()));
     assert.deepEqual(values.slice(0, 3), ['a1', 'b1', 'c1']);
     assert.equal(values.length, 12);
+  });
+
+  test('Produce v13 and Fetch v13+ name topics by topic ID (KIP-516); unknown ids get UNKNOWN_TOPIC_ID', async () => {
+    assert.equal(await createTopic(client, 'by-id'), ErrorCode.NONE);
+    const md = await client.request(ApiKey.Metadata, 12, { topics: [{ topicId: 'AAAAAAAAAAAAAAAAAAAAAA', name: 'by-id' }], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false });
+    const topicId = md.body.topics[0].topicId;
+    const produced = await client.request(ApiKey.Produce, 13, { transactionalId: null, acks: -1, timeoutMs: 5000, topicData: [
+      { topicId, partitionData: [{ index: 0, records: batchOf(['one', 'two']) }] },
+      { topicId: 'AAAAAAAAAAAAAAAAAAAAAQ', partitionData: [{ index: 0, records: batchOf(['lost']) }] },
+    ] });
+    assert.deepEqual(produced.body.responses.map((r: any) => [r.topicId, r.partitionResponses[0].errorCode]), [[topicId, ErrorCode.NONE], ['AAAAAAAAAAAAAAAAAAAAAQ', ErrorCode.UNKNOWN_TOPIC_ID]]);
+    const fetched = await client.request(ApiKey.Fetch, 17, {
+      maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
+      topics: [{ topicId, partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0, logStartOffset: -1, partitionMaxBytes: 1 << 20 }] },
+        { topicId: 'AAAAAAAAAAAAAAAAAAAAAQ', partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0, logStartOffset: -1, partitionMaxBytes: 1 << 20 }] }],
+      forgottenTopicsData: [], rackId: '',
+    });
+    const [known, unknown] = fetched.body.responses;
+    assert.equal(known.topicId, topicId);
+    assert.deepEqual(decodeRecordBatches(known.partitions[0].records)[0]!.records.map((r) => r.value!.toString()), ['one', 'two']);
+    assert.equal(unknown.partitions[0].errorCode, ErrorCode.UNKNOWN_TOPIC_ID);
   });
 
   test('fetch past the LEO gets OFFSET_OUT_OF_RANGE; at the HW it is empty', async () => {

@@ -6,17 +6,19 @@
 import { describe, it, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { apiSchemas, decodeRequest, decodeResponse, encodeRequest, encodeResponse, encodeMessage, decodeBuffer, defaultMessage, ApiKey, EncodeError, FetchRequest, FetchResponse, MetadataRequest, MetadataResponse } from '../../../src/protocol/index';
+import { ZERO_UUID } from '../../../src/protocol/primitives';
 import { generateMessage, generateStruct, prng } from './schema-values';
 
+/** Every API's table range: Kafka 4.1's maximum (checked against its JSON by test/conformance), from v0. */
 const REQUIRED_RANGES: [ApiKey, number, number][] = [
-  [ApiKey.ApiVersions, 0, 3],
+  [ApiKey.ApiVersions, 0, 4],
   [ApiKey.Metadata, 0, 13],
-  [ApiKey.Produce, 0, 9],
-  [ApiKey.Fetch, 0, 12],
+  [ApiKey.Produce, 0, 13],
+  [ApiKey.Fetch, 0, 18],
   [ApiKey.ListOffsets, 0, 10],
   [ApiKey.CreateTopics, 0, 7],
   [ApiKey.DeleteTopics, 0, 6],
-  [ApiKey.InitProducerId, 0, 4],
+  [ApiKey.InitProducerId, 0, 6],
   [ApiKey.DeleteRecords, 0, 2],
   [ApiKey.OffsetForLeaderEpoch, 0, 4],
   [ApiKey.DescribeConfigs, 0, 4],
@@ -24,7 +26,19 @@ const REQUIRED_RANGES: [ApiKey, number, number][] = [
   [ApiKey.DescribeLogDirs, 0, 4],
   [ApiKey.CreatePartitions, 0, 3],
   [ApiKey.IncrementalAlterConfigs, 0, 1],
-  [ApiKey.DescribeCluster, 0, 1],
+  [ApiKey.DescribeCluster, 0, 2],
+  [ApiKey.FindCoordinator, 0, 6],
+  [ApiKey.ElectLeaders, 0, 2],
+  [ApiKey.JoinGroup, 0, 9],
+  [ApiKey.SyncGroup, 0, 5],
+  [ApiKey.Heartbeat, 0, 4],
+  [ApiKey.LeaveGroup, 0, 5],
+  [ApiKey.OffsetCommit, 0, 10],
+  [ApiKey.OffsetFetch, 0, 10],
+  [ApiKey.ListGroups, 0, 5],
+  [ApiKey.DescribeGroups, 0, 6],
+  [ApiKey.DeleteGroups, 0, 2],
+  [ApiKey.OffsetDelete, 0, 0],
 ];
 
 /** First flexible version of the APIs added or extended with the admin tables (Kafka's flexibleVersions). */
@@ -39,6 +53,16 @@ const FIRST_FLEXIBLE: [ApiKey, number][] = [
   [ApiKey.CreatePartitions, 2],
   [ApiKey.IncrementalAlterConfigs, 1],
   [ApiKey.DescribeCluster, 0],
+  [ApiKey.ElectLeaders, 2],
+  [ApiKey.JoinGroup, 6],
+  [ApiKey.SyncGroup, 4],
+  [ApiKey.Heartbeat, 4],
+  [ApiKey.LeaveGroup, 4],
+  [ApiKey.OffsetCommit, 8],
+  [ApiKey.OffsetFetch, 6],
+  [ApiKey.ListGroups, 3],
+  [ApiKey.DescribeGroups, 5],
+  [ApiKey.DeleteGroups, 2],
 ];
 
 test('the registry covers the required APIs and version ranges', () => {
@@ -132,7 +156,26 @@ test('omitted fields encode as their defaults', () => {
     lastFetchedEpoch: -1,
     logStartOffset: -1,
     partitionMaxBytes: 0,
+    replicaDirectoryId: ZERO_UUID,
+    highWatermark: 9223372036854775807,
   });
+});
+
+test('Fetch v13+ names topics by id; v18 leaves HighWatermark (default Long.MAX_VALUE) off the wire at its default', () => {
+  const topicId = 'AQIDBAUGBwgJCgsMDQ4PEA';
+  const body = { topics: [{ topic: 'ignored-from-v13', topicId, partitions: [{ partition: 0, fetchOffset: 5 }] }] };
+  const v18 = encodeMessage(FetchRequest, 18, body);
+  const back = decodeBuffer(FetchRequest, 18, v18);
+  assert.equal(back.topics[0]!.topic, '');
+  assert.equal(back.topics[0]!.topicId, topicId);
+  assert.equal(back.topics[0]!.partitions[0]!.highWatermark, 9223372036854775807);
+  // Same bytes as v17 (whose partitions have no tag 1): the default is not written.
+  assert.deepStrictEqual(v18, encodeMessage(FetchRequest, 17, body));
+  const withHw = encodeMessage(FetchRequest, 18, { topics: [{ topicId, partitions: [{ partition: 0, highWatermark: 42 }] }] });
+  assert.equal(decodeBuffer(FetchRequest, 18, withHw).topics[0]!.partitions[0]!.highWatermark, 42);
+  const v12 = decodeBuffer(FetchRequest, 12, encodeMessage(FetchRequest, 12, body));
+  assert.equal(v12.topics[0]!.topic, 'ignored-from-v13');
+  assert.equal(v12.topics[0]!.topicId, ZERO_UUID);
 });
 
 test('encoding a value the table cannot carry is a caller bug (EncodeError / RangeError)', () => {
@@ -141,5 +184,5 @@ test('encoding a value the table cannot carry is a caller bug (EncodeError / Ran
   assert.doesNotThrow(() => encodeMessage(MetadataRequest, 1, { topics: null }));
   assert.throws(() => encodeMessage(FetchRequest, 4, { topics: [{ topic: 't', partitions: [{ fetchOffset: 2 ** 60 }] }] }), RangeError);
   assert.throws(() => encodeMessage(MetadataResponse, 10, { topics: [{ name: 't', topicId: 'nope' }] }), RangeError);
-  assert.throws(() => encodeMessage(FetchRequest, 13, {}), /no version 13/);
+  assert.throws(() => encodeMessage(FetchRequest, 19, {}), /no version 19/);
 });

@@ -14,6 +14,7 @@ import {
   ProtocolError,
   UnknownApiKeyError,
   UnsupportedVersionError,
+  ZERO_UUID,
   decodeBuffer,
   decodeRequest,
   decodeResponse,
@@ -97,7 +98,7 @@ describe('request vectors', () => {
       transactionalId: null,
       acks: -1,
       timeoutMs: 30000,
-      topicData: [{ name: 'hello', partitionData: [{ index: 2, records: batch }] }],
+      topicData: [{ name: 'hello', topicId: ZERO_UUID, partitionData: [{ index: 2, records: batch }] }],
     });
     const records = (body.topicData as { partitionData: { records: Buffer }[] }[])[0]!.partitionData[0]!.records;
     assert.equal(records.buffer, payload.buffer, 'records is a view into the frame');
@@ -133,7 +134,7 @@ describe('response vectors and header versions', () => {
     assert.deepStrictEqual(headerVersions(ApiKey.ApiVersions, 4), { request: 2, response: 0 });
     assert.deepStrictEqual(headerVersions(ApiKey.Fetch, 12), { request: 2, response: 1 });
     assert.deepStrictEqual(headerVersions(ApiKey.Produce, 9), { request: 2, response: 1 });
-    assert.throws(() => headerVersions(ApiKey.JoinGroup, 0), ProtocolError);
+    assert.throws(() => headerVersions(ApiKey.AddPartitionsToTxn, 0), ProtocolError);
   });
 
   it('large record sets are passed by reference in encodeResponseChunks', () => {
@@ -156,7 +157,7 @@ describe('unsupported and unknown requests', () => {
   });
 
   it('an unsupported version throws UnsupportedVersionError carrying the header', () => {
-    const payload = Buffer.from([0x00, 0x12, 0x00, 0x04, ...int32(42), 0xde, 0xad]);
+    const payload = Buffer.from([0x00, 0x12, 0x00, 0x05, ...int32(42), 0xde, 0xad]);
     assert.throws(() => decodeRequest(payload), (e: unknown) => e instanceof UnsupportedVersionError && e.peek.correlationId === 42 && e instanceof ProtocolError);
   });
 

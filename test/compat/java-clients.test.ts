@@ -1,0 +1,444 @@
+/**
+ * Apache Kafka's Java client (kafka-clients 4.x, the jars scripts/kafka-fixture.sh fetches into
+ * .cache/kafka/<version>/lib) against a real Skiff process. test/java/SkiffJavaClient.java is
+ * compiled here with javac (cached in .cache/java-classes/<hash of source and jar>) and run once
+ * per scenario group, chaining its commands in one JVM:
+ *
+ * - KafkaProducer with default settings (idempotent: InitProducerId, acks=all) sends the text
+ *   fixture with keys, headers (null values, repeated keys) and null values, with every
+ *   compression.type; a KafkaConsumer without group.id (assign + seekToBeginning) reads every
+ *   record back byte-equal and in order; the segment files hold each batch with the producer's
+ *   codec, producer id and contiguous sequence numbers.
+ * - Idempotence in action: max.in.flight 5, retries, many small batches; once cleanly and once
+ *   while the producer's broker sockets are half-closed under in-flight Produce requests (so the
+ *   client retries batches Skiff already appended): every record lands exactly once.
+ * - AdminClient: describeCluster, createTopics (configs, errors), listTopics, describeTopics,
+ *   describeConfigs, incrementalAlterConfigs, createPartitions, listOffsets (earliest, latest,
+ *   maxTimestamp, forTimestamp), deleteRecords, describeLogDirs, deleteTopics.
+ *
+ * The jars: $SKIFF_JAVA_LIB if set, else `bash scripts/kafka-fixture.sh lib` (fetches them with
+ * Maven when missing). Java's own log lines (WARN and up) go to stderr and are checked too.
+ */
+import * as assert from 'node:assert/strict';
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { startBrokerProcess, type BrokerProcess } from '../helpers/broker-process';
+import { loadTextFixtureLines } from '../helpers/text-fixture';
+import { makeTempDir, repoRoot, runProcess, withBrokerLog, type ProcessResult } from './clients';
+import { CODECS, readStoredBatches, type CodecName, type StoredBatch } from './ops';
+import { assertDenseOffsets, assertSameRecords, readRecordFile, record, writeRecordFile, type RecordHeader, type TestRecord } from './record-file';
+import { assertAcksMatch, assertPartitionedOrder, edgeCaseRecords, keyedFixtureRecords } from './workloads';
+
+const ROOT = repoRoot();
+const JAVA_DIR = path.join(ROOT, 'test', 'java');
+const JAVA_SOURCE = path.join(JAVA_DIR, 'SkiffJavaClient.java');
+const LOG_CONFIG = path.join(JAVA_DIR, 'log4j2.properties');
+const CLASSES_CACHE = path.join(ROOT, '.cache', 'java-classes');
+const MAIN_CLASS = 'SkiffJavaClient';
+
+// ------------------------------------------------------------------------------------------------
+// Finding the jars, compiling, running
+
+/** The folder holding kafka-clients-4.*.jar and its dependencies. */
+async function resolveLib(): Promise<string> {
+  const hasClients = (dir: string): boolean => fs.existsSync(dir) && fs.readdirSync(dir).some((f) => /^kafka-clients-4\.[\d.]+\.jar$/.test(f));
+  const fromEnv = process.env.SKIFF_JAVA_LIB;
+  if (fromEnv !== undefined && fromEnv !== '') {
+    assert.ok(hasClients(fromEnv), `SKIFF_JAVA_LIB=${fromEnv} holds no kafka-clients-4.x jar`);
+    return fromEnv;
+  }
+  const r = await runProcess('bash', [path.join(ROOT, 'scripts', 'kafka-fixture.sh'), 'lib'], { timeoutMs: 240_000, cwd: ROOT });
+  const dir = r.stdout.toString('utf8').trim().split('\n').pop() ?? '';
+  if (r.code !== 0 || r.timedOut || !hasClients(dir)) {
+    throw new Error(describeRun('bash scripts/kafka-fixture.sh lib (the kafka-clients 4.x jars)', r));
+  }
+  return dir;
+}
+
+/** Compiles SkiffJavaClient.java once per (source, kafka-clients jar); returns the classes folder. */
+async function compileJavaClient(lib: string): Promise<string> {
+  const jar = fs.readdirSync(lib).find((f) => /^kafka-clients-.*\.jar$/.test(f)) ?? '';
+  const hash = crypto.createHash('sha256').update(fs.readFileSync(JAVA_SOURCE)).update(`\0${jar}`).digest('hex').slice(0, 16);
+  const dir = path.join(CLASSES_CACHE, hash);
+  if (fs.existsSync(path.join(dir, `${MAIN_CLASS}.class`))) return dir;
+  fs.mkdirSync(CLASSES_CACHE, { recursive: true });
+  const tmp = fs.mkdtempSync(path.join(CLASSES_CACHE, 'tmp-'));
+  const r = await runProcess('javac', ['-encoding', 'UTF-8', '-Xlint:-options', '-d', tmp, '-cp', path.join(lib, '*'), JAVA_SOURCE], { timeoutMs: 120_000 });
+  if (r.code !== 0 || r.timedOut) {
+    fs.rmSync(tmp, { recursive: true, force: true });
+    throw new Error(describeRun('javac SkiffJavaClient.java', r));
+  }
+  try {
+    fs.renameSync(tmp, dir);
+  } catch {
+    fs.rmSync(tmp, { recursive: true, force: true }); // a concurrent run got there first
+  }
+  return dir;
+}
+
+function describeRun(what: string, r: ProcessResult): string {
+  const status = r.timedOut ? `timed out after ${r.elapsedMs} ms` : `exited with code ${r.code}${r.signal ? ` (signal ${r.signal})` : ''}`;
+  const err = r.stderr.length > 8000 ? `...${r.stderr.slice(-8000)}` : r.stderr;
+  return `${what} ${status}\n--- stderr ---\n${err}\n--- stdout (first 3000 bytes) ---\n${r.stdout.subarray(0, 3000).toString('utf8')}`;
+}
+
+/** One JSON line SkiffJavaClient printed. */
+type JavaLine = Record<string, any>;
+
+interface JavaRun {
+  lines: JavaLine[];
+  /** The Java client's own log lines (WARN and up) from stderr. */
+  logLines: string[];
+  stderr: string;
+  elapsedMs: number;
+}
+
+/** A log4j2 line as test/java/log4j2.properties formats it. */
+const JAVA_LOG_LINE = /^\[\d\d:\d\d:\d\d\.\d{3}\] (WARN|ERROR|FATAL) /;
+
+// ------------------------------------------------------------------------------------------------
+// Inputs and checks
+
+/**
+ * The text fixture as Java-produced records: a key on every third line, a `line` header on every
+ * seventh, on every 49th also a null header value, an empty one and a repeated key; every 1000th
+ * value is null (with or without a key).
+ */
+function javaFixtureRecords(): TestRecord[] {
+  return loadTextFixtureLines().map((line, i) => {
+    const headers: RecordHeader[] = [];
+    if (i % 7 === 0) headers.push(['line', Buffer.from(String(i))]);
+    if (i % 49 === 0) headers.push(['null-value', null], ['dup', Buffer.from('a')], ['empty', Buffer.alloc(0)], ['dup', Buffer.from('b')]);
+    return record(i % 3 === 0 ? `k${i % 101}` : null, i % 1000 === 999 ? null : line, headers);
+  });
+}
+
+/** A SkiffJavaClient .acks file: (partition, offset) per input record, -1/-1 for a failed send. */
+function readAcks(file: string): Array<[number, number]> {
+  const buf = fs.readFileSync(file);
+  const acks: Array<[number, number]> = [];
+  for (let pos = 0; pos + 12 <= buf.length; pos += 12) acks.push([buf.readInt32BE(pos), Number(buf.readBigInt64BE(pos + 4))]);
+  return acks;
+}
+
+interface IdempotentBatch extends StoredBatch {
+  producerId: number;
+  producerEpoch: number;
+  baseSequence: number;
+}
+
+/** Stored batches with their v2 producer fields (producerId @43, producerEpoch @51, baseSequence @53). */
+function readIdempotentBatches(dataDir: string, topic: string, partition: number): IdempotentBatch[] {
+  const files = new Map<string, Buffer>();
+  return readStoredBatches(dataDir, topic, partition).map((b) => {
+    let buf = files.get(b.file);
+    if (buf === undefined) {
+      buf = fs.readFileSync(path.join(dataDir, `${topic}-${partition}`, b.file));
+      files.set(b.file, buf);
+    }
+    return { ...b, producerId: Number(buf.readBigInt64BE(b.position + 43)), producerEpoch: buf.readInt16BE(b.position + 51), baseSequence: buf.readInt32BE(b.position + 53) };
+  });
+}
+
+/**
+ * One idempotent producer wrote this partition exactly once: every batch is magic 2 with `codec`,
+ * one producer id (>= 0) and epoch, sequence numbers contiguous from 0, offsets dense from 0 and
+ * `records` records in all (a retried batch stored twice breaks the sequence or the count).
+ */
+function assertExactlyOnceBatches(batches: readonly IdempotentBatch[], codec: CodecName, records: number, what: string): void {
+  assert.ok(batches.length > 0, `${what}: no batches in the segment files`);
+  const first = batches[0];
+  assert.ok(first.producerId >= 0, `${what}: batch at offset ${first.baseOffset} has producerId ${first.producerId}: the default Java producer is idempotent`);
+  let nextOffset = 0;
+  let nextSequence = 0;
+  for (const b of batches) {
+    const at = `${what}: batch at offset ${b.baseOffset} (${b.recordCount} records)`;
+    assert.equal(b.magic, 2, `${at}: magic`);
+    assert.equal(CODECS[b.codec] ?? b.codec, codec, `${at}: codec`);
+    assert.deepEqual([b.producerId, b.producerEpoch], [first.producerId, first.producerEpoch], `${at}: producer id and epoch`);
+    assert.equal(b.baseOffset, nextOffset, `${at}: base offset`);
+    assert.equal(b.baseSequence, nextSequence, `${at}: base sequence (a duplicate or a gap)`);
+    assert.equal(b.lastOffset - b.baseOffset + 1, b.recordCount, `${at}: last offset delta`);
+    nextOffset = b.lastOffset + 1;
+    nextSequence += b.recordCount;
+  }
+  assert.equal(nextOffset, records, `${what}: records stored`);
+}
+
+/** Skiff's `closing connection` log lines (an unknown API key, a bad frame) in `logs`. */
+function closedConnections(logs: string): string[] {
+  return logs.split('\n').filter((l) => l.includes('"closing connection'));
+}
+
+// ------------------------------------------------------------------------------------------------
+
+describe('Java kafka-clients 4.x against Skiff', () => {
+  let broker: BrokerProcess;
+  let bootstrap: string;
+  let lib: string;
+  let classes: string;
+  let work: string;
+
+  before(async () => {
+    lib = await resolveLib();
+    classes = await compileJavaClient(lib);
+    broker = await startBrokerProcess();
+    bootstrap = `127.0.0.1:${broker.port}`;
+    work = makeTempDir('java');
+  });
+  after(async () => {
+    await broker?.stop();
+    if (work !== undefined) fs.rmSync(work, { recursive: true, force: true });
+  });
+
+  /** Runs one JVM with `commands` chained ("::"); fails with its output unless it exits 0. */
+  async function runJava(what: string, commands: string[][], timeoutMs: number): Promise<JavaRun> {
+    const args = ['-XX:+UseSerialGC', '-Xmx768m', `-Dlog4j2.configurationFile=${LOG_CONFIG}`,
+      // If the classpath binds slf4j-simple instead of log4j2: the same level, on stderr.
+      '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn', '-Dorg.slf4j.simpleLogger.logFile=System.err',
+      `-Dskiff.timeoutMs=${Math.max(10_000, timeoutMs - 15_000)}`,
+      '-cp', `${path.join(lib, '*')}${path.delimiter}${classes}`, MAIN_CLASS];
+    commands.forEach((c, i) => args.push(...(i > 0 ? ['::'] : []), c[0], '--bootstrap', bootstrap, ...c.slice(1)));
+    const logsBefore = broker.logs().length;
+    const r = await runProcess('java', args, { timeoutMs, cwd: ROOT });
+    const closed = closedConnections(broker.logs().slice(logsBefore));
+    if (r.code !== 0 || r.timedOut) {
+      throw new Error(`${describeRun(`java ${what}`, r)}${closed.length > 0 ? `\n--- Skiff closed connections ---\n${closed.join('\n')}` : ''}`);
+    }
+    assert.deepEqual(closed, [], `${what}: Skiff closed Java client connections`);
+    const lines = r.stdout.toString('utf8').split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as JavaLine);
+    return { lines, logLines: r.stderr.split('\n').filter((l) => JAVA_LOG_LINE.test(l)), stderr: r.stderr, elapsedMs: r.elapsedMs };
+  }
+
+  function produced(run: JavaRun, topic: string): JavaLine {
+    const line = run.lines.find((l) => l.cmd === 'produce' && l.topic === topic);
+    assert.ok(line !== undefined, `no produce summary for ${topic}: ${JSON.stringify(run.lines)}`);
+    return line;
+  }
+
+  test('default producer (idempotent, acks=all) sends the text fixture with keys, headers and nulls under every compression.type; a consumer by assignment reads it back exactly', { timeout: 240_000 }, (t) =>
+    withBrokerLog(broker, async () => {
+      const fixture = javaFixtureRecords();
+      const edge = edgeCaseRecords({ nullKeyAndValue: true, headers: true, nullHeaderValues: true, repeatedHeaderKeys: true });
+      // The whole fixture uncompressed (compression.type's default), a quarter of it per codec.
+      const quarter = Math.ceil(fixture.length / 4);
+      const inputs = new Map<string, { codec: CodecName; records: TestRecord[] }>([
+        ['java-none', { codec: 'none', records: [...fixture, ...edge] }],
+        ...(['gzip', 'snappy', 'lz4', 'zstd'] as const).map((codec, q): [string, { codec: CodecName; records: TestRecord[] }] =>
+          [`java-${codec}`, { codec, records: [...fixture.slice(q * quarter, (q + 1) * quarter), ...edge] }]),
+      ]);
+      const keyed = keyedFixtureRecords(30_000, 97);
+      const targets: string[] = [];
+      for (const [topic, { codec, records }] of inputs) {
+        const file = path.join(work, `${topic}.input.krec`);
+        writeRecordFile(file, records);
+        targets.push('--target', `${topic}=${codec}@${file}`);
+      }
+      writeRecordFile(path.join(work, 'java-keyed.input.krec'), keyed);
+      targets.push('--target', `java-keyed=zstd@${path.join(work, 'java-keyed.input.krec')}`);
+      const topics = [...inputs.keys(), 'java-keyed'];
+
+      const run = await runJava('produce and consume', [
+        ['create-topics', ...[...inputs.keys()].flatMap((name) => ['--topic', `${name}:1`]), '--topic', 'java-keyed:3'],
+        ['produce', '--out-dir', work, ...targets],
+        ['consume', '--out-dir', work, ...topics.flatMap((name) => ['--topic', name])],
+      ], 180_000);
+      assert.deepEqual(run.logLines, [], 'the Java clients logged warnings or errors');
+
+      for (const [topic, { codec, records }] of [...inputs, ['java-keyed', { codec: 'zstd' as CodecName, records: keyed }] as const]) {
+        const summary = produced(run, topic);
+        assert.equal(summary.errors, 0, `${topic}: send failed: ${summary.firstError}`);
+        assert.equal(summary.recordSendTotal, records.length, `${topic}: records sent`);
+        assert.equal(summary.recordRetryTotal, 0, `${topic}: retries without any fault`);
+        const acks = readAcks(path.join(work, `${topic}.acks`));
+        const consumed = readRecordFile(path.join(work, `${topic}.krec`));
+        if (topic === 'java-keyed') {
+          assertPartitionedOrder(records, consumed, 3, `${topic} (3 partitions, default partitioner)`);
+          for (const p of [0, 1, 2]) {
+            const stored = readIdempotentBatches(broker.dataDir, topic, p);
+            assertExactlyOnceBatches(stored, codec, consumed.filter((r) => r.partition === p).length, `${topic}-${p}`);
+          }
+        } else {
+          assertDenseOffsets(consumed, `${topic} consumer`);
+          assertSameRecords(consumed, records, `Java producer (${codec}) -> Java consumer, ${topic}`);
+          assertExactlyOnceBatches(readIdempotentBatches(broker.dataDir, topic, 0), codec, records.length, `${topic} segment files`);
+        }
+        assertAcksMatch(records, acks, consumed, `${topic} acks`);
+        const consumeSummary = run.lines.find((l) => l.cmd === 'consume' && l.topic === topic);
+        assert.equal(consumeSummary?.records, records.length, `${topic}: records consumed`);
+      }
+      const versions = produced(run, 'java-none').usableVersions as Record<string, number>;
+      t.diagnostic(`Java ${run.elapsedMs} ms; versions used: ${JSON.stringify(versions)}`);
+    }));
+
+  test('idempotent producer, max.in.flight 5 and retries, many small batches: exactly once, also when connections drop under in-flight Produce requests', { timeout: 120_000 }, (t) =>
+    withBrokerLog(broker, async () => {
+      const count = 2_500;
+      const input: TestRecord[] = [];
+      for (let i = 0; i < count; i++) input.push({ ...record(null, `idem-${String(i).padStart(6, '0')}-${'x'.repeat(40)}`), partition: 0 });
+      const file = path.join(work, 'idem.input.krec');
+      writeRecordFile(file, input);
+      const clean = 'java-idem-clean';
+      const faults = 'java-idem-faults';
+      const run = await runJava('idempotence', [
+        ['create-topics', '--topic', `${clean}:1`, '--topic', `${faults}:1`],
+        ['produce', '--input', file, '--out-dir', work, '--target', `${clean}=none`, '--target', `${faults}=none`,
+          '--config', 'max.in.flight.requests.per.connection=5', '--config', 'retries=2147483647', '--config', 'linger.ms=0', '--config', 'batch.size=512',
+          // Half-close the faulty producer's socket while Produce requests are in flight, 8 times.
+          '--disconnect-target', faults, '--disconnect-every-ms', '40', '--max-disconnects', '8'],
+        ['consume', '--out-dir', work, '--topic', clean, '--topic', faults],
+      ], 100_000);
+
+      for (const topic of [clean, faults]) {
+        const summary = produced(run, topic);
+        assert.equal(summary.errors, 0, `${topic}: send failed: ${summary.firstError}`);
+        assert.equal(summary.injectorError, null, `${topic}: disconnect injector`);
+        const acks = readAcks(path.join(work, `${topic}.acks`));
+        acks.forEach(([p, o], i) => {
+          if (p !== 0 || o !== i) assert.fail(`${topic}: record ${i} acknowledged at ${p}:${o}, want 0:${i}`);
+        });
+        const consumed = readRecordFile(path.join(work, `${topic}.krec`));
+        assertDenseOffsets(consumed, `${topic} consumer`);
+        assertSameRecords(consumed, input, `${topic}: Java producer -> Java consumer`);
+        const batches = readIdempotentBatches(broker.dataDir, topic, 0);
+        assertExactlyOnceBatches(batches, 'none', count, `${topic} segment files`);
+        assert.ok(batches.length >= 200, `${topic}: ${batches.length} batches; want many small ones`);
+        t.diagnostic(`${topic}: ${batches.length} batches, ${summary.disconnects} disconnects, ${summary.recordRetryTotal} records retried`);
+      }
+      assert.equal(produced(run, clean).recordRetryTotal, 0, `${clean}: retries without any fault`);
+      const faulty = produced(run, faults);
+      assert.ok(faulty.disconnects >= 1, `${faults}: no disconnect was injected`);
+      assert.ok(faulty.recordRetryTotal > 0, `${faults}: ${faulty.disconnects} disconnects but no record was retried`);
+      // The faulty run's warnings are the retries themselves; anything else is a finding.
+      const unexpected = run.logLines.filter((l) => !/Got error produce response .* NETWORK_EXCEPTION|Received invalid metadata error in produce request .*NetworkException|Bootstrap broker .* disconnected|Node \d+ disconnected|Connection to node \d+ .* could not be established/.test(l));
+      assert.deepEqual(unexpected, [], 'unexpected Java client warnings');
+    }));
+
+  test('AdminClient: cluster, topics, configs, partitions, offsets, records and log dirs', { timeout: 120_000 }, () =>
+    withBrokerLog(broker, async () => {
+      const prefix = 'java-admin';
+      const a = `${prefix}-a`;
+      const b = `${prefix}-b`;
+      const base = Math.floor(Date.now() / 1000) * 1000 - 3_600_000; // an hour ago: within message.timestamp.before.max.ms
+      const run = await runJava('admin', [['admin', '--prefix', prefix, '--base-timestamp', String(base)]], 100_000);
+      const steps = new Map<string, JavaLine>();
+      for (const l of run.lines) if (l.cmd === 'admin') steps.set(l.step, l.result);
+      const ok = (step: string): any => {
+        const r = steps.get(step);
+        assert.ok(r !== undefined, `no result for step ${step}`);
+        assert.ok(!('error' in r), `${step} failed: ${r.error}: ${r.message}`);
+        return r.ok;
+      };
+      const failsWith = (step: string, error: string, message?: RegExp): void => {
+        const r = steps.get(step);
+        assert.ok(r !== undefined, `no result for step ${step}`);
+        assert.equal(r.error, error, `${step}: ${JSON.stringify(r)}`);
+        if (message !== undefined) assert.match(r.message, message, step);
+      };
+      const at = (seconds: number): number => base + seconds * 1000;
+
+      const cluster = ok('describeCluster');
+      assert.match(cluster.clusterId, /^[A-Za-z0-9_-]{22}$/, 'cluster id');
+      assert.equal(cluster.controller, 0, 'controller');
+      assert.deepEqual(cluster.nodes, [{ id: 0, host: '127.0.0.1', port: broker.port, rack: null }], 'nodes');
+
+      const created = ok('createTopics');
+      const overrides = { 'cleanup.policy': 'delete', 'max.message.bytes': '200000', 'retention.ms': '3600000', 'segment.bytes': '1048576' };
+      assert.equal(created[a].partitions, 3);
+      assert.equal(created[a].replicationFactor, 1);
+      assert.deepEqual(Object.fromEntries(Object.entries(created[a].configs).map(([k, v]: [string, any]) => [k, [v.value, v.source]])),
+        Object.fromEntries(Object.entries(overrides).map(([k, v]) => [k, [v, 'DYNAMIC_TOPIC_CONFIG']])), `${a}: configs in the CreateTopics response (non-default)`);
+      assert.equal(created[b].partitions, 1, `${b}: num.partitions default`);
+      assert.equal(created[b].replicationFactor, 1, `${b}: default.replication.factor`);
+      assert.deepEqual(created[b].configs, {}, `${b}: no overrides`);
+      for (const t of [a, b]) assert.match(created[t].topicId, /^[A-Za-z0-9_-]{22}$/, `${t}: topic id`);
+      assert.notEqual(created[a].topicId, created[b].topicId);
+      failsWith('createTopics existing', 'TopicExistsException', /already exists/);
+      failsWith('createTopics bad name', 'InvalidTopicException');
+      failsWith('createTopics bad config', 'InvalidConfigurationException', /retention\.ms/);
+      assert.equal(ok('createTopics validateOnly'), false, 'validateOnly created the topic');
+
+      assert.deepEqual(ok('listTopics').filter((t: string) => t.startsWith(prefix)), [a, b], 'listTopics');
+
+      const partitions = (n: number): unknown[] => Array.from({ length: n }, (_, partition) => ({ partition, leader: 0, replicas: [0], isr: [0] }));
+      const described = ok('describeTopics');
+      assert.deepEqual(described[a], { name: a, internal: false, topicId: created[a].topicId, partitions: partitions(3) });
+      assert.deepEqual(described[b], { name: b, internal: false, topicId: created[b].topicId, partitions: partitions(1) });
+      failsWith('describeTopics unknown', 'UnknownTopicOrPartitionException');
+
+      const entry = (configs: any, name: string): [string, string, string] => {
+        assert.ok(configs[name] !== undefined, `no config ${name}`);
+        return [configs[name].value, configs[name].source, configs[name].type];
+      };
+      const topicConfigs = ok('describeConfigs topic');
+      assert.deepEqual(entry(topicConfigs, 'retention.ms'), ['3600000', 'DYNAMIC_TOPIC_CONFIG', 'LONG']);
+      assert.deepEqual(entry(topicConfigs, 'max.message.bytes'), ['200000', 'DYNAMIC_TOPIC_CONFIG', 'INT']);
+      assert.deepEqual(entry(topicConfigs, 'cleanup.policy'), ['delete', 'DYNAMIC_TOPIC_CONFIG', 'LIST']);
+      assert.deepEqual(entry(topicConfigs, 'segment.bytes'), ['1048576', 'DYNAMIC_TOPIC_CONFIG', 'INT']);
+      assert.deepEqual(entry(topicConfigs, 'compression.type'), ['producer', 'DEFAULT_CONFIG', 'STRING']);
+      assert.deepEqual(entry(topicConfigs, 'message.timestamp.type'), ['CreateTime', 'DEFAULT_CONFIG', 'STRING']);
+      assert.deepEqual(entry(topicConfigs, 'min.insync.replicas'), ['1', 'DEFAULT_CONFIG', 'INT']);
+      for (const [name, e] of Object.entries(topicConfigs) as Array<[string, any]>) {
+        assert.equal(e.readOnly, false, `topic config ${name} readOnly`);
+        assert.equal(e.sensitive, false, `topic config ${name} sensitive`);
+      }
+      const brokerConfigs = ok('describeConfigs broker');
+      assert.deepEqual(entry(brokerConfigs, 'message.max.bytes').slice(0, 2), ['1048588', 'DEFAULT_CONFIG']);
+      assert.deepEqual(entry(brokerConfigs, 'num.partitions').slice(0, 2), ['1', 'DEFAULT_CONFIG']);
+      assert.deepEqual(entry(brokerConfigs, 'log.dirs').slice(0, 2), [broker.dataDir, 'STATIC_BROKER_CONFIG']);
+
+      const altered = ok('incrementalAlterConfigs');
+      assert.deepEqual(entry(altered, 'retention.ms'), ['7200000', 'DYNAMIC_TOPIC_CONFIG', 'LONG'], 'SET');
+      assert.deepEqual(entry(altered, 'max.message.bytes'), ['1048588', 'DEFAULT_CONFIG', 'INT'], 'DELETE: back to the broker default');
+      assert.deepEqual(entry(altered, 'cleanup.policy'), ['delete,compact', 'DYNAMIC_TOPIC_CONFIG', 'LIST'], 'APPEND');
+      assert.deepEqual(entry(altered, 'flush.messages'), ['1000', 'DYNAMIC_TOPIC_CONFIG', 'LONG'], 'SET');
+      assert.deepEqual(entry(altered, 'segment.bytes'), ['1048576', 'DYNAMIC_TOPIC_CONFIG', 'INT'], 'untouched');
+      failsWith('incrementalAlterConfigs invalid', 'InvalidConfigurationException', /retention\.ms/);
+
+      assert.deepEqual(ok('createPartitions'), { name: a, internal: false, topicId: created[a].topicId, partitions: partitions(5) });
+      failsWith('createPartitions decrease', 'InvalidPartitionsException');
+
+      assert.deepEqual(ok('produce timestamps'), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      const offset = (o: number, timestamp = -1, leaderEpoch: number | null = 0): unknown => ({ offset: o, timestamp, leaderEpoch });
+      const none = offset(-1, -1, null);
+      assert.deepEqual(ok('listOffsets earliest'), { [`${a}-0`]: offset(0), [`${a}-1`]: offset(0), [`${a}-4`]: offset(0) });
+      assert.deepEqual(ok('listOffsets latest'), { [`${a}-0`]: offset(10), [`${a}-1`]: offset(1), [`${a}-4`]: offset(0) });
+      assert.deepEqual(ok('listOffsets maxTimestamp'), { [`${a}-0`]: offset(6, at(9)), [`${a}-1`]: offset(0, at(0)), [`${a}-4`]: none },
+        'MAX_TIMESTAMP: the record with the largest timestamp (offset 6), not the last one');
+      // CreateTime timestamps by offset: 0 1 2 3 4 5 9 6 7 8 (seconds after base).
+      assert.deepEqual(ok('listOffsets forTimestamp'), {
+        '-1000': offset(0, at(0)), '0': offset(0, at(0)), '2500': offset(3, at(3)), '5500': offset(6, at(9)), '8000': offset(6, at(9)),
+        '9000': offset(6, at(9)), '9001': none, 'empty partition': none,
+      }, 'the first offset whose timestamp is at or after the target');
+
+      assert.deepEqual(ok('deleteRecords'), { lowWatermark: 4, earliest: offset(4), latest: offset(10), forTimestamp0: offset(4, at(4)) });
+      failsWith('deleteRecords past high watermark', 'OffsetOutOfRangeException');
+      assert.deepEqual(ok('consume after deleteRecords'), [4, 5, 6, 7, 8, 9].map((o) => ({
+        offset: o, timestamp: [0, 1, 2, 3, 4, 5, 9, 6, 7, 8][o] * 1000, timestampType: 'CreateTime', value: `ts-${o}`,
+      })));
+
+      const logDirs = ok('describeLogDirs');
+      assert.deepEqual(Object.keys(logDirs), ['0'], 'brokers');
+      assert.deepEqual(Object.keys(logDirs['0']), [broker.dataDir], 'log dirs of broker 0');
+      const dir = logDirs['0'][broker.dataDir];
+      assert.equal(dir.error, null);
+      assert.ok(dir.totalBytes > 0 && dir.usableBytes > 0 && dir.usableBytes <= dir.totalBytes, `totalBytes ${dir.totalBytes}, usableBytes ${dir.usableBytes}`);
+      assert.deepEqual(Object.keys(dir.replicas), [`${a}-0`, `${a}-1`, `${a}-2`, `${a}-3`, `${a}-4`, `${b}-0`]);
+      for (const [tp, info] of Object.entries(dir.replicas) as Array<[string, any]>) {
+        const written = tp === `${a}-0` || tp === `${a}-1`;
+        assert.ok(written ? info.size > 0 : info.size === 0, `${tp}: size ${info.size}`);
+        assert.equal(info.offsetLag, 0, `${tp}: offsetLag`);
+        assert.equal(info.isFuture, false, `${tp}: isFuture`);
+      }
+
+      assert.deepEqual(ok('deleteTopics').filter((t: string) => t.startsWith(prefix)), [], 'listTopics after deleteTopics');
+      failsWith('describeTopics deleted', 'UnknownTopicOrPartitionException');
+      failsWith('deleteTopics unknown', 'UnknownTopicOrPartitionException');
+
+      // The Java admin client logs DeleteRecords' OFFSET_OUT_OF_RANGE at ERROR itself (against Kafka too).
+      const unexpected = run.logLines.filter((l) => !/DeleteRecords request for topic partition .*-0 failed due to an unexpected error OFFSET_OUT_OF_RANGE/.test(l));
+      assert.deepEqual(unexpected, [], 'unexpected Java client warnings');
+    }));
+});

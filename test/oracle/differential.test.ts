@@ -1,0 +1,90 @@
+/**
+ * The differential suite: every scenario of scenarios.ts runs against Apache Kafka (the fixture,
+ * test/helpers/kafka-fixture.ts) and against Skiff, with the same client code and the same
+ * request versions; the two JSON results must be equal except for differences allowlist.ts
+ * tolerates (each tolerated difference is printed as a test diagnostic).
+ *
+ * SKIFF_ORACLE_OUT=<dir> writes each scenario's two results to <dir>/<scenario>.{kafka,skiff}.json.
+ */
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { KafkaClient } from '../../src/client';
+import { startBrokerProcess, type BrokerProcess } from '../helpers/broker-process';
+import { startKafka, type KafkaFixture } from '../helpers/kafka-fixture';
+import { ALLOWLIST } from './allowlist';
+import { applyAllowlist, diffJson, formatDiffs, type PairFacts } from './compare';
+import { advertised, commonVersions, ScenarioContext, type Json, type Target, type VersionRanges } from './context';
+import { SCENARIOS } from './scenarios';
+
+const START_TIMEOUT_MS = 150_000;
+const SCENARIO_TIMEOUT_MS = 60_000;
+
+async function describeBroker(bootstrap: string): Promise<{ ranges: VersionRanges; nodeId: number; port: number; clusterId: string }> {
+  const client = await KafkaClient.connect({ brokers: bootstrap, clientId: 'skiff-oracle' });
+  try {
+    const md = await client.metadata([]);
+    const broker = [...md.brokers.values()][0]!;
+    return { ranges: advertised(client), nodeId: broker.nodeId, port: broker.port, clusterId: md.clusterId ?? '' };
+  } finally {
+    client.close();
+  }
+}
+
+describe('differential: Apache Kafka (oracle) vs Skiff', () => {
+  let kafka: KafkaFixture | undefined;
+  let skiff: BrokerProcess | undefined;
+  let targets: { kafka: Target; skiff: Target };
+  let facts: PairFacts;
+  let common: VersionRanges;
+  let baseTimestamp: number;
+  const outDir = process.env.SKIFF_ORACLE_OUT;
+  const usedEntries = new Set<string>();
+
+  before(async () => {
+    const started = Date.now();
+    const [k, s] = await Promise.allSettled([startKafka(), startBrokerProcess()]);
+    if (k.status === 'fulfilled') kafka = k.value;
+    if (s.status === 'fulfilled') skiff = s.value;
+    if (k.status === 'rejected') throw k.reason;
+    if (s.status === 'rejected') throw s.reason;
+    targets = { kafka: { name: 'kafka', bootstrap: kafka!.bootstrap }, skiff: { name: 'skiff', bootstrap: `127.0.0.1:${skiff!.port}` } };
+    const [dk, ds] = await Promise.all([describeBroker(targets.kafka.bootstrap), describeBroker(targets.skiff.bootstrap)]);
+    facts = { kafka: { nodeId: dk.nodeId, port: dk.port, clusterId: dk.clusterId }, skiff: { nodeId: ds.nodeId, port: ds.port, clusterId: ds.clusterId } };
+    common = commonVersions(dk.ranges, ds.ranges);
+    baseTimestamp = Math.floor((Date.now() - 60_000) / 1000) * 1000;
+    if (outDir !== undefined) fs.mkdirSync(outDir, { recursive: true });
+    console.log(`# oracle: Kafka at ${targets.kafka.bootstrap}, Skiff at ${targets.skiff.bootstrap}, both serving after ${Date.now() - started} ms`);
+  }, { timeout: START_TIMEOUT_MS });
+
+  after(async () => {
+    await Promise.allSettled([kafka?.stop(), skiff?.stop()]);
+    const unused = ALLOWLIST.filter((e) => !usedEntries.has(e.id)).map((e) => `${e.id} (${e.kind})`);
+    if (unused.length > 0) console.log(`# oracle: allowlist entries that tolerated nothing in this run (remove fixed gaps): ${unused.join(', ')}`);
+  });
+
+  for (const scenario of SCENARIOS) {
+    test(`${scenario.name}: ${scenario.about}`, { timeout: SCENARIO_TIMEOUT_MS }, async (t) => {
+      const runOn = async (target: Target): Promise<Json> => {
+        const ctx = await ScenarioContext.open(target, common, baseTimestamp);
+        try {
+          return await scenario.run(ctx);
+        } catch (e) {
+          throw new Error(`scenario ${scenario.name} failed on ${target.name}: ${(e as Error).stack ?? e}`);
+        } finally {
+          ctx.close();
+        }
+      };
+      const [onKafka, onSkiff] = await Promise.all([runOn(targets.kafka), runOn(targets.skiff)]);
+      if (outDir !== undefined) {
+        fs.writeFileSync(path.join(outDir, `${scenario.name}.kafka.json`), JSON.stringify(onKafka, null, 2));
+        fs.writeFileSync(path.join(outDir, `${scenario.name}.skiff.json`), JSON.stringify(onSkiff, null, 2));
+      }
+      const { tolerated, failing } = applyAllowlist(scenario.name, diffJson(onKafka, onSkiff), ALLOWLIST, facts);
+      for (const { entry } of tolerated) usedEntries.add(entry.id);
+      for (const { diff, entry } of tolerated) t.diagnostic(`tolerated (${entry.id}) ${diff.path}: kafka ${JSON.stringify(diff.kafka)}, skiff ${JSON.stringify(diff.skiff)}`);
+      assert.equal(failing.length, 0, `${scenario.name}: ${failing.length} difference(s) between Kafka and Skiff that no allowlist entry tolerates:\n${formatDiffs(failing)}`);
+    });
+  }
+});
