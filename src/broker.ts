@@ -20,6 +20,7 @@ import type { BrokerContext } from './network/broker-context';
 import { Dispatcher } from './network/dispatcher';
 import { allHandlers } from './network/handlers';
 import { KafkaServer } from './network/server';
+import { lockLogDir, unlockLogDir } from './storage/log-dir-lock';
 
 /** The controller's actor id. */
 export const CONTROLLER_ID = 'controller';
@@ -71,6 +72,7 @@ class Broker implements BrokerContext {
   /** `${topic}-${partition}` -> the log dir holding it. */
   private readonly partitionDirs = new Map<string, string>();
   private readonly logDirActors: ActorId[] = [];
+  private readonly lockedDirs: string[] = [];
   private applyChain: Promise<void> = Promise.resolve();
   private readonly dispatcher: Dispatcher;
   private readonly server: KafkaServer;
@@ -101,6 +103,10 @@ class Broker implements BrokerContext {
   async start(): Promise<void> {
     let markReady!: () => void;
     this.ready = new Promise((resolve) => { markReady = resolve; });
+    for (const logDir of this.logDirs) {
+      await lockLogDir(logDir);
+      this.lockedDirs.push(logDir);
+    }
     const listener = this.config.listeners[0]!;
     const controllerArgs: ControllerArgs = {
       metadataDir: path.join(this.logDirs[0]!, '__skiff_metadata'),
@@ -134,6 +140,7 @@ class Broker implements BrokerContext {
     await this.runtime.stopActor(CONTROLLER_ID).catch(() => undefined);
     this.endpoint.close();
     await this.runtime.shutdown();
+    for (const logDir of this.lockedDirs) await unlockLogDir(logDir).catch(() => undefined);
     this.log.info({ nodeId: this.nodeId }, 'broker stopped');
   }
 
@@ -267,11 +274,12 @@ class Broker implements BrokerContext {
       }));
       this.log.info({ topic: old.name, topicId: old.topicId }, 'deleted topic');
     }
-    for (const topic of image.topics) {
+    // Topics start in parallel (a restart recovers every partition at once, spread over the pool).
+    await Promise.all(image.topics.map(async (topic) => {
       const known = this.topicsById.get(topic.topicId);
       if (known) {
         if (JSON.stringify(known.configs) !== JSON.stringify(topic.configs)) await this.updateTopicConfig(topic);
-        if (topic.partitions.length === known.partitions.length) continue;
+        if (topic.partitions.length === known.partitions.length) return;
       }
       const start = known ? known.partitions.length : 0;
       await Promise.all(topic.partitions.slice(start).map(async (p) => {
@@ -293,6 +301,6 @@ class Broker implements BrokerContext {
       }));
       this.topicsById.set(topic.topicId, topic);
       this.topicsByName.set(topic.name, topic);
-    }
+    }));
   }
 }

@@ -56,7 +56,7 @@ export async function runStart(config: BrokerConfig, deps: StartDeps): Promise<v
     if (handle === null) return; // still starting: stopped right after start
     handle.stop().then(
       () => {
-        logger.info('broker stopped');
+        logger.debug('shutdown complete');
         exit(0);
       },
       (err: unknown) => {

@@ -11,8 +11,9 @@
  * ```
  */
 import { ProtocolError } from '../protocol/primitives';
-import { buildRecordBatch, decodeRecordBatch, type BuildBatchOptions, type BuildRecord, type DecodedBatch } from '../protocol/record-batch/builder';
-import { compress, decompress, type CompressionCodecId } from '../protocol/record-batch/compression';
+import { buildRecordBatch, type BuildBatchOptions, type BuildRecord, type DecodedBatch } from '../protocol/record-batch/builder';
+import { decodeBatch } from '../protocol/record-batch/decode';
+import { compress, type CompressionCodecId } from '../protocol/record-batch/compression';
 import * as L from '../protocol/record-batch/layout';
 import { writeCrc } from '../protocol/record-batch/view';
 
@@ -48,36 +49,7 @@ export function compressBatch(plain: Buffer, codec: CompressionCodecId): Buffer 
   return batch;
 }
 
-/**
- * Decodes the v2 batch at `buf[position..]`, decompressing its records section first when the
- * batch is compressed. The result keeps the batch's real `attributes`, `batchLength`, `crc` and
- * `sizeBytes` (the compressed ones); record keys and values view the decompressed bytes.
- * Throws ProtocolError on a malformed batch or undecodable compressed data.
- */
-export function decodeBatch(buf: Buffer, position = 0): DecodedBatch {
-  if (buf.length - position < L.RECORD_BATCH_OVERHEAD) throw new ProtocolError(`record batch of ${buf.length - position} bytes is shorter than its header`);
-  const magic = buf.readInt8(position + L.MAGIC);
-  if (magic !== L.CURRENT_MAGIC) throw new ProtocolError(`unsupported magic ${magic}`);
-  const attributes = buf.readInt16BE(position + L.ATTRIBUTES);
-  const codec = attributes & L.COMPRESSION_CODEC_MASK;
-  if (codec === 0) return decodeRecordBatch(buf, position);
-  const sizeBytes = L.LOG_OVERHEAD + buf.readInt32BE(position + L.BATCH_LENGTH);
-  if (sizeBytes < L.RECORD_BATCH_OVERHEAD || sizeBytes > buf.length - position) throw new ProtocolError(`bad batchLength at byte ${position}`);
-  const records = decompress(codec, buf.subarray(position + L.RECORDS, position + sizeBytes));
-  const plain = Buffer.allocUnsafe(L.RECORDS + records.length);
-  buf.copy(plain, 0, position, position + L.RECORDS);
-  records.copy(plain, L.RECORDS);
-  plain.writeInt32BE(plain.length - L.LOG_OVERHEAD, L.BATCH_LENGTH);
-  plain.writeInt16BE(attributes & ~L.COMPRESSION_CODEC_MASK, L.ATTRIBUTES);
-  const decoded = decodeRecordBatch(plain, 0);
-  return {
-    ...decoded,
-    attributes,
-    batchLength: sizeBytes - L.LOG_OVERHEAD,
-    crc: buf.readUInt32BE(position + L.CRC),
-    sizeBytes,
-  };
-}
+export { decodeBatch };
 
 /**
  * Decodes every whole batch of a record set (e.g. a Fetch response's `records`), compressed or

@@ -93,7 +93,7 @@ export const BROKER_CONFIG_DEFS: readonly BrokerConfigDef[] = [
   { key: 'log.message.timestamp.after.max.ms', type: 'long', defaultValue: '3600000', min: 0, doc: 'Reject CreateTime batches further in the future than this (Kafka 4 default, KIP-1030; topic: message.timestamp.after.max.ms).' },
   { key: 'min.insync.replicas', type: 'int', defaultValue: '1', min: 1, doc: 'acks=all needs at least this many in-sync replicas (topic: min.insync.replicas).' },
   { key: 'unclean.leader.election.enable', type: 'boolean', defaultValue: 'false', doc: 'Allow an out-of-sync replica to become leader (topic: unclean.leader.election.enable).' },
-  { key: 'compression.type', type: 'string', defaultValue: 'producer', oneOf: ['producer', 'uncompressed', 'gzip', 'snappy', 'lz4', 'zstd'], doc: 'Stored as sent only with `producer` (the only value honoured now; topic: compression.type).' },
+  { key: 'compression.type', type: 'string', defaultValue: 'producer', oneOf: ['producer'], doc: 'Batches are stored as the producer sent them; `producer` is the only value (topic: compression.type).' },
   { key: 'max.connections', type: 'int', defaultValue: '2147483647', min: 0, doc: 'Client connections accepted at once; more are closed on accept.' },
   { key: 'connections.max.idle.ms', type: 'long', defaultValue: '600000', min: -1, doc: 'Close connections idle this long; -1 = never.' },
 ];

@@ -62,6 +62,10 @@ export function topicConfigInvalidReason(name: string, value: string | null): st
     case 'timestamp-type':
       return value === 'CreateTime' || value === 'LogAppendTime' ? null : `Invalid value ${value} for configuration ${name}: String must be one of: CreateTime, LogAppendTime`;
     case 'string':
+      // Batches are stored as produced (no recompression on the produce path), so only `producer`.
+      if (name === 'compression.type' && value !== 'producer') {
+        return `Invalid value ${value} for configuration ${name}: Skiff stores record batches as produced; only compression.type=producer is supported`;
+      }
       return null;
   }
 }

@@ -189,6 +189,10 @@ export class ControllerActor implements Actor {
       if (seen.has(request.name)) return fail(ErrorCode.INVALID_REQUEST, `Duplicate topic name ${request.name} in request`);
       seen.add(request.name);
       if (this.topicIdsByName.has(request.name)) return fail(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${request.name}' already exists.`);
+      // Kafka's Topic.hasCollision: '.' and '_' map to the same metric name, so such names collide.
+      const unified = request.name.replaceAll('.', '_');
+      const collision = [...this.topicIdsByName.keys()].find((name) => name.replaceAll('.', '_') === unified);
+      if (collision) return fail(ErrorCode.INVALID_TOPIC_EXCEPTION, `Topic '${request.name}' collides with existing topic: ${collision}`);
       const numPartitions = request.numPartitions === -1 ? this.args.numPartitions : request.numPartitions;
       if (numPartitions <= 0 || numPartitions > MAX_PARTITIONS_PER_TOPIC) {
         return fail(ErrorCode.INVALID_PARTITIONS, `Number of partitions must be larger than 0 and at most ${MAX_PARTITIONS_PER_TOPIC}.`);

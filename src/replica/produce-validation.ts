@@ -6,6 +6,7 @@
 import { ErrorCode } from '../protocol/error-codes';
 import * as L from '../protocol/record-batch/layout';
 import { checkBatch } from '../protocol/record-batch/view';
+import { decodeBatch } from '../protocol/record-batch/decode';
 
 export interface BatchRejection { errorCode: number; errorMessage: string }
 
@@ -76,6 +77,25 @@ export function createTimeOutOfBounds(batch: Buffer, nowMs: number, beforeMaxMs:
     if (timestamp - nowMs > afterMaxMs) {
       return `Timestamp ${timestamp} of a record is out of range: more than message.timestamp.after.max.ms=${afterMaxMs} after the broker time ${nowMs}`;
     }
+  }
+  return null;
+}
+
+/**
+ * Compacted topics need a key on every record (Kafka's LogValidator: "Compacted topic cannot accept
+ * message without key"). The one produce-path check that reads records: it decodes (and
+ * decompresses) the batch, so it runs only for topics with cleanup.policy containing compact.
+ * Returns a rejection or null.
+ */
+export function keylessRecordRejection(batch: Buffer, topicPartition: string): BatchRejection | null {
+  let records;
+  try {
+    records = decodeBatch(batch).records;
+  } catch (error) {
+    return { errorCode: ErrorCode.CORRUPT_MESSAGE, errorMessage: `Record batch is corrupt: ${(error as Error).message}` };
+  }
+  if (records.some((r) => r.key === null)) {
+    return { errorCode: ErrorCode.INVALID_RECORD, errorMessage: `Compacted topic cannot accept message without key in topic partition ${topicPartition}.` };
   }
   return null;
 }

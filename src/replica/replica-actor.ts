@@ -22,7 +22,7 @@ import { recordsCountOf, stampLogAppendTime } from '../protocol/record-batch/vie
 import { Log } from '../storage/log';
 import { readOffsetCheckpoint, readPartitionMetadata, writePartitionMetadata } from '../storage/checkpoint';
 import type { ReplicaLogConfig } from '../config/topic-config';
-import { createTimeOutOfBounds, validateProducedBatch } from './produce-validation';
+import { createTimeOutOfBounds, keylessRecordRejection, validateProducedBatch } from './produce-validation';
 import { LeaderEpochCache } from './leader-epoch-cache';
 import { ProducerStateTable } from './producer-state';
 import * as L from '../protocol/record-batch/layout';
@@ -156,6 +156,13 @@ export class ReplicaActor implements Actor {
       ctx.reply(envelope, this.produceReply(ErrorCode.NOT_ENOUGH_REPLICAS,
         `The size of the current ISR ${this.args.isr.length} is insufficient to satisfy the min.isr requirement of ${config.minInsyncReplicas}`, -1));
       return;
+    }
+    if (config.compactEnabled) {
+      const keyless = keylessRecordRejection(batch, `${this.args.topic}-${this.args.partition}`);
+      if (keyless) {
+        ctx.reply(envelope, this.produceReply(keyless.errorCode, keyless.errorMessage, -1));
+        return;
+      }
     }
     const nowMs = ctx.clock.nowMs();
     let logAppendTimeMs = -1;

@@ -8,11 +8,10 @@
  * Kafka's DefaultRecordBatch). A compressed batch is decoded only when a decompress function is
  * available; otherwise the caller falls back to batch granularity.
  */
-import { decodeRecordBatch } from '../protocol/record-batch/builder';
+import { decodeBatch, type Decompress } from '../protocol/record-batch/decode';
 import * as L from '../protocol/record-batch/layout';
 
-/** Decompresses a records section written with `codec` (attributes bits 0-2): compression.ts's `decompress`. */
-export type Decompress = (codec: number, data: Buffer) => Buffer;
+export type { Decompress };
 
 /** One record's offset and timestamp (ms since the epoch). */
 export interface RecordTimestamp {
@@ -32,28 +31,15 @@ export type RecordTimestamps = { kind: 'ok'; records: RecordTimestamp[] } | { ki
 export function recordTimestamps(batch: Buffer, decompress: Decompress | null): RecordTimestamps {
   const attributes = batch.readInt16BE(L.ATTRIBUTES);
   const codec = attributes & L.COMPRESSION_CODEC_MASK;
-  let plain = batch;
-  if (codec !== 0) {
-    if (decompress === null) return { kind: 'compressed', codec };
-    try {
-      const records = decompress(codec, batch.subarray(L.RECORDS));
-      plain = Buffer.allocUnsafe(L.RECORDS + records.length);
-      batch.copy(plain, 0, 0, L.RECORDS);
-      records.copy(plain, L.RECORDS);
-      plain.writeInt32BE(plain.length - L.LOG_OVERHEAD, L.BATCH_LENGTH);
-      plain.writeInt16BE(attributes & ~L.COMPRESSION_CODEC_MASK, L.ATTRIBUTES);
-    } catch (err) {
-      return { kind: 'undecodable', reason: `codec ${codec}: ${(err as Error).message}` };
-    }
-  }
+  if (codec !== 0 && decompress === null) return { kind: 'compressed', codec };
   try {
-    const decoded = decodeRecordBatch(plain);
+    const decoded = decodeBatch(batch, 0, decompress ?? undefined);
     const logAppendTime = (attributes & L.TIMESTAMP_TYPE_MASK) !== 0;
     return {
       kind: 'ok',
       records: decoded.records.map((r) => ({ offset: r.offset, timestampMs: logAppendTime ? decoded.maxTimestamp : r.timestamp })),
     };
   } catch (err) {
-    return { kind: 'undecodable', reason: (err as Error).message };
+    return { kind: 'undecodable', reason: codec !== 0 ? `codec ${codec}: ${(err as Error).message}` : (err as Error).message };
   }
 }

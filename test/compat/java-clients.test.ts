@@ -4,17 +4,20 @@
  * compiled here with javac (cached in .cache/java-classes/<hash of source and jar>) and run once
  * per scenario group, chaining its commands in one JVM:
  *
- * - KafkaProducer with default settings (idempotent: InitProducerId, acks=all) sends the text
- *   fixture with keys, headers (null values, repeated keys) and null values, with every
- *   compression.type; a KafkaConsumer without group.id (assign + seekToBeginning) reads every
- *   record back byte-equal and in order; the segment files hold each batch with the producer's
- *   codec, producer id and contiguous sequence numbers.
+ * - KafkaProducer with default settings (idempotent: InitProducerId, acks=all) sends every line
+ *   of the text fixture, a fifth per compression.type (none, gzip, snappy, lz4, zstd), with keys,
+ *   headers (null values, repeated keys), null values and the edge cases of workloads.ts, plus
+ *   keyed records over 3 partitions; a KafkaConsumer without group.id (assign + seekToBeginning)
+ *   reads every record back byte-equal and in order; the segment files hold each batch with the
+ *   producer's codec, producer id and contiguous sequence numbers.
  * - Idempotence in action: max.in.flight 5, retries, many small batches; once cleanly and once
  *   while the producer's broker sockets are half-closed under in-flight Produce requests (so the
  *   client retries batches Skiff already appended): every record lands exactly once.
  * - AdminClient: describeCluster, createTopics (configs, errors), listTopics, describeTopics,
  *   describeConfigs, incrementalAlterConfigs, createPartitions, listOffsets (earliest, latest,
- *   maxTimestamp, forTimestamp), deleteRecords, describeLogDirs, deleteTopics.
+ *   maxTimestamp, forTimestamp), deleteRecords, describeLogDirs, deleteTopics; each value as the
+ *   Kafka 4.x fixture answers the same calls (checked by hand against scripts/kafka-fixture.sh).
+ * - A `todo` case for a known Skiff gap (keyless records on compacted topics).
  *
  * The jars: $SKIFF_JAVA_LIB if set, else `bash scripts/kafka-fixture.sh lib` (fetches them with
  * Maven when missing). Java's own log lines (WARN and up) go to stderr and are checked too.
@@ -57,15 +60,27 @@ async function resolveLib(): Promise<string> {
   return dir;
 }
 
+/**
+ * The jars SkiffJavaClient needs at run time: kafka-clients, its codecs (zstd-jni, lz4-java,
+ * snappy-java) and logging (slf4j, log4j2), not the whole broker and tools classpath.
+ */
+function runtimeClasspath(lib: string): string[] {
+  const jars = fs.readdirSync(lib).filter((f) => /^(kafka-clients-|zstd-jni-|lz4-java-|snappy-java-|slf4j-|log4j-(api|core|slf4j)).*\.jar$/.test(f)).sort();
+  return jars.map((f) => path.join(lib, f));
+}
+
 /** Compiles SkiffJavaClient.java once per (source, kafka-clients jar); returns the classes folder. */
 async function compileJavaClient(lib: string): Promise<string> {
-  const jar = fs.readdirSync(lib).find((f) => /^kafka-clients-.*\.jar$/.test(f)) ?? '';
+  const jar = fs.readdirSync(lib).find((f) => /^kafka-clients-4\.[\d.]+\.jar$/.test(f));
+  assert.ok(jar !== undefined, `no kafka-clients-4.x jar in ${lib}`);
   const hash = crypto.createHash('sha256').update(fs.readFileSync(JAVA_SOURCE)).update(`\0${jar}`).digest('hex').slice(0, 16);
   const dir = path.join(CLASSES_CACHE, hash);
   if (fs.existsSync(path.join(dir, `${MAIN_CLASS}.class`))) return dir;
   fs.mkdirSync(CLASSES_CACHE, { recursive: true });
   const tmp = fs.mkdtempSync(path.join(CLASSES_CACHE, 'tmp-'));
-  const r = await runProcess('javac', ['-encoding', 'UTF-8', '-Xlint:-options', '-d', tmp, '-cp', path.join(lib, '*'), JAVA_SOURCE], { timeoutMs: 120_000 });
+  // C1 only and the serial GC: javac is a short run (about 3x faster on two busy cores).
+  const r = await runProcess('javac', ['-J-XX:TieredStopAtLevel=1', '-J-XX:+UseSerialGC', '-encoding', 'UTF-8', '-d', tmp, '-cp', path.join(lib, jar), JAVA_SOURCE],
+    { timeoutMs: 120_000 });
   if (r.code !== 0 || r.timedOut) {
     fs.rmSync(tmp, { recursive: true, force: true });
     throw new Error(describeRun('javac SkiffJavaClient.java', r));
@@ -180,6 +195,8 @@ describe('Java kafka-clients 4.x against Skiff', () => {
   let lib: string;
   let classes: string;
   let work: string;
+  /** The AdminClient run's step results (for the cases Skiff does not pass yet). */
+  let adminSteps: Map<string, JavaLine> | undefined;
 
   before(async () => {
     lib = await resolveLib();
@@ -194,12 +211,13 @@ describe('Java kafka-clients 4.x against Skiff', () => {
   });
 
   /** Runs one JVM with `commands` chained ("::"); fails with its output unless it exits 0. */
-  async function runJava(what: string, commands: string[][], timeoutMs: number): Promise<JavaRun> {
-    const args = ['-XX:+UseSerialGC', '-Xmx768m', `-Dlog4j2.configurationFile=${LOG_CONFIG}`,
+  async function runJava(what: string, commands: string[][], timeoutMs: number, opts: { bulk?: boolean } = {}): Promise<JavaRun> {
+    // Short runs: C1 only (faster start); bulk runs keep C2 for the codecs and serializers.
+    const args = ['-XX:+UseSerialGC', '-Xmx768m', ...(opts.bulk ? [] : ['-XX:TieredStopAtLevel=1']), `-Dlog4j2.configurationFile=${LOG_CONFIG}`,
       // If the classpath binds slf4j-simple instead of log4j2: the same level, on stderr.
       '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn', '-Dorg.slf4j.simpleLogger.logFile=System.err',
       `-Dskiff.timeoutMs=${Math.max(10_000, timeoutMs - 15_000)}`,
-      '-cp', `${path.join(lib, '*')}${path.delimiter}${classes}`, MAIN_CLASS];
+      '-cp', [...runtimeClasspath(lib), classes].join(path.delimiter), MAIN_CLASS];
     commands.forEach((c, i) => args.push(...(i > 0 ? ['::'] : []), c[0], '--bootstrap', bootstrap, ...c.slice(1)));
     const logsBefore = broker.logs().length;
     const r = await runProcess('java', args, { timeoutMs, cwd: ROOT });
@@ -222,13 +240,11 @@ describe('Java kafka-clients 4.x against Skiff', () => {
     withBrokerLog(broker, async () => {
       const fixture = javaFixtureRecords();
       const edge = edgeCaseRecords({ nullKeyAndValue: true, headers: true, nullHeaderValues: true, repeatedHeaderKeys: true });
-      // The whole fixture uncompressed (compression.type's default), a quarter of it per codec.
-      const quarter = Math.ceil(fixture.length / 4);
-      const inputs = new Map<string, { codec: CodecName; records: TestRecord[] }>([
-        ['java-none', { codec: 'none', records: [...fixture, ...edge] }],
-        ...(['gzip', 'snappy', 'lz4', 'zstd'] as const).map((codec, q): [string, { codec: CodecName; records: TestRecord[] }] =>
-          [`java-${codec}`, { codec, records: [...fixture.slice(q * quarter, (q + 1) * quarter), ...edge] }]),
-      ]);
+      // The fixture once, a fifth per compression.type (none, the default, first), each fifth
+      // followed by the edge cases; one producer per topic, all at once.
+      const fifth = Math.ceil(fixture.length / CODECS.length);
+      const inputs = new Map<string, { codec: CodecName; records: TestRecord[] }>(CODECS.map((codec, q) =>
+        [`java-${codec}`, { codec, records: [...fixture.slice(q * fifth, (q + 1) * fifth), ...edge] }]));
       const keyed = keyedFixtureRecords(30_000, 97);
       const targets: string[] = [];
       for (const [topic, { codec, records }] of inputs) {
@@ -244,7 +260,7 @@ describe('Java kafka-clients 4.x against Skiff', () => {
         ['create-topics', ...[...inputs.keys()].flatMap((name) => ['--topic', `${name}:1`]), '--topic', 'java-keyed:3'],
         ['produce', '--out-dir', work, ...targets],
         ['consume', '--out-dir', work, ...topics.flatMap((name) => ['--topic', name])],
-      ], 180_000);
+      ], 180_000, { bulk: true });
       assert.deepEqual(run.logLines, [], 'the Java clients logged warnings or errors');
 
       for (const [topic, { codec, records }] of [...inputs, ['java-keyed', { codec: 'zstd' as CodecName, records: keyed }] as const]) {
@@ -275,7 +291,7 @@ describe('Java kafka-clients 4.x against Skiff', () => {
 
   test('idempotent producer, max.in.flight 5 and retries, many small batches: exactly once, also when connections drop under in-flight Produce requests', { timeout: 120_000 }, (t) =>
     withBrokerLog(broker, async () => {
-      const count = 2_500;
+      const count = 2_000;
       const input: TestRecord[] = [];
       for (let i = 0; i < count; i++) input.push({ ...record(null, `idem-${String(i).padStart(6, '0')}-${'x'.repeat(40)}`), partition: 0 });
       const file = path.join(work, 'idem.input.krec');
@@ -304,7 +320,7 @@ describe('Java kafka-clients 4.x against Skiff', () => {
         assertSameRecords(consumed, input, `${topic}: Java producer -> Java consumer`);
         const batches = readIdempotentBatches(broker.dataDir, topic, 0);
         assertExactlyOnceBatches(batches, 'none', count, `${topic} segment files`);
-        assert.ok(batches.length >= 200, `${topic}: ${batches.length} batches; want many small ones`);
+        assert.ok(batches.length >= 150, `${topic}: ${batches.length} batches; want many small ones`);
         t.diagnostic(`${topic}: ${batches.length} batches, ${summary.disconnects} disconnects, ${summary.recordRetryTotal} records retried`);
       }
       assert.equal(produced(run, clean).recordRetryTotal, 0, `${clean}: retries without any fault`);
@@ -325,6 +341,7 @@ describe('Java kafka-clients 4.x against Skiff', () => {
       const run = await runJava('admin', [['admin', '--prefix', prefix, '--base-timestamp', String(base)]], 100_000);
       const steps = new Map<string, JavaLine>();
       for (const l of run.lines) if (l.cmd === 'admin') steps.set(l.step, l.result);
+      adminSteps = steps;
       const ok = (step: string): any => {
         const r = steps.get(step);
         assert.ok(r !== undefined, `no result for step ${step}`);
@@ -395,6 +412,7 @@ describe('Java kafka-clients 4.x against Skiff', () => {
       assert.deepEqual(entry(altered, 'cleanup.policy'), ['delete,compact', 'DYNAMIC_TOPIC_CONFIG', 'LIST'], 'APPEND');
       assert.deepEqual(entry(altered, 'flush.messages'), ['1000', 'DYNAMIC_TOPIC_CONFIG', 'LONG'], 'SET');
       assert.deepEqual(entry(altered, 'segment.bytes'), ['1048576', 'DYNAMIC_TOPIC_CONFIG', 'INT'], 'untouched');
+      assert.deepEqual(entry(ok('incrementalAlterConfigs subtract'), 'cleanup.policy'), ['delete', 'DYNAMIC_TOPIC_CONFIG', 'LIST'], 'SUBTRACT');
       failsWith('incrementalAlterConfigs invalid', 'InvalidConfigurationException', /retention\.ms/);
 
       assert.deepEqual(ok('createPartitions'), { name: a, internal: false, topicId: created[a].topicId, partitions: partitions(5) });
@@ -433,6 +451,9 @@ describe('Java kafka-clients 4.x against Skiff', () => {
         assert.equal(info.isFuture, false, `${tp}: isFuture`);
       }
 
+      assert.equal(ok('compacted topic'), null, 'cleanup.policy=compact on a topic');
+      assert.equal(typeof ok('compacted topic keyed record'), 'number', 'a keyed record on a compacted topic');
+
       assert.deepEqual(ok('deleteTopics').filter((t: string) => t.startsWith(prefix)), [], 'listTopics after deleteTopics');
       failsWith('describeTopics deleted', 'UnknownTopicOrPartitionException');
       failsWith('deleteTopics unknown', 'UnknownTopicOrPartitionException');
@@ -441,4 +462,14 @@ describe('Java kafka-clients 4.x against Skiff', () => {
       const unexpected = run.logLines.filter((l) => !/DeleteRecords request for topic partition .*-0 failed due to an unexpected error OFFSET_OUT_OF_RANGE/.test(l));
       assert.deepEqual(unexpected, [], 'unexpected Java client warnings');
     }));
+
+  // Skiff gap: Kafka refuses a record without a key on a cleanup.policy=compact topic
+  // (INVALID_RECORD, "Compacted topic cannot accept message without key in topic partition ..."),
+  // Skiff appends it. Checked from the AdminClient run above; `todo` until Skiff validates keys.
+  test('a keyless record on a compacted topic is refused with INVALID_RECORD (as Kafka does)', { todo: 'Skiff accepts keyless records on compacted topics' }, () => {
+    assert.ok(adminSteps !== undefined, 'the AdminClient test did not get that far');
+    const keyless = adminSteps.get('compacted topic keyless record');
+    assert.equal(keyless?.error, 'InvalidRecordException', `keyless record on a compacted topic: ${JSON.stringify(keyless)}`);
+    assert.deepEqual(adminSteps.get('compacted topic keyed record'), { ok: 0 }, 'the keyed record after it');
+  });
 });

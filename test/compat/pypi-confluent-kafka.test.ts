@@ -5,14 +5,17 @@
  * scripts/install-peers.sh install_python_venv) with the same scripts (test/compat/python/confluent_*.py).
  * The newest librdkafka negotiates the highest versions Skiff advertises (Produce v9, Fetch v12,
  * Metadata v12, ListOffsets v7, CreateTopics v7 as of this writing); its idempotent producer needs
- * InitProducerId, so that case is a test of its own.
+ * InitProducerId, so that case is a test of its own, and so is a position with a leader epoch, which
+ * it validates with OffsetForLeaderEpoch before fetching.
  */
 import * as assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startBrokerProcess, type BrokerProcess } from '../helpers/broker-process';
-import { PYPI_PYTHON, pythonClientVersions, pythonConsume, pythonProduce, withBrokerLog, type PythonClient, type PythonClientVersions } from './clients';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { makeTempDir, PYPI_PYTHON, pythonClientVersions, pythonConsume, pythonProduce, runPythonScript, withBrokerLog, type PythonClient, type PythonClientVersions } from './clients';
 import { CODECS, readStoredBatches, type CodecName } from './ops';
-import { assertDenseOffsets, assertSameRecords, record } from './record-file';
+import { assertDenseOffsets, assertSameRecords, readRecordFile, record } from './record-file';
 import { assertAcksMatch, assertPartitionedOrder, edgeCaseRecords, fixtureRecords, keyedFixtureRecords } from './workloads';
 
 const TIMEOUT_MS = 60_000;
@@ -95,6 +98,28 @@ describe('confluent-kafka from PyPI (bundled librdkafka) round trips through Ski
         }
       }));
   }
+
+  test('assign at an offset with a leader epoch: librdkafka validates the position with OffsetForLeaderEpoch, then fetches from it', { timeout: TIMEOUT_MS }, () =>
+    withBrokerLog(broker, async () => {
+      const topic = 'pypi-confluent-leader-epoch';
+      const input = keyedFixtureRecords(1_000, 10);
+      await pythonProduce(CLIENT, { python, bootstrap, topic, records: input, acks: -1, createPartitions: 1, timeoutMs: 30_000 });
+      const dir = makeTempDir('confluent-epoch');
+      try {
+        const output = path.join(dir, 'output.krec');
+        // --partitions: no Metadata before assign(), so the leader epoch arrives "updated from
+        // metadata" afterwards, which is what makes librdkafka validate the assigned position.
+        const result = await runPythonScript<{ consumed: number; epochValidations: number }>('confluent_consume.py',
+          ['--bootstrap', bootstrap, '--topic', topic, '--output', output, '--partitions', '0', '--start-offset', '500', '--leader-epoch', '0', '--timeout', '25'],
+          30_000, python);
+        const consumed = readRecordFile(output);
+        assertDenseOffsets(consumed, 'confluent-kafka (PyPI) from offset 500, epoch 0', 500);
+        assertSameRecords(consumed, input.slice(500), 'confluent-kafka (PyPI) from offset 500, epoch 0');
+        assert.ok(result.epochValidations >= 1, `librdkafka logged no successful OffsetForLeaderEpoch validation of offset 500 at epoch 0 (${JSON.stringify(result)})`);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    }));
 
   test('the idempotent producer (enable.idempotence=true: InitProducerId, sequence-numbered batches) over 3 partitions', { timeout: TIMEOUT_MS }, () =>
     withBrokerLog(broker, async () => {

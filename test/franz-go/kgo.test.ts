@@ -218,8 +218,17 @@ describe(`franz-go ${FRANZ_GO_VERSION} kgo integration tests against Skiff`, () 
 
   /** What went wrong around a failed kgo test: its output, go's own, and the broker's complaints. */
   function context(result: GoTestResult | undefined): string {
+    const name = (r: GoTestResult): string => [...(run?.results.entries() ?? [])].find(([, v]) => v === r)?.[0] ?? 'the test';
     const parts: string[] = [];
-    if (result !== undefined) parts.push(`--- kgo output ---\n${tail(result.output, 60)}`);
+    if (result !== undefined) {
+      // t.Log/t.Error lines are attributed to their test; the kgo clients' loggers write to the
+      // binary's stderr (and testConsumer prints to stdout), which go test -json files under
+      // whichever parallel test printed last.
+      const own = result.output.filter((l) => /^\s+\w+_test\.go:\d+: |^\s*--- (FAIL|SKIP)/.test(l));
+      parts.push(`--- ${name(result)} t.Log / t.Error lines ---\n${tail(own, 40)}`);
+      const others = [...new Set(result.output.filter((l) => !own.includes(l)))];
+      parts.push(`--- other lines printed meanwhile (client logs, from any parallel test) ---\n${tail(others, 15)}`);
+    }
     if (run !== undefined && (result === undefined || result.action === 'unfinished')) {
       parts.push(`--- go test (exit ${run.exitCode}${run.timedOut ? ', killed' : ''}, ${Math.round(run.elapsedMs / 1000)} s) ---\n${tail(run.packageOutput, 40)}`);
     }

@@ -68,6 +68,7 @@ const STOP_TIMEOUT_MS = 30_000;
 const RUN_LINE = /^kafka-fixture: dir=(\S+) bootstrap=(\S+):(\d+)\r?$/m;
 
 const liveBrokers = new Set<ChildProcess>();
+const liveTools = new Set<ChildProcess>();
 const createdDirs = new Set<string>();
 let exitHookInstalled = false;
 let libDirPromise: Promise<string> | null = null;
@@ -120,11 +121,16 @@ export async function runKafkaTool(cls: string, args: readonly string[], opts: T
   await ensureKafkaJars();
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
   const started = Date.now();
+  // Its own process group (detached), so a timeout or the exit hook kills the JVM even when the
+  // script has not exec'd it (the run that records the class-data archive waits for java).
   const child = spawn('bash', [fixtureScript(), 'tool', cls, ...args], {
     cwd: repoRoot(),
     stdio: ['pipe', 'pipe', 'pipe'],
     env: { ...process.env, ...(opts.env ?? {}) },
+    detached: true,
   });
+  installExitHook();
+  liveTools.add(child);
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8');
@@ -137,7 +143,7 @@ export async function runKafkaTool(cls: string, args: readonly string[], opts: T
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
-    child.kill('SIGKILL');
+    killGroup(child);
   }, timeoutMs);
   return new Promise<ToolResult>((resolve) => {
     child.once('error', (err) => {
@@ -145,6 +151,7 @@ export async function runKafkaTool(cls: string, args: readonly string[], opts: T
     });
     child.once('close', (code, signal) => {
       clearTimeout(timer);
+      liveTools.delete(child);
       resolve({ code, signal, stdout, stderr, timedOut, durationMs: Date.now() - started });
     });
   });
@@ -264,6 +271,15 @@ export async function startKafka(opts: KafkaStartOptions = {}): Promise<KafkaFix
   };
 }
 
+/** SIGKILLs the process group led by `child` (a detached spawn), or just the child. */
+function killGroup(child: ChildProcess): void {
+  try {
+    if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    child.kill('SIGKILL');
+  }
+}
+
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -281,7 +297,7 @@ function canConnect(host: string, port: number): Promise<boolean> {
   });
 }
 
-/** On exit: SIGKILL brokers left running, remove their temp dirs. */
+/** On exit: SIGKILL brokers and tools left running, remove the brokers' temp dirs. */
 function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
@@ -293,6 +309,7 @@ function installExitHook(): void {
         // already gone
       }
     }
+    for (const tool of liveTools) killGroup(tool);
     if (process.env.SKIFF_TEST_KEEP_DATA === '1') return;
     for (const dir of createdDirs) fs.rmSync(dir, { recursive: true, force: true });
   });

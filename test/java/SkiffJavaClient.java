@@ -488,11 +488,20 @@ public final class SkiffJavaClient {
           try {
             while (disconnects.get() < maxDisconnects && !done.await(disconnectEveryMs, TimeUnit.MILLISECONDS)) {
               if (acked.get() < n / 20) continue; // past InitProducerId and the first batches
-              for (SocketChannel s : busyProducerSockets(producer)) {
-                if (Boolean.getBoolean("skiff.debug")) System.err.println("shutdownInput " + s);
+              List<SocketChannel> busy;
+              try {
+                busy = busyProducerSockets(producer);
+              } catch (java.util.ConcurrentModificationException | java.util.NoSuchElementException e) {
+                continue; // the sender thread changed its (unsynchronized) maps under us: next tick
+              }
+              for (SocketChannel s : busy) {
                 // The broker still gets every request already written; the producer reads EOF,
                 // fails its in-flight batches with a NetworkException and retries them.
-                s.shutdownInput();
+                try {
+                  s.shutdownInput();
+                } catch (java.nio.channels.ClosedChannelException e) {
+                  continue; // closed by the client meanwhile
+                }
                 disconnects.incrementAndGet();
               }
             }
@@ -543,6 +552,15 @@ public final class SkiffJavaClient {
   }
 
   // ---------------------------------------------------------------- consume
+
+  static Properties producerProps(String bootstrap) {
+    Properties p = new Properties();
+    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+    p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+    p.put(ProducerConfig.LINGER_MS_CONFIG, "0");
+    return p;
+  }
 
   static Properties consumerProps(String bootstrap) {
     Properties p = new Properties();
@@ -669,6 +687,7 @@ public final class SkiffJavaClient {
     String a = prefix + "-a";
     String b = prefix + "-b";
     long baseTs = Long.parseLong(args.get("base-timestamp"));
+    int nodeId = Integer.parseInt(args.get("node-id", "0"));
     try (Admin admin = newAdmin(args)) {
       step("describeCluster", () -> {
         DescribeClusterResult r = admin.describeCluster();
@@ -707,7 +726,7 @@ public final class SkiffJavaClient {
       step("describeTopics unknown", () -> admin.describeTopics(List.of(prefix + "-missing")).allTopicNames().get(TIMEOUT_MS, TimeUnit.MILLISECONDS));
       ConfigResource topicA = new ConfigResource(ConfigResource.Type.TOPIC, a);
       step("describeConfigs topic", () -> describeConfigs(admin, topicA, false));
-      step("describeConfigs broker", () -> describeConfigs(admin, new ConfigResource(ConfigResource.Type.BROKER, "0"), false));
+      step("describeConfigs broker", () -> describeConfigs(admin, new ConfigResource(ConfigResource.Type.BROKER, String.valueOf(nodeId)), false));
       step("incrementalAlterConfigs", () -> {
         Map<ConfigResource, Collection<AlterConfigOp>> ops = Map.of(topicA, List.of(
             new AlterConfigOp(new ConfigEntry("retention.ms", "7200000"), AlterConfigOp.OpType.SET),
@@ -715,6 +734,11 @@ public final class SkiffJavaClient {
             new AlterConfigOp(new ConfigEntry("cleanup.policy", "compact"), AlterConfigOp.OpType.APPEND),
             new AlterConfigOp(new ConfigEntry("flush.messages", "1000"), AlterConfigOp.OpType.SET)));
         admin.incrementalAlterConfigs(ops).all().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+        return describeConfigs(admin, topicA, false);
+      });
+      step("incrementalAlterConfigs subtract", () -> {
+        admin.incrementalAlterConfigs(Map.of(topicA, List.of(new AlterConfigOp(new ConfigEntry("cleanup.policy", "compact"), AlterConfigOp.OpType.SUBTRACT))))
+            .all().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
         return describeConfigs(admin, topicA, false);
       });
       step("incrementalAlterConfigs invalid", () -> admin.incrementalAlterConfigs(Map.of(topicA, List.of(
@@ -729,13 +753,8 @@ public final class SkiffJavaClient {
       // not monotonic, so the max timestamp is at offset 6, not the last one.
       long[] steps = {0, 1, 2, 3, 4, 5, 9, 6, 7, 8};
       step("produce timestamps", () -> {
-        Properties p = new Properties();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, args.get("bootstrap"));
-        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-        p.put(ProducerConfig.LINGER_MS_CONFIG, "0");
         List<Long> offsets = new ArrayList<>();
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p)) {
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerProps(args.get("bootstrap")))) {
           for (int i = 0; i < steps.length; i++) {
             // One batch per record (get() before the next send): ListOffsets by time then works
             // per batch as well as per record.
@@ -782,7 +801,7 @@ public final class SkiffJavaClient {
         }
       });
       step("describeLogDirs", () -> {
-        Map<Integer, Map<String, LogDirDescription>> all = admin.describeLogDirs(List.of(0)).allDescriptions().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+        Map<Integer, Map<String, LogDirDescription>> all = admin.describeLogDirs(List.of(nodeId)).allDescriptions().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
         Map<String, Object> out = new TreeMap<>();
         for (Map.Entry<Integer, Map<String, LogDirDescription>> byBroker : all.entrySet()) {
           Map<String, Object> dirs = new TreeMap<>();
@@ -801,6 +820,18 @@ public final class SkiffJavaClient {
         }
         return out;
       });
+      // cleanup.policy=compact: Kafka refuses a record without a key (INVALID_RECORD).
+      step("compacted topic", () -> {
+        admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.TOPIC, b),
+            List.of(new AlterConfigOp(new ConfigEntry("cleanup.policy", "compact"), AlterConfigOp.OpType.SET)))).all().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+        return null;
+      });
+      try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerProps(args.get("bootstrap")))) {
+        step("compacted topic keyless record", () -> producer.send(new ProducerRecord<>(b, 0, null, "no key".getBytes(StandardCharsets.UTF_8)))
+            .get(TIMEOUT_MS, TimeUnit.MILLISECONDS).offset());
+        step("compacted topic keyed record", () -> producer.send(new ProducerRecord<>(b, 0, "key".getBytes(StandardCharsets.UTF_8), "keyed".getBytes(StandardCharsets.UTF_8)))
+            .get(TIMEOUT_MS, TimeUnit.MILLISECONDS).offset());
+      }
       step("deleteTopics", () -> {
         admin.deleteTopics(List.of(a, b)).all().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
         return listTopicNames(admin);

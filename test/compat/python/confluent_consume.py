@@ -6,12 +6,18 @@ never subscribes, so no group is joined.
 
 usage: confluent_consume.py --bootstrap H:P --topic T --output FILE [--partitions 0,1,2]
        [--timeout S] [--debug CONTEXTS]
+       [--start-offset N [--leader-epoch E]]   (start every partition at offset N instead of the
+           beginning; with a leader epoch (confluent-kafka 2.x) librdkafka first validates the
+           position with OffsetForLeaderEpoch)
 
 Writes the records, in the order received, to the output record file. Prints one JSON line:
-{"consumed": n, "eof": {"0": offset, ...}}. Exits 2 when the deadline passes first.
+{"consumed": n, "eof": {"0": offset, ...}}, plus with --leader-epoch "epochValidations": the
+number of librdkafka's "offset and epoch validation succeeded" log lines. Exits 2 when the
+deadline passes first.
 """
 import argparse
 import json
+import logging
 import sys
 import time
 
@@ -28,6 +34,8 @@ def main():
     p.add_argument('--partitions', default='')
     p.add_argument('--timeout', type=float, default=60.0)
     p.add_argument('--debug', default='')
+    p.add_argument('--start-offset', type=int, default=None)
+    p.add_argument('--leader-epoch', type=int, default=None)
     a = p.parse_args()
     deadline = time.monotonic() + a.timeout
 
@@ -42,6 +50,17 @@ def main():
     }
     if a.debug:
         conf['debug'] = a.debug
+    validations = EpochValidationCounter()
+    if a.leader_epoch is not None:
+        # librdkafka logs the outcome of each OffsetForLeaderEpoch validation under debug 'fetch'.
+        conf['debug'] = ','.join(x for x in (a.debug, 'fetch') if x)
+        logger = logging.getLogger('librdkafka')
+        logger.setLevel(logging.DEBUG)
+        logger.propagate = False
+        logger.addHandler(validations)
+        if a.debug:
+            logger.addHandler(logging.StreamHandler(sys.stderr))
+        conf['logger'] = logger
     consumer = Consumer(conf)
     if a.partitions:
         partitions = [int(x) for x in a.partitions.split(',')]
@@ -52,7 +71,12 @@ def main():
             krec.log('confluent-kafka: no metadata for topic %s: %s' % (a.topic, t and t.error))
             sys.exit(2)
         partitions = sorted(t.partitions.keys())
-    consumer.assign([TopicPartition(a.topic, x, OFFSET_BEGINNING) for x in partitions])
+    if a.start_offset is None:
+        consumer.assign([TopicPartition(a.topic, x, OFFSET_BEGINNING) for x in partitions])
+    elif a.leader_epoch is None:
+        consumer.assign([TopicPartition(a.topic, x, a.start_offset) for x in partitions])
+    else:
+        consumer.assign([TopicPartition(a.topic, x, a.start_offset, leader_epoch=a.leader_epoch) for x in partitions])
 
     out = krec.RecordWriter(a.output)
     eof = {}
@@ -76,7 +100,22 @@ def main():
             consumed += 1
     out.close()
     consumer.close()
-    print(json.dumps({'consumed': consumed, 'eof': {str(k): v for k, v in eof.items()}}))
+    result = {'consumed': consumed, 'eof': {str(k): v for k, v in eof.items()}}
+    if a.leader_epoch is not None:
+        result['epochValidations'] = validations.count
+    print(json.dumps(result))
+
+
+class EpochValidationCounter(logging.Handler):
+    """Counts librdkafka's log lines for a successful OffsetForLeaderEpoch position validation."""
+
+    def __init__(self):
+        super().__init__()
+        self.count = 0
+
+    def emit(self, record):
+        if 'offset and epoch validation succeeded' in record.getMessage():
+            self.count += 1
 
 
 if __name__ == '__main__':

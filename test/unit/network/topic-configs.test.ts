@@ -174,6 +174,19 @@ describe('topic configs and log features', () => {
     assert.equal((await listOffset(client, 'caching', -1)).offset, 6);
   });
 
+  test('compacted topics refuse records without a key (INVALID_RECORD); keyed ones are appended', async () => {
+    await create(client, 'compacted', { 'cleanup.policy': 'compact' });
+    assert.equal((await produce(client, 'compacted', batchAt(['no key']))).errorCode, ErrorCode.INVALID_RECORD);
+    const keyed = buildRecordBatch([{ key: Buffer.from('k'), value: Buffer.from('v'), headers: [], timestamp: Date.now() }]);
+    assert.equal((await produce(client, 'compacted', keyed)).errorCode, ErrorCode.NONE);
+    assert.equal((await create(client, 'zstd-topic', { 'compression.type': 'zstd' })).errorCode, ErrorCode.INVALID_CONFIG, 'batches are stored as produced');
+  });
+
+  test('a topic name colliding with another through . and _ is refused', async () => {
+    assert.equal((await create(client, 'a.b', {})).errorCode, ErrorCode.NONE);
+    assert.equal((await create(client, 'a_b', {})).errorCode, ErrorCode.INVALID_TOPIC_EXCEPTION);
+  });
+
   test('DeleteRecords moves the log start offset; reads below it are out of range', async () => {
     await create(client, 'trimmed', { 'segment.bytes': '1024' });
     for (let i = 0; i < 20; i++) await produce(client, 'trimmed', batchAt([`v${i}`.padEnd(100, '.')]));
