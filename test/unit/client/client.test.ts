@@ -36,7 +36,9 @@ describe('KafkaClient, Producer and Consumer against an in-process broker', () =
   it('negotiates versions: the highest both sides speak, Produce at least v3', () => {
     const connection = client.bootstrapConnection;
     assert.ok(connection.versionFor(ApiKey.Produce, 3) >= 3);
-    assert.equal(connection.versionFor(ApiKey.Metadata), Math.min(12, connection.apiVersions.get(ApiKey.Metadata)!.maxVersion));
+    assert.equal(connection.versionFor(ApiKey.Metadata), Math.min(13, connection.apiVersions.get(ApiKey.Metadata)!.maxVersion));
+    assert.equal(connection.versionFor(ApiKey.Produce), 12, 'capped below v13, which names topics by id only');
+    assert.equal(connection.versionFor(ApiKey.Fetch), 12, 'capped below v13, which names topics by id only');
     assert.throws(() => connection.versionFor(ApiKey.JoinGroup), (err: unknown) => err instanceof UnsupportedApiError);
     assert.equal(client.supports(ApiKey.JoinGroup), false);
   });
