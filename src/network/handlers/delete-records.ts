@@ -6,6 +6,7 @@
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
 import type { ApiHandler } from '../api-handler';
+import { leaderFor } from './leader-lookup';
 
 interface DeleteRecordsRequest {
   topics: { name: string; partitions: { partitionIndex: number; offset: number }[] }[];
@@ -22,14 +23,10 @@ export const deleteRecordsHandler: ApiHandler<DeleteRecordsRequest> = {
       name: t.name,
       partitions: await Promise.all(t.partitions.map(async (p) => {
         const answer = (errorCode: number, lowWatermark = -1) => ({ partitionIndex: p.partitionIndex, lowWatermark, errorCode });
-        if (!broker.topic(t.name)) return answer(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-        const replica = broker.leaderReplica(t.name, p.partitionIndex);
-        if (replica === null) {
-          const exists = p.partitionIndex >= 0 && p.partitionIndex < broker.topic(t.name)!.partitions.length;
-          return answer(exists ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-        }
+        const leader = leaderFor(broker, t.name, p.partitionIndex);
+        if ('errorCode' in leader) return answer(leader.errorCode);
         try {
-          const reply = await broker.endpoint.request<{ errorCode: number; lowWatermark: number }>(replica, 'delete-records', { offset: p.offset }, Math.max(1000, body.timeoutMs));
+          const reply = await broker.endpoint.request<{ errorCode: number; lowWatermark: number }>(leader.replica, 'delete-records', { offset: p.offset }, Math.max(1000, body.timeoutMs));
           return answer(reply.errorCode, reply.lowWatermark);
         } catch (error) {
           broker.log.warn({ topic: t.name, partition: p.partitionIndex, error: String(error) }, 'delete-records to replica failed');

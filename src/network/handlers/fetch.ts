@@ -12,6 +12,7 @@ import { ErrorCode } from '../../protocol/error-codes';
 import { batchSizeAt } from '../../protocol/record-batch/view';
 import type { FetchReply } from '../../replica/replica-actor';
 import type { ApiHandler } from '../api-handler';
+import { leaderFor } from './leader-lookup';
 import type { BrokerContext } from '../broker-context';
 
 interface FetchPartitionRequest { partition: number; currentLeaderEpoch: number; fetchOffset: number; partitionMaxBytes: number }
@@ -102,12 +103,9 @@ async function readAll(body: FetchRequest, broker: BrokerContext, unknownTopicCo
     topic: t.topic,
     topicId: t.topicId,
     partitions: t.partitions.map(async (p): Promise<PartitionResult> => {
-      if (!broker.topic(t.topic)) return emptyResult(p.partition, unknownTopicCode);
-      const replica = broker.leaderReplica(t.topic, p.partition);
-      if (replica === null) {
-        const exists = p.partition >= 0 && p.partition < broker.topic(t.topic)!.partitions.length;
-        return emptyResult(p.partition, exists ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-      }
+      const leader = leaderFor(broker, t.topic, p.partition, unknownTopicCode);
+      if ('errorCode' in leader) return emptyResult(p.partition, leader.errorCode);
+      const { replica } = leader;
       const epochCode = epochError(broker, t.topic, p.partition, p.currentLeaderEpoch);
       if (epochCode !== ErrorCode.NONE) return emptyResult(p.partition, epochCode);
       try {

@@ -8,6 +8,7 @@ import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
 import type { ListOffsetReply } from '../../replica/replica-actor';
 import type { ApiHandler } from '../api-handler';
+import { leaderFor } from './leader-lookup';
 
 interface ListOffsetsRequest {
   replicaId: number;
@@ -27,18 +28,14 @@ export const listOffsetsHandler: ApiHandler<ListOffsetsRequest> = {
         const answer = (errorCode: number, offset = -1, timestamp = -1, leaderEpoch = -1) => ({
           partitionIndex: p.partitionIndex, errorCode, oldStyleOffsets: apiVersion === 0 && offset >= 0 ? [offset] : [], timestamp, offset, leaderEpoch,
         });
-        if (!broker.topic(t.name)) return answer(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-        const replica = broker.leaderReplica(t.name, p.partitionIndex);
-        if (replica === null) {
-          const exists = p.partitionIndex >= 0 && p.partitionIndex < broker.topic(t.name)!.partitions.length;
-          return answer(exists ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-        }
+        const leader = leaderFor(broker, t.name, p.partitionIndex);
+        if ('errorCode' in leader) return answer(leader.errorCode);
         // -4 (earliest local, KIP-405) is the log start offset without tiered storage; -5 (latest
         // tiered, KIP-1005) has no answer without it.
         if (p.timestamp === -5) return answer(ErrorCode.NONE);
         const timestamp = p.timestamp === -4 ? -2 : p.timestamp;
         try {
-          const reply = await broker.endpoint.request<ListOffsetReply>(replica, 'list-offsets', { timestamp }, 10_000);
+          const reply = await broker.endpoint.request<ListOffsetReply>(leader.replica, 'list-offsets', { timestamp }, 10_000);
           return answer(reply.errorCode, reply.offset, reply.timestamp, reply.leaderEpoch);
         } catch (error) {
           broker.log.warn({ topic: t.name, partition: p.partitionIndex, error: String(error) }, 'list-offsets to replica failed');

@@ -6,6 +6,7 @@
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
 import type { ApiHandler } from '../api-handler';
+import { leaderFor } from './leader-lookup';
 
 interface OffsetForLeaderEpochRequest {
   replicaId: number;
@@ -22,18 +23,13 @@ export const offsetForLeaderEpochHandler: ApiHandler<OffsetForLeaderEpochRequest
       topic: t.topic,
       partitions: await Promise.all(t.partitions.map(async (p) => {
         const answer = (errorCode: number, leaderEpoch = -1, endOffset = -1) => ({ errorCode, partition: p.partition, leaderEpoch, endOffset });
-        const topic = broker.topic(t.topic);
-        if (!topic) return answer(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-        const replica = broker.leaderReplica(t.topic, p.partition);
-        if (replica === null) {
-          const exists = p.partition >= 0 && p.partition < topic.partitions.length;
-          return answer(exists ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-        }
-        const currentEpoch = topic.partitions[p.partition]!.leaderEpoch;
+        const leader = leaderFor(broker, t.topic, p.partition);
+        if ('errorCode' in leader) return answer(leader.errorCode);
+        const currentEpoch = leader.topic.partitions[p.partition]!.leaderEpoch;
         if (p.currentLeaderEpoch >= 0 && p.currentLeaderEpoch > currentEpoch) return answer(ErrorCode.UNKNOWN_LEADER_EPOCH);
         if (p.currentLeaderEpoch >= 0 && p.currentLeaderEpoch < currentEpoch) return answer(ErrorCode.FENCED_LEADER_EPOCH);
         try {
-          const reply = await broker.endpoint.request<{ leaderEpoch: number; endOffset: number }>(replica, 'offset-for-epoch', { leaderEpoch: p.leaderEpoch }, 10_000);
+          const reply = await broker.endpoint.request<{ leaderEpoch: number; endOffset: number }>(leader.replica, 'offset-for-epoch', { leaderEpoch: p.leaderEpoch }, 10_000);
           return answer(ErrorCode.NONE, reply.leaderEpoch, reply.endOffset);
         } catch (error) {
           broker.log.warn({ topic: t.topic, partition: p.partition, error: String(error) }, 'offset-for-epoch to replica failed');

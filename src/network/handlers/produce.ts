@@ -8,6 +8,7 @@ import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
 import type { ProduceReply } from '../../replica/replica-actor';
 import type { ApiHandler, RequestContext } from '../api-handler';
+import { leaderFor } from './leader-lookup';
 
 interface ProduceRequest {
   transactionalId: string | null;
@@ -52,16 +53,11 @@ export const produceHandler: ApiHandler<ProduceRequest> = {
       topicId: topicData.topicId,
       partitions: topicData.partitionData.map(async (p) => {
         // v13+ names topics by topic ID only (KIP-516).
-        const topic = apiVersion >= 13 ? broker.topicById(topicData.topicId) : broker.topic(topicData.name);
-        if (!topic) {
-          return apiVersion >= 13 ? partitionResponse(p.index, ErrorCode.UNKNOWN_TOPIC_ID, 'This server does not host this topic ID.')
-            : partitionResponse(p.index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
-        }
-        const replica = broker.leaderReplica(topic.name, p.index);
-        if (replica === null) {
-          const exists = p.index >= 0 && p.index < topic.partitions.length;
-          return partitionResponse(p.index, exists ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, null);
-        }
+        const leader = apiVersion >= 13
+          ? leaderFor(broker, broker.topicById(topicData.topicId), p.index, ErrorCode.UNKNOWN_TOPIC_ID)
+          : leaderFor(broker, topicData.name, p.index);
+        if ('errorCode' in leader) return partitionResponse(p.index, leader.errorCode, null);
+        const { replica, topic } = leader;
         try {
           const reply = await broker.endpoint.request<ProduceReply>(replica, 'produce', { records: p.records, acks, timeoutMs }, Math.max(0, timeoutMs) + REPLY_GRACE_MS);
           return { index: p.index, errorCode: reply.errorCode, baseOffset: reply.baseOffset, logAppendTimeMs: reply.logAppendTimeMs, logStartOffset: reply.logStartOffset, recordErrors: [], errorMessage: reply.errorMessage };

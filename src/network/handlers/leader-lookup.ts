@@ -1,0 +1,22 @@
+/**
+ * The per-partition routing every data API starts with: this broker's leader replica actor of a
+ * partition, or the Kafka error the client should get instead (UNKNOWN_TOPIC_OR_PARTITION for a
+ * topic or partition that does not exist, NOT_LEADER_OR_FOLLOWER for one led elsewhere, so the
+ * client refreshes its metadata).
+ */
+import type { TopicState } from '../../controller/metadata-records';
+import { ErrorCode } from '../../protocol/error-codes';
+import type { ActorId } from '../../runtime/actor';
+import type { BrokerContext } from '../broker-context';
+
+export type LeaderLookup = { replica: ActorId; topic: TopicState } | { errorCode: number };
+
+/** `topic` may be given already resolved (e.g. from a topic ID); `unknownTopicCode` defaults to UNKNOWN_TOPIC_OR_PARTITION. */
+export function leaderFor(broker: BrokerContext, topic: TopicState | string | undefined, partition: number, unknownTopicCode: number = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION): LeaderLookup {
+  const state = typeof topic === 'string' ? broker.topic(topic) : topic;
+  if (!state) return { errorCode: unknownTopicCode };
+  const replica = broker.leaderReplica(state.name, partition);
+  if (replica !== null) return { replica, topic: state };
+  const exists = partition >= 0 && partition < state.partitions.length;
+  return { errorCode: exists ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
+}
