@@ -69,17 +69,63 @@ install_kafka_jars() {
   bash "${REPO_ROOT}/scripts/kafka-fixture.sh" fetch
 }
 
-install_python_venv() {
-  # Extension point (being filled in by the PyPI-clients work): create the virtual environment with
-  # the PyPI clients (confluent-kafka, kafka-python 3.x, ...) and return 0; must be a no-op when
-  # everything is already installed.
-  return 0
+PYPI_PINS=(confluent-kafka==2.16.1 kafka-python==3.0.12 python-snappy==0.7.3 cramjam==2.14.0 lz4==4.4.5 zstandard==0.25.0)
+VENV_DIR="${REPO_ROOT}/.cache/venv"
+
+venv_ok() { # the venv exists and holds exactly the pinned versions, and the clients import
+  [ -x "${VENV_DIR}/bin/python" ] || return 1
+  "${VENV_DIR}/bin/python" - "${PYPI_PINS[@]}" <<'PY' >/dev/null 2>&1
+import sys
+from importlib.metadata import version
+for pin in sys.argv[1:]:
+    name, want = pin.split("==")
+    if version(name) != want:
+        sys.exit(1)
+import confluent_kafka, kafka, snappy, lz4.frame, zstandard  # noqa: F401
+PY
 }
 
+install_python_venv() {
+  # The PyPI clients (newest confluent-kafka with its bundled librdkafka, kafka-python 3.x and the
+  # codecs kafka-python needs) in .cache/venv, built from Debian's /usr/bin/python3.
+  if venv_ok; then return 0; fi
+  if ! /usr/bin/python3 -c 'import ensurepip' >/dev/null 2>&1; then apt_install python3-venv; fi
+  rm -rf "${VENV_DIR}"
+  /usr/bin/python3 -m venv "${VENV_DIR}"
+  "${VENV_DIR}/bin/python" -m pip install --quiet --disable-pip-version-check "${PYPI_PINS[@]}"
+  venv_ok || { log "the PyPI clients in ${VENV_DIR} do not import after pip install"; return 1; }
+}
+
+FRANZ_GO_VERSION=v1.22.3
+GO_DIR="${REPO_ROOT}/.cache/go"
+FRANZ_GO_COPY="${REPO_ROOT}/.cache/franz-go/${FRANZ_GO_VERSION}"
+
+go_env() { # the caches test/franz-go/kgo.test.ts uses too
+  export GOPATH="${GO_DIR}" GOMODCACHE="${GO_DIR}/pkg/mod" GOCACHE="${GO_DIR}/build" GOFLAGS=-modcacherw GOTOOLCHAIN=local GOTELEMETRY=off
+}
+
+go_bin() { command -v go 2>/dev/null || echo /usr/local/go/bin/go; }
+
 install_go_peers() {
-  # Extension point (being filled in by the franz-go work): download the Go modules the Go suites
-  # need (franz-go's kgo tests) and return 0; must be a no-op when they are already present.
-  return 0
+  # franz-go's module zip from the Go module proxy (it carries pkg/kgo/*_test.go), copied to a
+  # writable .cache/franz-go/<version>, its dependencies downloaded and the kgo tests compiled once,
+  # so the test run needs no network (GOPROXY=off there).
+  if [ -f "${FRANZ_GO_COPY}/pkg/kgo/helpers_test.go" ] && [ -f "${FRANZ_GO_COPY}/.skiff-compiled" ]; then return 0; fi
+  local go; go="$(go_bin)"
+  [ -x "${go}" ] || { log "Go is required for the franz-go suite but not found (PATH or /usr/local/go/bin/go)"; return 1; }
+  (
+    go_env
+    local dir
+    dir="$("${go}" mod download -json "github.com/twmb/franz-go@${FRANZ_GO_VERSION}" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')"
+    rm -rf "${FRANZ_GO_COPY}"
+    mkdir -p "$(dirname "${FRANZ_GO_COPY}")"
+    cp -r "${dir}" "${FRANZ_GO_COPY}"
+    chmod -R u+w "${FRANZ_GO_COPY}"
+    cd "${FRANZ_GO_COPY}"
+    "${go}" mod download
+    "${go}" test -c -o "${GO_DIR}/kgo.test" ./pkg/kgo/ >/dev/null
+    touch "${FRANZ_GO_COPY}/.skiff-compiled"
+  )
 }
 
 run_step() { # NAME FUNCTION: runs one step, reports its time when it took a while

@@ -44,7 +44,7 @@ describe('differential: Apache Kafka (oracle) vs Skiff', () => {
 
   before(async () => {
     const started = Date.now();
-    const [k, s] = await Promise.allSettled([startKafka(), startBrokerProcess()]);
+    const [k, s] = await Promise.allSettled([startKafka({ startTimeoutMs: 120_000 }), startBrokerProcess()]);
     if (k.status === 'fulfilled') kafka = k.value;
     if (s.status === 'fulfilled') skiff = s.value;
     if (k.status === 'rejected') throw k.reason;

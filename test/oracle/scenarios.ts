@@ -117,14 +117,19 @@ const codecs: Scenario = {
     for (const codec of [0, 1, 2, 3, 4] as const) produced.push(await ctx.produce(topic, 0, keyed(`codec${codec}`, 20), { codec }));
     const f = await ctx.fetch(topic, 0, 0);
     const stored = { batches: f.batches.map((b) => ({ baseOffset: b.baseOffset, codec: b.codec, recordCount: b.recordCount })), records: await ctx.readAll(topic, 0) };
-    // compression.type on the topic: the broker recompresses (Kafka's LogValidator).
+    // compression.type on the topic: Kafka recompresses (LogValidator); `producer` keeps the batch as sent.
     const forced: Record<string, Json> = {};
-    for (const [name, producerCodec] of [['gzip', 0], ['zstd', 3], ['uncompressed', 1]] as const) {
+    for (const [name, producerCodec] of [['producer', 1], ['gzip', 0], ['zstd', 3], ['uncompressed', 1]] as const) {
       const t = `codecs-topic-${name}`;
-      await ctx.createTopic(t, 1, { 'compression.type': name });
+      const [created] = (await ctx.createTopics([{ name: t, partitions: 1, replicationFactor: 1, configs: { 'compression.type': name } }])) as Array<{ error: string }>;
+      if (created!.error !== 'NONE') {
+        forced[name] = { created: created!.error };
+        continue;
+      }
+      await ctx.waitForTopic(t, 1);
       const r = await ctx.produce(t, 0, keyed(t, 10), { codec: producerCodec });
       const ff = await ctx.fetch(t, 0, 0);
-      forced[name] = { produced: r, batches: ff.batches.map((b) => ({ baseOffset: b.baseOffset, codec: b.codec, recordCount: b.recordCount })), values: ff.records.map((x) => x.value) };
+      forced[name] = { created: created!.error, produced: r, batches: ff.batches.map((b) => ({ baseOffset: b.baseOffset, codec: b.codec, recordCount: b.recordCount })), values: ff.records.map((x) => x.value) };
     }
     return { produced, stored, forced };
   },
@@ -293,6 +298,18 @@ const topicConfigs: Scenario = {
       for (const name of watched) picked[name] = d.configs[name] ?? 'missing';
       return { error: d.error, configs: picked };
     };
+    // Kafka applies config changes through its controller: the broker that answers DescribeConfigs
+    // sees them a moment after the alter returns. Poll (bounded) until the expected values show.
+    const pickWhen = async (expected: Record<string, string>): Promise<Json> => {
+      let last: Json = null;
+      for (let i = 0; i < 50; i++) {
+        last = await pick();
+        const configs = (last as { configs: Record<string, { value: string | null } | string> }).configs;
+        if (Object.entries(expected).every(([name, value]) => (configs[name] as { value: string | null } | undefined)?.value === value)) return last;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      return last;
+    };
     const initial = await pick();
     // Every topic config name the broker describes, as {name: true} so a missing name is its own difference.
     const allNames = Object.fromEntries(Object.keys((await ctx.describeTopicConfigs(topic)).configs).sort().map((n) => [n, true]));
@@ -303,13 +320,13 @@ const topicConfigs: Scenario = {
     };
     const set = await incremental([{ name: 'retention.ms', op: 0, value: '7200000' }, { name: 'max.message.bytes', op: 0, value: '300000' }]);
     const del = await incremental([{ name: 'cleanup.policy', op: 1, value: null }]);
-    const afterIncremental = await pick();
+    const afterIncremental = await pickWhen({ 'retention.ms': '7200000', 'max.message.bytes': '300000', 'cleanup.policy': 'delete' });
     const badValue = await incremental([{ name: 'retention.ms', op: 0, value: 'abc' }]);
     const unknownName = await incremental([{ name: 'no.such.config', op: 0, value: '1' }]);
     const unknownTopic = await incremental([{ name: 'retention.ms', op: 0, value: '1' }], 'tc-no-such-topic');
     const alter = await ctx.request(ApiKey.AlterConfigs, { resources: [{ resourceType: 2, resourceName: topic, configs: [{ name: 'segment.bytes', value: '2097152' }] }], validateOnly: false });
     const alterResult = (alter.responses as Array<Record<string, unknown>>)[0]!;
-    const afterAlter = await pick();
+    const afterAlter = await pickWhen({ 'segment.bytes': '2097152', 'retention.ms': '604800000' });
     const describeUnknown = await ctx.describeTopicConfigs('tc-no-such-topic');
     const selected = await ctx.describeTopicConfigs(topic, ['retention.ms', 'no.such.config']);
     return {
