@@ -17,7 +17,7 @@
  *   describeConfigs, incrementalAlterConfigs, createPartitions, listOffsets (earliest, latest,
  *   maxTimestamp, forTimestamp), deleteRecords, describeLogDirs, deleteTopics; each value as the
  *   Kafka 4.x fixture answers the same calls (checked by hand against scripts/kafka-fixture.sh).
- * - A `todo` case for a known Skiff gap (keyless records on compacted topics).
+ * - Keyless records on compacted topics are refused, as Kafka does.
  *
  * The jars: $SKIFF_JAVA_LIB if set, else `bash scripts/kafka-fixture.sh lib` (fetches them with
  * Maven when missing). Java's own log lines (WARN and up) go to stderr and are checked too.
@@ -463,10 +463,10 @@ describe('Java kafka-clients 4.x against Skiff', () => {
       assert.deepEqual(unexpected, [], 'unexpected Java client warnings');
     }));
 
-  // Skiff gap: Kafka refuses a record without a key on a cleanup.policy=compact topic
-  // (INVALID_RECORD, "Compacted topic cannot accept message without key in topic partition ..."),
-  // Skiff appends it. Checked from the AdminClient run above; `todo` until Skiff validates keys.
-  test('a keyless record on a compacted topic is refused with INVALID_RECORD (as Kafka does)', { todo: 'Skiff accepts keyless records on compacted topics' }, () => {
+  // Kafka refuses a record without a key on a cleanup.policy=compact topic (INVALID_RECORD,
+  // "Compacted topic cannot accept message without key in topic partition ..."); so does Skiff.
+  // Checked from the AdminClient run above.
+  test('a keyless record on a compacted topic is refused with INVALID_RECORD (as Kafka does)', () => {
     assert.ok(adminSteps !== undefined, 'the AdminClient test did not get that far');
     const keyless = adminSteps.get('compacted topic keyless record');
     assert.equal(keyless?.error, 'InvalidRecordException', `keyless record on a compacted topic: ${JSON.stringify(keyless)}`);

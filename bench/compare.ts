@@ -1,0 +1,281 @@
+/**
+ * Side-by-side benchmark: Apache Kafka (the test fixture, KRaft combined broker+controller) and Skiff,
+ * driven by Kafka's own perf tools, alternating Kafka / Skiff for every configuration.
+ *
+ *   npm run bench:compare                      # build, then node dist/bench/compare.js
+ *   node dist/bench/compare.js --scale 0.25 --rounds 1    # a quick smoke run
+ *
+ * Brokers: the Kafka fixture (test/helpers/kafka-fixture.ts), Skiff with its defaults
+ * (write.caching=false: acks=all answers after fsync) and Skiff with
+ * `--override write.caching.default=true` (page cache, as Kafka, which never fsyncs before acking):
+ * each has its own temp data dir. Every configuration gets a fresh topic (RF=1, 1 partition, created
+ * with TopicCommand) on each broker.
+ *
+ * Producer: org.apache.kafka.tools.ProducerPerformance (--throughput -1, the producer's defaults
+ * otherwise, acks as configured). Consumer: org.apache.kafka.tools.ConsumerPerformance subscribes with
+ * a consumer group, which Skiff does not serve yet (consumer-groups issue), so it runs against Kafka
+ * only, for reference; the consumer ratio comes from bench/compare-consumer.java, the same consumer
+ * settings reading partition 0 by assignment, run against both. Tool JVMs run with the JDK's default
+ * JIT (not the C1-only flags of `kafka-fixture.sh tool`, which would cap the client).
+ *
+ * The machine is shared and noisy: quote the Skiff/Kafka ratios of one run, never lone numbers.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as path from 'node:path';
+import { ensureKafkaJars, repoRoot, startKafka, type KafkaFixture } from '../test/helpers/kafka-fixture';
+import { startBrokerProcess, type BrokerProcess } from '../test/helpers/broker-process';
+
+interface Config {
+  acks: '1' | 'all';
+  recordSize: number;
+  records: number;
+}
+
+type TargetName = 'kafka' | 'skiff' | 'skiff-wc';
+
+interface Target {
+  name: TargetName;
+  label: string;
+  bootstrap: string;
+}
+
+interface ProducerResult {
+  recordsPerSec: number;
+  mbPerSec: number;
+  avgMs: number;
+  p99Ms: number;
+}
+
+interface ConsumerResult {
+  mbPerSec: number;
+  msgPerSec: number;
+  fetchMbPerSec: number;
+  fetchMsgPerSec: number;
+  records: number;
+}
+
+const PRODUCER_PERFORMANCE = 'org.apache.kafka.tools.ProducerPerformance';
+const CONSUMER_PERFORMANCE = 'org.apache.kafka.tools.ConsumerPerformance';
+const TOPIC_COMMAND = 'org.apache.kafka.tools.TopicCommand';
+const TOOL_TIMEOUT_MS = 180_000;
+
+function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(name);
+  if (i < 0) return fallback;
+  const v = Number(process.argv[i + 1]);
+  if (!Number.isFinite(v) || v <= 0) throw new Error(`${name} needs a positive number`);
+  return v;
+}
+
+const SCALE = arg('--scale', 1);
+const ROUNDS = Math.round(arg('--rounds', 2));
+const CONFIGS: Config[] = [
+  { acks: '1', recordSize: 100, records: Math.round(200_000 * SCALE) },
+  { acks: 'all', recordSize: 100, records: Math.round(200_000 * SCALE) },
+  { acks: '1', recordSize: 1024, records: Math.round(50_000 * SCALE) },
+  { acks: 'all', recordSize: 1024, records: Math.round(50_000 * SCALE) },
+];
+
+const liveTools = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of liveTools) killGroup(child);
+});
+// A plain SIGTERM/SIGINT would end node without 'exit' hooks and orphan the JVMs and brokers.
+for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => process.exit(130));
+
+function killGroup(child: ChildProcess): void {
+  try {
+    if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    child.kill('SIGKILL');
+  }
+}
+
+let libDir = '';
+
+/** Runs `java <opts> -cp '<lib>/*' <main> <args>` (main: a class or a .java source file) with a timeout. */
+function runJava(main: string, args: readonly string[], timeoutMs = TOOL_TIMEOUT_MS): Promise<{ code: number | null; stdout: string; stderr: string; timedOut: boolean }> {
+  const log4j = path.join(path.dirname(libDir), 'log4j2-tools.properties');
+  const child = spawn('java', ['-Xmx512m', `-Dlog4j2.configurationFile=${log4j}`, '-cp', `${libDir}/*`, main, ...args], {
+    cwd: repoRoot(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  liveTools.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    killGroup(child);
+  }, timeoutMs);
+  return new Promise((resolve) => {
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      liveTools.delete(child);
+      resolve({ code, stdout, stderr, timedOut });
+    });
+  });
+}
+
+async function createTopic(target: Target, topic: string): Promise<void> {
+  const r = await runJava(TOPIC_COMMAND, ['--bootstrap-server', target.bootstrap, '--create', '--topic', topic, '--partitions', '1', '--replication-factor', '1'], 60_000);
+  if (r.code !== 0) throw new Error(`creating ${topic} on ${target.label} failed:\n${r.stdout}\n${r.stderr}`);
+}
+
+const PRODUCER_LINE = /(\d+) records sent, ([\d.]+) records\/sec \(([\d.]+) MB\/sec\), ([\d.]+) ms avg latency, ([\d.]+) ms max latency, (\d+) ms 50th, (\d+) ms 95th, (\d+) ms 99th, (\d+) ms 99\.9th/;
+
+async function produce(target: Target, topic: string, cfg: Config): Promise<ProducerResult> {
+  const r = await runJava(PRODUCER_PERFORMANCE, [
+    '--topic', topic, '--num-records', String(cfg.records), '--record-size', String(cfg.recordSize), '--throughput', '-1',
+    '--producer-props', `bootstrap.servers=${target.bootstrap}`, `acks=${cfg.acks}`,
+  ]);
+  const m = PRODUCER_LINE.exec(r.stdout);
+  if (r.code !== 0 || m === null || Number(m[1]) !== cfg.records) {
+    throw new Error(`ProducerPerformance against ${target.label} failed (code ${r.code}${r.timedOut ? ', timed out' : ''}):\n${r.stdout.slice(-3000)}\n${r.stderr.slice(-3000)}`);
+  }
+  return { recordsPerSec: Number(m[2]), mbPerSec: Number(m[3]), avgMs: Number(m[4]), p99Ms: Number(m[8]) };
+}
+
+/** ConsumerPerformance's (and compare-consumer.java's) summary line after its header. */
+function parseConsumerLine(stdout: string): ConsumerResult | null {
+  const lines = stdout.split('\n');
+  const h = lines.findIndex((l) => l.startsWith('start.time, end.time'));
+  if (h < 0 || lines[h + 1] === undefined) return null;
+  const f = lines[h + 1]!.split(', ').map((s) => s.trim());
+  if (f.length < 10) return null;
+  return { mbPerSec: Number(f[3]), records: Number(f[4]), msgPerSec: Number(f[5]), fetchMbPerSec: Number(f[8]), fetchMsgPerSec: Number(f[9]) };
+}
+
+async function consumeAssigned(target: Target, topic: string, cfg: Config): Promise<ConsumerResult> {
+  const source = path.join(repoRoot(), 'bench', 'compare-consumer.java');
+  const r = await runJava(source, [target.bootstrap, topic, String(cfg.records), '10000']);
+  const parsed = parseConsumerLine(r.stdout);
+  if (r.code !== 0 || parsed === null || parsed.records !== cfg.records) {
+    throw new Error(`compare-consumer against ${target.label} failed (code ${r.code}):\n${r.stdout.slice(-3000)}\n${r.stderr.slice(-3000)}`);
+  }
+  return parsed;
+}
+
+async function consumePerformance(target: Target, topic: string, cfg: Config): Promise<ConsumerResult | string> {
+  const r = await runJava(CONSUMER_PERFORMANCE, ['--bootstrap-server', target.bootstrap, '--topic', topic, '--num-records', String(cfg.records), '--timeout', '10000'], 60_000);
+  const parsed = parseConsumerLine(r.stdout);
+  if (r.code !== 0 || parsed === null || parsed.records !== cfg.records) {
+    return `failed (code ${r.code}, ${parsed?.records ?? 0}/${cfg.records} records)`;
+  }
+  return parsed;
+}
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+};
+const fmt = (n: number, digits = 1): string => (n >= 1000 ? Math.round(n).toLocaleString('en-US') : n.toFixed(digits));
+const ratio = (a: number, b: number): string => (b === 0 ? 'n/a' : `${(a / b).toFixed(2)}x`);
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  libDir = await ensureKafkaJars();
+  console.log(`bench/compare: ${ROUNDS} round(s), configs: ${CONFIGS.map((c) => `acks=${c.acks} ${c.records} x ${c.recordSize} B`).join('; ')}`);
+
+  let kafka: KafkaFixture | null = null;
+  let skiff: BrokerProcess | null = null;
+  let skiffWc: BrokerProcess | null = null;
+  try {
+    [kafka, skiff, skiffWc] = await Promise.all([
+      startKafka(),
+      startBrokerProcess(),
+      startBrokerProcess({ overrides: { 'write.caching.default': 'true' } }),
+    ]);
+    const targets: Record<TargetName, Target> = {
+      kafka: { name: 'kafka', label: 'Kafka 4.4.0', bootstrap: kafka.bootstrap },
+      skiff: { name: 'skiff', label: 'Skiff', bootstrap: `127.0.0.1:${skiff.port}` },
+      'skiff-wc': { name: 'skiff-wc', label: 'Skiff write.caching=true', bootstrap: `127.0.0.1:${skiffWc.port}` },
+    };
+    console.log(`Kafka at ${targets.kafka.bootstrap}, Skiff at ${targets.skiff.bootstrap}, Skiff (write.caching.default=true) at ${targets['skiff-wc'].bootstrap}`);
+
+    type Key = string;
+    const prod = new Map<Key, ProducerResult[]>();
+    const cons = new Map<Key, ConsumerResult[]>();
+    const consPerf = new Map<Key, (ConsumerResult | string)[]>();
+    const push = <T>(m: Map<Key, T[]>, k: Key, v: T): void => {
+      m.set(k, [...(m.get(k) ?? []), v]);
+    };
+    const cfgKey = (c: Config): string => `acks=${c.acks} ${c.recordSize}B`;
+
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const [ci, cfg] of CONFIGS.entries()) {
+        // Alternate: Kafka first on even steps, Skiff first on odd ones.
+        const order: TargetName[] = (round + ci) % 2 === 0 ? ['kafka', 'skiff'] : ['skiff', 'kafka'];
+        if (cfg.acks === 'all') order.push('skiff-wc');
+        const topic = `compare-r${round}-acks${cfg.acks}-${cfg.recordSize}b`;
+        for (const t of order) {
+          const target = targets[t];
+          await createTopic(target, topic);
+          const p = await produce(target, topic, cfg);
+          push(prod, `${cfgKey(cfg)}|${t}`, p);
+          console.log(`round ${round} ${cfgKey(cfg)} ${target.label}: produce ${fmt(p.recordsPerSec)} rec/s ${p.mbPerSec} MB/s avg ${p.avgMs} ms p99 ${p.p99Ms} ms`);
+        }
+        for (const t of order.filter((n) => n !== 'skiff-wc')) {
+          const target = targets[t];
+          const c = await consumeAssigned(target, topic, cfg);
+          push(cons, `${cfgKey(cfg)}|${t}`, c);
+          console.log(`round ${round} ${cfgKey(cfg)} ${target.label}: consume (assign) ${c.mbPerSec} MB/s ${fmt(c.msgPerSec)} msg/s`);
+        }
+        if (round === 1) {
+          // ConsumerPerformance (group subscribe): Kafka for reference; Skiff once, to show it still needs groups.
+          for (const t of ci === 0 ? (['kafka', 'skiff'] as const) : (['kafka'] as const)) {
+            const c = await consumePerformance(targets[t], topic, cfg);
+            push(consPerf, `${cfgKey(cfg)}|${t}`, c);
+            console.log(`round ${round} ${cfgKey(cfg)} ${targets[t].label}: ConsumerPerformance ${typeof c === 'string' ? c : `${c.mbPerSec} MB/s (fetch ${c.fetchMbPerSec} MB/s) ${fmt(c.msgPerSec)} msg/s`}`);
+          }
+        }
+      }
+    }
+
+    // ---- table ----
+    const med = (k: Key, f: (p: ProducerResult) => number): number => median((prod.get(k) ?? []).map(f));
+    const medC = (k: Key, f: (p: ConsumerResult) => number): number => median((cons.get(k) ?? []).map(f));
+    const out: string[] = [];
+    out.push('');
+    out.push(`Producer: ProducerPerformance --throughput -1 (medians of ${ROUNDS} alternating round(s)); consumer: compare-consumer.java by assignment.`);
+    out.push('');
+    out.push('| config | broker | produce rec/s | produce MB/s | avg ms | p99 ms | consume MB/s | consume msg/s | produce thr. Skiff/Kafka | p99 Skiff/Kafka | consume thr. Skiff/Kafka |');
+    out.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const cfg of CONFIGS) {
+      const k = cfgKey(cfg);
+      const label = `acks=${cfg.acks}, ${cfg.records.toLocaleString('en-US')} x ${cfg.recordSize} B`;
+      const names: TargetName[] = cfg.acks === 'all' ? ['kafka', 'skiff', 'skiff-wc'] : ['kafka', 'skiff'];
+      for (const t of names) {
+        const key = `${k}|${t}`;
+        const kk = `${k}|kafka`;
+        const hasCons = cons.has(key);
+        const isKafka = t === 'kafka';
+        out.push(`| ${t === 'kafka' ? label : ''} | ${targets[t].label} | ${fmt(med(key, (p) => p.recordsPerSec))} | ${fmt(med(key, (p) => p.mbPerSec), 2)} | ${fmt(med(key, (p) => p.avgMs), 1)} | ${fmt(med(key, (p) => p.p99Ms), 0)} | ${hasCons ? fmt(medC(key, (c) => c.mbPerSec), 1) : '-'} | ${hasCons ? fmt(medC(key, (c) => c.msgPerSec)) : '-'} | ${isKafka ? '' : ratio(med(key, (p) => p.recordsPerSec), med(kk, (p) => p.recordsPerSec))} | ${isKafka ? '' : ratio(med(key, (p) => p.p99Ms), med(kk, (p) => p.p99Ms))} | ${isKafka || !hasCons ? '' : ratio(medC(key, (c) => c.msgPerSec), medC(kk, (c) => c.msgPerSec))} |`);
+      }
+    }
+    out.push('');
+    out.push('ConsumerPerformance (subscribe with a consumer group; round 1):');
+    for (const [key, vals] of consPerf) {
+      const [cfg, t] = key.split('|') as [string, TargetName];
+      const v = vals[0]!;
+      out.push(`  ${cfg} ${targets[t].label}: ${typeof v === 'string' ? `${v} (Skiff serves no consumer groups yet)` : `${fmt(v.mbPerSec, 1)} MB/s, ${fmt(v.msgPerSec)} msg/s incl. group join; fetch ${fmt(v.fetchMbPerSec, 1)} MB/s, ${fmt(v.fetchMsgPerSec)} msg/s`}`);
+    }
+    out.push('');
+    out.push(`p99 ratio > 1 means Skiff is slower; throughput ratio < 1 means Skiff is slower. Total run ${Math.round((Date.now() - started) / 1000)} s.`);
+    console.log(out.join('\n'));
+  } finally {
+    await Promise.allSettled([kafka?.stop(), skiff?.stop(), skiffWc?.stop()]);
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err instanceof Error ? err.stack ?? err.message : err);
+    process.exit(1);
+  },
+);
