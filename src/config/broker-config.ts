@@ -96,6 +96,16 @@ export const BROKER_CONFIG_DEFS: readonly BrokerConfigDef[] = [
   { key: 'compression.type', type: 'string', defaultValue: 'producer', oneOf: ['producer'], doc: 'Batches are stored as the producer sent them; `producer` is the only value (topic: compression.type).' },
   { key: 'max.connections', type: 'int', defaultValue: '2147483647', min: 0, doc: 'Client connections accepted at once; more are closed on accept.' },
   { key: 'connections.max.idle.ms', type: 'long', defaultValue: '600000', min: -1, doc: 'Close connections idle this long; -1 = never.' },
+  { key: 'offsets.topic.num.partitions', type: 'int', defaultValue: '50', min: 1, doc: 'Partitions of __consumer_offsets, created at the first FindCoordinator for a group; a group lives on partition abs(hashCode(group)) % this.' },
+  { key: 'offsets.topic.replication.factor', type: 'int', defaultValue: '3', min: 1, doc: 'Replication factor of __consumer_offsets, capped by the number of brokers (so 1 on one broker).' },
+  { key: 'offsets.topic.segment.bytes', type: 'int', defaultValue: '104857600', min: 14, doc: 'segment.bytes of __consumer_offsets.' },
+  { key: 'offsets.retention.minutes', type: 'int', defaultValue: '10080', min: 1, doc: 'Committed offsets of a group that has been empty this long are deleted (KIP-211).' },
+  { key: 'offsets.retention.check.interval.ms', type: 'long', defaultValue: '600000', min: 1, doc: 'How often expired offsets are looked for.' },
+  { key: 'offset.metadata.max.bytes', type: 'int', defaultValue: '4096', min: 0, doc: 'Largest metadata string of a committed offset; larger gets OFFSET_METADATA_TOO_LARGE.' },
+  { key: 'group.initial.rebalance.delay.ms', type: 'int', defaultValue: '3000', min: 0, doc: 'How long an empty group waits for more members before its first rebalance completes.' },
+  { key: 'group.min.session.timeout.ms', type: 'int', defaultValue: '6000', min: 0, doc: 'Smallest session.timeout.ms a member may ask for (else INVALID_SESSION_TIMEOUT).' },
+  { key: 'group.max.session.timeout.ms', type: 'int', defaultValue: '1800000', min: 0, doc: 'Largest session.timeout.ms a member may ask for (else INVALID_SESSION_TIMEOUT).' },
+  { key: 'group.max.size', type: 'int', defaultValue: '2147483647', min: 1, doc: 'Members a classic group may hold; one more gets GROUP_MAX_SIZE_REACHED.' },
 ];
 
 /**
@@ -120,9 +130,6 @@ export const IGNORED_BROKER_CONFIG_KEYS: readonly string[] = [
   'queued.max.requests',
   'socket.send.buffer.bytes',
   'socket.receive.buffer.bytes',
-  'offsets.topic.replication.factor',
-  'offsets.topic.num.partitions',
-  'offsets.retention.minutes',
   'transaction.state.log.replication.factor',
   'transaction.state.log.min.isr',
   'transaction.state.log.num.partitions',
@@ -137,9 +144,6 @@ export const IGNORED_BROKER_CONFIG_KEYS: readonly string[] = [
   'broker.rack',
   'sasl.enabled.mechanisms',
   'log.flush.scheduler.interval.ms',
-  'group.initial.rebalance.delay.ms',
-  'group.min.session.timeout.ms',
-  'group.max.session.timeout.ms',
   'replica.lag.time.max.ms',
   'replica.fetch.max.bytes',
   'auto.leader.rebalance.enable',
@@ -197,6 +201,16 @@ export interface BrokerConfig {
   readonly maxConnections: number;
   /** -1 = never close idle connections. */
   readonly connectionsMaxIdleMs: number;
+  readonly offsetsTopicNumPartitions: number;
+  readonly offsetsTopicReplicationFactor: number;
+  readonly offsetsTopicSegmentBytes: number;
+  readonly offsetsRetentionMinutes: number;
+  readonly offsetsRetentionCheckIntervalMs: number;
+  readonly offsetMetadataMaxBytes: number;
+  readonly groupInitialRebalanceDelayMs: number;
+  readonly groupMinSessionTimeoutMs: number;
+  readonly groupMaxSessionTimeoutMs: number;
+  readonly groupMaxSize: number;
   /** Effective value of every known key that has one (unset nullable keys are absent), as strings. */
   readonly values: Map<string, string>;
   /** Whether each key in `values` was set (STATIC_BROKER_CONFIG) or defaulted (DEFAULT_CONFIG). */
@@ -288,6 +302,16 @@ export function buildBrokerConfig(props: Map<string, string>): BrokerConfig {
     compressionType: reader.string('compression.type'),
     maxConnections: reader.int('max.connections'),
     connectionsMaxIdleMs: reader.long('connections.max.idle.ms') ?? 600000,
+    offsetsTopicNumPartitions: reader.int('offsets.topic.num.partitions'),
+    offsetsTopicReplicationFactor: reader.int('offsets.topic.replication.factor'),
+    offsetsTopicSegmentBytes: reader.int('offsets.topic.segment.bytes'),
+    offsetsRetentionMinutes: reader.int('offsets.retention.minutes'),
+    offsetsRetentionCheckIntervalMs: reader.long('offsets.retention.check.interval.ms') ?? 600000,
+    offsetMetadataMaxBytes: reader.int('offset.metadata.max.bytes'),
+    groupInitialRebalanceDelayMs: reader.int('group.initial.rebalance.delay.ms'),
+    groupMinSessionTimeoutMs: reader.int('group.min.session.timeout.ms'),
+    groupMaxSessionTimeoutMs: reader.int('group.max.session.timeout.ms'),
+    groupMaxSize: reader.int('group.max.size'),
     values: new Map(),
     sources: new Map(),
     warnings,
