@@ -113,14 +113,6 @@ export const ALLOWLIST: readonly (AllowlistEntry & { kind: 'deployment' | 'gap' 
 
   // ---- gaps: Skiff differs from Kafka (remove the entry once fixed) ----
   {
-    id: 'api-versions-behind-kafka',
-    kind: 'gap',
-    scenario: 'api-versions',
-    path: /^apis\.\w+\.maxVersion$/,
-    reason: "Issue 4 asks for every implemented API up to the version Kafka 4.x serves; these still stop below Kafka's newest (the test prints which).",
-    check: (kafka, skiff) => typeof kafka === 'number' && typeof skiff === 'number' && skiff < kafka,
-  },
-  {
     id: 'elect-leaders-not-served',
     kind: 'gap',
     scenario: 'api-versions',

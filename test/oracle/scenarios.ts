@@ -41,7 +41,25 @@ const apiVersions: Scenario = {
       const r = ranges.get(key);
       out[ApiKey[key]] = r === undefined ? 'not advertised' : { minVersion: r.minVersion, maxVersion: r.maxVersion };
     }
-    return { error: err(body.errorCode as number), apis: out };
+    // v5 (KIP-1242): the cluster and node the client means to reach.
+    const v5 = ctx.v(ApiKey.ApiVersions) >= 5;
+    const target = async (clusterId: string | null, nodeId: number): Promise<Json> => {
+      const r = await ctx.request(ApiKey.ApiVersions, { clientSoftwareName: 'skiff-oracle', clientSoftwareVersion: '0.1.0', clusterId, nodeId }, 5);
+      return { error: err(r.errorCode as number), apiKeys: (r.apiKeys as unknown[]).length > 0 };
+    };
+    const md = await ctx.client.metadata([]);
+    const self = [...md.brokers.values()][0]!.nodeId;
+    const targets: Json = v5
+      ? {
+          neither: await target(null, -1),
+          both: await target(md.clusterId, self),
+          otherCluster: await target('AAAAAAAAAAAAAAAAAAAAAA', self),
+          otherNode: await target(md.clusterId, self + 100),
+          clusterOnly: await target(md.clusterId, -1),
+          nodeOnly: await target(null, self),
+        }
+      : 'version < 5';
+    return { error: err(body.errorCode as number), apis: out, targets };
   },
 };
 
@@ -178,9 +196,34 @@ const listOffsets: Scenario = {
       byTime,
       unknownPartition: await ctx.listOffset(topic, 7, LATEST),
       unknownTopic: await ctx.listOffset('lo-no-such-topic', 0, LATEST),
+      special: await specialTimestamps(ctx, topic),
     };
   },
 };
+
+/**
+ * The special ListOffsets timestamps of tiered storage (-4 earliest local, -5 latest tiered, -6
+ * earliest pending upload) and unknown ones, at the version that introduced each and just below it.
+ */
+async function specialTimestamps(ctx: ScenarioContext, topic: string): Promise<Json> {
+  const top = ctx.v(ApiKey.ListOffsets);
+  const out: Record<string, Json> = {};
+  for (const [timestamp, since] of [[MAX_TIMESTAMP, 7], [-4, 8], [-5, 9], [-6, 11], [-7, 99], [-100, 99]] as const) {
+    for (const version of [since - 1, since, top]) {
+      if (version > top || version < 1 || out[`${timestamp}@v${version}`] !== undefined) continue;
+      const body = await ctx.request(ApiKey.ListOffsets, {
+        replicaId: -1,
+        isolationLevel: 0,
+        topics: [{ name: topic, partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp }] }],
+        timeoutMs: 30_000,
+      }, version);
+      const p = (body.topics as Array<{ partitions: Array<Record<string, unknown>> }>)[0]!.partitions[0]!;
+      const ts = p.timestamp as number;
+      out[`${timestamp}@v${version}`] = { error: err(p.errorCode as number), offset: p.offset as number, ts: ts >= 0 ? ts - ctx.baseTimestamp : ts, leaderEpoch: p.leaderEpoch as number };
+    }
+  }
+  return out;
+}
 
 const fetchEdges: Scenario = {
   name: 'fetch-edges',
@@ -497,6 +540,7 @@ const logDirs: Scenario = {
         error: err(r.errorCode as number),
         logDir: r.logDir as string,
         totalBytesPositive: ((r.totalBytes as number | undefined) ?? -1) > 0,
+        isCordoned: (r.isCordoned as boolean | undefined) ?? null,
         topics: (r.topics as Array<{ name: string; partitions: Array<Record<string, unknown>> }>).map((t) => ({
           name: t.name,
           partitions: t.partitions.map((p) => ({ partition: p.partitionIndex as number, size: p.partitionSize as number, offsetLag: p.offsetLag as number, isFuture: p.isFutureKey as boolean })).sort((a, b) => a.partition - b.partition),
