@@ -62,40 +62,64 @@ export function validateProducedBatch(records: Buffer | null, maxMessageBytes: n
 }
 
 /**
- * CreateTime bounds (KIP-937 / Kafka 4's message.timestamp.before.max.ms and after.max.ms): a batch
- * whose first record (baseTimestamp) or latest record (maxTimestamp) lies more than `beforeMaxMs`
- * before `nowMs` or more than `afterMaxMs` after it is refused with INVALID_TIMESTAMP. Checked on
- * the header only (no record decoding, as Redpanda does), so a record between the two that is
- * older than both is not seen. Returns a reason, or null.
+ * One record a Produce partition refuses: its index in the batch (0-based) and why (Kafka's
+ * RecordErrors in the Produce response, KIP-467: BatchIndex, BatchIndexErrorMessage).
  */
-export function createTimeOutOfBounds(batch: Buffer, nowMs: number, beforeMaxMs: number, afterMaxMs: number): string | null {
-  for (const timestamp of [Number(batch.readBigInt64BE(L.BASE_TIMESTAMP)), Number(batch.readBigInt64BE(L.MAX_TIMESTAMP))]) {
-    if (timestamp < 0) continue;
-    if (nowMs - timestamp > beforeMaxMs) {
-      return `Timestamp ${timestamp} of a record is out of range: more than message.timestamp.before.max.ms=${beforeMaxMs} before the broker time ${nowMs}`;
-    }
-    if (timestamp - nowMs > afterMaxMs) {
-      return `Timestamp ${timestamp} of a record is out of range: more than message.timestamp.after.max.ms=${afterMaxMs} after the broker time ${nowMs}`;
-    }
+export interface RecordError { batchIndex: number; batchIndexErrorMessage: string | null }
+
+/** A rejection that names the offending records (Kafka's RecordValidationException). */
+export interface RecordsRejection extends BatchRejection { recordErrors: RecordError[] }
+
+/**
+ * CreateTime bounds (KIP-937 / Kafka 4's message.timestamp.before.max.ms and after.max.ms): a batch
+ * with a record more than `beforeMaxMs` before `nowMs` or more than `afterMaxMs` after it is refused
+ * with INVALID_TIMESTAMP. The accepting path reads the header only (baseTimestamp = the first
+ * record's, maxTimestamp = the latest; no record decoding, as Redpanda does), so a record between
+ * the two that is older than both is not seen. Only a batch the header already refuses is decoded,
+ * to name every offending record as Kafka's LogValidator does (record errors with batch index;
+ * none when the batch cannot be decoded). Returns a rejection, or null.
+ */
+export function createTimeOutOfBounds(batch: Buffer, nowMs: number, beforeMaxMs: number, afterMaxMs: number): RecordsRejection | null {
+  const outOfRange = (timestamp: number): string | null => {
+    if (timestamp < 0) return null;
+    if (nowMs - timestamp > beforeMaxMs) return `more than message.timestamp.before.max.ms=${beforeMaxMs} before the broker time ${nowMs}`;
+    if (timestamp - nowMs > afterMaxMs) return `more than message.timestamp.after.max.ms=${afterMaxMs} after the broker time ${nowMs}`;
+    return null;
+  };
+  const headerTimestamps = [Number(batch.readBigInt64BE(L.BASE_TIMESTAMP)), Number(batch.readBigInt64BE(L.MAX_TIMESTAMP))];
+  const first = headerTimestamps.find((t) => outOfRange(t) !== null);
+  if (first === undefined) return null;
+  const errorMessage = `Timestamp ${first} of a record is out of range: ${outOfRange(first)!}`;
+  let records;
+  try {
+    records = decodeBatch(batch).records;
+  } catch {
+    return { errorCode: ErrorCode.INVALID_TIMESTAMP, errorMessage, recordErrors: [] };
   }
-  return null;
+  const recordErrors: RecordError[] = [];
+  records.forEach((r, batchIndex) => {
+    const why = outOfRange(r.timestamp);
+    if (why !== null) recordErrors.push({ batchIndex, batchIndexErrorMessage: `Timestamp ${r.timestamp} of the record at batch index ${batchIndex} is out of range: ${why}` });
+  });
+  return { errorCode: ErrorCode.INVALID_TIMESTAMP, errorMessage, recordErrors };
 }
 
 /**
  * Compacted topics need a key on every record (Kafka's LogValidator: "Compacted topic cannot accept
  * message without key"). The one produce-path check that reads records: it decodes (and
  * decompresses) the batch, so it runs only for topics with cleanup.policy containing compact.
- * Returns a rejection or null.
+ * Returns a rejection naming every keyless record (INVALID_RECORD, record errors as Kafka's), a
+ * CORRUPT_MESSAGE one when the batch cannot be decoded, or null.
  */
-export function keylessRecordRejection(batch: Buffer, topicPartition: string): BatchRejection | null {
+export function keylessRecordRejection(batch: Buffer, topicPartition: string): RecordsRejection | null {
   let records;
   try {
     records = decodeBatch(batch).records;
   } catch (error) {
-    return { errorCode: ErrorCode.CORRUPT_MESSAGE, errorMessage: `Record batch is corrupt: ${(error as Error).message}` };
+    return { errorCode: ErrorCode.CORRUPT_MESSAGE, errorMessage: `Record batch is corrupt: ${(error as Error).message}`, recordErrors: [] };
   }
-  if (records.some((r) => r.key === null)) {
-    return { errorCode: ErrorCode.INVALID_RECORD, errorMessage: `Compacted topic cannot accept message without key in topic partition ${topicPartition}.` };
-  }
+  const message = `Compacted topic cannot accept message without key in topic partition ${topicPartition}.`;
+  const recordErrors = records.flatMap((r, batchIndex): RecordError[] => (r.key === null ? [{ batchIndex, batchIndexErrorMessage: message }] : []));
+  if (recordErrors.length > 0) return { errorCode: ErrorCode.INVALID_RECORD, errorMessage: message, recordErrors };
   return null;
 }

@@ -550,6 +550,22 @@ const logDirs: Scenario = {
   },
 };
 
+const compactedKeyless: Scenario = {
+  name: 'compacted-keyless',
+  about: 'A compacted topic refuses records without a key: INVALID_RECORD naming each keyless record (RecordErrors), plain and compressed',
+  async run(ctx) {
+    const topic = 'ck';
+    await ctx.createTopic(topic, 1, { 'cleanup.policy': 'compact' });
+    const mixed: ScenarioRecord[] = [{ key: 'a', value: '0' }, { key: null, value: '1' }, { key: 'b', value: '2' }, { key: null, value: '3' }];
+    return {
+      plain: await ctx.produce(topic, 0, mixed),
+      gzip: await ctx.produce(topic, 0, mixed, { codec: 1 }),
+      keyed: await ctx.produce(topic, 0, [{ key: 'c', value: '4' }]),
+      latest: await ctx.listOffset(topic, 0, LATEST),
+    };
+  },
+};
+
 /** Every scenario, in run order. */
 export const SCENARIOS: readonly Scenario[] = [
   apiVersions,
@@ -571,4 +587,5 @@ export const SCENARIOS: readonly Scenario[] = [
   idempotence,
   leaderEpochs,
   logDirs,
+  compactedKeyless,
 ];
