@@ -113,14 +113,6 @@ export const ALLOWLIST: readonly (AllowlistEntry & { kind: 'deployment' | 'gap' 
 
   // ---- gaps: Skiff differs from Kafka (remove the entry once fixed) ----
   {
-    id: 'elect-leaders-not-served',
-    kind: 'gap',
-    scenario: 'api-versions',
-    path: /^apis\.ElectLeaders$/,
-    reason: 'ElectLeaders (listed in issue 4) has a schema table but is not served yet.',
-    check: (kafka, skiff) => range(kafka) !== null && skiff === 'not advertised',
-  },
-  {
     id: 'topic-compression-type-refused',
     kind: 'gap',
     scenario: 'codecs',

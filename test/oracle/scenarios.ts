@@ -566,6 +566,40 @@ const compactedKeyless: Scenario = {
   },
 };
 
+const electLeaders: Scenario = {
+  name: 'elect-leaders',
+  about: 'ElectLeaders: preferred and unclean on led partitions (ELECTION_NOT_NEEDED), unknown topic/partition, bad election type, all partitions (null), empty list, v0-v2',
+  async run(ctx) {
+    const topic = 'el';
+    await ctx.createTopic(topic, 2);
+    type Results = Array<{ topic: string; partitionResult: Array<{ partitionId: number; errorCode: number; errorMessage: string | null }> }>;
+    const elect = async (electionType: number, topicPartitions: Array<{ topic: string; partitions: number[] }> | null, version?: number): Promise<Json> => {
+      const body = await ctx.request(ApiKey.ElectLeaders, { electionType, topicPartitions, timeoutMs: 10_000 }, version);
+      let results = body.replicaElectionResults as Results;
+      // Null asks for every topic: keep this scenario's, and say whether any other topic listed a partition.
+      const othersListedPartitions = topicPartitions === null ? results.some((r) => !r.topic.startsWith(topic) && r.partitionResult.length > 0) : null;
+      if (topicPartitions === null) results = results.filter((r) => r.topic.startsWith(topic)).sort((a, b) => a.topic.localeCompare(b.topic));
+      return {
+        error: err((body.errorCode as number | undefined) ?? 0),
+        othersListedPartitions,
+        results: results.map((r) => ({ topic: r.topic, partitions: r.partitionResult.map((p) => ({ partition: p.partitionId, error: err(p.errorCode), errorMessage: p.errorMessage })) })),
+      };
+    };
+    const listed = [{ topic, partitions: [1, 0, 5, 0] }, { topic: 'el-no-such-topic', partitions: [0] }];
+    const out: Record<string, Json> = {
+      preferred: await elect(0, listed),
+      unclean: await elect(1, listed),
+      badType: await elect(3, listed),
+      allPreferred: await elect(0, null),
+      allUnclean: await elect(1, null),
+      allBadType: await elect(7, null),
+      empty: await elect(0, []),
+    };
+    for (let v = 0; v < ctx.v(ApiKey.ElectLeaders); v++) out[`v${v}`] = await elect(v === 0 ? 5 : 0, [{ topic, partitions: [0] }], v);
+    return out;
+  },
+};
+
 /** Every scenario, in run order. */
 export const SCENARIOS: readonly Scenario[] = [
   apiVersions,
@@ -588,4 +622,5 @@ export const SCENARIOS: readonly Scenario[] = [
   leaderEpochs,
   logDirs,
   compactedKeyless,
+  electLeaders,
 ];

@@ -17,6 +17,7 @@ import { describeLogDirsHandler } from './describe-log-dirs';
 import { initProducerIdHandler } from './init-producer-id';
 import { offsetForLeaderEpochHandler } from './offset-for-leader-epoch';
 import { incrementalAlterConfigsHandler } from './incremental-alter-configs';
+import { electLeadersHandler } from './elect-leaders';
 
 export const allHandlers: ApiHandler[] = [
   produceHandler,
@@ -36,4 +37,5 @@ export const allHandlers: ApiHandler[] = [
   offsetForLeaderEpochHandler,
   createPartitionsHandler,
   describeLogDirsHandler,
+  electLeadersHandler,
 ];
