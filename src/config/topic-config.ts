@@ -2,23 +2,49 @@
  * Topic-level configs with Kafka's names (Kafka's LogConfig / TopicConfig), plus Redpanda's
  * `write.caching`. A topic's effective value is its override, else the broker default named in
  * `brokerKey`. This issue honours segment.bytes, index.interval.bytes, max.message.bytes,
- * flush.messages, flush.ms and write.caching; the others are accepted, validated and stored.
+ * flush.messages, flush.ms and write.caching; the others are accepted, validated and stored
+ * (max.decompressed.message.bytes included: Skiff's produce path does not decompress to measure
+ * records).
  */
 
 type Kind = 'long' | 'int' | 'boolean' | 'string' | 'policy' | 'timestamp-type' | 'double';
 
-interface TopicConfigDef { kind: Kind; brokerKey: string | null; min?: number }
+/**
+ * `min`/`max` bound int and long values (inclusive); `orEqual` is one more value accepted outside
+ * them (compression.gzip.level's -1, Deflater's default level).
+ */
+interface TopicConfigDef { kind: Kind; brokerKey: string | null; min?: number; max?: number; orEqual?: number }
+
+/**
+ * Why `n` is outside [min, max] (either may be absent) and not `orEqual`, in Kafka's words
+ * (ConfigDef.Range, and the gzip level's validator), or null when it is accepted.
+ */
+export function rangeReason(n: number | bigint, bounds: { min?: number; max?: number; orEqual?: number }): string | null {
+  const { min, max, orEqual } = bounds;
+  if (orEqual !== undefined && BigInt(n) === BigInt(orEqual)) return null;
+  const below = min !== undefined && BigInt(n) < BigInt(min);
+  const above = max !== undefined && BigInt(n) > BigInt(max);
+  if (!below && !above) return null;
+  if (orEqual !== undefined) return `Value must be between ${min} and ${max} or equal to ${orEqual}`;
+  return below ? `Value must be at least ${min}` : `Value must be no more than ${max}`;
+}
 
 /** Known topic configs: name -> type and the broker config that supplies its default. */
 export const TOPIC_CONFIGS: Record<string, TopicConfigDef> = {
   'cleanup.policy': { kind: 'policy', brokerKey: 'log.cleanup.policy' },
   'compression.type': { kind: 'string', brokerKey: 'compression.type' },
+  // Levels for a broker that recompresses (KIP-390); Skiff stores batches as produced, so, as on a
+  // Kafka topic with compression.type=producer, they are validated and stored but never used.
+  'compression.gzip.level': { kind: 'int', brokerKey: 'compression.gzip.level', min: 1, max: 9, orEqual: -1 },
+  'compression.lz4.level': { kind: 'int', brokerKey: 'compression.lz4.level', min: 1, max: 17 },
+  'compression.zstd.level': { kind: 'int', brokerKey: 'compression.zstd.level', min: -131072, max: 22 },
   'delete.retention.ms': { kind: 'long', brokerKey: 'log.cleaner.delete.retention.ms', min: 0 },
   'file.delete.delay.ms': { kind: 'long', brokerKey: 'log.segment.delete.delay.ms', min: 0 },
   'flush.messages': { kind: 'long', brokerKey: 'log.flush.interval.messages', min: 1 },
   'flush.ms': { kind: 'long', brokerKey: 'log.flush.interval.ms', min: 0 },
   'index.interval.bytes': { kind: 'int', brokerKey: 'log.index.interval.bytes', min: 0 },
   'max.compaction.lag.ms': { kind: 'long', brokerKey: 'log.cleaner.max.compaction.lag.ms', min: 1 },
+  'max.decompressed.message.bytes': { kind: 'int', brokerKey: 'max.decompressed.message.bytes', min: 1, max: 2147483639 },
   'max.message.bytes': { kind: 'int', brokerKey: 'message.max.bytes', min: 0 },
   'message.timestamp.after.max.ms': { kind: 'long', brokerKey: 'log.message.timestamp.after.max.ms', min: 0 },
   'message.timestamp.before.max.ms': { kind: 'long', brokerKey: 'log.message.timestamp.before.max.ms', min: 0 },
@@ -48,8 +74,8 @@ export function topicConfigInvalidReason(name: string, value: string | null): st
       if (!/^-?\d+$/.test(value.trim())) return `Invalid value ${value} for configuration ${name}: Not a number of type ${def.kind.toUpperCase()}`;
       const n = Number(value.trim());
       if (def.kind === 'int' && (n > 2147483647 || n < -2147483648)) return `Invalid value ${value} for configuration ${name}: Not a number of type INT`;
-      if (def.min !== undefined && n < def.min) return `Invalid value ${value} for configuration ${name}: Value must be at least ${def.min}`;
-      return null;
+      const outside = rangeReason(BigInt(value.trim()), def);
+      return outside === null ? null : `Invalid value ${value} for configuration ${name}: ${outside}`;
     }
     case 'double':
       return Number.isFinite(Number(value)) ? null : `Invalid value ${value} for configuration ${name}: Not a number of type DOUBLE`;
@@ -127,6 +153,10 @@ export interface BrokerLogDefaults {
   logIndexSizeMaxBytes: number;
   uncleanLeaderElectionEnable: boolean;
   compressionType: string;
+  compressionGzipLevel: number;
+  compressionLz4Level: number;
+  compressionZstdLevel: number;
+  maxDecompressedMessageBytes: number;
 }
 
 /** Kafka's Long.MAX_VALUE as a string: what Kafka shows for "never". */
@@ -146,6 +176,10 @@ export function topicConfigDefaults(broker: BrokerLogDefaults): Record<string, s
   return {
     'cleanup.policy': broker.logCleanupPolicy,
     'compression.type': broker.compressionType,
+    'compression.gzip.level': String(broker.compressionGzipLevel),
+    'compression.lz4.level': String(broker.compressionLz4Level),
+    'compression.zstd.level': String(broker.compressionZstdLevel),
+    'max.decompressed.message.bytes': String(broker.maxDecompressedMessageBytes),
     'delete.retention.ms': '86400000',
     'file.delete.delay.ms': '60000',
     'flush.messages': longString(broker.logFlushIntervalMessages),

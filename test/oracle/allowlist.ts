@@ -120,12 +120,4 @@ export const ALLOWLIST: readonly (AllowlistEntry & { kind: 'deployment' | 'gap' 
     reason: "A topic's compression.type other than `producer` makes Kafka recompress on produce (gzip topic + plain batch -> gzip; zstd topic + lz4 batch -> zstd; uncompressed topic + gzip batch -> none). Skiff stores batches as sent and so refuses such topics with INVALID_CONFIG.",
     check: (kafka, skiff, _facts, diff) => (diff.path.endsWith('.created') ? is('NONE', 'INVALID_CONFIG')(kafka, skiff) : kafka !== undefined && skiff === undefined),
   },
-  {
-    id: 'compression-level-configs',
-    kind: 'gap',
-    scenario: 'topic-configs',
-    path: /^allNames\.(compression\.(gzip|lz4|zstd)\.level|max\.decompressed\.message\.bytes)$/,
-    reason: 'Topic configs Kafka 4.x describes that Skiff does not know yet: compression levels (KIP-390) and max.decompressed.message.bytes.',
-    check: is(true, undefined),
-  },
 ];

@@ -372,6 +372,18 @@ const topicConfigs: Scenario = {
     const afterAlter = await pickWhen({ 'segment.bytes': '2097152', 'retention.ms': '604800000' });
     const describeUnknown = await ctx.describeTopicConfigs('tc-no-such-topic');
     const selected = await ctx.describeTopicConfigs(topic, ['retention.ms', 'no.such.config']);
+    // Compression levels (KIP-390) and max.decompressed.message.bytes: defaults, and Kafka's bounds (validateOnly).
+    const levelNames = ['compression.gzip.level', 'compression.lz4.level', 'compression.zstd.level', 'max.decompressed.message.bytes'];
+    const levels = (await ctx.describeTopicConfigs(topic, levelNames)).configs;
+    const bounds: Record<string, Json> = {};
+    for (const [name, values] of [['compression.gzip.level', ['-2', '-1', '0', '1', '9', '10', 'x']], ['compression.lz4.level', ['0', '1', '17', '18']],
+      ['compression.zstd.level', ['-131073', '-131072', '0', '22', '23']], ['max.decompressed.message.bytes', ['0', '1', '2147483647', '2147483648']]] as const) {
+      for (const value of values) {
+        const body = await ctx.request(ApiKey.IncrementalAlterConfigs, { resources: [{ resourceType: 2, resourceName: topic, configs: [{ name, configOperation: 0, value }] }], validateOnly: true });
+        const r = (body.responses as Array<Record<string, unknown>>)[0]!;
+        bounds[`${name}=${value}`] = { error: err(r.errorCode as number), errorMessage: (r.errorMessage as string | null) ?? null };
+      }
+    }
     return {
       initial,
       allNames,
@@ -385,6 +397,8 @@ const topicConfigs: Scenario = {
       afterAlter,
       describeUnknown: { error: describeUnknown.error },
       selectedKeys: { error: selected.error, names: Object.keys(selected.configs).sort() },
+      levels: Object.fromEntries(levelNames.map((n) => [n, levels[n] ?? 'missing'])),
+      bounds,
     };
   },
 };
