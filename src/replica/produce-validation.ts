@@ -76,33 +76,34 @@ export interface RecordsRejection extends BatchRejection { recordErrors: RecordE
  * with INVALID_TIMESTAMP. The accepting path reads the header only (baseTimestamp = the first
  * record's, maxTimestamp = the latest; no record decoding, as Redpanda does), so a record between
  * the two that is older than both is not seen. Only a batch the header already refuses is decoded,
- * to name every offending record as Kafka's LogValidator does (record errors with batch index;
- * none when the batch cannot be decoded). Returns a rejection, or null.
+ * to name every offending record as Kafka's LogValidator does (record errors with batch index and
+ * Kafka's wording; none when the batch cannot be decoded). Returns a rejection, or null.
  */
 export function createTimeOutOfBounds(batch: Buffer, nowMs: number, beforeMaxMs: number, afterMaxMs: number): RecordsRejection | null {
-  const outOfRange = (timestamp: number): string | null => {
-    if (timestamp < 0) return null;
-    if (nowMs - timestamp > beforeMaxMs) return `more than message.timestamp.before.max.ms=${beforeMaxMs} before the broker time ${nowMs}`;
-    if (timestamp - nowMs > afterMaxMs) return `more than message.timestamp.after.max.ms=${afterMaxMs} after the broker time ${nowMs}`;
-    return null;
-  };
+  const outOfRange = (timestamp: number): boolean => timestamp >= 0 && (nowMs - timestamp > beforeMaxMs || timestamp - nowMs > afterMaxMs);
   const headerTimestamps = [Number(batch.readBigInt64BE(L.BASE_TIMESTAMP)), Number(batch.readBigInt64BE(L.MAX_TIMESTAMP))];
-  const first = headerTimestamps.find((t) => outOfRange(t) !== null);
-  if (first === undefined) return null;
-  const errorMessage = `Timestamp ${first} of a record is out of range: ${outOfRange(first)!}`;
+  if (!headerTimestamps.some(outOfRange)) return null;
+  const errorMessage = 'One or more records have been rejected due to invalid timestamp';
   let records;
   try {
     records = decodeBatch(batch).records;
   } catch {
     return { errorCode: ErrorCode.INVALID_TIMESTAMP, errorMessage, recordErrors: [] };
   }
+  // Kafka's window, in its int64 arithmetic (a "never" bound, Long.MAX, wraps as it does there).
+  const asLong = (ms: number): bigint => (ms >= Number.MAX_SAFE_INTEGER ? LONG_MAX : BigInt(ms));
+  const window = `[${BigInt.asIntN(64, BigInt(nowMs) - asLong(beforeMaxMs))}, ${BigInt.asIntN(64, BigInt(nowMs) + asLong(afterMaxMs))}]`;
   const recordErrors: RecordError[] = [];
   records.forEach((r, batchIndex) => {
-    const why = outOfRange(r.timestamp);
-    if (why !== null) recordErrors.push({ batchIndex, batchIndexErrorMessage: `Timestamp ${r.timestamp} of the record at batch index ${batchIndex} is out of range: ${why}` });
+    if (outOfRange(r.timestamp)) {
+      recordErrors.push({ batchIndex, batchIndexErrorMessage: `Timestamp ${r.timestamp} of message with offset ${r.offset} is out of range. The timestamp should be within ${window}` });
+    }
   });
   return { errorCode: ErrorCode.INVALID_TIMESTAMP, errorMessage, recordErrors };
 }
+
+/** Kafka's Long.MAX_VALUE. */
+const LONG_MAX = 9223372036854775807n;
 
 /**
  * Compacted topics need a key on every record (Kafka's LogValidator: "Compacted topic cannot accept
@@ -118,8 +119,14 @@ export function keylessRecordRejection(batch: Buffer, topicPartition: string): R
   } catch (error) {
     return { errorCode: ErrorCode.CORRUPT_MESSAGE, errorMessage: `Record batch is corrupt: ${(error as Error).message}`, recordErrors: [] };
   }
-  const message = `Compacted topic cannot accept message without key in topic partition ${topicPartition}.`;
+  const message = `Compacted topic cannot accept message without key in topic partition ${topicPartition}`;
   const recordErrors = records.flatMap((r, batchIndex): RecordError[] => (r.key === null ? [{ batchIndex, batchIndexErrorMessage: message }] : []));
-  if (recordErrors.length > 0) return { errorCode: ErrorCode.INVALID_RECORD, errorMessage: message, recordErrors };
-  return null;
+  if (recordErrors.length === 0) return null;
+  // Kafka's summary of a RecordValidationException (the first three record errors).
+  const shown = recordErrors.slice(0, 3).map((e) => `RecordError(batchIndex=${e.batchIndex}, message='${e.batchIndexErrorMessage}')`).join(', ');
+  return {
+    errorCode: ErrorCode.INVALID_RECORD,
+    errorMessage: `One or more records have been rejected due to ${recordErrors.length} record errors in total, and only showing the first three errors at most: [${shown}]`,
+    recordErrors,
+  };
 }

@@ -166,7 +166,7 @@ export class ScenarioContext {
   /**
    * Produces `records` as ONE batch to `topic`/`partition` (a raw Produce at the common version) and
    * returns the partition's answer as JSON: error, baseOffset, logStartOffset, logAppendTime (see
-   * {@link logAppendTimeJson}), record errors (batch index, whether a message names the reason).
+   * {@link logAppendTimeJson}), record errors (batch index, message with its numbers as N: they hold broker times).
    */
   async produce(topic: string, partition: number, records: readonly ScenarioRecord[], opts: ProduceOptions = {}): Promise<Json> {
     const batch = buildBatch(
@@ -205,7 +205,7 @@ export class ScenarioContext {
       baseOffset: p.baseOffset as number,
       logStartOffset: (p.logStartOffset as number | undefined) ?? null,
       logAppendTime: logAppendTimeJson(this, (p.logAppendTimeMs as number | undefined) ?? -1),
-      recordErrors: ((p.recordErrors as Array<Record<string, unknown>> | undefined) ?? []).map((e) => ({ batchIndex: e.batchIndex as number, hasMessage: typeof e.batchIndexErrorMessage === 'string' })),
+      recordErrors: ((p.recordErrors as Array<Record<string, unknown>> | undefined) ?? []).map((e) => ({ batchIndex: e.batchIndex as number, message: messageShape((e.batchIndexErrorMessage as string | null | undefined) ?? null) })),
       errorMessage: (p.errorMessage as string | null | undefined) ?? null,
     };
   }
@@ -331,6 +331,11 @@ export class ScenarioContext {
 function logAppendTimeJson(ctx: ScenarioContext, ms: number): Json {
   if (ms === -1) return null;
   return ctx.duringRun(ms) ? 'during run' : ms - ctx.baseTimestamp;
+}
+
+/** A message with every number replaced by N (record-error messages carry broker times), null kept. */
+function messageShape(message: string | null): string | null {
+  return message === null ? null : message.replace(/-?\d+/g, 'N');
 }
 
 /** One raw Fetch, as JSON. */
