@@ -2,7 +2,8 @@
  * Topic-level configs with Kafka's names (Kafka's LogConfig / TopicConfig), plus Redpanda's
  * `write.caching`. A topic's effective value is its override, else the broker default named in
  * `brokerKey`. This issue honours segment.bytes, index.interval.bytes, max.message.bytes,
- * flush.messages, flush.ms and write.caching; the others are accepted, validated and stored
+ * flush.messages, flush.ms, write.caching, compression.type and the compression levels (gzip and
+ * zstd; lz4 has one level here); the others are accepted, validated and stored
  * (max.decompressed.message.bytes included: Skiff's produce path does not decompress to measure
  * records).
  */
@@ -33,8 +34,7 @@ export function rangeReason(n: number | bigint, bounds: { min?: number; max?: nu
 export const TOPIC_CONFIGS: Record<string, TopicConfigDef> = {
   'cleanup.policy': { kind: 'policy', brokerKey: 'log.cleanup.policy' },
   'compression.type': { kind: 'string', brokerKey: 'compression.type' },
-  // Levels for a broker that recompresses (KIP-390); Skiff stores batches as produced, so, as on a
-  // Kafka topic with compression.type=producer, they are validated and stored but never used.
+  // Levels used when a batch is rewritten into the topic's compression.type (KIP-390).
   'compression.gzip.level': { kind: 'int', brokerKey: 'compression.gzip.level', min: 1, max: 9, orEqual: -1 },
   'compression.lz4.level': { kind: 'int', brokerKey: 'compression.lz4.level', min: 1, max: 17 },
   'compression.zstd.level': { kind: 'int', brokerKey: 'compression.zstd.level', min: -131072, max: 22 },
@@ -63,6 +63,13 @@ export const TOPIC_CONFIGS: Record<string, TopicConfigDef> = {
   'write.caching': { kind: 'boolean', brokerKey: 'write.caching.default' },
 };
 
+/**
+ * Kafka's compression.type values (topic and broker), in the order its error message lists them:
+ * `producer` keeps each batch's own codec; any other value makes the leader rewrite a batch with
+ * another codec into this one on produce (`uncompressed`: none).
+ */
+export const COMPRESSION_TYPES: readonly string[] = ['uncompressed', 'zstd', 'lz4', 'snappy', 'gzip', 'producer'];
+
 /** Checks one value; returns a reason or null. */
 export function topicConfigInvalidReason(name: string, value: string | null): string | null {
   const def = TOPIC_CONFIGS[name];
@@ -88,9 +95,8 @@ export function topicConfigInvalidReason(name: string, value: string | null): st
     case 'timestamp-type':
       return value === 'CreateTime' || value === 'LogAppendTime' ? null : `Invalid value ${value} for configuration ${name}: String must be one of: CreateTime, LogAppendTime`;
     case 'string':
-      // Batches are stored as produced (no recompression on the produce path), so only `producer`.
-      if (name === 'compression.type' && value !== 'producer') {
-        return `Invalid value ${value} for configuration ${name}: Skiff stores record batches as produced; only compression.type=producer is supported`;
+      if (name === 'compression.type' && !COMPRESSION_TYPES.includes(value)) {
+        return `Invalid value ${value} for configuration ${name}: String must be one of: ${COMPRESSION_TYPES.join(', ')}`;
       }
       return null;
   }
@@ -132,6 +138,12 @@ export interface ReplicaLogConfig {
   messageTimestampBeforeMaxMs: number;
   messageTimestampAfterMaxMs: number;
   minInsyncReplicas: number;
+  /** compression.type: one of COMPRESSION_TYPES. */
+  compressionType: string;
+  /** KIP-390 levels used when a batch is rewritten (compression.gzip/lz4/zstd.level). */
+  compressionGzipLevel: number;
+  compressionLz4Level: number;
+  compressionZstdLevel: number;
 }
 
 /** The broker settings topic configs fall back to (a BrokerConfig satisfies it). */
@@ -228,6 +240,10 @@ export function effectiveLogConfig(overrides: Record<string, string>, broker: Br
     messageTimestampBeforeMaxMs: num('message.timestamp.before.max.ms'),
     messageTimestampAfterMaxMs: num('message.timestamp.after.max.ms'),
     minInsyncReplicas: num('min.insync.replicas'),
+    compressionType: merged['compression.type']!,
+    compressionGzipLevel: num('compression.gzip.level'),
+    compressionLz4Level: num('compression.lz4.level'),
+    compressionZstdLevel: num('compression.zstd.level'),
   };
 }
 

@@ -7,6 +7,8 @@ import { ErrorCode } from '../protocol/error-codes';
 import * as L from '../protocol/record-batch/layout';
 import { checkBatch } from '../protocol/record-batch/view';
 import { decodeBatch } from '../protocol/record-batch/decode';
+import { codecFromName, type CompressionCodecId } from '../protocol/record-batch/compression';
+import { recompressBatch } from '../protocol/record-batch/recompress';
 
 export interface BatchRejection { errorCode: number; errorMessage: string }
 
@@ -129,4 +131,38 @@ export function keylessRecordRejection(batch: Buffer, topicPartition: string): R
     errorMessage: `One or more records have been rejected due to ${recordErrors.length} record errors in total, and only showing the first three errors at most: [${shown}]`,
     recordErrors,
   };
+}
+
+/** What {@link toTopicCompression} needs of the topic's configuration. */
+export interface TopicCompression {
+  /** compression.type (topic-config.ts COMPRESSION_TYPES). */
+  compressionType: string;
+  compressionGzipLevel: number;
+  compressionZstdLevel: number;
+  /** max.message.bytes: the rewritten batch must fit too. */
+  maxMessageBytes: number;
+}
+
+/**
+ * The batch as the topic stores it: itself under compression.type=producer or when it already
+ * uses the topic's codec, else rewritten with that codec (`uncompressed`: none) at the topic's
+ * level (Kafka's LogValidator recompression; the one place Skiff's produce path re-encodes
+ * records). Returns the batch to append, or a rejection: CORRUPT_MESSAGE when its records cannot
+ * be decoded, MESSAGE_TOO_LARGE when the rewritten batch exceeds max.message.bytes.
+ */
+export function toTopicCompression(batch: Buffer, topic: TopicCompression): Buffer | BatchRejection {
+  if (topic.compressionType === 'producer') return batch;
+  const codec: CompressionCodecId = topic.compressionType === 'uncompressed' ? 0 : codecFromName(topic.compressionType);
+  if ((batch.readInt16BE(L.ATTRIBUTES) & L.COMPRESSION_CODEC_MASK) === codec) return batch;
+  const level = topic.compressionType === 'gzip' ? topic.compressionGzipLevel : topic.compressionType === 'zstd' ? topic.compressionZstdLevel : undefined;
+  let rewritten: Buffer;
+  try {
+    rewritten = recompressBatch(batch, codec, level);
+  } catch (error) {
+    return { errorCode: ErrorCode.CORRUPT_MESSAGE, errorMessage: `Record batch is corrupt: ${(error as Error).message}` };
+  }
+  if (rewritten.length > topic.maxMessageBytes) {
+    return { errorCode: ErrorCode.MESSAGE_TOO_LARGE, errorMessage: `The record batch is ${rewritten.length} bytes once written as ${topic.compressionType}, larger than max.message.bytes ${topic.maxMessageBytes}` };
+  }
+  return rewritten;
 }

@@ -22,7 +22,7 @@ import { recordsCountOf, stampLogAppendTime } from '../protocol/record-batch/vie
 import { Log } from '../storage/log';
 import { readOffsetCheckpoint, readPartitionMetadata, writePartitionMetadata } from '../storage/checkpoint';
 import type { ReplicaLogConfig } from '../config/topic-config';
-import { createTimeOutOfBounds, keylessRecordRejection, validateProducedBatch } from './produce-validation';
+import { createTimeOutOfBounds, keylessRecordRejection, toTopicCompression, validateProducedBatch } from './produce-validation';
 import type { RecordError } from './produce-validation';
 import { LeaderEpochCache } from './leader-epoch-cache';
 import { ProducerStateTable } from './producer-state';
@@ -155,7 +155,6 @@ export class ReplicaActor implements Actor {
       ctx.reply(envelope, this.produceReply(rejection.errorCode, rejection.errorMessage, -1));
       return;
     }
-    const batch = records!;
     const { config } = this.args;
     if (acks === -1 && this.args.isr.length < config.minInsyncReplicas) {
       ctx.reply(envelope, this.produceReply(ErrorCode.NOT_ENOUGH_REPLICAS,
@@ -163,12 +162,19 @@ export class ReplicaActor implements Actor {
       return;
     }
     if (config.compactEnabled) {
-      const keyless = keylessRecordRejection(batch, `${this.args.topic}-${this.args.partition}`);
+      const keyless = keylessRecordRejection(records!, `${this.args.topic}-${this.args.partition}`);
       if (keyless) {
         ctx.reply(envelope, { ...this.produceReply(keyless.errorCode, keyless.errorMessage, -1), recordErrors: keyless.recordErrors });
         return;
       }
     }
+    // A topic compression.type other than `producer` rewrites batches of other codecs (Kafka's rule).
+    const stored = toTopicCompression(records!, config);
+    if (!Buffer.isBuffer(stored)) {
+      ctx.reply(envelope, this.produceReply(stored.errorCode, stored.errorMessage, -1));
+      return;
+    }
+    const batch = stored;
     const nowMs = ctx.clock.nowMs();
     let logAppendTimeMs = -1;
     if (config.messageTimestampType === 'LogAppendTime') {

@@ -112,12 +112,4 @@ export const ALLOWLIST: readonly (AllowlistEntry & { kind: 'deployment' | 'gap' 
   },
 
   // ---- gaps: Skiff differs from Kafka (remove the entry once fixed) ----
-  {
-    id: 'topic-compression-type-refused',
-    kind: 'gap',
-    scenario: 'codecs',
-    path: /^forced\.(gzip|zstd|uncompressed)\./,
-    reason: "A topic's compression.type other than `producer` makes Kafka recompress on produce (gzip topic + plain batch -> gzip; zstd topic + lz4 batch -> zstd; uncompressed topic + gzip batch -> none). Skiff stores batches as sent and so refuses such topics with INVALID_CONFIG.",
-    check: (kafka, skiff, _facts, diff) => (diff.path.endsWith('.created') ? is('NONE', 'INVALID_CONFIG')(kafka, skiff) : kafka !== undefined && skiff === undefined),
-  },
 ];

@@ -149,7 +149,32 @@ const codecs: Scenario = {
       const ff = await ctx.fetch(t, 0, 0);
       forced[name] = { created: created!.error, produced: r, batches: ff.batches.map((b) => ({ baseOffset: b.baseOffset, codec: b.codec, recordCount: b.recordCount })), values: ff.records.map((x) => x.value) };
     }
-    return { produced, stored, forced };
+    // What a rewrite keeps: keys, nulls, headers, out-of-order CreateTimes, the producer's id and
+    // sequence (an idempotent batch), and its duplicate detection; a LogAppendTime topic too.
+    await ctx.createTopic('codecs-rewrite', 1, { 'compression.type': 'snappy' });
+    await ctx.createTopic('codecs-rewrite-append-time', 1, { 'compression.type': 'lz4', 'message.timestamp.type': 'LogAppendTime' });
+    const init = await ctx.initProducerId();
+    const idem = { producerId: init.producerId as number, producerEpoch: init.producerEpoch as number, baseSequence: 0, codec: 4 as const };
+    const rich: ScenarioRecord[] = [
+      { key: 'k1', value: 'v1', headers: [['h', 'x'], ['n', null]], ts: 30 },
+      { key: null, value: null, ts: 10 },
+      { key: Buffer.from([0, 255]), value: '', headers: [['h', 'y']], ts: 20 },
+    ];
+    const rewrite = {
+      produced: await ctx.produce('codecs-rewrite', 0, rich, idem),
+      duplicate: await ctx.produce('codecs-rewrite', 0, rich, idem),
+      appendTime: await ctx.produce('codecs-rewrite-append-time', 0, rich, { codec: 1 }),
+    };
+    const fr = await ctx.fetch('codecs-rewrite', 0, 0);
+    const fa = await ctx.fetch('codecs-rewrite-append-time', 0, 0);
+    const rewritten = {
+      ...rewrite,
+      batches: fr.batches.map((b) => ({ codec: b.codec, baseSequence: b.baseSequence, sameProducer: b.producerId === idem.producerId, recordCount: b.recordCount, timestampType: b.timestampType })),
+      records: fr.records,
+      appendTimeBatches: fa.batches.map((b) => ({ codec: b.codec, timestampType: b.timestampType, recordCount: b.recordCount })),
+      appendTimeRecords: fa.records,
+    };
+    return { produced, stored, forced, rewritten };
   },
 };
 
