@@ -165,8 +165,8 @@ export class ScenarioContext {
 
   /**
    * Produces `records` as ONE batch to `topic`/`partition` (a raw Produce at the common version) and
-   * returns the partition's answer as JSON: error, baseOffset, logStartOffset, whether
-   * logAppendTime was set, record errors.
+   * returns the partition's answer as JSON: error, baseOffset, logStartOffset, logAppendTime (see
+   * {@link logAppendTimeJson}), record errors (batch index, message with its numbers as N: they hold broker times).
    */
   async produce(topic: string, partition: number, records: readonly ScenarioRecord[], opts: ProduceOptions = {}): Promise<Json> {
     const batch = buildBatch(
@@ -204,8 +204,8 @@ export class ScenarioContext {
       error: err(p.errorCode as number),
       baseOffset: p.baseOffset as number,
       logStartOffset: (p.logStartOffset as number | undefined) ?? null,
-      logAppendTimeSet: ((p.logAppendTimeMs as number | undefined) ?? -1) !== -1,
-      recordErrors: ((p.recordErrors as Array<Record<string, unknown>> | undefined) ?? []).map((e) => ({ batchIndex: e.batchIndex as number })),
+      logAppendTime: logAppendTimeJson(this, (p.logAppendTimeMs as number | undefined) ?? -1),
+      recordErrors: ((p.recordErrors as Array<Record<string, unknown>> | undefined) ?? []).map((e) => ({ batchIndex: e.batchIndex as number, message: messageShape((e.batchIndexErrorMessage as string | null | undefined) ?? null) })),
       errorMessage: (p.errorMessage as string | null | undefined) ?? null,
     };
   }
@@ -321,6 +321,21 @@ export class ScenarioContext {
     }
     return { error: err(r.errorCode as number), configs };
   }
+}
+
+/**
+ * A Produce answer's logAppendTimeMs as JSON: null for -1 (CreateTime), 'during run' for a broker
+ * time (LogAppendTime topics), else ms after ctx.baseTimestamp (a duplicate idempotent batch is
+ * answered with the original batch's max timestamp).
+ */
+function logAppendTimeJson(ctx: ScenarioContext, ms: number): Json {
+  if (ms === -1) return null;
+  return ctx.duringRun(ms) ? 'during run' : ms - ctx.baseTimestamp;
+}
+
+/** A message with every number replaced by N (record-error messages carry broker times), null kept. */
+function messageShape(message: string | null): string | null {
+  return message === null ? null : message.replace(/-?\d+/g, 'N');
 }
 
 /** One raw Fetch, as JSON. */

@@ -1,7 +1,7 @@
 /**
  * Apache Kafka's own command-line tools against a real Skiff process, run from the jars of the
  * Kafka fixture (`java -cp '<lib>/*' <class>`, see scripts/kafka-fixture.sh): the classes behind
- * kafka-topics, kafka-console-producer, kafka-console-consumer, kafka-configs,
+ * kafka-topics, kafka-console-producer, kafka-console-consumer, kafka-configs, kafka-leader-election,
  * kafka-producer-perf-test, kafka-verifiable-producer and kafka-dump-log. Every run has a timeout;
  * results are checked through the tool's own output and independently through Skiff's client
  * library (or, for kafka-dump-log, against what was produced).
@@ -29,6 +29,7 @@ const CONFIG_COMMAND = 'org.apache.kafka.tools.ConfigCommand';
 const PRODUCER_PERFORMANCE = 'org.apache.kafka.tools.ProducerPerformance';
 const VERIFIABLE_PRODUCER = 'org.apache.kafka.tools.VerifiableProducer';
 const DUMP_LOG_SEGMENTS = 'org.apache.kafka.tools.DumpLogSegments';
+const LEADER_ELECTION_COMMAND = 'org.apache.kafka.tools.LeaderElectionCommand';
 
 /** Runs a tool and asserts it exited 0 (or, with `expectFailure`, that it exited non-zero). */
 async function tool(cls: string, args: string[], opts: ToolOptions & { expectFailure?: boolean } = {}): Promise<ToolResult> {
@@ -253,6 +254,27 @@ describe(`Kafka's own tools against ${process.env.SKIFF_TOOLS_TARGET === 'kafka'
       const bad = await tool(CONFIG_COMMAND, [...base, '--alter', '--add-config', 'retention.ms=abc'], { expectFailure: true });
       assert.match(bad.stdout + bad.stderr, /InvalidConfigurationException|Invalid value|INVALID_CONFIG/i);
       assert.deepEqual(await dynamic(), ['max.message.bytes=300000', 'retention.ms=7200000']);
+    }));
+
+  test('kafka-leader-election (LeaderElectionCommand): PREFERRED and UNCLEAN on led partitions, --all-topic-partitions, an unknown topic fails', { timeout: TEST_TIMEOUT_MS }, () =>
+    withLogs(async () => {
+      const topic = 'tools-election';
+      await createTopic(topic, 2);
+      const base = ['--bootstrap-server', bootstrap];
+      // What Kafka 4.4 prints for a partition already led by its preferred replica.
+      const preferred = await tool(LEADER_ELECTION_COMMAND, [...base, '--election-type', 'PREFERRED', '--topic', topic, '--partition', '1']);
+      assert.deepEqual(lines(preferred.stdout), [`Valid replica already elected for partitions ${topic}-1`]);
+      const unclean = await tool(LEADER_ELECTION_COMMAND, [...base, '--election-type', 'UNCLEAN', '--topic', topic, '--partition', '0']);
+      assert.deepEqual(lines(unclean.stdout), [`Valid replica already elected for partitions ${topic}-0`]);
+      // No partition needs an election, so nothing is listed (Kafka prints nothing either).
+      const all = await tool(LEADER_ELECTION_COMMAND, [...base, '--election-type', 'preferred', '--all-topic-partitions']);
+      assert.deepEqual(lines(all.stdout), []);
+      const unknown = await tool(LEADER_ELECTION_COMMAND, [...base, '--election-type', 'PREFERRED', '--topic', `${topic}-missing`, '--partition', '0'], { expectFailure: true });
+      assert.match(unknown.stdout, new RegExp(`Error completing leader election \\(PREFERRED\\) for partition: ${topic}-missing-0: org\\.apache\\.kafka\\.common\\.errors\\.UnknownTopicOrPartitionException`));
+      assert.match(unknown.stdout + unknown.stderr, /1 replica\(s\) could not be elected/);
+      // Independently: each partition is still led by its preferred (first) replica.
+      const md = await client.topicMetadata(topic);
+      assert.deepEqual(md.partitions.map((p) => [p.partition, p.leader === p.replicas[0]]), [[0, true], [1, true]]);
     }));
 
   test('kafka-producer-perf-test (ProducerPerformance): 3000 idempotent records, acks=all, lz4; every record is stored', { timeout: TEST_TIMEOUT_MS }, () =>
