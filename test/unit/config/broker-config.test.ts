@@ -120,6 +120,12 @@ describe('buildBrokerConfig: defaults', () => {
         logRollMs: 604800000,
         logIndexSizeMaxBytes: 10485760,
         logCleanupPolicy: 'delete',
+        logCleanerEnable: true,
+        logCleanerBackoffMs: 15000,
+        logCleanerDeleteRetentionMs: 86400000,
+        logCleanerMinCleanableRatio: 0.5,
+        logCleanerMinCompactionLagMs: 0,
+        logCleanerMaxCompactionLagMs: Number.MAX_SAFE_INTEGER,
         logMessageTimestampType: 'CreateTime',
         logMessageTimestampBeforeMaxMs: Number.MAX_SAFE_INTEGER,
         logMessageTimestampAfterMaxMs: 3600000,
@@ -293,6 +299,21 @@ describe('buildBrokerConfig: invalid values', () => {
     assertRejected({ 'auto.create.topics.enable': 'yes' }, /auto\.create\.topics\.enable: Expected value to be either true or false/);
     assertRejected({ 'log.dirs': ' , ' }, /log\.dirs: needs at least one directory/);
     assertRejected({ 'log.dirs': '/a,/b/../a' }, /directory \/b\/\.\.\/a is listed twice/);
+  });
+
+  it('reads the log cleaner keys and checks the ratio range', () => {
+    const config = build({
+      'log.cleaner.enable': 'false', 'log.cleaner.backoff.ms': '200', 'log.cleaner.delete.retention.ms': '1000',
+      'log.cleaner.min.cleanable.ratio': '0.25', 'log.cleaner.min.compaction.lag.ms': '5', 'log.cleaner.max.compaction.lag.ms': '60000',
+    });
+    assert.deepEqual(
+      [config.logCleanerEnable, config.logCleanerBackoffMs, config.logCleanerDeleteRetentionMs, config.logCleanerMinCleanableRatio, config.logCleanerMinCompactionLagMs, config.logCleanerMaxCompactionLagMs],
+      [false, 200, 1000, 0.25, 5, 60000],
+    );
+    assert.deepEqual(config.warnings, [], 'log.cleaner.enable is a real key now, not an ignored one');
+    assertRejected({ 'log.cleaner.min.cleanable.ratio': '1.5' }, /log\.cleaner\.min\.cleanable\.ratio: Value must be in the range \[0, 1\]/);
+    assertRejected({ 'log.cleaner.min.cleanable.ratio': 'half' }, /Not a number of type DOUBLE/);
+    assertRejected({ 'log.cleaner.max.compaction.lag.ms': '0' }, /Value must be at least 1/);
   });
 
   it('reports every problem at once', () => {
