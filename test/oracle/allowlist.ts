@@ -21,8 +21,6 @@ const is = (expectedKafka: Json | undefined, expectedSkiff: Json | undefined) =>
 const range = (v: Json | undefined): { minVersion: number; maxVersion: number } | null =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && typeof v.minVersion === 'number' ? (v as { minVersion: number; maxVersion: number }) : null;
 
-/** Consumer-group APIs: Skiff has their schema tables but serves them from the consumer-groups issue on. */
-
 export const ALLOWLIST: readonly (AllowlistEntry & { kind: 'deployment' | 'gap' })[] = [
   // ---- deployment facts ----
   {
