@@ -389,8 +389,11 @@ export class GroupMemberConnection {
     return this.request(ApiKey.LeaveGroup, v >= 3 ? { groupId, members: memberIds.map((memberId) => ({ memberId, groupInstanceId: null, reason: null })) } : { groupId, memberId: memberIds[0] });
   }
 
-  /** OffsetCommit (v <= 9): per partition [topic, partition, offset, metadata]. Returns {topic: {partition: error}}. */
-  async commit(groupId: string, generationId: number, memberId: string, offsets: Array<[string, number, number, string | null]>): Promise<Json> {
+  /**
+   * OffsetCommit (the common version capped at v9, or `version`): per partition [topic, partition,
+   * offset, metadata]. Returns {topic: {partition: error}}.
+   */
+  async commit(groupId: string, generationId: number, memberId: string, offsets: Array<[string, number, number, string | null]>, version?: number): Promise<Json> {
     const byTopic = new Map<string, Array<[number, number, string | null]>>();
     for (const [t, p, o, m] of offsets) byTopic.set(t, [...(byTopic.get(t) ?? []), [p, o, m]]);
     const body = await this.request(ApiKey.OffsetCommit, {
@@ -400,7 +403,7 @@ export class GroupMemberConnection {
       groupInstanceId: null,
       retentionTimeMs: -1,
       topics: [...byTopic].map(([name, ps]) => ({ name, partitions: ps.map(([partitionIndex, committedOffset, committedMetadata]) => ({ partitionIndex, committedOffset, committedLeaderEpoch: -1, commitTimestamp: -1, committedMetadata })) })),
-    }, Math.min(this.ctx.v(ApiKey.OffsetCommit), 9));
+    }, version ?? Math.min(this.ctx.v(ApiKey.OffsetCommit), 9));
     const out: Record<string, Json> = {};
     for (const t of body.topics as Array<{ name: string; partitions: Array<{ partitionIndex: number; errorCode: number }> }>) {
       out[t.name] = Object.fromEntries(t.partitions.map((p) => [String(p.partitionIndex), err(p.errorCode)]));

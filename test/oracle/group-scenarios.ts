@@ -265,7 +265,9 @@ const groupErrors: Scenario = {
     out.joinSessionTooLarge = err(((await m.join('oracle-errors', '', protocols, { sessionTimeoutMs: 24 * 3600 * 1000 })) as Record<string, unknown>).errorCode as number);
     out.syncUnknownGroup = err(((await m.sync('oracle-errors-unknown', 1, 'x', 'range', [])) as Record<string, unknown>).errorCode as number);
     out.heartbeatUnknownGroup = err(((await m.heartbeat('oracle-errors-unknown', 1, 'x')) as Record<string, unknown>).errorCode as number);
+    // A commit with a generation for a group that does not exist: GROUP_ID_NOT_FOUND from v9 on, ILLEGAL_GENERATION before.
     out.commitUnknownGroupWithMember = await m.commit('oracle-errors-unknown', 1, 'x', [[topic, 0, 1, null]]);
+    out.commitUnknownGroupWithMemberV8 = await m.commit('oracle-errors-unknown', 1, 'x', [[topic, 0, 1, null]], 8);
     out.leaveUnknownGroup = leaveJson(await m.leave('oracle-errors-unknown', ['x']), ids);
 
     // A member in a group: another protocol type is refused; OffsetDelete of a subscribed topic too.
