@@ -30,9 +30,9 @@ class MemberIds {
     }
     return l;
   }
-  /** Whether `id` is `<clientId>-<uuid>`, Kafka's form (ConsumerGroup / ClassicGroup.generateMemberId). */
-  static kafkaShape(id: string, clientId: string): boolean {
-    return id.startsWith(`${clientId}-`) && UUID_SUFFIX.test(id);
+  /** Whether `id` is `<prefix>-<uuid>`, Kafka's form (prefix: the group instance id, else the client id). */
+  static kafkaShape(id: string, prefix: string): boolean {
+    return id.startsWith(`${prefix}-`) && UUID_SUFFIX.test(id);
   }
 }
 
@@ -296,5 +296,49 @@ const groupErrors: Scenario = {
   },
 };
 
+const staticMembers: Scenario = {
+  name: 'group-static-members',
+  about: 'static membership (KIP-345): a member with group.instance.id joins without the member-id round trip, a restart with the same instance id replaces it (old id fenced), describe shows the instance id, LeaveGroup by instance id',
+  async run(ctx) {
+    const topic = 'grp-static';
+    const groupId = 'oracle-static';
+    await ctx.createTopic(topic, 2);
+    await findCoordinator(ctx, groupId);
+    const ids = new MemberIds();
+    const first = await ctx.member('oracle-s');
+    const protocols: Array<[string, Buffer]> = [['range', subscription([topic])]];
+    const out: Record<string, Json> = {};
+    const j1 = await whileLoading(() => first.join(groupId, '', protocols, { groupInstanceId: 'instance-1' }), (x) => x.errorCode as number);
+    const member1 = j1.memberId as string;
+    // A static member's id is `<group.instance.id>-<uuid>` in Kafka (a dynamic one's `<client id>-<uuid>`).
+    out.join = { ...(joinJson(j1, ids) as Record<string, Json>), kafkaShapedMemberId: MemberIds.kafkaShape(member1, 'instance-1') };
+    const gen = j1.generationId as number;
+    const sync = await first.request(ApiKey.SyncGroup, { groupId, generationId: gen, memberId: member1, groupInstanceId: 'instance-1', protocolType: 'consumer', protocolName: 'range', assignments: [{ memberId: member1, assignment: encodeConsumerAssignment(new Map([[topic, [0, 1]]])) }] });
+    out.sync = { error: err(sync.errorCode as number), assignment: assignmentJson(sync.assignment as Buffer) };
+    out.describeStable = await describe(ctx, groupId, ids);
+
+    // The same instance restarts (a new connection, no member id): it takes over the membership.
+    const restarted = await ctx.member('oracle-s');
+    const j2 = await restarted.join(groupId, '', protocols, { groupInstanceId: 'instance-1' });
+    const member2 = j2.memberId as string;
+    out.rejoin = { ...(joinJson(j2, ids) as Record<string, Json>), newMemberId: member2 !== member1, sameGeneration: (j2.generationId as number) === gen };
+    const hbOld = await first.request(ApiKey.Heartbeat, { groupId, generationId: gen, memberId: member1, groupInstanceId: 'instance-1' });
+    out.heartbeatOldMember = err(hbOld.errorCode as number);
+    const sync2 = await restarted.request(ApiKey.SyncGroup, { groupId, generationId: j2.generationId as number, memberId: member2, groupInstanceId: 'instance-1', protocolType: 'consumer', protocolName: 'range', assignments: [] });
+    out.syncRestarted = { error: err(sync2.errorCode as number), assignment: assignmentJson(sync2.assignment as Buffer) };
+    out.heartbeatNewMember = err((await restarted.request(ApiKey.Heartbeat, { groupId, generationId: j2.generationId as number, memberId: member2, groupInstanceId: 'instance-1' })).errorCode as number);
+    out.describeAfterRestart = await describe(ctx, groupId, ids);
+
+    // LeaveGroup v3+ by instance id alone (member id unknown to the caller).
+    const left = await restarted.request(ApiKey.LeaveGroup, { groupId, members: [{ memberId: '', groupInstanceId: 'instance-1', reason: null }] });
+    out.leave = {
+      error: err(left.errorCode as number),
+      members: ((left.members as Array<Record<string, unknown>> | undefined) ?? []).map((m) => ({ memberId: ids.label(m.memberId as string), groupInstanceId: (m.groupInstanceId as string | null) ?? null, error: err(m.errorCode as number) })),
+    };
+    out.describeAfterLeave = await describe(ctx, groupId, ids);
+    return out;
+  },
+};
+
 /** The group scenarios, appended to SCENARIOS. */
-export const GROUP_SCENARIOS: readonly Scenario[] = [groupLifecycle, groupErrors];
+export const GROUP_SCENARIOS: readonly Scenario[] = [groupLifecycle, groupErrors, staticMembers];
