@@ -487,4 +487,50 @@ describe(`Kafka's own tools against ${process.env.SKIFF_TOOLS_TARGET === 'kafka'
       // Kafka 4.x: DescribeGroups v6 answers GROUP_ID_NOT_FOUND for a group it does not know (KIP-1043).
       assert.match(missing.stdout + missing.stderr, new RegExp(`GroupIdNotFoundException: Group ${group} not found\\.`));
     }));
+  test('kafka-consumer-groups against an active group: --describe --members and --describe show the console consumer; --reset-offsets and --delete are refused', { timeout: TEST_TIMEOUT_MS }, () =>
+    withLogs(async () => {
+      const topic = 'tools-groups-active';
+      const group = 'tools-groups-active-g';
+      await createTopic(topic, 3);
+      await tool(CONSOLE_PRODUCER, ['--bootstrap-server', bootstrap, '--topic', topic], { input: Array.from({ length: 6 }, (_, i) => `line-${i}`).join('\n') + '\n' });
+      // A console consumer that stays in the group (it waits for more records until its timeout).
+      const consumerArgs = ['--bootstrap-server', bootstrap, '--topic', topic, '--group', group, '--from-beginning', '--max-messages', '1000', '--timeout-ms', '20000', '--command-property', 'client.id=tools-active-client'];
+      const running = runKafkaTool(CONSOLE_CONSUMER, consumerArgs, { timeoutMs: 60_000 });
+      const bs = ['--bootstrap-server', bootstrap];
+      const rows = (out: string): string[][] => lines(out).filter((l) => l.startsWith(`${group} `)).map((l) => l.trim().split(/\s+/));
+      let members: string[][] = [];
+      for (let i = 0; i < 60; i++) {
+        const r = await runKafkaTool(CONSUMER_GROUP_COMMAND, [...bs, '--describe', '--group', group, '--members'], { timeoutMs: TOOL_TIMEOUT_MS });
+        members = rows(r.stdout);
+        if (members.length === 1 && members[0]![4] === '3') break;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      // GROUP CONSUMER-ID HOST CLIENT-ID #PARTITIONS
+      assert.equal(members.length, 1, `--members: ${JSON.stringify(members)}`);
+      const [, consumerId, host, clientId, count] = members[0]!;
+      assert.deepEqual([host, clientId, count], ['/127.0.0.1', 'tools-active-client', '3']);
+      assert.match(consumerId!, /^tools-active-client-[0-9a-f-]{36}$/);
+
+      let offsets: string[][] = [];
+      for (let i = 0; i < 60; i++) {
+        offsets = rows((await tool(CONSUMER_GROUP_COMMAND, [...bs, '--describe', '--group', group])).stdout);
+        const consumed = offsets.reduce((n, r) => n + (r[3] === '-' ? 0 : Number(r[3])), 0);
+        if (offsets.length === 3 && consumed === 6) break;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      // GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID: each partition owned by the one member, read to its end.
+      assert.deepEqual(offsets.map((r) => [r[2], r[3] === r[4], r[5], r[6], r[7], r[8]]).sort(), ['0', '1', '2'].map((p) => [p, true, '0', consumerId, host, clientId]), JSON.stringify(offsets));
+      assert.equal(offsets.reduce((n, r) => n + Number(r[4]), 0), 6);
+
+      const reset = await runKafkaTool(CONSUMER_GROUP_COMMAND, [...bs, '--reset-offsets', '--group', group, '--topic', topic, '--to-earliest', '--execute'], { timeoutMs: TOOL_TIMEOUT_MS });
+      assert.match(reset.stdout + reset.stderr, new RegExp(`Assignments can only be reset if the group '${group}' is inactive, but the current state is Stable\\.`));
+      const del = await runKafkaTool(CONSUMER_GROUP_COMMAND, [...bs, '--delete', '--group', group], { timeoutMs: TOOL_TIMEOUT_MS });
+      assert.match(del.stdout + del.stderr, new RegExp(`Group '${group}' could not be deleted due to: org\\.apache\\.kafka\\.common\\.errors\\.GroupNotEmptyException`));
+      const after = (await committed(group, topic, [0, 1, 2])).reduce((a, b) => a + b, 0);
+      assert.ok(after <= 6, `committed ${after}`);
+
+      const done = await running;
+      assert.equal(done.timedOut, false, describeToolRun(CONSOLE_CONSUMER, consumerArgs, done));
+      assert.deepEqual(lines(done.stdout).sort(), Array.from({ length: 6 }, (_, i) => `line-${i}`));
+    }));
 });
