@@ -21,9 +21,6 @@ const is = (expectedKafka: Json | undefined, expectedSkiff: Json | undefined) =>
 const range = (v: Json | undefined): { minVersion: number; maxVersion: number } | null =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && typeof v.minVersion === 'number' ? (v as { minVersion: number; maxVersion: number }) : null;
 
-/** Consumer-group APIs: Skiff has their schema tables but serves them from the consumer-groups issue on. */
-const GROUP_APIS = /^apis\.(JoinGroup|SyncGroup|Heartbeat|LeaveGroup|ListGroups|DescribeGroups|DeleteGroups|OffsetCommit|OffsetFetch|OffsetDelete)$/;
-
 export const ALLOWLIST: readonly (AllowlistEntry & { kind: 'deployment' | 'gap' })[] = [
   // ---- deployment facts ----
   {
@@ -101,14 +98,6 @@ export const ALLOWLIST: readonly (AllowlistEntry & { kind: 'deployment' | 'gap' 
     path: /^apis\.\w+\.minVersion$/,
     reason: 'Kafka 4.0 removed old request versions (KIP-896); Skiff still serves them for older clients. Skiff may start lower, never higher.',
     check: (kafka, skiff) => typeof kafka === 'number' && typeof skiff === 'number' && skiff <= kafka,
-  },
-  {
-    id: 'group-apis',
-    kind: 'deployment',
-    scenario: 'api-versions',
-    path: GROUP_APIS,
-    reason: 'Consumer groups come with the next issue; until then Skiff leaves the group APIs out of ApiVersions.',
-    check: (kafka, skiff) => range(kafka) !== null && skiff === 'not advertised',
   },
 
   // ---- gaps: Skiff differs from Kafka (remove the entry once fixed) ----

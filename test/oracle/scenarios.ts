@@ -12,6 +12,7 @@
 import { ApiKey } from '../../src/protocol/api-keys';
 import { apiSchemas } from '../../src/protocol/registry';
 import { err, type Json, type ScenarioContext, type ScenarioRecord } from './context';
+import { GROUP_SCENARIOS } from './group-scenarios';
 
 export interface Scenario {
   name: string;
@@ -662,4 +663,5 @@ export const SCENARIOS: readonly Scenario[] = [
   logDirs,
   compactedKeyless,
   electLeaders,
+  ...GROUP_SCENARIOS,
 ];
