@@ -31,9 +31,9 @@ const CONFIG_COMMAND = 'org.apache.kafka.tools.ConfigCommand';
 const PRODUCER_PERFORMANCE = 'org.apache.kafka.tools.ProducerPerformance';
 const VERIFIABLE_PRODUCER = 'org.apache.kafka.tools.VerifiableProducer';
 const DUMP_LOG_SEGMENTS = 'org.apache.kafka.tools.DumpLogSegments';
- * kafka-topics, kafka-console-producer, kafka-console-consumer (also with --group), kafka-configs,
- * kafka-leader-election, kafka-producer-perf-test, kafka-verifiable-producer,
- * kafka-verifiable-consumer, kafka-consumer-groups and kafka-dump-log. Every run has a timeout;
+const LEADER_ELECTION_COMMAND = 'org.apache.kafka.tools.LeaderElectionCommand';
+const CONSUMER_GROUP_COMMAND = 'org.apache.kafka.tools.consumer.group.ConsumerGroupCommand';
+const VERIFIABLE_CONSUMER = 'org.apache.kafka.tools.VerifiableConsumer';
 
 /** Runs a tool and asserts it exited 0 (or, with `expectFailure`, that it exited non-zero). */
 async function tool(cls: string, args: string[], opts: ToolOptions & { expectFailure?: boolean } = {}): Promise<ToolResult> {
