@@ -20,7 +20,7 @@
  */
 import type { KafkaClient, TopicMetadata } from '../client/client';
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP } from '../client/client';
-import { decodeConsumerAssignment, formatAssignment } from '../client/consumer-protocol';
+import { decodeConsumerAssignment, formatAssignment } from '../protocol/consumer-protocol';
 import { KafkaError } from '../client/errors';
 import { commitGroupOffsets, deleteGroups, describeGroup, fetchGroupOffsets, listGroups, type DescribedGroup } from '../client/group-admin';
 import { ErrorCode, errorName } from '../protocol/error-codes';

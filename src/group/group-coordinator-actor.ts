@@ -28,7 +28,7 @@ import { decodeBatch } from '../protocol/record-batch/decode';
 import { batchSizeAt } from '../protocol/record-batch/view';
 import * as L from '../protocol/record-batch/layout';
 import { ClassicGroup, type CommittedOffset, type GroupMember, type GroupState, type MemberProtocol } from './classic-group';
-import { subscribedTopics } from './consumer-protocol';
+import { decodeConsumerSubscription } from '../protocol/consumer-protocol';
 import {
   decodeGroupMetadataValue, decodeOffsetCommitValue, decodeOffsetsKey, groupMetadataKey, groupMetadataValue, offsetCommitKey, offsetCommitValue, OFFSETS_TOPIC,
 } from './offsets-records';
@@ -1049,6 +1049,15 @@ function syncError(errorCode: number): SyncResult {
 
 function sameProtocols(a: readonly MemberProtocol[], b: readonly MemberProtocol[]): boolean {
   return a.length === b.length && a.every((p, i) => p.name === b[i]!.name && p.metadata.equals(b[i]!.metadata));
+}
+
+/** Topics of a member's ConsumerProtocolSubscription, or null when its bytes do not parse. */
+function subscribedTopics(metadata: Buffer): string[] | null {
+  try {
+    return decodeConsumerSubscription(metadata).topics;
+  } catch {
+    return null;
+  }
 }
 
 /** A UUID in Java's UUID.toString form (Kafka's member ids: `${clientId}-${uuid}`). */

@@ -10,7 +10,7 @@
  * appearance) plus whether each has Kafka's shape `<client id>-<uuid>`. Waiting is bounded and
  * reported as booleans, never as times or counts of tries.
  */
-import { decodeConsumerAssignment, decodeConsumerSubscription, encodeConsumerAssignment, encodeConsumerSubscription } from '../../src/client/consumer-protocol';
+import { decodeConsumerAssignment, decodeConsumerSubscription, encodeConsumerAssignment, encodeConsumerSubscription } from '../../src/protocol/consumer-protocol';
 import { ApiKey } from '../../src/protocol/api-keys';
 import { ErrorCode } from '../../src/protocol/error-codes';
 import { err, sleep, type Json, type ScenarioContext } from './context';

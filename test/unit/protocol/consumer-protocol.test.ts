@@ -5,7 +5,8 @@
  */
 import * as assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { decodeConsumerAssignment, decodeConsumerSubscription, encodeConsumerAssignment, encodeConsumerSubscription, formatAssignment } from '../../../src/client/consumer-protocol';
+import { ProtocolError } from '../../../src/protocol/primitives';
+import { decodeConsumerAssignment, decodeConsumerSubscription, encodeConsumerAssignment, encodeConsumerSubscription, formatAssignment } from '../../../src/protocol/consumer-protocol';
 
 const i16 = (v: number): number[] => [(v >> 8) & 0xff, v & 0xff];
 const i32 = (v: number): number[] => [(v >>> 24) & 0xff, (v >>> 16) & 0xff, (v >>> 8) & 0xff, v & 0xff];
@@ -43,9 +44,9 @@ describe('consumer protocol bytes', () => {
     assert.deepEqual([s.version, s.topics, s.userData, s.ownedPartitions.size, s.generationId, s.rackId], [0, ['t', 'u'], null, 0, -1, null]);
   });
 
-  test('truncated bytes are refused with RangeError', () => {
+  test('truncated bytes are refused with ProtocolError', () => {
     const full = encodeConsumerAssignment(new Map([['topic', [1, 2]]]));
-    for (const cut of [1, 5, 9, full.length - 6]) assert.throws(() => decodeConsumerAssignment(full.subarray(0, cut)), RangeError, `cut at ${cut}`);
-    assert.throws(() => decodeConsumerSubscription(Buffer.from([...i16(0), ...i32(3), ...str('a')])), RangeError);
+    for (const cut of [1, 5, 9, full.length - 6]) assert.throws(() => decodeConsumerAssignment(full.subarray(0, cut)), ProtocolError, `cut at ${cut}`);
+    assert.throws(() => decodeConsumerSubscription(Buffer.from([...i16(0), ...i32(3), ...str('a')])), ProtocolError);
   });
 });

@@ -11,8 +11,9 @@
  *                 GenerationId int32 (v2+), RackId nullable string (v3+)
  *
  * Decoding is lenient past the fields a version defines (a newer client may append fields, as
- * Kafka's own parser allows), and strict about truncation: a short buffer throws RangeError.
+ * Kafka's own parser allows), and strict about truncation: a short buffer throws ProtocolError (primitives.ts).
  */
+import { Reader } from './primitives';
 
 /** A decoded ConsumerProtocolAssignment: assigned partitions per topic (sorted), and user data. */
 export interface ConsumerAssignment {
@@ -35,60 +36,16 @@ export interface ConsumerSubscription {
   rackId: string | null;
 }
 
-/** A bounds-checked big-endian reader. */
-class Reader {
-  private offset = 0;
-  constructor(private readonly buf: Buffer) {}
-  get remaining(): number {
-    return this.buf.length - this.offset;
-  }
-  private need(n: number): void {
-    if (this.offset + n > this.buf.length) throw new RangeError(`consumer protocol bytes end early (need ${n} at ${this.offset} of ${this.buf.length})`);
-  }
-  int16(): number {
-    this.need(2);
-    const v = this.buf.readInt16BE(this.offset);
-    this.offset += 2;
-    return v;
-  }
-  int32(): number {
-    this.need(4);
-    const v = this.buf.readInt32BE(this.offset);
-    this.offset += 4;
-    return v;
-  }
-  nullableString(): string | null {
-    const n = this.int16();
-    if (n < 0) return null;
-    this.need(n);
-    const s = this.buf.toString('utf8', this.offset, this.offset + n);
-    this.offset += n;
-    return s;
-  }
-  string(): string {
-    const s = this.nullableString();
-    if (s === null) throw new RangeError('null string in consumer protocol bytes');
-    return s;
-  }
-  nullableBytes(): Buffer | null {
-    const n = this.int32();
-    if (n < 0) return null;
-    this.need(n);
-    const b = Buffer.from(this.buf.subarray(this.offset, this.offset + n));
-    this.offset += n;
-    return b;
-  }
-  array<T>(item: () => T): T[] {
-    const n = this.int32();
-    if (n < 0) return [];
-    if (n > this.remaining) throw new RangeError(`consumer protocol array of ${n} items in ${this.remaining} bytes`);
-    return Array.from({ length: n }, item);
-  }
+/** A bounded array of `item`s (a null array reads as empty); the count is checked against the bytes left. */
+function array<T>(r: Reader, item: () => T): T[] {
+  const n = r.arrayLength();
+  if (n < 0) return [];
+  return Array.from({ length: n }, item);
 }
 
 function topicPartitions(r: Reader): Map<string, number[]> {
   const out = new Map<string, number[]>();
-  for (const [topic, partitions] of r.array(() => [r.string(), r.array(() => r.int32())] as const)) {
+  for (const [topic, partitions] of array(r, () => [r.string(), array(r, () => r.int32())] as const)) {
     out.set(topic, [...(out.get(topic) ?? []), ...partitions].sort((a, b) => a - b));
   }
   return new Map([...out].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
@@ -97,29 +54,29 @@ function topicPartitions(r: Reader): Map<string, number[]> {
 /**
  * Decodes ConsumerProtocolAssignment bytes (a SyncGroup assignment / DescribeGroups
  * MemberAssignment). Empty bytes (a member not yet assigned) decode to no partitions.
- * Throws RangeError on truncated bytes.
+ * Throws ProtocolError on truncated bytes.
  */
 export function decodeConsumerAssignment(bytes: Buffer): ConsumerAssignment {
   if (bytes.length === 0) return { version: 0, partitions: new Map(), userData: null };
   const r = new Reader(bytes);
   const version = r.int16();
   const partitions = topicPartitions(r);
-  const userData = r.remaining > 0 ? r.nullableBytes() : null;
+  const userData = r.remaining() > 0 ? r.nullableBytes() : null;
   return { version, partitions, userData };
 }
 
 /**
  * Decodes ConsumerProtocolSubscription bytes (JoinGroup / DescribeGroups MemberMetadata).
- * Throws RangeError on truncated bytes.
+ * Throws ProtocolError on truncated bytes.
  */
 export function decodeConsumerSubscription(bytes: Buffer): ConsumerSubscription {
   const r = new Reader(bytes);
   const version = r.int16();
-  const topics = r.array(() => r.string());
-  const userData = r.remaining > 0 ? r.nullableBytes() : null;
-  const ownedPartitions = version >= 1 && r.remaining > 0 ? topicPartitions(r) : new Map<string, number[]>();
-  const generationId = version >= 2 && r.remaining > 0 ? r.int32() : -1;
-  const rackId = version >= 3 && r.remaining > 0 ? r.nullableString() : null;
+  const topics = array(r, () => r.string());
+  const userData = r.remaining() > 0 ? r.nullableBytes() : null;
+  const ownedPartitions = version >= 1 && r.remaining() > 0 ? topicPartitions(r) : new Map<string, number[]>();
+  const generationId = version >= 2 && r.remaining() > 0 ? r.int32() : -1;
+  const rackId = version >= 3 && r.remaining() > 0 ? r.nullableString() : null;
   return { version, topics, userData, ownedPartitions, generationId, rackId };
 }
 
