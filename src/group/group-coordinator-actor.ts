@@ -417,8 +417,8 @@ export class GroupCoordinatorActor implements Actor {
   /**
    * KIP-345: a static member restarted (new member id): the old id is fenced, the new one takes over.
    * In a Stable group whose selected protocol the new subscription keeps, there is no rebalance: the
-   * member gets the current generation (the leader, from JoinGroup v9, with every member and
-   * skipAssignment = true, KIP-814; an older leader makes the group rebalance so it can assign).
+   * member gets the current generation and keeps its assignment (a leader, from JoinGroup v9, with
+   * every member and skipAssignment = true, KIP-814). In any other state the group rebalances.
    */
   private rejoinStaticMember(envelope: Envelope, group: ClassicGroup, version: number, groupInstanceId: string, oldMemberId: string, newMemberId: string, joining: JoiningMember, ctx: ActorContext): void {
     for (const waiters of [this.joinWaiters, this.syncWaiters]) {
@@ -439,23 +439,27 @@ export class GroupCoordinatorActor implements Actor {
     }
     const isLeader = group.leaderId === newMemberId;
     const protocolKept = group.protocolName !== null && group.candidateProtocols().has(group.protocolName) && group.selectProtocol() === group.protocolName;
-    if (group.is('Stable') && protocolKept && (!isLeader || version >= 9)) {
+    if (group.is('Stable') && protocolKept) {
       this.resetSession(group, member, ctx);
       ctx.log.info({ groupId: group.groupId, groupInstanceId, oldMemberId, newMemberId }, 'static member rejoined without a rebalance');
+      // Kafka's updateStaticMemberAndRebalance: a Stable group would not hand out a new assignment,
+      // so a returning leader must not compute one. From JoinGroup v9 it is told so (skipAssignment,
+      // KIP-814) and gets the members; before v9 the answer names the old member id as leader, so the
+      // client does not think it leads.
+      const skipAssignment = isLeader && version >= 9;
       this.append([this.groupRecord(group, null)], ctx).then(
-        () => ctx.reply(envelope, isLeader ? { ...this.joinResult(group, member), skipAssignment: true } : this.joinResult(group, member)),
+        () => ctx.reply(envelope, {
+          ...this.joinResult(group, member),
+          leader: isLeader && !skipAssignment ? oldMemberId : group.leaderId ?? '',
+          members: skipAssignment ? this.joinResult(group, member).members : [],
+          skipAssignment,
+        }),
         (error: CoordinatorWriteError) => {
           // The new id could not be stored: undo the swap so the old member stays valid (Kafka's revert).
           group.replaceStaticMember(groupInstanceId, newMemberId, oldMemberId).protocols = previousProtocols;
           ctx.reply(envelope, joinError(error.errorCode, ''));
         },
       );
-      return;
-    }
-    if (group.is('CompletingRebalance') && protocolKept && !isLeader) {
-      // The join phase is done: the new id waits for the leader's SyncGroup with the others.
-      this.resetSession(group, member, ctx);
-      ctx.reply(envelope, this.joinResult(group, member));
       return;
     }
     this.updateMemberAndAwaitJoin(envelope, group, member, joining, ctx);
