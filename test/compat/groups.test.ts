@@ -1,0 +1,56 @@
+/**
+ * Consumer groups with real clients (issue 5): for kafkajs 2.2.4, kcat -G (librdkafka 2.0.2's
+ * balanced consumer), confluent-kafka (Debian 1.7.0 and PyPI) and kafka-python (Debian 2.0.2 and
+ * PyPI 3.x), two members of one group split a 6-partition topic, one leaves, the other takes over
+ * from the committed offsets, and a second group reads everything (group-scenarios.ts lists what
+ * fails a case). One broker for the file, group.initial.rebalance.delay.ms=0 so joins do not wait
+ * (commits.test.ts keeps Kafka's default 3000).
+ *
+ * Target: Skiff by default; SKIFF_GROUP_TARGET=kafka runs the same cases against the Kafka 4.4.0
+ * fixture (test/helpers/kafka-fixture.ts), which is how each case was proved right:
+ *
+ *   npm run build && SKIFF_GROUP_TARGET=kafka node scripts/run-tests.js compat/groups
+ */
+import { after, before, describe, test } from 'node:test';
+import { PYPI_PYTHON, PYTHON, withBrokerLog } from './clients';
+import { KafkajsMember, KcatMember, killAllMembers, pythonMember, type MemberOptions } from './group-members';
+import { checkSplitAndTakeover, PARTITIONS, runSplitAndTakeover, type MemberFactory } from './group-scenarios';
+import { GROUP_TARGET, startGroupTarget, type GroupTarget } from './group-target';
+
+const CASE_TIMEOUT_MS = 90_000;
+const WAIT_MS = 30_000;
+const RECORDS_PER_PHASE = 3_000;
+
+const CLIENTS: Array<{ name: string; member: (o: MemberOptions, name: string) => ReturnType<MemberFactory> }> = [
+  { name: 'kafkajs 2.2.4', member: (o, name) => KafkajsMember.start(name, o) },
+  { name: 'kcat -G (librdkafka 2.0.2)', member: (o, name) => new KcatMember(name, o) },
+  { name: 'confluent-kafka 1.7.0 (Debian)', member: (o, name) => pythonMember(name, 'confluent', PYTHON, o) },
+  { name: 'confluent-kafka from PyPI', member: (o, name) => pythonMember(name, 'confluent', PYPI_PYTHON, o) },
+  { name: 'kafka-python 2.0.2 (Debian)', member: (o, name) => pythonMember(name, 'kafka-python', PYTHON, o) },
+  { name: 'kafka-python 3.x from PyPI', member: (o, name) => pythonMember(name, 'kafka-python', PYPI_PYTHON, o) },
+];
+
+describe(`consumer groups with real clients (target: ${GROUP_TARGET})`, () => {
+  let target: GroupTarget;
+
+  before(async () => {
+    target = await startGroupTarget({ initialRebalanceDelayMs: 0 });
+  });
+  after(async () => {
+    killAllMembers();
+    await target?.stop();
+  });
+
+  CLIENTS.forEach((client, i) => {
+    test(`${client.name}: two members split 6 partitions, one leaves, the other resumes from its commits with no record lost or skipped; a second group reads all records`, { timeout: CASE_TIMEOUT_MS }, () =>
+      withBrokerLog(target, async () => {
+        const topic = `groups-split-${i}`;
+        await target.createTopic(topic, PARTITIONS);
+        const run = await runSplitAndTakeover({
+          bootstrap: target.bootstrap, topic, group: `${topic}-g1`, secondGroup: `${topic}-g2`, recordsPerPhase: RECORDS_PER_PHASE, waitMs: WAIT_MS,
+          makeMember: (name, group) => client.member({ bootstrap: target.bootstrap, group, topic, timeoutMs: CASE_TIMEOUT_MS }, `${client.name} ${name}`),
+        });
+        checkSplitAndTakeover(run, client.name);
+      }));
+  });
+});
