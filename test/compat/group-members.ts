@@ -47,6 +47,8 @@ export interface GroupMember {
    * librdkafka's stored offsets) instead of reporting `committed` events.
    */
   readonly commitsOnClose?: boolean;
+  /** Why the member stopped on its own (its process exited, kafkajs's consumer crashed), or null. */
+  failure(): string | null;
 }
 
 /** The partitions `m` owns after its events so far. */
@@ -81,6 +83,8 @@ export function lastCommits(m: GroupMember): Map<number, number> {
 export async function waitUntil(what: string, timeoutMs: number, check: () => boolean, members: readonly GroupMember[] = []): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
+    const failed = members.find((m) => m.failure() !== null);
+    if (failed !== undefined) throw new Error(`${failed.name} failed while waiting for ${what}: ${failed.failure()}\n--- ${failed.name} output ---\n${failed.output().slice(-4000)}`);
     if (Date.now() > deadline) {
       const states = members.map((m) => `${m.name}: owns [${ownedPartitions(m)}], consumed ${consumedBy(m).length}, last events ${JSON.stringify(m.events.slice(-4)).slice(0, 600)}\n--- ${m.name} output ---\n${m.output().slice(-3000)}`);
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n${states.join('\n')}`);
@@ -101,6 +105,8 @@ export class ProcessMember implements GroupMember {
   private stderr = '';
   private partial = '';
   private readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  private stopping = false;
+  private exit: string | null = null;
 
   constructor(readonly name: string, cmd: string, args: readonly string[], opts: { cwd?: string; timeoutMs: number }) {
     this.proc = spawn(cmd, args, { cwd: opts.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -118,7 +124,14 @@ export class ProcessMember implements GroupMember {
       resolve({ code, signal });
     }));
     liveMembers.add(this);
-    void this.exited.then(() => liveMembers.delete(this));
+    void this.exited.then(({ code, signal }) => {
+      liveMembers.delete(this);
+      this.exit = `exited with ${code ?? signal}`;
+    });
+  }
+
+  failure(): string | null {
+    return this.stopping ? null : this.exit;
   }
 
   private onStdout(chunk: string): void {
@@ -132,6 +145,7 @@ export class ProcessMember implements GroupMember {
   }
 
   async stop(timeoutMs = 30_000): Promise<void> {
+    this.stopping = true;
     this.proc.stdin!.end('stop\n');
     let timer: NodeJS.Timeout | undefined;
     const r = await Promise.race([this.exited, new Promise<'timeout'>((res) => (timer = setTimeout(() => res('timeout'), timeoutMs)))]);
@@ -175,6 +189,7 @@ export class KafkajsMember implements GroupMember {
   readonly events: MemberEvent[] = [];
   private readonly consumer: Consumer;
   private log = '';
+  private crash: string | null = null;
 
   private constructor(readonly name: string, o: MemberOptions) {
     const kafka = new Kafka({
@@ -185,6 +200,9 @@ export class KafkajsMember implements GroupMember {
       },
     });
     this.consumer = kafka.consumer({ groupId: o.group, heartbeatInterval: 500, sessionTimeout: 10_000, rebalanceTimeout: 20_000, maxWaitTimeInMs: 100 });
+    this.consumer.on(this.consumer.events.CRASH, (e) => {
+      this.crash = `kafkajs consumer crashed: ${String(e.payload.error)}`;
+    });
     this.consumer.on(this.consumer.events.GROUP_JOIN, (e) => {
       this.events.push({ ev: 'assigned', partitions: [...(e.payload.memberAssignment[o.topic] ?? [])].sort((a, b) => a - b), t: Date.now() });
     });
@@ -229,6 +247,10 @@ export class KafkajsMember implements GroupMember {
     void this.consumer.disconnect().catch(() => undefined);
   }
 
+  failure(): string | null {
+    return this.crash;
+  }
+
   output(): string {
     return this.log;
   }
@@ -251,6 +273,8 @@ export class KcatMember implements GroupMember {
   private outPartial = '';
   private errPartial = '';
   private readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  private stopping = false;
+  private exit: string | null = null;
 
   constructor(readonly name: string, o: MemberOptions & { extra?: Record<string, string> }) {
     const conf: Record<string, string> = {
@@ -289,10 +313,18 @@ export class KcatMember implements GroupMember {
       resolve({ code, signal });
     }));
     liveMembers.add(this);
-    void this.exited.then(() => liveMembers.delete(this));
+    void this.exited.then(({ code, signal }) => {
+      liveMembers.delete(this);
+      this.exit = `kcat exited with ${code ?? signal}`;
+    });
+  }
+
+  failure(): string | null {
+    return this.stopping ? null : this.exit;
   }
 
   async stop(timeoutMs = 30_000): Promise<void> {
+    this.stopping = true;
     this.proc.kill('SIGTERM');
     let timer: NodeJS.Timeout | undefined;
     const r = await Promise.race([this.exited, new Promise<'timeout'>((res) => (timer = setTimeout(() => res('timeout'), timeoutMs)))]);
