@@ -24,7 +24,7 @@ import { after, before, describe, test } from 'node:test';
 import { Kafka, logLevel } from 'kafkajs';
 import { PYPI_PYTHON, PYTHON, PYTHON_SCRIPTS_DIR, runProcess, withBrokerLog } from './clients';
 import { consumedBy, KafkajsMember, KcatMember, killAllMembers, ownedPartitions, pythonMember, waitUntil, type GroupMember, type MemberOptions } from './group-members';
-import { NumberedRecords, PARTITIONS } from './group-scenarios';
+import { kafkajsFetchOffsets, NumberedRecords, PARTITIONS } from './group-scenarios';
 import { DEFAULT_INITIAL_REBALANCE_DELAY_MS, GROUP_TARGET, startGroupTarget, type GroupTarget } from './group-target';
 
 const CASE_TIMEOUT_MS = 60_000;
@@ -76,15 +76,8 @@ async function kafkajsCommit(bootstrap: string, group: string, wanted: Commits):
   return wanted;
 }
 
-async function kafkajsFetch(bootstrap: string, group: string): Promise<Commits> {
-  const admin = kafkajs(bootstrap).admin();
-  await admin.connect();
-  try {
-    const [topic] = await admin.fetchOffsets({ groupId: group, topics: [TOPIC] });
-    return new Map(topic.partitions.filter((p) => Number(p.offset) >= 0).map((p) => [p.partition, { offset: Number(p.offset), metadata: p.metadata ?? null }]));
-  } finally {
-    await admin.disconnect();
-  }
+function kafkajsFetch(bootstrap: string, group: string): Promise<Commits> {
+  return kafkajsFetchOffsets(bootstrap, group, TOPIC);
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -19,6 +19,21 @@ import * as assert from 'node:assert/strict';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { consumedBy, lastCommits, ownedPartitions, waitUntil, type GroupMember } from './group-members';
 
+/**
+ * A group's committed offsets through kafkajs's Admin.fetchOffsets (OffsetFetch): partition ->
+ * offset and metadata, partitions without a commit left out.
+ */
+export async function kafkajsFetchOffsets(bootstrap: string, group: string, topic: string): Promise<Map<number, { offset: number; metadata: string | null }>> {
+  const admin = new Kafka({ clientId: 'skiff-group-offsets', brokers: [bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 5 } }).admin();
+  await admin.connect();
+  try {
+    const [t] = await admin.fetchOffsets({ groupId: group, topics: [topic] });
+    return new Map(t.partitions.filter((p) => Number(p.offset) >= 0).map((p) => [p.partition, { offset: Number(p.offset), metadata: p.metadata ?? null }]));
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 /** Partitions of the scenario topic. */
 export const PARTITIONS = 6;
 
