@@ -10,6 +10,8 @@ import path from 'node:path';
 import { Bench } from 'tinybench';
 import { ApiKey, decodeRequest, encodeRequest, encodeResponse, encodeResponseChunks } from '../src/protocol';
 import { buildRecordBatch } from '../src/protocol/record-batch/builder';
+import { buildBatch } from '../src/client/batch';
+import { filterSegmentBytes, latestOffsetsOf } from '../src/storage/compaction-filter';
 import { validateProducedBatch } from '../src/replica/produce-validation';
 import { Log } from '../src/storage/log';
 import { NodeFileSystem } from '../src/storage/node-file-system';
@@ -49,6 +51,18 @@ const { index: offsetIndex } = OffsetIndex.open(indexFs, '/idx/00000000000000000
 for (let i = 1; i <= 100_000; i++) offsetIndex.append(i * 10, i * 10_240, false);
 let lookupTarget = 0;
 
+/** A segment of ~1 MiB: 10,000 records of ~100 bytes in batches of 20, keys k0..k999 repeating. */
+function compactionSegmentOf(codec: 0 | 3): Buffer {
+  const parts: Buffer[] = [];
+  for (let b = 0; b < 500; b++) {
+    const records = Array.from({ length: 20 }, (_, i) => ({ key: Buffer.from(`k${(b * 20 + i) % 1000}`), value: Buffer.alloc(90, 97 + (i % 26)), timestamp: 1_700_000_000_000 + b }));
+    parts.push(buildBatch(records, { baseOffset: b * 20, compression: codec }));
+  }
+  return Buffer.concat(parts);
+}
+const compactionSegment = compactionSegmentOf(0);
+const compactionSegmentLz4 = compactionSegmentOf(3);
+
 async function main(): Promise<void> {
   const bench = new Bench({ time: Number(process.env.BENCH_TIME_MS ?? 400), warmupTime: 100 });
   bench
@@ -68,6 +82,14 @@ async function main(): Promise<void> {
     .add('index: offset lookup in 100,000 entries', () => {
       lookupTarget = (lookupTarget + 7919) % 1_000_000;
       offsetIndex.lookup(lookupTarget);
+    })
+    .add('compaction: offset map + filter of a 1 MiB segment (1000 keys, 10 versions each)', () => {
+      const map = latestOffsetsOf(compactionSegment, 0, Number.MAX_SAFE_INTEGER);
+      filterSegmentBytes(compactionSegment, { offsetMap: map, nowMs: 0, deleteRetentionMs: 0 });
+    })
+    .add('compaction: offset map + filter of a 1 MiB lz4 segment', () => {
+      const map = latestOffsetsOf(compactionSegmentLz4, 0, Number.MAX_SAFE_INTEGER);
+      filterSegmentBytes(compactionSegmentLz4, { offsetMap: map, nowMs: 0, deleteRetentionMs: 0 });
     })
     .add('envelope: round trip with 16 KiB batch', () => {
       decodeEnvelope(encodeEnvelopeForTransfer({ to: 'replica/0/x/0', from: 'net/0', type: 'produce', corr: 1, body: { records: batch16k, acks: -1, timeoutMs: 30000 } }));

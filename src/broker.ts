@@ -21,6 +21,9 @@ import { Dispatcher } from './network/dispatcher';
 import { allHandlers } from './network/handlers';
 import { KafkaServer } from './network/server';
 import { lockLogDir, unlockLogDir } from './storage/log-dir-lock';
+import type { GroupCoordinatorArgs } from './group/group-coordinator-actor';
+import { OFFSETS_TOPIC, offsetsPartitionFor } from './group/offsets-records';
+import { ErrorCode } from './protocol/error-codes';
 
 /** The controller's actor id. */
 export const CONTROLLER_ID = 'controller';
@@ -72,6 +75,9 @@ class Broker implements BrokerContext {
   /** `${topic}-${partition}` -> the log dir holding it. */
   private readonly partitionDirs = new Map<string, string>();
   private readonly logDirActors: ActorId[] = [];
+  /** __consumer_offsets partition -> actor id of this broker's group coordinator for it. */
+  private readonly coordinators = new Map<number, ActorId>();
+  private offsetsTopicCreation: Promise<void> | null = null;
   private readonly lockedDirs: string[] = [];
   private applyChain: Promise<void> = Promise.resolve();
   private readonly dispatcher: Dispatcher;
@@ -135,6 +141,7 @@ class Broker implements BrokerContext {
     this.stopped = true;
     await this.server.close().catch(() => undefined);
     await this.applyChain.catch(() => undefined);
+    await Promise.all([...this.coordinators.values()].map((id) => this.runtime.stopActor(id).catch(() => undefined)));
     await Promise.all([...this.leaders.values()].map((id) => this.runtime.stopActor(id).catch(() => undefined)));
     await Promise.all(this.logDirActors.map((id) => this.runtime.stopActor(id).catch(() => undefined)));
     await this.runtime.stopActor(CONTROLLER_ID).catch(() => undefined);
@@ -200,6 +207,44 @@ class Broker implements BrokerContext {
     return reply.results;
   }
 
+  groupCoordinatorFor(groupId: string): { errorCode: number; actor: ActorId | null } {
+    const topic = this.topicsByName.get(OFFSETS_TOPIC);
+    if (!topic || topic.partitions.length === 0) return { errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, actor: null };
+    const partition = offsetsPartitionFor(groupId, topic.partitions.length);
+    if (topic.partitions[partition]!.leader !== this.nodeId) return { errorCode: ErrorCode.NOT_COORDINATOR, actor: null };
+    const actor = this.coordinators.get(partition);
+    return actor ? { errorCode: ErrorCode.NONE, actor } : { errorCode: ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, actor: null };
+  }
+
+  groupCoordinators(): ActorId[] {
+    return [...this.coordinators.values()];
+  }
+
+  /**
+   * Creates __consumer_offsets (offsets.topic.num.partitions, compacted, offsets.topic.segment.bytes,
+   * replication factor capped by the brokers) unless it exists: Kafka does this at the first
+   * FindCoordinator for a group. Concurrent callers share one creation.
+   */
+  ensureOffsetsTopic(): Promise<void> {
+    if (this.topicsByName.has(OFFSETS_TOPIC)) return Promise.resolve();
+    this.offsetsTopicCreation ??= (async () => {
+      const [result] = await this.createTopics({
+        topics: [{
+          name: OFFSETS_TOPIC,
+          numPartitions: this.config.offsetsTopicNumPartitions,
+          replicationFactor: Math.min(this.config.offsetsTopicReplicationFactor, this.brokers().length),
+          configs: { 'cleanup.policy': 'compact', 'segment.bytes': String(this.config.offsetsTopicSegmentBytes), 'compression.type': 'producer' },
+        }],
+        validateOnly: false,
+      });
+      if (result && result.errorCode !== ErrorCode.NONE && result.errorCode !== ErrorCode.TOPIC_ALREADY_EXISTS) {
+        throw new Error(`creating ${OFFSETS_TOPIC} failed: ${result.errorMessage ?? result.errorCode}`);
+      }
+      this.log.info({ topic: OFFSETS_TOPIC, partitions: this.config.offsetsTopicNumPartitions }, 'created the offsets topic');
+    })().finally(() => { this.offsetsTopicCreation = null; });
+    return this.offsetsTopicCreation;
+  }
+
   async describeLogDirs() {
     return Promise.all(this.logDirs.map(async (logDir) => {
       const stats = await fsp.statfs(logDir).catch(() => null);
@@ -233,6 +278,27 @@ class Broker implements BrokerContext {
       if (actor) await this.endpoint.request(actor, 'update-config', { config }, CONTROLLER_TIMEOUT_MS).catch((error) => this.log.warn({ actor, error: String(error) }, 'replica config update failed'));
     }));
     this.log.info({ topic: topic.name, configs: topic.configs }, 'topic configs changed');
+  }
+
+  /** Starts the coordinator of one __consumer_offsets partition beside its leader replica; it loads its groups. */
+  private async startGroupCoordinator(partition: number, replicaActor: ActorId): Promise<void> {
+    const id = `group-coordinator/${this.nodeId}/${partition}`;
+    const { config } = this;
+    const args: GroupCoordinatorArgs = {
+      partition,
+      replicaActor,
+      config: {
+        initialRebalanceDelayMs: config.groupInitialRebalanceDelayMs,
+        minSessionTimeoutMs: config.groupMinSessionTimeoutMs,
+        maxSessionTimeoutMs: config.groupMaxSessionTimeoutMs,
+        maxSize: config.groupMaxSize,
+        offsetMetadataMaxBytes: config.offsetMetadataMaxBytes,
+        offsetsRetentionMs: config.offsetsRetentionMinutes * 60_000,
+        offsetsRetentionCheckIntervalMs: config.offsetsRetentionCheckIntervalMs,
+      },
+    };
+    await this.runtime.spawn(id, 'group-coordinator', args, { pool: 'broker', brokerId: this.nodeId });
+    this.coordinators.set(partition, id);
   }
 
   /** Finds the partition directories already on disk, so a restarted broker reopens them in place. */
@@ -269,6 +335,11 @@ class Broker implements BrokerContext {
         const key = `${old.name}\0${p.partition}`;
         const actor = this.leaders.get(key);
         this.leaders.delete(key);
+        const coordinator = old.name === OFFSETS_TOPIC ? this.coordinators.get(p.partition) : undefined;
+        if (coordinator) {
+          this.coordinators.delete(p.partition);
+          await this.runtime.stopActor(coordinator).catch(() => undefined);
+        }
         this.partitionDirs.delete(`${old.name}-${p.partition}`);
         if (actor) await this.endpoint.request(actor, 'delete', {}, CONTROLLER_TIMEOUT_MS).catch((error) => this.log.warn({ actor, error: String(error) }, 'replica delete failed'));
       }));
@@ -298,6 +369,7 @@ class Broker implements BrokerContext {
         };
         await this.runtime.spawn(actorId, 'replica', args, { pool: 'broker', brokerId: this.nodeId });
         this.leaders.set(`${topic.name}\0${p.partition}`, actorId);
+        if (topic.name === OFFSETS_TOPIC) await this.startGroupCoordinator(p.partition, actorId);
       }));
       this.topicsById.set(topic.topicId, topic);
       this.topicsByName.set(topic.name, topic);

@@ -18,7 +18,7 @@ import { nearestKey } from './nearest-key';
 export { parseProperties, PropertiesSyntaxError } from './properties';
 
 /** How a config value is parsed. `long` values beyond 2^53-1 (Kafka's Long.MAX "never") clamp to it. */
-export type BrokerConfigType = 'int' | 'long' | 'boolean' | 'list' | 'listeners' | 'string';
+export type BrokerConfigType = 'int' | 'long' | 'double' | 'boolean' | 'list' | 'listeners' | 'string';
 
 /** One known broker config: the source of validation, README's table and DescribeConfigs docs. */
 export interface BrokerConfigDef {
@@ -26,8 +26,10 @@ export interface BrokerConfigDef {
   readonly type: BrokerConfigType;
   /** The default as written in a properties file; null = unset (the doc says what that means). */
   readonly defaultValue: string | null;
-  /** Smallest accepted value (int and long only). */
+  /** Smallest accepted value (int, long and double only). */
   readonly min?: number;
+  /** Largest accepted value (double only). */
+  readonly max?: number;
   /** Accepted values (string only; a comma list for log.cleanup.policy). */
   readonly oneOf?: readonly string[];
   /** One line of documentation. */
@@ -88,6 +90,18 @@ export const BROKER_CONFIG_DEFS: readonly BrokerConfigDef[] = [
   { key: 'log.roll.ms', type: 'long', defaultValue: null, min: 1, doc: 'As log.roll.hours, in ms; wins over hours.' },
   { key: 'log.index.size.max.bytes', type: 'int', defaultValue: '10485760', min: 4, doc: 'Largest offset index per segment; a full index rolls the segment (topic: segment.index.bytes).' },
   { key: 'log.cleanup.policy', type: 'string', defaultValue: 'delete', oneOf: ['delete', 'compact'], doc: 'delete (retention) and/or compact, comma-separated (topic: cleanup.policy).' },
+  { key: 'log.cleaner.enable', type: 'boolean', defaultValue: 'true', doc: 'Run the log cleaner for topics with cleanup.policy=compact.' },
+  { key: 'log.cleaner.backoff.ms', type: 'long', defaultValue: '15000', min: 0, doc: 'How often each compacted partition checks whether it has enough to clean.' },
+  { key: 'log.cleaner.delete.retention.ms', type: 'long', defaultValue: '86400000', min: 0, doc: 'How long a tombstone stays after its first cleaning (topic: delete.retention.ms; KIP-534 delete horizon).' },
+  { key: 'log.cleaner.min.cleanable.ratio', type: 'double', defaultValue: '0.5', min: 0, max: 1, doc: 'Clean a partition once dirty bytes / cleanable bytes exceeds this (topic: min.cleanable.dirty.ratio).' },
+  { key: 'log.cleaner.min.compaction.lag.ms', type: 'long', defaultValue: '0', min: 0, doc: 'A record stays uncompacted at least this long (KIP-58; topic: min.compaction.lag.ms).' },
+  {
+    key: 'log.cleaner.max.compaction.lag.ms',
+    type: 'long',
+    defaultValue: LONG_MAX_STRING,
+    min: 1,
+    doc: 'A dirty record is compacted within this long whatever the dirty ratio (KIP-354; topic: max.compaction.lag.ms).',
+  },
   { key: 'log.message.timestamp.type', type: 'string', defaultValue: 'CreateTime', oneOf: ['CreateTime', 'LogAppendTime'], doc: 'Producer timestamps, or the broker\'s append time (topic: message.timestamp.type).' },
   { key: 'log.message.timestamp.before.max.ms', type: 'long', defaultValue: LONG_MAX_STRING, min: 0, doc: 'Reject CreateTime batches older than this (topic: message.timestamp.before.max.ms).' },
   { key: 'log.message.timestamp.after.max.ms', type: 'long', defaultValue: '3600000', min: 0, doc: 'Reject CreateTime batches further in the future than this (Kafka 4 default, KIP-1030; topic: message.timestamp.after.max.ms).' },
@@ -96,6 +110,16 @@ export const BROKER_CONFIG_DEFS: readonly BrokerConfigDef[] = [
   { key: 'compression.type', type: 'string', defaultValue: 'producer', oneOf: ['producer'], doc: 'Batches are stored as the producer sent them; `producer` is the only value (topic: compression.type).' },
   { key: 'max.connections', type: 'int', defaultValue: '2147483647', min: 0, doc: 'Client connections accepted at once; more are closed on accept.' },
   { key: 'connections.max.idle.ms', type: 'long', defaultValue: '600000', min: -1, doc: 'Close connections idle this long; -1 = never.' },
+  { key: 'offsets.topic.num.partitions', type: 'int', defaultValue: '50', min: 1, doc: 'Partitions of __consumer_offsets, created at the first FindCoordinator for a group; a group lives on partition abs(hashCode(group)) % this.' },
+  { key: 'offsets.topic.replication.factor', type: 'int', defaultValue: '3', min: 1, doc: 'Replication factor of __consumer_offsets, capped by the number of brokers (so 1 on one broker).' },
+  { key: 'offsets.topic.segment.bytes', type: 'int', defaultValue: '104857600', min: 14, doc: 'segment.bytes of __consumer_offsets.' },
+  { key: 'offsets.retention.minutes', type: 'int', defaultValue: '10080', min: 1, doc: 'Committed offsets of a group that has been empty this long are deleted (KIP-211).' },
+  { key: 'offsets.retention.check.interval.ms', type: 'long', defaultValue: '600000', min: 1, doc: 'How often expired offsets are looked for.' },
+  { key: 'offset.metadata.max.bytes', type: 'int', defaultValue: '4096', min: 0, doc: 'Largest metadata string of a committed offset; larger gets OFFSET_METADATA_TOO_LARGE.' },
+  { key: 'group.initial.rebalance.delay.ms', type: 'int', defaultValue: '3000', min: 0, doc: 'How long an empty group waits for more members before its first rebalance completes.' },
+  { key: 'group.min.session.timeout.ms', type: 'int', defaultValue: '6000', min: 0, doc: 'Smallest session.timeout.ms a member may ask for (else INVALID_SESSION_TIMEOUT).' },
+  { key: 'group.max.session.timeout.ms', type: 'int', defaultValue: '1800000', min: 0, doc: 'Largest session.timeout.ms a member may ask for (else INVALID_SESSION_TIMEOUT).' },
+  { key: 'group.max.size', type: 'int', defaultValue: '2147483647', min: 1, doc: 'Members a classic group may hold; one more gets GROUP_MAX_SIZE_REACHED.' },
 ];
 
 /**
@@ -120,13 +144,9 @@ export const IGNORED_BROKER_CONFIG_KEYS: readonly string[] = [
   'queued.max.requests',
   'socket.send.buffer.bytes',
   'socket.receive.buffer.bytes',
-  'offsets.topic.replication.factor',
-  'offsets.topic.num.partitions',
-  'offsets.retention.minutes',
   'transaction.state.log.replication.factor',
   'transaction.state.log.min.isr',
   'transaction.state.log.num.partitions',
-  'log.cleaner.enable',
   'log.cleaner.threads',
   'log.cleaner.dedupe.buffer.size',
   'log.segment.delete.delay.ms',
@@ -137,9 +157,6 @@ export const IGNORED_BROKER_CONFIG_KEYS: readonly string[] = [
   'broker.rack',
   'sasl.enabled.mechanisms',
   'log.flush.scheduler.interval.ms',
-  'group.initial.rebalance.delay.ms',
-  'group.min.session.timeout.ms',
-  'group.max.session.timeout.ms',
   'replica.lag.time.max.ms',
   'replica.fetch.max.bytes',
   'auto.leader.rebalance.enable',
@@ -188,6 +205,14 @@ export interface BrokerConfig {
   readonly logRollMs: number;
   readonly logIndexSizeMaxBytes: number;
   readonly logCleanupPolicy: string;
+  readonly logCleanerEnable: boolean;
+  readonly logCleanerBackoffMs: number;
+  readonly logCleanerDeleteRetentionMs: number;
+  /** 0..1. */
+  readonly logCleanerMinCleanableRatio: number;
+  readonly logCleanerMinCompactionLagMs: number;
+  /** Number.MAX_SAFE_INTEGER stands for Kafka's Long.MAX (no deadline). */
+  readonly logCleanerMaxCompactionLagMs: number;
   readonly logMessageTimestampType: 'CreateTime' | 'LogAppendTime';
   readonly logMessageTimestampBeforeMaxMs: number;
   readonly logMessageTimestampAfterMaxMs: number;
@@ -197,6 +222,16 @@ export interface BrokerConfig {
   readonly maxConnections: number;
   /** -1 = never close idle connections. */
   readonly connectionsMaxIdleMs: number;
+  readonly offsetsTopicNumPartitions: number;
+  readonly offsetsTopicReplicationFactor: number;
+  readonly offsetsTopicSegmentBytes: number;
+  readonly offsetsRetentionMinutes: number;
+  readonly offsetsRetentionCheckIntervalMs: number;
+  readonly offsetMetadataMaxBytes: number;
+  readonly groupInitialRebalanceDelayMs: number;
+  readonly groupMinSessionTimeoutMs: number;
+  readonly groupMaxSessionTimeoutMs: number;
+  readonly groupMaxSize: number;
   /** Effective value of every known key that has one (unset nullable keys are absent), as strings. */
   readonly values: Map<string, string>;
   /** Whether each key in `values` was set (STATIC_BROKER_CONFIG) or defaulted (DEFAULT_CONFIG). */
@@ -280,6 +315,12 @@ export function buildBrokerConfig(props: Map<string, string>): BrokerConfig {
     logRollMs: reader.long('log.roll.ms') ?? reader.int('log.roll.hours') * 3_600_000,
     logIndexSizeMaxBytes: reader.int('log.index.size.max.bytes'),
     logCleanupPolicy: reader.string('log.cleanup.policy'),
+    logCleanerEnable: reader.boolean('log.cleaner.enable'),
+    logCleanerBackoffMs: reader.long('log.cleaner.backoff.ms') ?? 15000,
+    logCleanerDeleteRetentionMs: reader.long('log.cleaner.delete.retention.ms') ?? 86400000,
+    logCleanerMinCleanableRatio: reader.double('log.cleaner.min.cleanable.ratio'),
+    logCleanerMinCompactionLagMs: reader.long('log.cleaner.min.compaction.lag.ms') ?? 0,
+    logCleanerMaxCompactionLagMs: reader.long('log.cleaner.max.compaction.lag.ms') ?? Number.MAX_SAFE_INTEGER,
     logMessageTimestampType: reader.string('log.message.timestamp.type') as 'CreateTime' | 'LogAppendTime',
     logMessageTimestampBeforeMaxMs: reader.long('log.message.timestamp.before.max.ms') ?? Number.MAX_SAFE_INTEGER,
     logMessageTimestampAfterMaxMs: reader.long('log.message.timestamp.after.max.ms') ?? 3600000,
@@ -288,6 +329,16 @@ export function buildBrokerConfig(props: Map<string, string>): BrokerConfig {
     compressionType: reader.string('compression.type'),
     maxConnections: reader.int('max.connections'),
     connectionsMaxIdleMs: reader.long('connections.max.idle.ms') ?? 600000,
+    offsetsTopicNumPartitions: reader.int('offsets.topic.num.partitions'),
+    offsetsTopicReplicationFactor: reader.int('offsets.topic.replication.factor'),
+    offsetsTopicSegmentBytes: reader.int('offsets.topic.segment.bytes'),
+    offsetsRetentionMinutes: reader.int('offsets.retention.minutes'),
+    offsetsRetentionCheckIntervalMs: reader.long('offsets.retention.check.interval.ms') ?? 600000,
+    offsetMetadataMaxBytes: reader.int('offset.metadata.max.bytes'),
+    groupInitialRebalanceDelayMs: reader.int('group.initial.rebalance.delay.ms'),
+    groupMinSessionTimeoutMs: reader.int('group.min.session.timeout.ms'),
+    groupMaxSessionTimeoutMs: reader.int('group.max.session.timeout.ms'),
+    groupMaxSize: reader.int('group.max.size'),
     values: new Map(),
     sources: new Map(),
     warnings,
@@ -323,6 +374,22 @@ class ValueReader {
 
   int(key: string): number {
     return this.integer(key, INT_MIN, INT_MAX, 'INT') ?? Number(definition(key).defaultValue);
+  }
+
+  /** A finite double within the definition's min/max (Kafka's Type.DOUBLE with a Range validator). */
+  double(key: string): number {
+    const raw = this.raw(key) ?? '';
+    const value = raw.trim() === '' ? Number.NaN : Number(raw);
+    const def = definition(key);
+    if (!Number.isFinite(value)) {
+      this.problems.push(invalid(key, raw, 'Not a number of type DOUBLE'));
+      return Number(def.defaultValue);
+    }
+    if ((def.min !== undefined && value < def.min) || (def.max !== undefined && value > def.max)) {
+      this.problems.push(invalid(key, raw, `Value must be in the range [${def.min ?? '-inf'}, ${def.max ?? 'inf'}]`));
+      return Number(def.defaultValue);
+    }
+    return value;
   }
 
   /** A long, clamped to Number.MAX_SAFE_INTEGER; null when unset (nullable keys) or invalid. */

@@ -1,8 +1,10 @@
 /**
  * Topic-level configs with Kafka's names (Kafka's LogConfig / TopicConfig), plus Redpanda's
  * `write.caching`. A topic's effective value is its override, else the broker default named in
- * `brokerKey`. This issue honours segment.bytes, index.interval.bytes, max.message.bytes,
- * flush.messages, flush.ms and write.caching; the others are accepted, validated and stored.
+ * `brokerKey`. Honoured: segment.bytes, segment.ms, segment.index.bytes, index.interval.bytes,
+ * max.message.bytes, flush.messages, flush.ms, write.caching, retention.*, cleanup.policy, the
+ * compaction configs (delete.retention.ms, min.cleanable.dirty.ratio, min/max.compaction.lag.ms),
+ * message.timestamp.*, min.insync.replicas; the others are accepted, validated and stored.
  */
 
 type Kind = 'long' | 'int' | 'boolean' | 'string' | 'policy' | 'timestamp-type' | 'double';
@@ -51,8 +53,13 @@ export function topicConfigInvalidReason(name: string, value: string | null): st
       if (def.min !== undefined && n < def.min) return `Invalid value ${value} for configuration ${name}: Value must be at least ${def.min}`;
       return null;
     }
-    case 'double':
-      return Number.isFinite(Number(value)) ? null : `Invalid value ${value} for configuration ${name}: Not a number of type DOUBLE`;
+    case 'double': {
+      const n = value.trim() === '' ? Number.NaN : Number(value);
+      if (!Number.isFinite(n)) return `Invalid value ${value} for configuration ${name}: Not a number of type DOUBLE`;
+      // min.cleanable.dirty.ratio, the only double: Kafka's between(0, 1).
+      if (n < 0) return `Invalid value ${value} for configuration ${name}: Value must be at least 0`;
+      return n > 1 ? `Invalid value ${value} for configuration ${name}: Value must be no more than 1` : null;
+    }
     case 'boolean':
       return /^(true|false)$/i.test(value.trim()) ? null : `Invalid value ${value} for configuration ${name}: Expected value to be either true or false`;
     case 'policy': {
@@ -102,6 +109,18 @@ export interface ReplicaLogConfig {
   deleteEnabled: boolean;
   /** Whether compaction is asked for (cleanup.policy contains compact): records need keys. */
   compactEnabled: boolean;
+  /** log.cleaner.enable (broker): whether the cleaner runs at all. */
+  cleanerEnable: boolean;
+  /** log.cleaner.backoff.ms (broker): how often a compacted replica checks for cleaning, ms. */
+  cleanerBackoffMs: number;
+  /** delete.retention.ms: a tombstone lives this long after its first cleaning (KIP-534). */
+  deleteRetentionMs: number;
+  /** min.cleanable.dirty.ratio (0..1). */
+  minCleanableDirtyRatio: number;
+  /** min.compaction.lag.ms (KIP-58). */
+  minCompactionLagMs: number;
+  /** max.compaction.lag.ms (KIP-354; Number.MAX_SAFE_INTEGER = none). */
+  maxCompactionLagMs: number;
   messageTimestampType: 'CreateTime' | 'LogAppendTime';
   messageTimestampBeforeMaxMs: number;
   messageTimestampAfterMaxMs: number;
@@ -127,6 +146,12 @@ export interface BrokerLogDefaults {
   logIndexSizeMaxBytes: number;
   uncleanLeaderElectionEnable: boolean;
   compressionType: string;
+  logCleanerEnable: boolean;
+  logCleanerBackoffMs: number;
+  logCleanerDeleteRetentionMs: number;
+  logCleanerMinCleanableRatio: number;
+  logCleanerMinCompactionLagMs: number;
+  logCleanerMaxCompactionLagMs: number;
 }
 
 /** Kafka's Long.MAX_VALUE as a string: what Kafka shows for "never". */
@@ -146,18 +171,18 @@ export function topicConfigDefaults(broker: BrokerLogDefaults): Record<string, s
   return {
     'cleanup.policy': broker.logCleanupPolicy,
     'compression.type': broker.compressionType,
-    'delete.retention.ms': '86400000',
+    'delete.retention.ms': longString(broker.logCleanerDeleteRetentionMs),
     'file.delete.delay.ms': '60000',
     'flush.messages': longString(broker.logFlushIntervalMessages),
     'flush.ms': broker.logFlushIntervalMs === null ? LONG_MAX : longString(broker.logFlushIntervalMs),
     'index.interval.bytes': String(broker.logIndexIntervalBytes),
-    'max.compaction.lag.ms': LONG_MAX,
+    'max.compaction.lag.ms': longString(broker.logCleanerMaxCompactionLagMs),
     'max.message.bytes': String(broker.messageMaxBytes),
     'message.timestamp.after.max.ms': longString(broker.logMessageTimestampAfterMaxMs),
     'message.timestamp.before.max.ms': longString(broker.logMessageTimestampBeforeMaxMs),
     'message.timestamp.type': broker.logMessageTimestampType,
-    'min.cleanable.dirty.ratio': '0.5',
-    'min.compaction.lag.ms': '0',
+    'min.cleanable.dirty.ratio': String(broker.logCleanerMinCleanableRatio),
+    'min.compaction.lag.ms': longString(broker.logCleanerMinCompactionLagMs),
     'min.insync.replicas': String(broker.minInsyncReplicas),
     'preallocate': 'false',
     'retention.bytes': String(broker.logRetentionBytes),
@@ -190,6 +215,12 @@ export function effectiveLogConfig(overrides: Record<string, string>, broker: Br
     retentionBytes: num('retention.bytes') < 0 ? -1 : num('retention.bytes'),
     deleteEnabled: policy.includes('delete'),
     compactEnabled: policy.includes('compact'),
+    cleanerEnable: broker.logCleanerEnable,
+    cleanerBackoffMs: broker.logCleanerBackoffMs,
+    deleteRetentionMs: num('delete.retention.ms'),
+    minCleanableDirtyRatio: Number(merged['min.cleanable.dirty.ratio']),
+    minCompactionLagMs: num('min.compaction.lag.ms'),
+    maxCompactionLagMs: num('max.compaction.lag.ms'),
     messageTimestampType: merged['message.timestamp.type'] as 'CreateTime' | 'LogAppendTime',
     messageTimestampBeforeMaxMs: num('message.timestamp.before.max.ms'),
     messageTimestampAfterMaxMs: num('message.timestamp.after.max.ms'),

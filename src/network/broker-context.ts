@@ -36,6 +36,16 @@ export interface BrokerContext {
   initProducerId(): Promise<{ producerId: number; producerEpoch: number }>;
   /** Adds partitions to topics through the controller; new replicas serve before this resolves. */
   createPartitions(command: CreatePartitionsCommand): Promise<CreatePartitionsResult[]>;
+  /**
+   * The group coordinator actor of `groupId` (the one beside the leader of its __consumer_offsets
+   * partition), or the error a client gets: COORDINATOR_NOT_AVAILABLE (no offsets topic yet),
+   * NOT_COORDINATOR (another broker leads the partition), COORDINATOR_LOAD_IN_PROGRESS (starting).
+   */
+  groupCoordinatorFor(groupId: string): { errorCode: number; actor: ActorId | null };
+  /** Every group coordinator actor on this broker (ListGroups asks them all). */
+  groupCoordinators(): ActorId[];
+  /** Creates __consumer_offsets if missing (the first FindCoordinator for a group, as in Kafka). */
+  ensureOffsetsTopic(): Promise<void>;
   /** The log dirs and each local partition's size in bytes, for DescribeLogDirs. */
   describeLogDirs(): Promise<{ logDir: string; totalBytes: number; usableBytes: number; partitions: { topic: string; partition: number; sizeBytes: number }[] }[]>;
 }

@@ -5,6 +5,7 @@
  * worker thread (production runtime) and inside the single-threaded seeded simulation runtime.
  */
 import type { FileSystem } from '../storage/file-system';
+import type { CpuJobs } from './cpu-jobs';
 
 /** An actor's address, unique within a runtime: e.g. `controller`, `replica/0/orders-3`, `net/0`. */
 export type ActorId = string;
@@ -97,6 +98,11 @@ export interface ActorContext {
   /** Synchronous file system (blocks only this actor's thread). */
   readonly fs: FileSystem;
   readonly log: Logger;
+  /**
+   * Stateless CPU jobs run off this actor's turn (cpu-jobs.ts): a piscina pool in production, inline
+   * in the simulation. The result arrives as a promise; the actor re-checks its state when it does.
+   */
+  readonly cpu: CpuJobs;
   /** Fire-and-forget message. */
   send(to: ActorId, type: string, body: unknown): void;
   /**

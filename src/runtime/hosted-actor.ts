@@ -6,6 +6,7 @@
 import { strict as assert } from 'node:assert';
 import type { Actor, ActorContext, ActorId, Clock, Envelope, Logger, Random } from './actor';
 import type { FileSystem } from '../storage/file-system';
+import type { CpuJobs } from './cpu-jobs';
 import { Fifo } from './fifo';
 import { PendingRequests } from './pending-requests';
 import { TrackedTimers } from './system-time';
@@ -16,6 +17,8 @@ export interface ActorHostServices {
   readonly clock: Clock;
   /** The worker's FileSystem (created on first use). */
   fs(): FileSystem;
+  /** The worker's CPU job runner (its piscina pool is created on first use). */
+  cpuJobs(): CpuJobs;
   /** Routes an envelope: a local actor's mailbox, or the main thread. */
   sendEnvelope(envelope: Envelope): void;
   /** A correlation id unique on this worker incarnation. */
@@ -170,6 +173,9 @@ export class HostedActor {
         return host.fs();
       },
       log: this.log,
+      get cpu(): CpuJobs {
+        return host.cpuJobs();
+      },
       send(to, type, body): void {
         if (cell.state === 'stopped') return;
         host.sendEnvelope({ to, from: self, type, body });

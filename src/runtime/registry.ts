@@ -24,6 +24,7 @@ export const actorKinds: Record<string, ModuleRef> = {
   controller: { module: 'controller/controller-actor', export: 'createControllerActor' },
   replica: { module: 'replica/replica-actor', export: 'createReplicaActor' },
   'log-dir': { module: 'replica/log-dir-actor', export: 'createLogDirActor' },
+  'group-coordinator': { module: 'group/group-coordinator-actor', export: 'createGroupCoordinatorActor' },
 };
 
 /**

@@ -19,6 +19,7 @@
  * Same seed + same calls ⇒ same delivery order ({@link trace} records it when `trace: true`).
  */
 import { strict as assert } from 'node:assert';
+import { inlineCpuJobs } from './cpu-jobs';
 import type { Actor, ActorContext, ActorId, Clock, Envelope, Logger, Random, TimerHandle, Timers } from './actor';
 import type { FileSystem } from '../storage/file-system';
 import { MemoryFileSystem } from '../storage/memory-file-system';
@@ -557,6 +558,7 @@ export class SimRuntime implements Runtime, EndpointTransport {
         return sim.fs;
       },
       log,
+      cpu: inlineCpuJobs,
       send(to, type, body): void {
         if (cell.state !== 'dead') sim.sendEnvelope({ to, from: id, type, body });
       },

@@ -18,6 +18,8 @@ import { NodeFileSystem } from '../storage/node-file-system';
 import { decodeEnvelope, decodeValue, encodeEnvelope, encodeEnvelopeForTransfer } from './envelope';
 import { HostedActor } from './hosted-actor';
 import type { ActorHostServices } from './hosted-actor';
+import type { CpuJobs } from './cpu-jobs';
+import { createPiscinaCpuJobs } from './cpu-pool';
 import { createLogger } from './logger';
 import { createSystemRandom } from './random';
 import { loadActorFactory, loadExport } from './registry';
@@ -40,6 +42,7 @@ export class WorkerHost implements ActorHostServices {
   private dead = false;
   private corr: number;
   private fileSystem: FileSystem | undefined;
+  private cpuPool: CpuJobs | undefined;
   private readonly log: Logger;
 
   constructor(
@@ -67,6 +70,11 @@ export class WorkerHost implements ActorHostServices {
       }
     }
     return this.fileSystem;
+  }
+
+  cpuJobs(): CpuJobs {
+    this.cpuPool ??= createPiscinaCpuJobs();
+    return this.cpuPool;
   }
 
   nextCorr(): number {

@@ -75,6 +75,12 @@ export interface LogSegmentArgs {
   logger: Logger;
   /** Creation and last-modified times (wall clock, `nowMs`). */
   clock: Clock;
+  /**
+   * The log may be compacted (cleanup.policy=compact): a batch may start past the previous batch's
+   * next offset (gaps left by the cleaner), so recovery and lookups accept increasing, not dense,
+   * offsets. Default false: a gap is corruption.
+   */
+  allowOffsetGaps?: boolean;
 }
 
 /** A batch header as seen by a scan (no records decoded). */
@@ -134,6 +140,7 @@ export class LogSegment {
   private readonly logger: Logger;
   private readonly clock: Clock;
   private readonly indexIntervalBytes: number;
+  private allowOffsetGaps: boolean;
   private readonly logHandle: FileHandle;
   private readonly index: OffsetIndex;
   private readonly timeIndex: TimeIndex;
@@ -159,6 +166,7 @@ export class LogSegment {
     this.logger = args.logger;
     this.clock = args.clock;
     this.indexIntervalBytes = args.indexIntervalBytes;
+    this.allowOffsetGaps = args.allowOffsetGaps ?? false;
     this.logPath = posix.join(args.dir, segmentFileName(args.baseOffset, LOG_FILE_SUFFIX));
     this.indexPath = posix.join(args.dir, segmentFileName(args.baseOffset, INDEX_FILE_SUFFIX));
     this.timeIndexPath = posix.join(args.dir, segmentFileName(args.baseOffset, TIME_INDEX_FILE_SUFFIX));
@@ -251,6 +259,15 @@ export class LogSegment {
     return this.maxSoFar.timestampMs >= 0 ? this.maxSoFar.timestampMs : this.lastModifiedAtMs;
   }
 
+  /**
+   * Kafka's LogSegment.getFirstBatchTimestamp: the first batch's maxTimestamp, -1 when the segment
+   * is empty (max.compaction.lag.ms measures from it). One header read.
+   */
+  get firstBatchTimestampMs(): number {
+    if (this.size === 0) return NO_TIMESTAMP;
+    return this.headerAt(0)?.maxTimestampMs ?? NO_TIMESTAMP;
+  }
+
   /** When this segment object was created or loaded (Kafka's `created`), ms since the epoch. */
   get createdMs(): number {
     return this.createdAtMs;
@@ -274,6 +291,11 @@ export class LogSegment {
     }
     const first = this.rollingBasedMs ?? NO_TIMESTAMP;
     return first >= 0 ? incomingMaxTimestampMs - first : nowMs - this.createdAtMs;
+  }
+
+  /** From now on, accept offset gaps (the log became compacted; see {@link LogSegmentArgs.allowOffsetGaps}). */
+  allowGaps(): void {
+    this.allowOffsetGaps = true;
   }
 
   /** Marks the segment as possibly not fsynced (recovered bytes may live only in the page cache). */
@@ -301,7 +323,7 @@ export class LogSegment {
     const problem = this.forEachBatch(last?.position ?? 0, (h) => {
       if (expected === null && h.lastOffset !== last!.offset) {
         bad = `index entry (${last!.offset}, ${last!.position}) does not match batch ending at ${h.lastOffset}`;
-      } else if (expected !== null && h.baseOffset !== expected) {
+      } else if (expected !== null && (this.allowOffsetGaps ? h.baseOffset < expected : h.baseOffset !== expected)) {
         bad = `batch at position ${h.position} starts at offset ${h.baseOffset}, expected ${expected}`;
       } else {
         if (h.maxTimestampMs > max.timestampMs) max = { timestampMs: h.maxTimestampMs, offset: h.lastOffset };
@@ -410,7 +432,9 @@ export class LogSegment {
       const at = pos - bufStart;
       const base = offsetAt(buf, at + L.BASE_OFFSET);
       const delta = buf.readInt32BE(at + L.LAST_OFFSET_DELTA);
-      if (base !== expected) reason = `batch starts at offset ${base ?? 'out of range'}, expected ${expected}`;
+      if (base === null || (this.allowOffsetGaps ? base < expected : base !== expected)) {
+        reason = `batch starts at offset ${base ?? 'out of range'}, expected ${this.allowOffsetGaps ? 'at least ' : ''}${expected}`;
+      }
       else if (delta < 0) reason = `negative lastOffsetDelta ${delta}`;
       else if (base + delta - this.baseOffset > INT32_MAX) reason = `offset ${base + delta} beyond the segment's int32 range`;
       if (reason !== null) break;
@@ -591,10 +615,10 @@ export class LogSegment {
       return false;
     });
     assert.equal(problem, null, `${this.logPath}: ${problem}`);
-    // Offsets are dense (no compaction yet): a batch starting past `offset` means a corrupt index
-    // entry sent the scan too far. Crash rather than serve the wrong batch.
+    // Dense offsets: a batch starting past `offset` means a corrupt index entry sent the scan too
+    // far; crash rather than serve the wrong batch. A compacted log has gaps: the next batch is the answer.
     const batch = found as BatchHeader | null;
-    assert.ok(batch === null || batch.baseOffset <= offset, `${this.indexPath}: index entry skipped offset ${offset}`);
+    assert.ok(this.allowOffsetGaps || batch === null || batch.baseOffset <= offset, `${this.indexPath}: index entry skipped offset ${offset}`);
     return batch;
   }
 
@@ -629,7 +653,7 @@ export class LogSegment {
     this.index.truncateToPosition(batch.position);
     this.timeIndex.truncateToOffset(batch.baseOffset);
     this.size = batch.position;
-    this.next = batch.baseOffset;
+    this.next = Math.min(batch.baseOffset, offset); // below `offset` unless it fell in a compaction gap
     this.unsynced = true;
     this.reloadMaxTimestamp();
     this.touch();

@@ -35,6 +35,7 @@ import {
   setPartitionLeaderEpoch,
 } from '../protocol/record-batch/view';
 import type { FileSystem } from './file-system';
+import { recoverCleanerLeftovers, writeSwapFile } from './segment-swap';
 import {
   LOG_FILE_SUFFIX,
   LogSegment,
@@ -93,6 +94,28 @@ export interface LogOpenArgs {
    * compression.ts's `decompress`); null answers compressed batches at batch granularity.
    */
   decompress?: Decompress | null;
+  /**
+   * The log is (or may have been) compacted (cleanup.policy contains compact): offsets may have gaps
+   * left by the cleaner, which recovery and reads accept, and interrupted cleaner swaps are completed
+   * on open (segment-swap.ts). Default false: offsets are dense and a gap is corruption.
+   */
+  compacted?: boolean;
+}
+
+/**
+ * One segment as the log cleaner sees it (log-cleaner.ts plans from these): its offset range
+ * [baseOffset, endOffset), where endOffset is the next segment's base (the LEO for the last).
+ */
+export interface SegmentInfo {
+  baseOffset: number;
+  endOffset: number;
+  sizeBytes: number;
+  /** Largest batch maxTimestamp, else the last-modified time (ms since the epoch). */
+  largestTimestampMs: number;
+  /** The first batch's maxTimestamp, or -1 (ms since the epoch; max.compaction.lag.ms). */
+  firstBatchTimestampMs: number;
+  /** Whether appends go here. */
+  active: boolean;
 }
 
 /** Outcome of {@link Log.deleteRetentionSegments}. */
@@ -124,6 +147,9 @@ export class Log {
   private readonly clock: Clock;
   private readonly decompress: Decompress | null;
   private readonly segments: LogSegment[];
+  private compacted: boolean;
+  /** Kafka's cleaner checkpoint (in memory): offsets below it were cleaned at least once. */
+  private firstDirty: number;
   private leo: number;
   private rp: number;
   private lso: number;
@@ -139,9 +165,11 @@ export class Log {
     this.clock = args.clock;
     this.decompress = args.decompress === undefined ? decompressRecords : args.decompress;
     this.segments = segments;
+    this.compacted = args.compacted ?? false;
     this.leo = segments[segments.length - 1]!.nextOffset;
     this.rp = state.rp;
     this.lso = state.lso;
+    this.firstDirty = state.lso;
     this.dirDirty = state.dirDirty;
     this.checkInvariants();
   }
@@ -178,11 +206,14 @@ export class Log {
       indexIntervalBytes: config.indexIntervalBytes,
       logger,
       clock,
+      allowOffsetGaps: args.compacted ?? false,
     });
 
     fs.mkdirp(dir);
+    // Kafka's LogLoader: .cleaned files are dropped, .swap files (a committed cleaning) completed.
+    recoverCleanerLeftovers(fs, dir, logger);
     const loaded = listSegmentBases(fs, dir, logger).map((base) => LogSegment.load(segmentArgs(base)));
-    const { kept, truncated, deleted: deletedInRecovery, rpBound } = recoverSegments(loaded, args.recoveryPoint, dir, logger);
+    const { kept, truncated, deleted: deletedInRecovery, rpBound } = recoverSegments(loaded, args.recoveryPoint, dir, logger, args.compacted ?? false);
     let deleted = deletedInRecovery;
 
     let lso = Math.max(lsoHint ?? 0, kept[0]?.baseOffset ?? 0);
@@ -359,7 +390,8 @@ export class Log {
       const problem = segment.forEachBatch(from, (h) => {
         if (h.lastOffset < fetchOffset) return true;
         // Dense offsets: the first batch reached must contain fetchOffset, or the index misled us.
-        assert.ok(firstOffset !== null || h.baseOffset <= fetchOffset, `${segment.logPath}: no batch holds offset ${fetchOffset}`);
+        // A compacted log has gaps: then the first batch after fetchOffset is the answer (Kafka's).
+        assert.ok(this.compacted || firstOffset !== null || h.baseOffset <= fetchOffset, `${segment.logPath}: no batch holds offset ${fetchOffset}`);
         if (h.lastOffset >= maxOffsetExclusive) {
           done = true;
           return false;
@@ -536,8 +568,120 @@ export class Log {
       this.lso = Math.min(this.lso, this.leo);
     }
     assert.ok(this.leo <= offset && this.leo < before, `truncateTo(${offset}) left LEO ${this.leo}`);
+    this.firstDirty = Math.min(this.firstDirty, this.leo);
     this.logger.info({ dir: this.dir, offset, logEndOffset: this.leo, previousLogEndOffset: before }, 'log truncated');
     this.checkInvariants();
+  }
+
+  // ---- log cleaner (log-cleaner.ts drives these) -------------------------------------------
+
+  /**
+   * cleanup.policy gained compact while open: offset gaps are accepted from now on (a log never
+   * goes back: gaps may exist once cleaned).
+   */
+  enableCompaction(): void {
+    this.compacted = true;
+    for (const s of this.segments) s.allowGaps();
+  }
+
+  /** Whether {@link close} (or delete) ran. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Whether the log was opened as compacted (offset gaps allowed). */
+  get isCompacted(): boolean {
+    return this.compacted;
+  }
+
+  /**
+   * Kafka's cleaner checkpoint: offsets below it have been cleaned at least once (in memory: a
+   * restart treats the whole log as dirty, which costs one extra cleaning). Never below the log
+   * start offset nor above the LEO.
+   */
+  get firstDirtyOffset(): number {
+    return Math.min(Math.max(this.firstDirty, this.lso), this.leo);
+  }
+
+  /** The segments, oldest first, as the cleaner plans from them (see {@link SegmentInfo}). */
+  segmentInfos(): SegmentInfo[] {
+    this.assertOpen();
+    return this.segments.map((s, i) => ({
+      baseOffset: s.baseOffset,
+      endOffset: this.segments[i + 1]?.baseOffset ?? this.leo,
+      sizeBytes: s.sizeBytes,
+      largestTimestampMs: s.largestTimestampMs,
+      firstBatchTimestampMs: s.firstBatchTimestampMs,
+      active: i === this.segments.length - 1,
+    }));
+  }
+
+  /**
+   * The whole `.log` of the non-active segment at `baseOffset` (fresh buffer, not from the pool so
+   * it can go to another thread). Asserts the segment exists and is not the active one.
+   */
+  readSegmentBytes(baseOffset: number): Buffer {
+    this.assertOpen();
+    const i = this.segments.findIndex((s) => s.baseOffset === baseOffset);
+    assert.ok(i >= 0 && i < this.segments.length - 1, `no inactive segment at ${baseOffset}`);
+    const segment = this.segments[i]!;
+    const bytes = Buffer.allocUnsafeSlow(segment.sizeBytes);
+    segment.readInto(bytes, 0, 0, segment.sizeBytes);
+    return bytes;
+  }
+
+  /**
+   * Replaces the adjacent non-active segments `group` (base offsets, oldest first, as planned with
+   * {@link segmentInfos}; each of `sizesBytes` as read) by ONE segment named by the first base and
+   * holding `cleaned` (whole batches with offsets in the group's range, as the filter wrote them),
+   * with the crash-safe steps of segment-swap.ts, then rebuilds its indexes. A short synchronous
+   * step: reads before it see the old segments, reads after it the new one. Returns false (and
+   * changes nothing) when the group is no longer there as planned (retention, DeleteRecords or a
+   * truncation ran meanwhile, or a segment became active). Asserts the log is compacted and the
+   * cleaned batches lie in the group's offset range.
+   */
+  replaceWithCleaned(group: readonly number[], sizesBytes: readonly number[], cleaned: Buffer): boolean {
+    this.assertOpen();
+    assert.ok(this.compacted, 'only a compacted log is cleaned');
+    assert.ok(group.length > 0 && group.length === sizesBytes.length, 'cleaned group');
+    const first = this.segments.findIndex((s) => s.baseOffset === group[0]);
+    if (first < 0 || first + group.length >= this.segments.length) return false;
+    for (let k = 0; k < group.length; k++) {
+      const s = this.segments[first + k]!;
+      if (s.baseOffset !== group[k] || s.sizeBytes !== sizesBytes[k]) return false;
+    }
+    const base = group[0]!;
+    const end = this.segments[first + group.length]!.baseOffset;
+    let pos = 0;
+    while (pos < cleaned.length) {
+      const size = this.assertWholeBatch(cleaned, pos, cleaned.length - pos);
+      const b = baseOffsetNumber(cleaned, pos);
+      assert.ok(b >= base && b + lastOffsetDeltaOf(cleaned, pos) < end, `cleaned batch at ${b} outside [${base}, ${end})`);
+      pos += size;
+    }
+    writeSwapFile(this.fs, this.dir, base, cleaned);
+    const old = this.segments.splice(first, group.length);
+    for (const s of old.slice(1)) s.delete();
+    const head = old[0]!;
+    head.close();
+    for (const path of [head.indexPath, head.timeIndexPath]) if (this.fs.exists(path)) this.fs.unlink(path);
+    this.fs.rename(`${head.logPath}.swap`, head.logPath);
+    this.fs.syncDir(this.dir);
+    const segment = LogSegment.load(this.segmentArgs(base));
+    const recovered = segment.recover(base);
+    assert.equal(recovered.truncatedBytes, 0, `cleaned segment ${base} did not validate: ${recovered.reason}`);
+    segment.onBecomeInactive();
+    segment.sync();
+    this.fs.syncDir(this.dir);
+    this.segments.splice(first, 0, segment);
+    this.checkInvariants();
+    return true;
+  }
+
+  /** Records that offsets below `offset` (a segment boundary) are now clean. */
+  markCleanedUpTo(offset: number): void {
+    assert.ok(Number.isSafeInteger(offset) && offset <= this.leo, `cleaned up to ${offset}`);
+    this.firstDirty = Math.max(this.firstDirty, offset);
   }
 
   /** Closes all files (no flush: call {@link flush} first for a clean shutdown). Idempotent. */
@@ -560,7 +704,10 @@ export class Log {
   }
 
   private segmentArgs(baseOffset: number): LogSegmentArgs {
-    return { fs: this.fs, dir: this.dir, baseOffset, indexIntervalBytes: this.config.indexIntervalBytes, logger: this.logger, clock: this.clock };
+    return {
+      fs: this.fs, dir: this.dir, baseOffset, indexIntervalBytes: this.config.indexIntervalBytes, logger: this.logger, clock: this.clock,
+      allowOffsetGaps: this.compacted,
+    };
   }
 
   /** The first record at offset >= logStartOffset with timestamp >= `timestampMs` (see {@link offsetForTimestamp}). */
@@ -731,7 +878,7 @@ interface SegmentsRecovery {
  * Steps 2-4 of {@link Log.open} over the loaded segments (ascending base offsets), with
  * `hint` = the checkpointed recovery point.
  */
-function recoverSegments(loaded: LogSegment[], hint: number, dir: string, logger: Logger): SegmentsRecovery {
+function recoverSegments(loaded: LogSegment[], hint: number, dir: string, logger: Logger, allowOffsetGaps: boolean): SegmentsRecovery {
   const kept: LogSegment[] = [];
   let trusted = true;
   let rpBound = hint;
@@ -746,7 +893,7 @@ function recoverSegments(loaded: LogSegment[], hint: number, dir: string, logger
   for (let i = 0; i < loaded.length; i++) {
     const seg = loaded[i]!;
     const prev = kept[kept.length - 1];
-    if (prev !== undefined && seg.baseOffset !== prev.nextOffset) {
+    if (prev !== undefined && (allowOffsetGaps ? seg.baseOffset < prev.nextOffset : seg.baseOffset !== prev.nextOffset)) {
       deleteFrom(i, 'segment does not continue the log: deleting it and all later segments', { segment: seg.baseOffset, expected: prev.nextOffset });
       break;
     }

@@ -1,33 +1,48 @@
 /**
- * FindCoordinator (key 10), v0-4. With one broker, this broker coordinates every group and
- * transactional id. Advertised from v0 because librdkafka 2.0.2 enables LZ4 compression and consumer
- * groups only when FindCoordinator's range contains 0 (its rdkafka_feature.c map). Group
- * coordination itself (JoinGroup...) arrives with the consumer-groups issue.
+ * FindCoordinator (key 10), v0-6. Key type 0 (group): the coordinator is the leader of the group's
+ * __consumer_offsets partition, abs(hashCode(group)) % offsets.topic.num.partitions; the topic is
+ * created at the first such request, as Kafka does. Key type 1 (transaction): this broker (Skiff has
+ * no transaction coordinator; transactional producers fail at InitProducerId). Other key types get
+ * INVALID_REQUEST. v4+ batches keys (KIP-699). Advertised from v0 because librdkafka 2.0.2 enables
+ * LZ4 compression and consumer groups only when FindCoordinator's range contains 0 (its
+ * rdkafka_feature.c map).
  */
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
-import type { ApiHandler } from '../api-handler';
+import type { ApiHandler, RequestContext } from '../api-handler';
 
 interface FindCoordinatorRequest { key: string; keyType: number; coordinatorKeys: string[] }
+interface Coordinator { key: string; nodeId: number; host: string; port: number; errorCode: number; errorMessage: string | null }
+
+async function coordinatorOf(ctx: RequestContext, key: string, keyType: number): Promise<Coordinator> {
+  const { broker } = ctx;
+  const fail = (errorCode: number, errorMessage: string): Coordinator => ({ key, nodeId: -1, host: '', port: -1, errorCode, errorMessage });
+  const self = broker.brokers().find((b) => b.nodeId === broker.nodeId)!;
+  if (keyType === 1) return { key, nodeId: self.nodeId, host: self.host, port: self.port, errorCode: ErrorCode.NONE, errorMessage: null };
+  if (keyType !== 0) return fail(ErrorCode.INVALID_REQUEST, `Unknown coordinator key type ${keyType}`);
+  try {
+    await broker.ensureOffsetsTopic();
+  } catch (error) {
+    broker.log.warn({ error: String(error) }, 'creating the offsets topic failed');
+    return fail(ErrorCode.COORDINATOR_NOT_AVAILABLE, 'The coordinator is not available.');
+  }
+  const route = broker.groupCoordinatorFor(key);
+  if (route.errorCode === ErrorCode.COORDINATOR_NOT_AVAILABLE) return fail(ErrorCode.COORDINATOR_NOT_AVAILABLE, 'The coordinator is not available.');
+  // The leader of the group's partition coordinates it; with one broker that is this broker.
+  return { key, nodeId: self.nodeId, host: self.host, port: self.port, errorCode: ErrorCode.NONE, errorMessage: null };
+}
 
 export const findCoordinatorHandler: ApiHandler<FindCoordinatorRequest> = {
   apiKey: ApiKey.FindCoordinator,
   name: 'FindCoordinator',
   minVersion: 0,
   maxVersion: 6,
-  handle({ apiVersion, body, broker }) {
-    const self = broker.brokers().find((b) => b.nodeId === broker.nodeId)!;
-    const valid = body.keyType === 0 || body.keyType === 1;
-    const errorCode = valid ? ErrorCode.NONE : ErrorCode.INVALID_REQUEST;
-    const errorMessage = valid ? null : `Unknown coordinator key type ${body.keyType}`;
+  async handle(ctx) {
+    const { apiVersion, body } = ctx;
     if (apiVersion >= 4) {
-      return {
-        throttleTimeMs: 0,
-        coordinators: body.coordinatorKeys.map((key) => ({
-          key, nodeId: valid ? self.nodeId : -1, host: valid ? self.host : '', port: valid ? self.port : -1, errorCode, errorMessage,
-        })),
-      };
+      return { throttleTimeMs: 0, coordinators: await Promise.all(body.coordinatorKeys.map((key) => coordinatorOf(ctx, key, body.keyType))) };
     }
-    return { throttleTimeMs: 0, errorCode, errorMessage, nodeId: valid ? self.nodeId : -1, host: valid ? self.host : '', port: valid ? self.port : -1 };
+    const { key: _key, ...single } = await coordinatorOf(ctx, body.key, body.keyType);
+    return { throttleTimeMs: 0, ...single };
   },
 };

@@ -17,6 +17,16 @@ import { describeLogDirsHandler } from './describe-log-dirs';
 import { initProducerIdHandler } from './init-producer-id';
 import { offsetForLeaderEpochHandler } from './offset-for-leader-epoch';
 import { incrementalAlterConfigsHandler } from './incremental-alter-configs';
+import { joinGroupHandler } from './join-group';
+import { syncGroupHandler } from './sync-group';
+import { heartbeatHandler } from './heartbeat';
+import { leaveGroupHandler } from './leave-group';
+import { offsetCommitHandler } from './offset-commit';
+import { offsetFetchHandler } from './offset-fetch';
+import { listGroupsHandler } from './list-groups';
+import { describeGroupsHandler } from './describe-groups';
+import { deleteGroupsHandler } from './delete-groups';
+import { offsetDeleteHandler } from './offset-delete';
 
 export const allHandlers: ApiHandler[] = [
   produceHandler,
@@ -36,4 +46,14 @@ export const allHandlers: ApiHandler[] = [
   offsetForLeaderEpochHandler,
   createPartitionsHandler,
   describeLogDirsHandler,
+  offsetCommitHandler,
+  offsetFetchHandler,
+  joinGroupHandler,
+  heartbeatHandler,
+  leaveGroupHandler,
+  syncGroupHandler,
+  describeGroupsHandler,
+  listGroupsHandler,
+  deleteGroupsHandler,
+  offsetDeleteHandler,
 ];

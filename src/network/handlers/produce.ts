@@ -9,6 +9,7 @@ import { ErrorCode } from '../../protocol/error-codes';
 import type { ProduceReply } from '../../replica/replica-actor';
 import type { ApiHandler, RequestContext } from '../api-handler';
 import { leaderFor } from './leader-lookup';
+import { OFFSETS_TOPIC } from '../../group/offsets-records';
 
 interface ProduceRequest {
   transactionalId: string | null;
@@ -57,6 +58,8 @@ export const produceHandler: ApiHandler<ProduceRequest> = {
           ? leaderFor(broker, broker.topicById(topicData.topicId), p.index, ErrorCode.UNKNOWN_TOPIC_ID)
           : leaderFor(broker, topicData.name, p.index);
         if ('errorCode' in leader) return partitionResponse(p.index, leader.errorCode, null);
+        // Kafka's ReplicaManager: clients may not append to internal topics (only the coordinator does).
+        if (leader.topic.name === OFFSETS_TOPIC) return partitionResponse(p.index, ErrorCode.INVALID_TOPIC_EXCEPTION, `Cannot append to internal topic ${OFFSETS_TOPIC}`);
         const { replica, topic } = leader;
         try {
           const reply = await broker.endpoint.request<ProduceReply>(replica, 'produce', { records: p.records, acks, timeoutMs }, Math.max(0, timeoutMs) + REPLY_GRACE_MS);

@@ -1,8 +1,7 @@
 /**
- * DeleteGroups (API key 42), versions 0-2, flexible from 2. Written from Kafka's
- * DeleteGroupsRequest.json and DeleteGroupsResponse.json (4.1).
- * v2 flexible; no other changes.
- * Tables only: Skiff has no handler yet (consumer groups come in their own issue).
+ * DeleteGroups (API key 42), versions 0-3, flexible from 2. Written from Kafka's
+ * DeleteGroupsRequest.json and DeleteGroupsResponse.json (4.4).
+ * v2 flexible; v3 adds a per-group ErrorMessage to the response.
  */
 import type { MessageSpec, MessageValue } from './dsl';
 
@@ -11,7 +10,7 @@ export const DeleteGroupsRequest = {
   apiKey: 42,
   type: 'request',
   name: 'DeleteGroupsRequest',
-  validVersions: '0-2',
+  validVersions: '0-3',
   flexibleVersions: '2+',
   fields: [
     { name: 'GroupsNames', type: '[]string', versions: '0+' },
@@ -23,7 +22,7 @@ export const DeleteGroupsResponse = {
   apiKey: 42,
   type: 'response',
   name: 'DeleteGroupsResponse',
-  validVersions: '0-2',
+  validVersions: '0-3',
   flexibleVersions: '2+',
   fields: [
     { name: 'ThrottleTimeMs', type: 'int32', versions: '0+' },
@@ -32,6 +31,7 @@ export const DeleteGroupsResponse = {
       fields: [
         { name: 'GroupId', type: 'string', versions: '0+' },
         { name: 'ErrorCode', type: 'int16', versions: '0+' },
+        { name: 'ErrorMessage', type: 'string', versions: '3+', nullableVersions: '3+', default: null },
       ],
     },
   ],

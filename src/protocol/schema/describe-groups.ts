@@ -3,7 +3,7 @@
  * DescribeGroupsRequest.json and DescribeGroupsResponse.json (4.1).
  * v3 IncludeAuthorizedOperations / AuthorizedOperations; v4 members' GroupInstanceId; v5
  * flexible; v6 a per-group ErrorMessage, and GROUP_ID_NOT_FOUND for an unknown group (KIP-1043).
- * Tables only: Skiff has no handler yet (consumer groups come in their own issue).
+ * Served by src/network/handlers/describe-groups.ts (group coordinator: src/group/).
  */
 import type { MessageSpec, MessageValue } from './dsl';
 

@@ -61,7 +61,8 @@ export interface FieldSpec {
 /** A request or response message table: Kafka's message JSON with our field tables. */
 export interface MessageSpec {
   readonly apiKey: number;
-  readonly type: 'request' | 'response';
+  /** Kafka's JSON types: API messages, and the records of __consumer_offsets (coordinator-key/value). */
+  readonly type: 'request' | 'response' | 'coordinator-key' | 'coordinator-value';
   readonly name: string;
   readonly validVersions: string;
   readonly flexibleVersions: string;

@@ -2,7 +2,7 @@
  * Heartbeat (API key 12), versions 0-4, flexible from 4. Written from Kafka's
  * HeartbeatRequest.json and HeartbeatResponse.json (4.1).
  * Classic consumer-group protocol. v3 GroupInstanceId (KIP-345); v4 flexible.
- * Tables only: Skiff has no handler yet (consumer groups come in their own issue).
+ * Served by src/network/handlers/heartbeat.ts (group coordinator: src/group/).
  */
 import type { MessageSpec, MessageValue } from './dsl';
 

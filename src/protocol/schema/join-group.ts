@@ -5,7 +5,7 @@
  * MEMBER_ID_REQUIRED and rejoins with the id assigned; v5 GroupInstanceId (static membership,
  * KIP-345); v6 flexible; v7 response ProtocolType (KIP-559; ProtocolName nullable from v7);
  * v8 request Reason (KIP-800); v9 response SkipAssignment (KIP-814).
- * Tables only: Skiff has no handler yet (consumer groups come in their own issue).
+ * Served by src/network/handlers/join-group.ts (group coordinator: src/group/).
  */
 import type { MessageSpec, MessageValue } from './dsl';
 

@@ -3,7 +3,7 @@
  * LeaveGroupRequest.json and LeaveGroupResponse.json (4.1).
  * Classic consumer-group protocol. v0-2 one MemberId; v3 a batch of Members with
  * GroupInstanceId (KIP-345), answered per member; v4 flexible; v5 a Reason per member (KIP-800).
- * Tables only: Skiff has no handler yet (consumer groups come in their own issue).
+ * Served by src/network/handlers/leave-group.ts (group coordinator: src/group/).
  */
 import type { MessageSpec, MessageValue } from './dsl';
 

@@ -2,7 +2,7 @@
  * ListGroups (API key 16), versions 0-5, flexible from 3. Written from Kafka's
  * ListGroupsRequest.json and ListGroupsResponse.json (4.1).
  * v3 flexible; v4 StatesFilter / GroupState (KIP-518); v5 TypesFilter / GroupType (KIP-848).
- * Tables only: Skiff has no handler yet (consumer groups come in their own issue).
+ * Served by src/network/handlers/list-groups.ts (group coordinator: src/group/).
  */
 import type { MessageSpec, MessageValue } from './dsl';
 

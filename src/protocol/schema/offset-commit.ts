@@ -7,7 +7,7 @@
  * the KIP-848 consumer protocol (STALE_MEMBER_EPOCH, GROUP_ID_NOT_FOUND); v10 topics named by
  * TopicId instead of Name (request and response). v0-1 come from Kafka 3.9 (removed in 4.0);
  * v10 is unstable in Kafka 4.1 (latestVersionUnstable: not advertised by default).
- * Tables only: Skiff has no handler yet (consumer groups come in their own issue).
+ * Served by src/network/handlers/offset-commit.ts (group coordinator: src/group/).
  */
 import type { MessageSpec, MessageValue } from './dsl';
 

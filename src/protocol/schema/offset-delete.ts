@@ -2,7 +2,7 @@
  * OffsetDelete (API key 47), versions 0, never flexible. Written from Kafka's
  * OffsetDeleteRequest.json and OffsetDeleteResponse.json (4.1).
  * Deletes committed offsets of a group (KIP-496); one version, not flexible.
- * Tables only: Skiff has no handler yet (consumer groups come in their own issue).
+ * Served by src/network/handlers/offset-delete.ts (group coordinator: src/group/).
  */
 import type { MessageSpec, MessageValue } from './dsl';
 

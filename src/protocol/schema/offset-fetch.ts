@@ -7,7 +7,7 @@
  * v7 RequireStable; v8 batches several groups (GroupId/Topics move into Groups, the response's
  * into Groups too); v9 MemberId/MemberEpoch (KIP-848); v10 topics named by TopicId instead of
  * Name. v10 is unstable in Kafka 4.1 (latestVersionUnstable: not advertised by default).
- * Tables only: Skiff has no handler yet (consumer groups come in their own issue).
+ * Served by src/network/handlers/offset-fetch.ts (group coordinator: src/group/).
  */
 import type { MessageSpec, MessageValue } from './dsl';
 

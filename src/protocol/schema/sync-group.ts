@@ -4,7 +4,7 @@
  * Classic consumer-group protocol: the leader sends the assignments, every member gets its own.
  * v3 GroupInstanceId (KIP-345); v4 flexible; v5 ProtocolType and ProtocolName in request and
  * response (KIP-559; the broker rejects ones inconsistent with the group's).
- * Tables only: Skiff has no handler yet (consumer groups come in their own issue).
+ * Served by src/network/handlers/sync-group.ts (group coordinator: src/group/).
  */
 import type { MessageSpec, MessageValue } from './dsl';
 

@@ -39,8 +39,9 @@ describe('KafkaClient, Producer and Consumer against an in-process broker', () =
     assert.equal(connection.versionFor(ApiKey.Metadata), Math.min(13, connection.apiVersions.get(ApiKey.Metadata)!.maxVersion));
     assert.equal(connection.versionFor(ApiKey.Produce), 12, 'capped below v13, which names topics by id only');
     assert.equal(connection.versionFor(ApiKey.Fetch), 12, 'capped below v13, which names topics by id only');
-    assert.throws(() => connection.versionFor(ApiKey.JoinGroup), (err: unknown) => err instanceof UnsupportedApiError);
-    assert.equal(client.supports(ApiKey.JoinGroup), false);
+    assert.equal(connection.versionFor(ApiKey.JoinGroup), Math.min(9, connection.apiVersions.get(ApiKey.JoinGroup)!.maxVersion));
+    assert.throws(() => connection.versionFor(ApiKey.SaslHandshake), (err: unknown) => err instanceof UnsupportedApiError);
+    assert.equal(client.supports(ApiKey.SaslHandshake), false);
   });
 
   it('does not auto-create topics through Metadata', async () => {
@@ -123,7 +124,7 @@ describe('KafkaClient, Producer and Consumer against an in-process broker', () =
   it('sends any API with a table through request(), at the negotiated version', async () => {
     const body = await client.request(ApiKey.Metadata, null, { topics: [], allowAutoTopicCreation: false });
     assert.ok(Array.isArray(body.brokers) && (body.brokers as unknown[]).length === 1);
-    await assert.rejects(client.request(ApiKey.JoinGroup, null, {}), UnsupportedApiError);
+    await assert.rejects(client.request(ApiKey.SaslHandshake, null, {}), UnsupportedApiError);
   });
 
   it('rejects a send to a missing topic or partition without a callback', async () => {

@@ -37,7 +37,7 @@ const REQUIRED_RANGES: [ApiKey, number, number][] = [
   [ApiKey.OffsetFetch, 0, 10],
   [ApiKey.ListGroups, 0, 5],
   [ApiKey.DescribeGroups, 0, 6],
-  [ApiKey.DeleteGroups, 0, 2],
+  [ApiKey.DeleteGroups, 0, 3],
   [ApiKey.OffsetDelete, 0, 0],
 ];
 

@@ -1,0 +1,18 @@
+/**
+ * Heartbeat (key 12), v0-4: keeps a member's session alive; REBALANCE_IN_PROGRESS tells it to rejoin.
+ */
+import { ApiKey } from '../../protocol/api-keys';
+import type { HeartbeatRequestData } from '../../protocol/schema/heartbeat';
+import type { ApiHandler } from '../api-handler';
+import { askCoordinator } from './group-routing';
+
+export const heartbeatHandler: ApiHandler<HeartbeatRequestData> = {
+  apiKey: ApiKey.Heartbeat,
+  name: 'Heartbeat',
+  minVersion: 0,
+  maxVersion: 4,
+  async handle(ctx) {
+    const reply = await askCoordinator<{ errorCode: number }>(ctx, ctx.body.groupId, 'heartbeat', ctx.body);
+    return { throttleTimeMs: 0, errorCode: reply.errorCode };
+  },
+};

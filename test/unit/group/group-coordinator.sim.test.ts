@@ -1,0 +1,240 @@
+/**
+ * The group coordinator actor under the deterministic simulation runtime: a replica of
+ * __consumer_offsets-0 on a MemoryFileSystem and its coordinator, driven with virtual time. Edge cases
+ * of the classic protocol that real clients rarely show on demand: session expiry, stale generations,
+ * KIP-394 member ids, the initial rebalance delay, static membership (KIP-345), and reloading groups
+ * and offsets from the partition after a crash that loses unsynced bytes.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { SimRuntime } from '../../../src/runtime/sim-runtime';
+import { MemoryFileSystem } from '../../../src/storage/memory-file-system';
+import { ErrorCode } from '../../../src/protocol/error-codes';
+import type { ReplicaArgs } from '../../../src/replica/replica-actor';
+import type { LogDirArgs } from '../../../src/replica/log-dir-actor';
+import type { Endpoint } from '../../../src/runtime/runtime';
+import { effectiveLogConfig } from '../../../src/config/topic-config';
+import { defaultBrokerConfig } from '../../../src/config/broker-config';
+import type { GroupCoordinatorArgs, JoinResult, SyncResult, FetchOffsetsResult, CommitResult, DescribedGroup } from '../../../src/group/group-coordinator-actor';
+
+const LOG_DIR = '/data';
+const REPLICA = 'replica/0/offsets/0';
+const LOG_DIR_ACTOR = 'log-dir/0/0';
+const COORDINATOR = 'group-coordinator/0/0';
+const GROUP = 'g';
+const SESSION_MS = 10_000;
+const REBALANCE_MS = 30_000;
+
+function coordinatorArgs(initialRebalanceDelayMs: number): GroupCoordinatorArgs {
+  return {
+    partition: 0, replicaActor: REPLICA,
+    config: {
+      initialRebalanceDelayMs, minSessionTimeoutMs: 6000, maxSessionTimeoutMs: 1_800_000, maxSize: 1000,
+      offsetMetadataMaxBytes: 4096, offsetsRetentionMs: 7 * 24 * 3_600_000, offsetsRetentionCheckIntervalMs: 600_000,
+    },
+  };
+}
+
+async function boot(seed: number, fs: MemoryFileSystem, initialRebalanceDelayMs = 0) {
+  const sim = new SimRuntime({ seed, fs });
+  const logDirArgs: LogDirArgs = { logDir: LOG_DIR, clusterId: 'AAAAAAAAAAAAAAAAAAAAAw', nodeId: 0, directoryId: 'AAAAAAAAAAAAAAAAAAAABA' };
+  const replicaArgs: ReplicaArgs = {
+    topic: '__consumer_offsets', topicId: 'AAAAAAAAAAAAAAAAAAAAAg', partition: 0, logDir: LOG_DIR, brokerId: 0, leaderEpoch: 0,
+    config: effectiveLogConfig({ 'cleanup.policy': 'compact' }, defaultBrokerConfig()),
+    logDirActor: LOG_DIR_ACTOR, checkpointIntervalMs: 5000, retentionCheckIntervalMs: 300_000, isr: [0],
+  };
+  await sim.spawn(LOG_DIR_ACTOR, 'log-dir', logDirArgs, { pool: 'broker', brokerId: 0 });
+  await sim.spawn(REPLICA, 'replica', replicaArgs, { pool: 'broker', brokerId: 0 });
+  await sim.spawn(COORDINATOR, 'group-coordinator', coordinatorArgs(initialRebalanceDelayMs), { pool: 'broker', brokerId: 0 });
+  await sim.settle();
+  return { sim, net: sim.endpoint('net/0') };
+}
+
+/** A client of the coordinator, as the network handlers talk to it. */
+class Member {
+  memberId = '';
+  generationId = -1;
+  constructor(private readonly sim: SimRuntime, private readonly net: Endpoint, readonly clientId: string, readonly groupInstanceId: string | null = null) {}
+
+  send<T>(type: string, request: unknown, version: number): Promise<T> {
+    return this.net.request<T>(COORDINATOR, type, { version, clientId: this.clientId, clientHost: '/127.0.0.1', request }, 600_000);
+  }
+
+  /** Starts a JoinGroup (v5) and returns its pending answer; the caller drives time. */
+  join(metadata = 'sub'): Promise<JoinResult> {
+    return this.send<JoinResult>('join', {
+      groupId: GROUP, sessionTimeoutMs: SESSION_MS, rebalanceTimeoutMs: REBALANCE_MS, memberId: this.memberId, groupInstanceId: this.groupInstanceId,
+      protocolType: 'consumer', protocols: [{ name: 'range', metadata: Buffer.from(metadata) }], reason: null,
+    }, 5).then((r) => {
+      if (r.errorCode === ErrorCode.MEMBER_ID_REQUIRED || r.errorCode === ErrorCode.NONE) this.memberId = r.memberId;
+      if (r.errorCode === ErrorCode.NONE) this.generationId = r.generationId;
+      return r;
+    });
+  }
+
+  sync(assignments: { memberId: string; assignment: Buffer }[] = []): Promise<SyncResult> {
+    return this.send('sync', { groupId: GROUP, generationId: this.generationId, memberId: this.memberId, groupInstanceId: this.groupInstanceId, protocolType: null, protocolName: null, assignments }, 3);
+  }
+
+  heartbeat(): Promise<{ errorCode: number }> {
+    return this.send('heartbeat', { groupId: GROUP, generationId: this.generationId, memberId: this.memberId, groupInstanceId: this.groupInstanceId }, 3);
+  }
+
+  commit(offset: number, generationId = this.generationId, metadata = 'm'): Promise<CommitResult> {
+    return this.send('commit', {
+      groupId: GROUP, generationId, memberId: this.memberId, groupInstanceId: this.groupInstanceId,
+      topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: offset, committedLeaderEpoch: 3, committedMetadata: metadata }] }],
+    }, 7);
+  }
+}
+
+function fetchOffsets(net: Endpoint): Promise<FetchOffsetsResult> {
+  return net.request(COORDINATOR, 'fetch-offsets', { version: 8, clientId: 'admin', clientHost: '/127.0.0.1', request: { groupId: GROUP, topics: null } }, 60_000);
+}
+
+function describeGroup(net: Endpoint): Promise<DescribedGroup[]> {
+  return net.request(COORDINATOR, 'describe', { version: 5, clientId: 'admin', clientHost: '/127.0.0.1', request: { groupIds: [GROUP] } }, 60_000);
+}
+
+/** Two dynamic members through the KIP-394 handshake into a Stable generation; returns [leader, follower]. */
+async function stableGroupOfTwo(sim: SimRuntime, net: Endpoint): Promise<[Member, Member]> {
+  const a = new Member(sim, net, 'a');
+  const b = new Member(sim, net, 'b');
+  assert.equal((await sim.runUntil(a.join())).errorCode, ErrorCode.MEMBER_ID_REQUIRED);
+  assert.equal((await sim.runUntil(b.join())).errorCode, ErrorCode.MEMBER_ID_REQUIRED);
+  assert.match(a.memberId, /^a-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+  const [ja, jb] = await sim.runUntil(Promise.all([a.join(), b.join()]));
+  assert.equal(ja.errorCode, ErrorCode.NONE);
+  assert.equal(jb.errorCode, ErrorCode.NONE);
+  assert.equal(ja.generationId, jb.generationId);
+  const [leader, follower] = ja.leader === a.memberId ? [a, b] : [b, a];
+  const leaderJoin = leader === a ? ja : jb;
+  assert.deepEqual(leaderJoin.members.map((m) => m.memberId).sort(), [a.memberId, b.memberId].sort(), 'the leader gets every member');
+  assert.equal((leader === a ? jb : ja).members.length, 0, 'followers get no member list');
+  const [sl, sf] = await sim.runUntil(Promise.all([
+    leader.sync([{ memberId: leader.memberId, assignment: Buffer.from('p0') }, { memberId: follower.memberId, assignment: Buffer.from('p1') }]),
+    follower.sync(),
+  ]));
+  assert.equal(sl.errorCode, ErrorCode.NONE);
+  assert.equal(sl.assignment.toString(), 'p0');
+  assert.equal(sf.assignment.toString(), 'p1');
+  return [leader, follower];
+}
+
+describe('group coordinator (simulated)', () => {
+  test('a member that stops heartbeating is removed after session.timeout.ms and the group rebalances without it', async () => {
+    const { sim, net } = await boot(1, new MemoryFileSystem());
+    const [leader, follower] = await stableGroupOfTwo(sim, net);
+    const generation = leader.generationId;
+    // The leader heartbeats every 3 s; the follower goes silent.
+    let rebalanceSeen = false;
+    for (let t = 0; t < SESSION_MS + 3000 && !rebalanceSeen; t += 3000) {
+      await sim.advanceTime(3000);
+      const hb = await sim.runUntil(leader.heartbeat());
+      if (hb.errorCode === ErrorCode.REBALANCE_IN_PROGRESS) rebalanceSeen = true;
+      else assert.equal(hb.errorCode, ErrorCode.NONE);
+    }
+    assert.ok(rebalanceSeen, 'the leader is told to rejoin once the silent member expired');
+    const rejoin = await sim.runUntil(leader.join());
+    assert.equal(rejoin.errorCode, ErrorCode.NONE);
+    assert.equal(rejoin.generationId, generation + 1);
+    assert.deepEqual(rejoin.members.map((m) => m.memberId), [leader.memberId], 'only the live member is left');
+    assert.equal((await sim.runUntil(follower.heartbeat())).errorCode, ErrorCode.UNKNOWN_MEMBER_ID);
+    await sim.shutdown();
+  });
+
+  test('a stale generation\'s commit gets ILLEGAL_GENERATION; the current one commits and reads back', async () => {
+    const { sim, net } = await boot(2, new MemoryFileSystem());
+    const [leader, follower] = await stableGroupOfTwo(sim, net);
+    const oldGeneration = leader.generationId;
+    // The follower leaves: the leader rejoins into the next generation.
+    const left = await sim.runUntil(net.request<{ errorCode: number; members: { errorCode: number }[] }>(COORDINATOR, 'leave', {
+      version: 3, clientId: 'b', clientHost: '/127.0.0.1', request: { groupId: GROUP, members: [{ memberId: follower.memberId, groupInstanceId: null }] },
+    }, 60_000));
+    assert.deepEqual(left.members.map((m) => m.errorCode), [ErrorCode.NONE]);
+    assert.equal((await sim.runUntil(leader.join())).generationId, oldGeneration + 1);
+    await sim.runUntil(leader.sync([{ memberId: leader.memberId, assignment: Buffer.from('all') }]));
+    const stale = await sim.runUntil(leader.commit(10, oldGeneration));
+    assert.equal(stale.topics[0]!.partitions[0]!.errorCode, ErrorCode.ILLEGAL_GENERATION);
+    const gone = await sim.runUntil(follower.commit(11, oldGeneration));
+    assert.equal(gone.topics[0]!.partitions[0]!.errorCode, ErrorCode.UNKNOWN_MEMBER_ID);
+    const fresh = await sim.runUntil(leader.commit(12));
+    assert.equal(fresh.topics[0]!.partitions[0]!.errorCode, ErrorCode.NONE);
+    const offsets = await sim.runUntil(fetchOffsets(net));
+    assert.deepEqual(offsets.topics, [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 12, committedLeaderEpoch: 3, metadata: 'm', errorCode: ErrorCode.NONE }] }]);
+    await sim.shutdown();
+  });
+
+  test('committed offsets and the stable generation survive a crash that loses unsynced bytes', async () => {
+    const fs = new MemoryFileSystem();
+    const { sim, net } = await boot(3, fs);
+    const [leader] = await stableGroupOfTwo(sim, net);
+    assert.equal((await sim.runUntil(leader.commit(41, leader.generationId, 'meta-41'))).topics[0]!.partitions[0]!.errorCode, ErrorCode.NONE);
+    const before = await sim.runUntil(describeGroup(net));
+    fs.crash({ kind: 'lose-unsynced' });
+    sim.crash([COORDINATOR, REPLICA, LOG_DIR_ACTOR]);
+    await sim.restart([LOG_DIR_ACTOR, REPLICA, COORDINATOR]);
+    await sim.settle();
+    const offsets = await sim.runUntil(fetchOffsets(net));
+    assert.deepEqual(offsets.topics, [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 41, committedLeaderEpoch: 3, metadata: 'meta-41', errorCode: ErrorCode.NONE }] }],
+      'an acknowledged commit (acks=all, fsynced) is read back unchanged');
+    const after = await sim.runUntil(describeGroup(net));
+    assert.deepEqual(after, before, 'the loaded group is the Stable generation with the same members and assignments');
+    assert.equal((await sim.runUntil(leader.heartbeat())).errorCode, ErrorCode.NONE, 'members keep their generation across the coordinator restart');
+    await sim.shutdown();
+  });
+
+  test('the first rebalance of an empty group waits group.initial.rebalance.delay.ms for more members', async () => {
+    const { sim, net } = await boot(4, new MemoryFileSystem(), 3000);
+    const a = new Member(sim, net, 'a');
+    const b = new Member(sim, net, 'b');
+    await sim.runUntil(a.join());
+    await sim.runUntil(b.join());
+    const ja = a.join();
+    let answered = false;
+    void ja.then(() => { answered = true; });
+    await sim.advanceTime(1000);
+    assert.equal(answered, false, 'held during the delay');
+    const jb = b.join();
+    await sim.advanceTime(2500);
+    assert.equal(answered, false, 'a member joining during the delay extends it');
+    await sim.advanceTime(1000);
+    const [ra, rb] = await sim.runUntil(Promise.all([ja, jb]));
+    assert.equal(ra.errorCode, ErrorCode.NONE);
+    assert.equal(ra.generationId, 1);
+    assert.equal(rb.generationId, 1, 'both members are in the first generation');
+    await sim.shutdown();
+  });
+
+  test('a static member restarting with the same group.instance.id takes over without a rebalance and fences its old id', async () => {
+    const { sim, net } = await boot(5, new MemoryFileSystem());
+    const leader = new Member(sim, net, 'a', 'instance-a');
+    const follower = new Member(sim, net, 'b', 'instance-b');
+    const [ja, jb] = await sim.runUntil(Promise.all([leader.join(), follower.join()]));
+    assert.equal(ja.errorCode, ErrorCode.NONE, 'static members skip MEMBER_ID_REQUIRED');
+    const [first, second] = ja.leader === leader.memberId ? [leader, follower] : [follower, leader];
+    await sim.runUntil(Promise.all([first.sync([{ memberId: first.memberId, assignment: Buffer.from('x') }, { memberId: second.memberId, assignment: Buffer.from('y') }]), second.sync()]));
+    const generation = second.generationId;
+    const oldId = second.memberId;
+    const restarted = new Member(sim, net, second.clientId, second.groupInstanceId);
+    const rejoin = await sim.runUntil(restarted.join());
+    assert.equal(rejoin.errorCode, ErrorCode.NONE);
+    assert.equal(rejoin.generationId, generation, 'no new generation');
+    assert.notEqual(restarted.memberId, oldId);
+    assert.equal((await sim.runUntil(restarted.sync())).assignment.toString(), 'y', 'it keeps the assignment of its instance');
+    assert.equal((await sim.runUntil(second.heartbeat())).errorCode, ErrorCode.FENCED_INSTANCE_ID);
+    assert.equal((await sim.runUntil(first.heartbeat())).errorCode, ErrorCode.NONE, 'the other member sees no rebalance');
+    void jb;
+    await sim.shutdown();
+  });
+
+  test('JoinGroup with a session timeout outside group.min/max.session.timeout.ms gets INVALID_SESSION_TIMEOUT', async () => {
+    const { sim, net } = await boot(6, new MemoryFileSystem());
+    const reply = await sim.runUntil(net.request<JoinResult>(COORDINATOR, 'join', {
+      version: 5, clientId: 'c', clientHost: '/127.0.0.1',
+      request: { groupId: GROUP, sessionTimeoutMs: 1000, rebalanceTimeoutMs: 1000, memberId: '', groupInstanceId: null, protocolType: 'consumer', protocols: [{ name: 'range', metadata: Buffer.alloc(0) }], reason: null },
+    }, 60_000));
+    assert.equal(reply.errorCode, ErrorCode.INVALID_SESSION_TIMEOUT);
+    await sim.shutdown();
+  });
+});
