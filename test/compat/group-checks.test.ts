@@ -68,7 +68,7 @@ function goodRun(): { leaver: MemberEvent[]; stayerBefore: MemberEvent[]; stayer
 function toRun(e: ReturnType<typeof goodRun>, split = { leaver: [0, 1, 2], stayer: [3, 4, 5] }): SplitRun {
   return {
     leaver: fakeMember('member-1', e.leaver), stayer: fakeMember('member-2', [...e.stayerBefore, ...e.stayerAfter]), reader: fakeMember('second-group', e.reader),
-    split, stayerEventsBeforeLeave: e.stayerBefore.length, records: fakeRecords(),
+    split, stayerEventsBeforeLeave: e.stayerBefore.length, records: fakeRecords(), leftAt: 0,
   };
 }
 
@@ -134,6 +134,18 @@ describe('group scenario checks (made-up events, no broker)', () => {
 
   test('a split that is not 3 + 3 fails', () => {
     assert.throws(() => checkSplitAndTakeover(toRun(goodRun(), { leaver: [0, 1, 2, 3], stayer: [4, 5] }), 'split'), /member-1's share of the split/);
+  });
+
+  test('after a crash the taker may start anywhere from the printed commit to after the last record read, not past it', () => {
+    const e = goodRun();
+    // member-1 read partition 0 up to offset 5 and printed commit 5: 5 or 6 are fine, 7 skips offset 6.
+    checkSplitAndTakeover({ ...toRun(e), leaverCrashed: true }, 'crash at 5');
+    takeoverReads(e, 0, 6, 10);
+    checkSplitAndTakeover({ ...toRun(e), leaverCrashed: true }, 'crash at 6');
+    takeoverReads(e, 0, 7, 10);
+    assert.throws(() => checkSplitAndTakeover({ ...toRun(e), leaverCrashed: true }, 'crash skip'), /first offset on partition 0 is 7/);
+    takeoverReads(e, 0, 4, 10);
+    assert.throws(() => checkSplitAndTakeover({ ...toRun(e), leaverCrashed: true }, 'crash re-read'), /first offset on partition 0 is 4/);
   });
 
   test('kcat-style members (commit on close) are judged by what the leaver read', () => {

@@ -162,6 +162,13 @@ export class ProcessMember implements GroupMember {
     this.proc.kill('SIGKILL');
   }
 
+  /** SIGKILLs the member as a crash (no LeaveGroup, no close); resolves once it is gone. */
+  async crash(): Promise<void> {
+    this.stopping = true;
+    this.proc.kill('SIGKILL');
+    await this.exited;
+  }
+
   output(): string {
     return this.stderr;
   }

@@ -14,10 +14,16 @@
  * - a duplicate other than the leaver's uncommitted tail (at-least-once: offsets at or after its
  *   last commit of that partition, up to the last it read);
  * - a second group that does not read every record exactly once from offset 0.
+ *
+ * With `leave: 'crash'` the leaver is SIGKILLed instead (no LeaveGroup): the coordinator must
+ * expire it after session.timeout.ms (10 s in the members) before the other member takes over.
+ * A crash can land after a commit succeeded and before the member printed it, so the taker may
+ * start anywhere from the leaver's last commit it printed to the offset after the last record it
+ * read, never below (a committed record read again) or above (a skipped record).
  */
 import * as assert from 'node:assert/strict';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
-import { consumedBy, lastCommits, ownedPartitions, waitUntil, type GroupMember } from './group-members';
+import { consumedBy, lastCommits, ownedPartitions, ProcessMember, waitUntil, type GroupMember } from './group-members';
 
 /**
  * A group's committed offsets through kafkajs's Admin.fetchOffsets (OffsetFetch): partition ->
@@ -96,6 +102,8 @@ export interface SplitOptions {
   recordsPerPhase: number;
   /** Bound on each wait (ms). */
   waitMs: number;
+  /** How member-1 goes: close the consumer (LeaveGroup; default) or SIGKILL (a {@link ProcessMember} only). */
+  leave?: 'leave' | 'crash';
 }
 
 /** What {@link runSplitAndTakeover} observed, for {@link checkSplitAndTakeover}. */
@@ -106,6 +114,10 @@ export interface SplitRun {
   split: { leaver: number[]; stayer: number[] };
   /** stayer.events.length when the leaver was asked to leave: events before it are "both in the group". */
   stayerEventsBeforeLeave: number;
+  /** True when member-1 was SIGKILLed rather than closed. */
+  leaverCrashed?: boolean;
+  /** Wall-clock ms just before member-1 was told to leave (or SIGKILLed). */
+  leftAt: number;
   records: NumberedRecords;
 }
 
@@ -132,7 +144,13 @@ export async function runSplitAndTakeover(o: SplitOptions): Promise<SplitRun> {
     await waitUntil('member-1 to commit what it read', o.waitMs, () => leaver.commitsOnClose === true || committedEverything(leaver), members);
 
     const stayerEventsBeforeLeave = stayer.events.length;
-    await leaver.stop();
+    const leftAt = Date.now();
+    if (o.leave === 'crash') {
+      assert.ok(leaver instanceof ProcessMember, 'only a member in a child process can be SIGKILLed');
+      await leaver.crash();
+    } else {
+      await leaver.stop();
+    }
     await waitUntil('member-2 to take over all 6 partitions', o.waitMs, () => ownedPartitions(stayer).length === PARTITIONS, members);
     await records.produce(o.bootstrap, o.topic, o.recordsPerPhase);
     await waitUntil(`member-2 to read up to the end (${records.count} records in all)`, o.waitMs, () => readToEnd(stayer, records), members);
@@ -142,7 +160,7 @@ export async function runSplitAndTakeover(o: SplitOptions): Promise<SplitRun> {
     started.push(reader);
     await waitUntil(`the second group to read all ${records.count} records`, o.waitMs, () => records.coveredBy([reader]), [reader]);
     await reader.stop();
-    return { leaver, stayer, reader, split, stayerEventsBeforeLeave, records };
+    return { leaver, stayer, reader, split, stayerEventsBeforeLeave, records, leaverCrashed: o.leave === 'crash', leftAt };
   } catch (e) {
     for (const m of started) m.kill();
     throw e;
@@ -209,7 +227,15 @@ export function checkSplitAndTakeover(run: SplitRun, what: string): void {
   for (const p of split.leaver) {
     const first = consumedBy(stayer).find(([q]) => q === p);
     assert.ok(first !== undefined, `${what}: member-2 never read partition ${p} after member-1 left`);
-    assert.equal(first[1], committedAtLeave(leaver, p), `${what}: member-2's first offset on partition ${p} vs member-1's committed offset`);
+    if (run.leaverCrashed === true) {
+      const read = consumedBy(leaver).filter(([q]) => q === p).map(([, o]) => o + 1);
+      const lastRead = read.length === 0 ? 0 : Math.max(...read);
+      const committed = committedAtLeave(leaver, p);
+      assert.ok(first[1] >= committed && first[1] <= lastRead, `${what}: member-2's first offset on partition ${p} is ${first[1]}: ` +
+        `member-1 crashed with offset ${committed} committed (as printed) and had read up to offset ${lastRead - 1}`);
+    } else {
+      assert.equal(first[1], committedAtLeave(leaver, p), `${what}: member-2's first offset on partition ${p} vs member-1's committed offset`);
+    }
   }
 
   // Nothing lost; duplicates only in the leaver's uncommitted tail.

@@ -11,6 +11,7 @@
  *
  *   npm run build && SKIFF_GROUP_TARGET=kafka node scripts/run-tests.js compat/groups
  */
+import * as assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { PYPI_PYTHON, PYTHON, withBrokerLog } from './clients';
 import { KafkajsMember, KcatMember, killAllMembers, pythonMember, type MemberOptions } from './group-members';
@@ -53,4 +54,23 @@ describe(`consumer groups with real clients (target: ${GROUP_TARGET})`, () => {
         checkSplitAndTakeover(run, client.name);
       }));
   });
+
+  // A member that crashes (SIGKILL: no LeaveGroup) is removed after session.timeout.ms (10 s in
+  // the members), then the other takes over from its commits.
+  for (const [name, client, python] of [['confluent-kafka from PyPI', 'confluent', PYPI_PYTHON], ['kafka-python 2.0.2 (Debian)', 'kafka-python', PYTHON]] as const) {
+    test(`${name}: a member SIGKILLed (no LeaveGroup) is expired after session.timeout.ms and the other resumes its partitions from the committed offsets; a second group reads all records`, { timeout: CASE_TIMEOUT_MS }, () =>
+      withBrokerLog(target, async () => {
+        const topic = `groups-crash-${client}`;
+        await target.createTopic(topic, PARTITIONS);
+        const run = await runSplitAndTakeover({
+          bootstrap: target.bootstrap, topic, group: `${topic}-g1`, secondGroup: `${topic}-g2`, recordsPerPhase: RECORDS_PER_PHASE, waitMs: WAIT_MS, leave: 'crash',
+          makeMember: (memberName, group) => pythonMember(`${name} ${memberName}`, client, python, { bootstrap: target.bootstrap, group, topic, timeoutMs: CASE_TIMEOUT_MS }),
+        });
+        checkSplitAndTakeover(run, `${name} (crash)`);
+        // The takeover waited for the session timeout: member-2's 6-partition assignment came >= ~10 s after the crash.
+        const crashedAt = run.leftAt;
+        const takeover = run.stayer.events.find((e) => e.ev === 'assigned' && e.partitions.length === PARTITIONS);
+        assert.ok(takeover !== undefined && takeover.t - crashedAt >= 8_000, `member-2 took over ${takeover === undefined ? 'never' : `${takeover.t - crashedAt} ms`} after member-1's crash: before session.timeout.ms (10000) ran out`);
+      }));
+  }
 });
