@@ -14,6 +14,10 @@
  * - a duplicate other than the leaver's uncommitted tail (at-least-once: offsets at or after its
  *   last commit of that partition, up to the last it read);
  * - a second group that does not read every record exactly once from offset 0.
+ * While the split is stable, kafkajs's Admin (DescribeGroups, ListGroups) must see the group
+ * Stable with protocol type "consumer", both members, and each member's assignment (opaque bytes
+ * the leader sent in SyncGroup, decoded here) equal to what that member reports; once every
+ * member has left, the group is Empty with no members.
  *
  * With `leave: 'crash'` the leaver is SIGKILLed instead (no LeaveGroup): the coordinator must
  * expire it after session.timeout.ms (10 s in the members) before the other member takes over.
@@ -22,7 +26,7 @@
  * read, never below (a committed record read again) or above (a skipped record).
  */
 import * as assert from 'node:assert/strict';
-import { Kafka, logLevel, Partitioners } from 'kafkajs';
+import { AssignerProtocol, Kafka, logLevel, Partitioners } from 'kafkajs';
 import { consumedBy, lastCommits, ownedPartitions, ProcessMember, waitUntil, type GroupMember } from './group-members';
 
 /**
@@ -138,6 +142,7 @@ export async function runSplitAndTakeover(o: SplitOptions): Promise<SplitRun> {
       return a.length === 3 && b.length === 3 && new Set([...a, ...b]).size === PARTITIONS;
     }, members);
     const split = { leaver: ownedPartitions(leaver), stayer: ownedPartitions(stayer) };
+    await checkDescribedGroup(o.bootstrap, o.group, o.topic, [split.leaver, split.stayer]);
 
     await records.produce(o.bootstrap, o.topic, o.recordsPerPhase);
     await waitUntil(`the two members to read all ${records.count} records`, o.waitMs, () => records.coveredBy(members), members);
@@ -155,6 +160,7 @@ export async function runSplitAndTakeover(o: SplitOptions): Promise<SplitRun> {
     await records.produce(o.bootstrap, o.topic, o.recordsPerPhase);
     await waitUntil(`member-2 to read up to the end (${records.count} records in all)`, o.waitMs, () => readToEnd(stayer, records), members);
     await stayer.stop();
+    await checkDescribedGroup(o.bootstrap, o.group, o.topic, []);
 
     const reader = await o.makeMember('second-group', o.secondGroup);
     started.push(reader);
@@ -164,6 +170,41 @@ export async function runSplitAndTakeover(o: SplitOptions): Promise<SplitRun> {
   } catch (e) {
     for (const m of started) m.kill();
     throw e;
+  }
+}
+
+/**
+ * DescribeGroups and ListGroups through kafkajs's Admin: `group` is Stable with one member per
+ * entry of `assignments` (each member's decoded assignment of `topic` is one of them, all used
+ * once), or Empty with no members when `assignments` is empty.
+ */
+async function checkDescribedGroup(bootstrap: string, group: string, topic: string, assignments: number[][]): Promise<void> {
+  const admin = new Kafka({ clientId: 'skiff-group-describe', brokers: [bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 5 } }).admin();
+  await admin.connect();
+  try {
+    const { groups } = await admin.describeGroups([group]);
+    assert.equal(groups.length, 1, `DescribeGroups ${group}`);
+    const g = groups[0];
+    assert.equal((g as unknown as { errorCode: number }).errorCode, 0, `DescribeGroups ${group}: error code`);
+    assert.equal(g.groupId, group);
+    const want = assignments.map((a) => JSON.stringify(a)).sort();
+    if (assignments.length === 0) {
+      assert.deepEqual({ state: g.state, members: g.members.length }, { state: 'Empty', members: 0 }, `DescribeGroups ${group} after every member left`);
+    } else {
+      assert.equal(g.state, 'Stable', `DescribeGroups ${group}: state while both members hold their split`);
+      assert.equal(g.protocolType, 'consumer', `DescribeGroups ${group}: protocol type`);
+      assert.ok(g.protocol.length > 0, `DescribeGroups ${group}: the assignor chosen`);
+      const described = g.members.map((m) => {
+        const decoded = AssignerProtocol.MemberAssignment.decode(m.memberAssignment);
+        return JSON.stringify([...(decoded?.assignment[topic] ?? [])].sort((a, b) => a - b));
+      }).sort();
+      assert.deepEqual(described, want, `DescribeGroups ${group}: each member's assignment (as SyncGroup gave it) vs what the members report`);
+      for (const m of g.members) assert.ok(m.memberId.length > 0 && m.clientId.length > 0, `DescribeGroups ${group}: member id and client id`);
+    }
+    const listed = (await admin.listGroups()).groups.find((x) => x.groupId === group);
+    assert.deepEqual(listed, { groupId: group, protocolType: 'consumer' }, `ListGroups lists ${group}`);
+  } finally {
+    await admin.disconnect();
   }
 }
 
