@@ -1,5 +1,5 @@
 /**
- * The records of `__consumer_offsets`, in Kafka's key/value layout, so Kafka's own tools
+ * The records of `__consumer_offsets`, in Kafka's key/value layout (field names as in Kafka's JSON), so Kafka's own tools
  * (`kafka-dump-log --offsets-decoder`) read Skiff's partitions and a group lands where Kafka puts it.
  *
  * Every key and value starts with an int16 version, then the struct at that version (written from
@@ -33,48 +33,48 @@ export const GROUP_METADATA_VALUE_VERSION = 3;
 const OffsetCommitKey = {
   apiKey: 1, type: 'coordinator-key', name: 'OffsetCommitKey', validVersions: '0-1', flexibleVersions: 'none',
   fields: [
-    { name: 'Group', type: 'string', versions: '0+' },
-    { name: 'Topic', type: 'string', versions: '0+' },
-    { name: 'Partition', type: 'int32', versions: '0+' },
+    { name: 'group', type: 'string', versions: '0+' },
+    { name: 'topic', type: 'string', versions: '0+' },
+    { name: 'partition', type: 'int32', versions: '0+' },
   ],
 } as const satisfies MessageSpec;
 
 const GroupMetadataKey = {
   apiKey: 2, type: 'coordinator-key', name: 'GroupMetadataKey', validVersions: '2', flexibleVersions: 'none',
-  fields: [{ name: 'Group', type: 'string', versions: '2' }],
+  fields: [{ name: 'group', type: 'string', versions: '2' }],
 } as const satisfies MessageSpec;
 
 const OffsetCommitValue = {
   apiKey: 1, type: 'coordinator-value', name: 'OffsetCommitValue', validVersions: '0-4', flexibleVersions: '4+',
   fields: [
-    { name: 'Offset', type: 'int64', versions: '0+' },
-    { name: 'LeaderEpoch', type: 'int32', versions: '3+', default: -1 },
-    { name: 'Metadata', type: 'string', versions: '0+' },
-    { name: 'CommitTimestamp', type: 'int64', versions: '0+' },
-    { name: 'ExpireTimestamp', type: 'int64', versions: '1', default: -1 },
-    { name: 'TopicId', type: 'uuid', versions: '4+', taggedVersions: '4+', tag: 0 },
+    { name: 'offset', type: 'int64', versions: '0+' },
+    { name: 'leaderEpoch', type: 'int32', versions: '3+', default: -1 },
+    { name: 'metadata', type: 'string', versions: '0+' },
+    { name: 'commitTimestamp', type: 'int64', versions: '0+' },
+    { name: 'expireTimestamp', type: 'int64', versions: '1', default: -1 },
+    { name: 'topicId', type: 'uuid', versions: '4+', taggedVersions: '4+', tag: 0 },
   ],
 } as const satisfies MessageSpec;
 
 const GroupMetadataValue = {
   apiKey: 2, type: 'coordinator-value', name: 'GroupMetadataValue', validVersions: '0-4', flexibleVersions: '4+',
   fields: [
-    { name: 'ProtocolType', type: 'string', versions: '0+' },
-    { name: 'Generation', type: 'int32', versions: '0+' },
-    { name: 'Protocol', type: 'string', versions: '0+', nullableVersions: '0+' },
-    { name: 'Leader', type: 'string', versions: '0+', nullableVersions: '0+' },
-    { name: 'CurrentStateTimestamp', type: 'int64', versions: '2+', default: -1 },
+    { name: 'protocolType', type: 'string', versions: '0+' },
+    { name: 'generation', type: 'int32', versions: '0+' },
+    { name: 'protocol', type: 'string', versions: '0+', nullableVersions: '0+' },
+    { name: 'leader', type: 'string', versions: '0+', nullableVersions: '0+' },
+    { name: 'currentStateTimestamp', type: 'int64', versions: '2+', default: -1 },
     {
-      name: 'Members', type: '[]MemberMetadata', versions: '0+',
+      name: 'members', type: '[]MemberMetadata', versions: '0+',
       fields: [
-        { name: 'MemberId', type: 'string', versions: '0+' },
-        { name: 'GroupInstanceId', type: 'string', versions: '3+', nullableVersions: '3+', default: null },
-        { name: 'ClientId', type: 'string', versions: '0+' },
-        { name: 'ClientHost', type: 'string', versions: '0+' },
-        { name: 'RebalanceTimeout', type: 'int32', versions: '1+', default: -1 },
-        { name: 'SessionTimeout', type: 'int32', versions: '0+' },
-        { name: 'Subscription', type: 'bytes', versions: '0+' },
-        { name: 'Assignment', type: 'bytes', versions: '0+' },
+        { name: 'memberId', type: 'string', versions: '0+' },
+        { name: 'groupInstanceId', type: 'string', versions: '3+', nullableVersions: '3+', default: null },
+        { name: 'clientId', type: 'string', versions: '0+' },
+        { name: 'clientHost', type: 'string', versions: '0+' },
+        { name: 'rebalanceTimeout', type: 'int32', versions: '1+', default: -1 },
+        { name: 'sessionTimeout', type: 'int32', versions: '0+' },
+        { name: 'subscription', type: 'bytes', versions: '0+' },
+        { name: 'assignment', type: 'bytes', versions: '0+' },
       ],
     },
   ],

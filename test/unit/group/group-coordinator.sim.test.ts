@@ -237,4 +237,22 @@ describe('group coordinator (simulated)', () => {
     assert.equal(reply.errorCode, ErrorCode.INVALID_SESSION_TIMEOUT);
     await sim.shutdown();
   });
+
+  test('offsets of a group that has been empty for offsets.retention.minutes expire, and the group with them', async () => {
+    const { sim, net } = await boot(7, new MemoryFileSystem());
+    const member = new Member(sim, net, 'a');
+    await sim.runUntil(member.join());
+    await sim.runUntil(member.join());
+    await sim.runUntil(member.sync([{ memberId: member.memberId, assignment: Buffer.from('p') }]));
+    assert.equal((await sim.runUntil(member.commit(5))).topics[0]!.partitions[0]!.errorCode, ErrorCode.NONE);
+    await sim.runUntil(net.request(COORDINATOR, 'leave', { version: 3, clientId: 'a', clientHost: '/127.0.0.1', request: { groupId: GROUP, members: [{ memberId: member.memberId, groupInstanceId: null }] } }, 60_000));
+    assert.equal((await sim.runUntil(describeGroup(net)))[0]!.groupState, 'Empty');
+    const retentionMs = 7 * 24 * 3_600_000;
+    await sim.advanceTime(retentionMs - 3_600_000);
+    assert.equal((await sim.runUntil(fetchOffsets(net))).topics.length, 1, 'kept while the group has been empty for less than the retention');
+    await sim.advanceTime(2 * 3_600_000);
+    assert.deepEqual((await sim.runUntil(fetchOffsets(net))).topics, [], 'expired');
+    assert.equal((await sim.runUntil(describeGroup(net)))[0]!.errorCode, ErrorCode.GROUP_ID_NOT_FOUND, 'the empty group is gone too');
+    await sim.shutdown();
+  });
 });
