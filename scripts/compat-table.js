@@ -156,7 +156,7 @@ const CLIENTS = [
       { suite: /^Java kafka-clients/, test: /producer|keyless record/, flows: ['produce'] },
       { suite: /^Java kafka-clients/, test: /consumer by assignment/, flows: ['consume'] },
       { suite: /^Java kafka-clients 4\.x against/, test: /AdminClient/, flows: ['admin'] },
-      { suite: JAVA_GROUP_SUITE, test: /split 6 partitions/, flows: ['groups'] },
+      { suite: JAVA_GROUP_SUITE, test: /split 6 partitions|static membership/, flows: ['groups'] },
       { suite: JAVA_GROUP_SUITE, test: /commitSync/, flows: ['commit'] },
     ],
   },

@@ -184,9 +184,10 @@ export interface MemberOptions {
 }
 
 /** confluent-kafka or kafka-python under `python`, through python/group_member.py. */
-export function pythonMember(name: string, client: 'confluent' | 'kafka-python', python: string, o: MemberOptions): ProcessMember {
+export function pythonMember(name: string, client: 'confluent' | 'kafka-python', python: string, o: MemberOptions & { instanceId?: string }): ProcessMember {
   return new ProcessMember(name, python, [path.join(PYTHON_SCRIPTS_DIR, 'group_member.py'), 'member', '--client', client, '--bootstrap', o.bootstrap,
-    '--group', o.group, '--topic', o.topic, '--timeout', String(Math.round(o.timeoutMs / 1000))], { cwd: PYTHON_SCRIPTS_DIR, timeoutMs: o.timeoutMs + 5_000 });
+    '--group', o.group, '--topic', o.topic, '--timeout', String(Math.round(o.timeoutMs / 1000)), ...(o.instanceId === undefined ? [] : ['--instance-id', o.instanceId])],
+  { cwd: PYTHON_SCRIPTS_DIR, timeoutMs: o.timeoutMs + 5_000 });
 }
 
 // ------------------------------------------------------------------------------------------------

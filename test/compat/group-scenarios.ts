@@ -208,6 +208,61 @@ async function checkDescribedGroup(bootstrap: string, group: string, topic: stri
   }
 }
 
+/** Options of {@link runStaticRejoin}. */
+export interface StaticRejoinOptions {
+  bootstrap: string;
+  topic: string;
+  group: string;
+  /** A member with group.instance.id `instanceId`. */
+  makeMember: (name: string, instanceId: string) => Promise<GroupMember> | GroupMember;
+  /** Which member restarts: the group's leader (the first to join) or the other. */
+  restart: 'leader' | 'follower';
+  waitMs: number;
+}
+
+/**
+ * Static membership (KIP-345): static members a (joins first: the leader) and b split the topic
+ * 3 + 3 and read and commit numbered records; then one of them closes (a static member sends no
+ * LeaveGroup) and a new consumer with the same group.instance.id joins within session.timeout.ms.
+ * As in Kafka (the group stays Stable when the selected protocol does not change, leader or not),
+ * it gets the same partitions back and resumes at the commits, and the other member sees no
+ * rebalance (no revoked or assigned event).
+ */
+export async function runStaticRejoin(o: StaticRejoinOptions): Promise<void> {
+  const started: GroupMember[] = [];
+  try {
+    const a = await o.makeMember('static a', 'static-a');
+    started.push(a);
+    await waitUntil('static member a to get an assignment', o.waitMs, () => ownedPartitions(a).length > 0, [a]);
+    const b = await o.makeMember('static b', 'static-b');
+    started.push(b);
+    await waitUntil('the static members to split 3 + 3', o.waitMs, () => ownedPartitions(a).length === 3 && ownedPartitions(b).length === 3, [a, b]);
+    const [leaving, staying] = o.restart === 'leader' ? [a, b] : [b, a];
+    const instanceId = o.restart === 'leader' ? 'static-a' : 'static-b';
+    const split = ownedPartitions(leaving);
+    const records = new NumberedRecords();
+    await records.produce(o.bootstrap, o.topic, 600);
+    await waitUntil('a and b to read and commit the records', o.waitMs, () => records.coveredBy([a, b]) && committedEverything(leaving), [a, b]);
+    const stayingEventsBefore = staying.events.length;
+    const commits = lastCommits(leaving);
+    await leaving.stop(); // a static member's close sends no LeaveGroup: it stays in the group until session.timeout.ms
+    const again = await o.makeMember(`${leaving.name} again`, instanceId);
+    started.push(again);
+    await waitUntil('the returning static member to get an assignment', o.waitMs, () => ownedPartitions(again).length > 0, [again, staying]);
+    assert.deepEqual(ownedPartitions(again), split, 'the returning static member gets its old partitions');
+    await records.produce(o.bootstrap, o.topic, 600);
+    await waitUntil('both to read up to the end', o.waitMs, () => records.coveredBy([a, b, again]), [again, staying]);
+    const changes = staying.events.slice(stayingEventsBefore).filter((e) => e.ev === 'assigned' || e.ev === 'revoked');
+    assert.deepEqual(changes, [], `${staying.name} saw a rebalance while the static ${o.restart} was away and back`);
+    for (const p of split) assert.equal(consumedBy(again).find(([q]) => q === p)?.[1], commits.get(p), `the returning member's first offset on partition ${p}`);
+    await again.stop();
+    await staying.stop();
+  } catch (e) {
+    for (const m of started) m.kill();
+    throw e;
+  }
+}
+
 function committedEverything(m: GroupMember): boolean {
   const read = new Map<number, number>();
   for (const [p, o] of consumedBy(m)) read.set(p, Math.max(read.get(p) ?? 0, o + 1));

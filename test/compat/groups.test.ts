@@ -15,7 +15,7 @@ import * as assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { PYPI_PYTHON, PYTHON, withBrokerLog } from './clients';
 import { KafkajsMember, KcatMember, killAllMembers, pythonMember, type MemberOptions } from './group-members';
-import { checkSplitAndTakeover, PARTITIONS, runSplitAndTakeover, type MemberFactory } from './group-scenarios';
+import { checkSplitAndTakeover, PARTITIONS, runSplitAndTakeover, runStaticRejoin, type MemberFactory } from './group-scenarios';
 import { GROUP_TARGET, startGroupTarget, type GroupTarget } from './group-target';
 
 const CASE_TIMEOUT_MS = 90_000;
@@ -54,6 +54,18 @@ describe(`consumer groups with real clients (target: ${GROUP_TARGET})`, () => {
         checkSplitAndTakeover(run, client.name);
       }));
   });
+
+  for (const restart of ['leader', 'follower'] as const) {
+    test(`confluent-kafka from PyPI: static membership (group.instance.id, KIP-345): the ${restart} closes (no LeaveGroup) and comes back with the same instance id; it gets its partitions back at its commits and the other member sees no rebalance`, { timeout: CASE_TIMEOUT_MS }, () =>
+      withBrokerLog(target, async () => {
+        const topic = `groups-static-${restart}`;
+        await target.createTopic(topic, PARTITIONS);
+        await runStaticRejoin({
+          bootstrap: target.bootstrap, topic, group: `${topic}-g`, restart, waitMs: WAIT_MS,
+          makeMember: (name, instanceId) => pythonMember(`confluent-kafka (PyPI) ${name}`, 'confluent', PYPI_PYTHON, { bootstrap: target.bootstrap, group: `${topic}-g`, topic, timeoutMs: CASE_TIMEOUT_MS, instanceId }),
+        });
+      }));
+  }
 
   // A member that crashes (SIGKILL: no LeaveGroup) is removed after session.timeout.ms (10 s in
   // the members), then the other takes over from its commits.

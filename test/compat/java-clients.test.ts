@@ -37,8 +37,8 @@ import { makeTempDir, repoRoot, runProcess, withBrokerLog, type ProcessResult } 
 import { CODECS, readStoredBatches, type CodecName, type StoredBatch } from './ops';
 import { assertDenseOffsets, assertSameRecords, readRecordFile, record, writeRecordFile, type RecordHeader, type TestRecord } from './record-file';
 import { assertAcksMatch, assertPartitionedOrder, edgeCaseRecords, keyedFixtureRecords } from './workloads';
-import { consumedBy, killAllMembers, lastCommits, ownedPartitions, ProcessMember, waitUntil, type GroupMember } from './group-members';
-import { checkSplitAndTakeover, kafkajsFetchOffsets, NumberedRecords, PARTITIONS, runSplitAndTakeover } from './group-scenarios';
+import { consumedBy, killAllMembers, ProcessMember, waitUntil, type GroupMember } from './group-members';
+import { checkSplitAndTakeover, kafkajsFetchOffsets, NumberedRecords, PARTITIONS, runSplitAndTakeover, runStaticRejoin } from './group-scenarios';
 import { GROUP_TARGET, startGroupTarget, type GroupTarget } from './group-target';
 
 const ROOT = repoRoot();
@@ -564,44 +564,17 @@ describe(`Java kafka-clients 4.x consumer groups, classic protocol (target: ${GR
       assert.deepEqual(revokedBefore(run.stayer, takeoverAt(run.stayer)).filter((ps) => ps.length > 0), [], 'member-2 kept its partitions (no revocation) through the takeover');
     }));
 
-  test('KafkaConsumer static membership (group.instance.id, KIP-345): a static member that closes (no LeaveGroup) and comes back with the same instance id gets its partitions back without a rebalance, at its commits', { timeout: CASE_TIMEOUT_MS }, () =>
-    withBrokerLog(target, async () => {
-      const topic = 'java-groups-static';
-      const group = `${topic}-g`;
-      await target.createTopic(topic, PARTITIONS);
-      const started: GroupMember[] = [];
-      try {
-        const a = javaMember('java static a', group, topic, undefined, { 'group.instance.id': 'static-a' });
-        started.push(a);
-        await waitUntil('static member a to get an assignment', WAIT_MS, () => ownedPartitions(a).length > 0, [a]);
-        const b = javaMember('java static b', group, topic, undefined, { 'group.instance.id': 'static-b' });
-        started.push(b);
-        await waitUntil('the static members to split 3 + 3', WAIT_MS, () => ownedPartitions(a).length === 3 && ownedPartitions(b).length === 3, [a, b]);
-        const split = { a: ownedPartitions(a), b: ownedPartitions(b) };
-        const records = new NumberedRecords();
-        await records.produce(target.bootstrap, topic, 600);
-        await waitUntil('a and b to read and commit the records', WAIT_MS, () => records.coveredBy([a, b]) && lastCommits(a).size === 3, [a, b]);
-        const bEventsBefore = b.events.length;
-        const aCommits = lastCommits(a);
-        await a.stop(); // a static member's close sends no LeaveGroup: it stays in the group until session.timeout.ms
-        const again = javaMember('java static a again', group, topic, undefined, { 'group.instance.id': 'static-a' });
-        started.push(again);
-        await waitUntil('the returning static member to get an assignment', WAIT_MS, () => ownedPartitions(again).length > 0, [again, b]);
-        assert.deepEqual(ownedPartitions(again), split.a, 'the returning static member gets its old partitions');
-        await records.produce(target.bootstrap, topic, 600);
-        await waitUntil('both to read up to the end', WAIT_MS, () => records.coveredBy([a, b, again]), [again, b]);
-        const bChanges = b.events.slice(bEventsBefore).filter((e) => e.ev === 'assigned' || e.ev === 'revoked');
-        assert.deepEqual(bChanges, [], 'b saw no rebalance while a was away and back');
-        for (const p of split.a) {
-          assert.equal(consumedBy(again).find(([q]) => q === p)?.[1], aCommits.get(p), `the returning member's first offset on partition ${p}`);
-        }
-        await again.stop();
-        await b.stop();
-      } catch (e) {
-        for (const m of started) m.kill();
-        throw e;
-      }
-    }));
+  for (const restart of ['leader', 'follower'] as const) {
+    test(`KafkaConsumer static membership (group.instance.id, KIP-345): the ${restart} closes (no LeaveGroup) and comes back with the same instance id; it gets its partitions back at its commits and the other member sees no rebalance`, { timeout: CASE_TIMEOUT_MS }, () =>
+      withBrokerLog(target, async () => {
+        const topic = `java-groups-static-${restart}`;
+        await target.createTopic(topic, PARTITIONS);
+        await runStaticRejoin({
+          bootstrap: target.bootstrap, topic, group: `${topic}-g`, restart, waitMs: WAIT_MS,
+          makeMember: (name, instanceId) => javaMember(`java ${name}`, `${topic}-g`, topic, undefined, { 'group.instance.id': instanceId }),
+        });
+      }));
+  }
 
   test('KafkaConsumer commitSync with metadata as a member: committed() and AdminClient.listConsumerGroupOffsets read it back, also after a SIGKILL restart of the broker, and through kafkajs; a new member resumes at the committed offsets', { timeout: 240_000 }, () =>
     withBrokerLog(target, async () => {

@@ -5,7 +5,7 @@ kafka-python 3.x).
 
 usage:
   group_member.py member --client confluent|kafka-python --bootstrap H:P --group G --topic T
-        [--assignor NAME] [--heartbeat-ms 500] [--session-ms 10000] [--timeout S]
+        [--assignor NAME] [--instance-id ID] [--heartbeat-ms 500] [--session-ms 10000] [--timeout S]
       subscribe(T) in group G with enable.auto.commit off and auto.offset.reset earliest; after
       every poll that returned records, commit (synchronously) the offset after the last record
       of each partition. Reads commands from stdin: "stop" finishes the current poll and commit,
@@ -16,6 +16,7 @@ usage:
         {"ev": "committed", "offsets": {"p": offset}, "t": ms}
         {"ev": "commit-failed", "error": "...", "offsets": {...}, "t": ms}
         {"ev": "closed", "t": ms}
+      --instance-id (confluent only) makes it a static member (group.instance.id, KIP-345).
       Exits 2 when --timeout passes before "stop".
   group_member.py commit --client C --bootstrap H:P --group G --topic T --partitions N --offsets JSON
       subscribe, poll until all N partitions are assigned to this member, then commit
@@ -83,6 +84,8 @@ def confluent_consumer(a, extra=None):
     }
     if a.assignor:
         conf['partition.assignment.strategy'] = a.assignor
+    if a.instance_id:
+        conf['group.instance.id'] = a.instance_id  # static membership (KIP-345)
     conf.update(extra or {})
     return Consumer(conf)
 
@@ -297,6 +300,7 @@ def main():
     p.add_argument('--group', required=True)
     p.add_argument('--topic', required=True)
     p.add_argument('--assignor', default='')
+    p.add_argument('--instance-id', default='')
     p.add_argument('--heartbeat-ms', type=int, default=500)
     p.add_argument('--session-ms', type=int, default=10000)
     p.add_argument('--partitions', type=int, default=0)
