@@ -184,9 +184,9 @@ export interface MemberOptions {
 }
 
 /** confluent-kafka or kafka-python under `python`, through python/group_member.py. */
-export function pythonMember(name: string, client: 'confluent' | 'kafka-python', python: string, o: MemberOptions & { instanceId?: string }): ProcessMember {
+export function pythonMember(name: string, client: 'confluent' | 'kafka-python', python: string, o: MemberOptions & { instanceId?: string; assignor?: string }): ProcessMember {
   return new ProcessMember(name, python, [path.join(PYTHON_SCRIPTS_DIR, 'group_member.py'), 'member', '--client', client, '--bootstrap', o.bootstrap,
-    '--group', o.group, '--topic', o.topic, '--timeout', String(Math.round(o.timeoutMs / 1000)), ...(o.instanceId === undefined ? [] : ['--instance-id', o.instanceId])],
+    '--group', o.group, '--topic', o.topic, '--timeout', String(Math.round(o.timeoutMs / 1000)), ...(o.instanceId === undefined ? [] : ['--instance-id', o.instanceId]), ...(o.assignor === undefined ? [] : ['--assignor', o.assignor])],
   { cwd: PYTHON_SCRIPTS_DIR, timeoutMs: o.timeoutMs + 5_000 });
 }
 
@@ -267,6 +267,8 @@ export class KafkajsMember implements GroupMember {
 // ------------------------------------------------------------------------------------------------
 
 const KCAT_REBALANCE = /^% Group \S+ rebalanced \(memberid [^)]*\): (assigned|revoked): (.*)$/;
+/** kcat's line for a cooperative (incremental) rebalance: "incremental assignment" or "incremental revoke" of some partitions. */
+const KCAT_INCREMENTAL = /^% Group \S+ rebalanced: incremental (\w+) of \d+ partition\(s\) \(memberid [^)]*\): (.*)$/;
 
 /**
  * `kcat -G group topic`: librdkafka's balanced consumer, auto commit every 200 ms and on close
@@ -309,10 +311,17 @@ export class KcatMember implements GroupMember {
       const lines = (this.errPartial + c).split('\n');
       this.errPartial = lines.pop()!;
       for (const line of lines) {
-        const m = KCAT_REBALANCE.exec(line);
+        const m = KCAT_REBALANCE.exec(line) ?? KCAT_INCREMENTAL.exec(line);
         if (m === null) continue;
         const partitions = [...m[2].matchAll(/\[(\d+)\]/g)].map((x) => Number(x[1])).sort((a, b) => a - b);
-        this.events.push({ ev: m[1] === 'assigned' ? 'assigned' : 'revoked', partitions, t: Date.now() } as MemberEvent);
+        if (m[1] === 'assigned') {
+          this.events.push({ ev: 'assigned', partitions, t: Date.now() });
+        } else if (m[1] === 'assignment') {
+          // Incremental: the member's whole assignment is what it owned plus these.
+          this.events.push({ ev: 'assigned', partitions: [...new Set([...ownedPartitions(this), ...partitions])].sort((a, b) => a - b), t: Date.now() });
+        } else {
+          this.events.push({ ev: 'revoked', partitions, t: Date.now() });
+        }
       }
     });
     const timer = setTimeout(() => this.proc.kill('SIGKILL'), o.timeoutMs);

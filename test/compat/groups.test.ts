@@ -23,6 +23,9 @@ const WAIT_MS = 30_000;
 const RECORDS_PER_PHASE = 3_000;
 
 const CLIENTS: Array<{ name: string; member: (o: MemberOptions, name: string) => ReturnType<MemberFactory> }> = [
+  // librdkafka's incremental (cooperative) rebalancing: the broker passes the assignments through opaque.
+  { name: 'kcat -G (librdkafka 2.0.2), partition.assignment.strategy=cooperative-sticky', member: (o, name) => new KcatMember(name, { ...o, extra: { 'partition.assignment.strategy': 'cooperative-sticky' } }) },
+  { name: 'confluent-kafka from PyPI, partition.assignment.strategy=cooperative-sticky', member: (o, name) => pythonMember(name, 'confluent', PYPI_PYTHON, { ...o, assignor: 'cooperative-sticky' }) },
   { name: 'kafkajs 2.2.4', member: (o, name) => KafkajsMember.start(name, o) },
   { name: 'kcat -G (librdkafka 2.0.2)', member: (o, name) => new KcatMember(name, o) },
   { name: 'confluent-kafka 1.7.0 (Debian)', member: (o, name) => pythonMember(name, 'confluent', PYTHON, o) },
