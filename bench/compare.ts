@@ -4,6 +4,7 @@
  *
  *   npm run bench:compare                      # build, then node dist/bench/compare.js
  *   node dist/bench/compare.js --scale 0.25 --rounds 1    # a quick smoke run
+ *   node dist/bench/compare.js --assign                   # also the group-less consumer
  *
  * Brokers: the Kafka fixture (test/helpers/kafka-fixture.ts), Skiff with its defaults
  * (write.caching=false: acks=all answers after fsync) and Skiff with
@@ -12,10 +13,12 @@
  * with TopicCommand) on each broker.
  *
  * Producer: org.apache.kafka.tools.ProducerPerformance (--throughput -1, the producer's defaults
- * otherwise, acks as configured). Consumer: org.apache.kafka.tools.ConsumerPerformance subscribes with
- * a consumer group, which Skiff does not serve yet (consumer-groups issue), so it runs against Kafka
- * only, for reference; the consumer ratio comes from bench/compare-consumer.java, the same consumer
- * settings reading partition 0 by assignment, run against both. Tool JVMs run with the JDK's default
+ * otherwise, acks as configured). Consumer: org.apache.kafka.tools.ConsumerPerformance, which
+ * subscribes with a consumer group of its own (a fresh group id per run) and reads the topic from
+ * the beginning, against both brokers in the same alternating order; the ratio uses its fetch rate
+ * (fetch.MB.sec / fetch.nMsg.sec: the time after the group join). `--assign` also runs
+ * bench/compare-consumer.java, the same consumer settings reading partition 0 by assignment (no
+ * group), to separate the fetch path from the group protocol. Tool JVMs run with the JDK's default
  * JIT (not the C1-only flags of `kafka-fixture.sh tool`, which would cap the client).
  *
  * The machine is shared and noisy: quote the Skiff/Kafka ratios of one run, never lone numbers.
@@ -68,6 +71,13 @@ function arg(name: string, fallback: number): number {
 }
 
 const SCALE = arg('--scale', 1);
+const WITH_ASSIGN = process.argv.includes('--assign');
+/**
+ * The group settings scripts/kafka-fixture.sh gives Kafka, given to Skiff too: with Kafka's default
+ * group.initial.rebalance.delay.ms (3000) every ConsumerPerformance join on Skiff would wait 3 s
+ * that the fixture does not.
+ */
+const SKIFF_AS_FIXTURE = { 'group.initial.rebalance.delay.ms': '0', 'offsets.topic.num.partitions': '1' };
 const ROUNDS = Math.round(arg('--rounds', 2));
 const CONFIGS: Config[] = [
   { acks: '1', recordSize: 100, records: Math.round(200_000 * SCALE) },
@@ -159,11 +169,13 @@ async function consumeAssigned(target: Target, topic: string, cfg: Config): Prom
   return parsed;
 }
 
-async function consumePerformance(target: Target, topic: string, cfg: Config): Promise<ConsumerResult | string> {
-  const r = await runJava(CONSUMER_PERFORMANCE, ['--bootstrap-server', target.bootstrap, '--topic', topic, '--num-records', String(cfg.records), '--timeout', '10000'], 60_000);
+/** ConsumerPerformance in a fresh group `group`; a string saying what failed instead of throwing. */
+async function consumePerformance(target: Target, topic: string, cfg: Config, group: string): Promise<ConsumerResult | string> {
+  const r = await runJava(CONSUMER_PERFORMANCE, ['--bootstrap-server', target.bootstrap, '--topic', topic, '--group', group, '--num-records', String(cfg.records), '--timeout', '10000'], 90_000);
   const parsed = parseConsumerLine(r.stdout);
   if (r.code !== 0 || parsed === null || parsed.records !== cfg.records) {
-    return `failed (code ${r.code}, ${parsed?.records ?? 0}/${cfg.records} records)`;
+    const why = (r.stderr + r.stdout).split('\n').map((l) => l.trim()).filter((l) => /Exception|Error|error/.test(l)).slice(0, 2).join(' | ');
+    return `failed (code ${r.code}${r.timedOut ? ', timed out' : ''}, ${parsed?.records ?? 0}/${cfg.records} records)${why !== '' ? `: ${why.slice(0, 400)}` : ''}`;
   }
   return parsed;
 }
@@ -187,8 +199,8 @@ async function main(): Promise<void> {
   try {
     [kafka, skiff, skiffWc] = await Promise.all([
       startKafka(),
-      startBrokerProcess(),
-      startBrokerProcess({ overrides: { 'write.caching.default': 'true' } }),
+      startBrokerProcess({ overrides: SKIFF_AS_FIXTURE }),
+      startBrokerProcess({ overrides: { ...SKIFF_AS_FIXTURE, 'write.caching.default': 'true' } }),
     ]);
     const targets: Record<TargetName, Target> = {
       kafka: { name: 'kafka', label: 'Kafka 4.4.0', bootstrap: kafka.bootstrap },
@@ -221,16 +233,13 @@ async function main(): Promise<void> {
         }
         for (const t of order.filter((n) => n !== 'skiff-wc')) {
           const target = targets[t];
-          const c = await consumeAssigned(target, topic, cfg);
-          push(cons, `${cfgKey(cfg)}|${t}`, c);
-          console.log(`round ${round} ${cfgKey(cfg)} ${target.label}: consume (assign) ${c.mbPerSec} MB/s ${fmt(c.msgPerSec)} msg/s`);
-        }
-        if (round === 1) {
-          // ConsumerPerformance (group subscribe): Kafka for reference; Skiff once, to show it still needs groups.
-          for (const t of ci === 0 ? (['kafka', 'skiff'] as const) : (['kafka'] as const)) {
-            const c = await consumePerformance(targets[t], topic, cfg);
-            push(consPerf, `${cfgKey(cfg)}|${t}`, c);
-            console.log(`round ${round} ${cfgKey(cfg)} ${targets[t].label}: ConsumerPerformance ${typeof c === 'string' ? c : `${c.mbPerSec} MB/s (fetch ${c.fetchMbPerSec} MB/s) ${fmt(c.msgPerSec)} msg/s`}`);
+          const c = await consumePerformance(target, topic, cfg, `${topic}-${t}`);
+          push(consPerf, `${cfgKey(cfg)}|${t}`, c);
+          console.log(`round ${round} ${cfgKey(cfg)} ${target.label}: ConsumerPerformance ${typeof c === 'string' ? c : `${c.mbPerSec} MB/s (fetch ${c.fetchMbPerSec} MB/s) ${fmt(c.msgPerSec)} msg/s (fetch ${fmt(c.fetchMsgPerSec)})`}`);
+          if (WITH_ASSIGN) {
+            const a = await consumeAssigned(target, topic, cfg);
+            push(cons, `${cfgKey(cfg)}|${t}`, a);
+            console.log(`round ${round} ${cfgKey(cfg)} ${target.label}: consume (assign) ${a.mbPerSec} MB/s ${fmt(a.msgPerSec)} msg/s`);
           }
         }
       }
@@ -239,9 +248,15 @@ async function main(): Promise<void> {
     // ---- table ----
     const med = (k: Key, f: (p: ProducerResult) => number): number => median((prod.get(k) ?? []).map(f));
     const medC = (k: Key, f: (p: ConsumerResult) => number): number => median((cons.get(k) ?? []).map(f));
+    /** Medians over the runs of ConsumerPerformance that succeeded; null when none did. */
+    const medG = (k: Key, f: (p: ConsumerResult) => number): number | null => {
+      const ok = (consPerf.get(k) ?? []).filter((c): c is ConsumerResult => typeof c !== 'string');
+      return ok.length === 0 ? null : median(ok.map(f));
+    };
+    const failures = (k: Key): string[] => (consPerf.get(k) ?? []).filter((c): c is string => typeof c === 'string');
     const out: string[] = [];
     out.push('');
-    out.push(`Producer: ProducerPerformance --throughput -1 (medians of ${ROUNDS} alternating round(s)); consumer: compare-consumer.java by assignment.`);
+    out.push(`Producer: ProducerPerformance --throughput -1; consumer: ConsumerPerformance in a consumer group, fetch rates (after the join). Medians of ${ROUNDS} alternating round(s).`);
     out.push('');
     out.push('| config | broker | produce rec/s | produce MB/s | avg ms | p99 ms | consume MB/s | consume msg/s | produce thr. Skiff/Kafka | p99 Skiff/Kafka | consume thr. Skiff/Kafka |');
     out.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
@@ -252,17 +267,30 @@ async function main(): Promise<void> {
       for (const t of names) {
         const key = `${k}|${t}`;
         const kk = `${k}|kafka`;
-        const hasCons = cons.has(key);
         const isKafka = t === 'kafka';
-        out.push(`| ${t === 'kafka' ? label : ''} | ${targets[t].label} | ${fmt(med(key, (p) => p.recordsPerSec))} | ${fmt(med(key, (p) => p.mbPerSec), 2)} | ${fmt(med(key, (p) => p.avgMs), 1)} | ${fmt(med(key, (p) => p.p99Ms), 0)} | ${hasCons ? fmt(medC(key, (c) => c.mbPerSec), 1) : '-'} | ${hasCons ? fmt(medC(key, (c) => c.msgPerSec)) : '-'} | ${isKafka ? '' : ratio(med(key, (p) => p.recordsPerSec), med(kk, (p) => p.recordsPerSec))} | ${isKafka ? '' : ratio(med(key, (p) => p.p99Ms), med(kk, (p) => p.p99Ms))} | ${isKafka || !hasCons ? '' : ratio(medC(key, (c) => c.msgPerSec), medC(kk, (c) => c.msgPerSec))} |`);
+        const mb = medG(key, (c) => c.fetchMbPerSec);
+        const msg = medG(key, (c) => c.fetchMsgPerSec);
+        const kafkaMsg = medG(kk, (c) => c.fetchMsgPerSec);
+        const consumeCells = !consPerf.has(key) ? ['-', '-'] : msg === null ? ['failed', 'failed'] : [fmt(mb!, 1), fmt(msg)];
+        const consumeRatio = isKafka || msg === null || kafkaMsg === null ? '' : ratio(msg, kafkaMsg);
+        out.push(`| ${t === 'kafka' ? label : ''} | ${targets[t].label} | ${fmt(med(key, (p) => p.recordsPerSec))} | ${fmt(med(key, (p) => p.mbPerSec), 2)} | ${fmt(med(key, (p) => p.avgMs), 1)} | ${fmt(med(key, (p) => p.p99Ms), 0)} | ${consumeCells[0]} | ${consumeCells[1]} | ${isKafka ? '' : ratio(med(key, (p) => p.recordsPerSec), med(kk, (p) => p.recordsPerSec))} | ${isKafka ? '' : ratio(med(key, (p) => p.p99Ms), med(kk, (p) => p.p99Ms))} | ${consumeRatio} |`);
       }
     }
-    out.push('');
-    out.push('ConsumerPerformance (subscribe with a consumer group; round 1):');
-    for (const [key, vals] of consPerf) {
-      const [cfg, t] = key.split('|') as [string, TargetName];
-      const v = vals[0]!;
-      out.push(`  ${cfg} ${targets[t].label}: ${typeof v === 'string' ? `${v} (Skiff serves no consumer groups yet)` : `${fmt(v.mbPerSec, 1)} MB/s, ${fmt(v.msgPerSec)} msg/s incl. group join; fetch ${fmt(v.fetchMbPerSec, 1)} MB/s, ${fmt(v.fetchMsgPerSec)} msg/s`}`);
+    const failed = [...consPerf.keys()].filter((k) => failures(k).length > 0);
+    if (failed.length > 0) {
+      out.push('');
+      out.push('ConsumerPerformance failures:');
+      for (const k of failed) out.push(`  ${k.replace('|', ' ')}: ${failures(k).join('; ')}`);
+    }
+    if (WITH_ASSIGN) {
+      out.push('');
+      out.push('Group-less consumer (compare-consumer.java, by assignment):');
+      for (const cfg of CONFIGS) {
+        const k = cfgKey(cfg);
+        const kafkaMsg = medC(`${k}|kafka`, (c) => c.msgPerSec);
+        const skiffMsg = medC(`${k}|skiff`, (c) => c.msgPerSec);
+        out.push(`  ${k}: Kafka ${fmt(kafkaMsg)} msg/s, Skiff ${fmt(skiffMsg)} msg/s, Skiff/Kafka ${ratio(skiffMsg, kafkaMsg)}`);
+      }
     }
     out.push('');
     out.push(`p99 ratio > 1 means Skiff is slower; throughput ratio < 1 means Skiff is slower. Total run ${Math.round((Date.now() - started) / 1000)} s.`);

@@ -1,6 +1,7 @@
 /**
  * Registers the client commands on the `skiff` commander program: `topic` (create, list,
- * describe, delete, alter-config), `produce`, `consume` and `perf` (produce, consume). Each takes
+ * describe, delete, alter-config), `group` (list, describe, reset-offsets, delete), `produce`,
+ * `consume` and `perf` (produce, consume). Each takes
  * `--brokers HOST:PORT[,HOST:PORT...]` (default SKIFF_BROKERS, else 127.0.0.1:9092).
  *
  * Parsing stays side-effect free (as args.ts): an action only hands a {@link ClientCommandRun}
@@ -13,6 +14,7 @@ import { parseKeyValue, resolveBrokers, withClient, type CliIo, type ClientComma
 import { consumeCommand, type StartPosition } from './consume-command';
 import { perfConsume, perfProduce } from './perf-command';
 import { produceCommand } from './produce-command';
+import { groupDelete, groupDescribe, groupList, groupResetOffsets, parseTopicScope, type ResetSpec, type TopicScope } from './group-command';
 import { DEFAULT_RECORD_FORMAT } from './record-format';
 import { topicAlterConfig, topicCreate, topicDelete, topicDescribe, topicList } from './topic-command';
 
@@ -55,6 +57,41 @@ export function registerClientCommands(program: Command, setRun: (run: ClientCom
     .action((name: string, o: BrokersOption & { set: Array<[string, string]>; delete: string[] }) =>
       run(o.brokers, (client, io) => topicAlterConfig(client, { name, set: o.set, delete: o.delete }, io)),
     );
+
+  const group = program.command('group').description('list, describe, reset the offsets of and delete consumer groups');
+  withBrokers(group.command('list'))
+    .description('list consumer groups (ListGroups on every broker)')
+    .action((o: BrokersOption) => run(o.brokers, (client, io) => groupList(client, io)));
+  withBrokers(group.command('describe'))
+    .description('show a group: state, members and assignments, committed offset, log-end offset and lag per partition')
+    .argument('<group>', 'group id')
+    .action((groupId: string, o: BrokersOption) => run(o.brokers, (client, io) => groupDescribe(client, groupId, io)));
+  withBrokers(group.command('reset-offsets'))
+    .description('plan (dry run) or, with --execute, commit new offsets for an inactive (Empty) group')
+    .argument('<group>', 'group id')
+    .option('--topic <topic[:p,...]>', 'topic, optionally with partitions (repeatable)', collectTopicScope, [])
+    .option('--all-topics', 'every topic the group has committed offsets for')
+    .option('--to-earliest', 'reset to the log start offset')
+    .option('--to-latest', 'reset to the log end offset')
+    .option('--to-offset <n>', 'reset to offset n (clamped into [log start, log end])', parseIntArg)
+    .option('--to-datetime <iso>', 'reset to the first offset at or after this time (ISO 8601, or ms since the epoch)', parseTimestamp)
+    .option('--dry-run', 'only print the plan (the default)')
+    .option('--execute', 'commit the new offsets')
+    .action(function (this: Command, groupId: string, o: BrokersOption & { topic: TopicScope[]; allTopics?: boolean; toEarliest?: boolean; toLatest?: boolean; toOffset?: number; toDatetime?: number; dryRun?: boolean; execute?: boolean }) {
+      const specs: ResetSpec[] = [];
+      if (o.toEarliest === true) specs.push({ kind: 'earliest' });
+      if (o.toLatest === true) specs.push({ kind: 'latest' });
+      if (o.toOffset !== undefined) specs.push({ kind: 'offset', offset: o.toOffset });
+      if (o.toDatetime !== undefined) specs.push({ kind: 'datetime', timestampMs: o.toDatetime });
+      if (specs.length !== 1) this.error('error: give exactly one of --to-earliest, --to-latest, --to-offset and --to-datetime');
+      if ((o.topic.length > 0) === (o.allTopics === true)) this.error('error: give --topic (repeatable) or --all-topics');
+      if (o.dryRun === true && o.execute === true) this.error('error: give at most one of --dry-run and --execute');
+      run(o.brokers, (client, io) => groupResetOffsets(client, { group: groupId, topics: o.topic, allTopics: o.allTopics === true, spec: specs[0]!, execute: o.execute === true }, io));
+    });
+  withBrokers(group.command('delete'))
+    .description('delete consumer groups (only groups without members)')
+    .argument('<groups...>', 'group ids')
+    .action((groupIds: string[], o: BrokersOption) => run(o.brokers, (client, io) => groupDelete(client, groupIds, io)));
 
   withBrokers(program.command('produce'))
     .description('produce stdin lines as records')
@@ -187,6 +224,14 @@ function collectKeyValue(text: string, previous: Array<[string, string]>): Array
     return [...previous, parseKeyValue(text)];
   } catch {
     throw new InvalidArgumentError('Expected key=value.');
+  }
+}
+
+function collectTopicScope(text: string, previous: TopicScope[]): TopicScope[] {
+  try {
+    return [...previous, parseTopicScope(text)];
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
   }
 }
 

@@ -13,9 +13,9 @@
 import { ProtocolError } from '../protocol/primitives';
 import { buildRecordBatch, type BuildBatchOptions, type BuildRecord, type DecodedBatch } from '../protocol/record-batch/builder';
 import { decodeBatch } from '../protocol/record-batch/decode';
-import { compress, type CompressionCodecId } from '../protocol/record-batch/compression';
+import type { CompressionCodecId } from '../protocol/record-batch/compression';
+import { compressBuiltBatch } from '../protocol/record-batch/recompress';
 import * as L from '../protocol/record-batch/layout';
-import { writeCrc } from '../protocol/record-batch/view';
 
 /** Options of {@link buildBatch}: builder.ts's, plus the codec (default 0, none). */
 export interface BuildCompressedBatchOptions extends BuildBatchOptions {
@@ -39,14 +39,7 @@ export function buildBatch(records: readonly BuildRecord[], options: BuildCompre
  * Returns a new Buffer; `plain` is left as it is.
  */
 export function compressBatch(plain: Buffer, codec: CompressionCodecId): Buffer {
-  const compressed = compress(codec, plain.subarray(L.RECORDS));
-  const batch = Buffer.allocUnsafe(L.RECORDS + compressed.length);
-  plain.copy(batch, 0, 0, L.RECORDS);
-  compressed.copy(batch, L.RECORDS);
-  batch.writeInt32BE(batch.length - L.LOG_OVERHEAD, L.BATCH_LENGTH);
-  batch.writeInt16BE((plain.readInt16BE(L.ATTRIBUTES) & ~L.COMPRESSION_CODEC_MASK) | codec, L.ATTRIBUTES);
-  writeCrc(batch, 0, batch.length);
-  return batch;
+  return compressBuiltBatch(plain, codec);
 }
 
 export { decodeBatch };

@@ -14,6 +14,7 @@
  */
 import * as path from 'node:path';
 import { nearestKey } from './nearest-key';
+import { rangeReason } from './topic-config';
 
 export { parseProperties, PropertiesSyntaxError } from './properties';
 
@@ -28,8 +29,10 @@ export interface BrokerConfigDef {
   readonly defaultValue: string | null;
   /** Smallest accepted value (int, long and double only). */
   readonly min?: number;
-  /** Largest accepted value (double only). */
+  /** Largest accepted value (int, long and double). */
   readonly max?: number;
+  /** One more accepted value outside [min, max] (int and long only). */
+  readonly orEqual?: number;
   /** Accepted values (string only; a comma list for log.cleanup.policy). */
   readonly oneOf?: readonly string[];
   /** One line of documentation. */
@@ -107,7 +110,11 @@ export const BROKER_CONFIG_DEFS: readonly BrokerConfigDef[] = [
   { key: 'log.message.timestamp.after.max.ms', type: 'long', defaultValue: '3600000', min: 0, doc: 'Reject CreateTime batches further in the future than this (Kafka 4 default, KIP-1030; topic: message.timestamp.after.max.ms).' },
   { key: 'min.insync.replicas', type: 'int', defaultValue: '1', min: 1, doc: 'acks=all needs at least this many in-sync replicas (topic: min.insync.replicas).' },
   { key: 'unclean.leader.election.enable', type: 'boolean', defaultValue: 'false', doc: 'Allow an out-of-sync replica to become leader (topic: unclean.leader.election.enable).' },
-  { key: 'compression.type', type: 'string', defaultValue: 'producer', oneOf: ['producer'], doc: 'Batches are stored as the producer sent them; `producer` is the only value (topic: compression.type).' },
+  { key: 'compression.type', type: 'string', defaultValue: 'producer', oneOf: ['uncompressed', 'zstd', 'lz4', 'snappy', 'gzip', 'producer'], doc: '`producer` stores batches as sent; another codec makes the leader rewrite batches of other codecs into it (topic: compression.type).' },
+  { key: 'compression.gzip.level', type: 'int', defaultValue: '-1', min: 1, max: 9, orEqual: -1, doc: 'gzip level (KIP-390) when a batch is rewritten into compression.type=gzip; -1 = zlib\'s default (topic: compression.gzip.level).' },
+  { key: 'compression.lz4.level', type: 'int', defaultValue: '9', min: 1, max: 17, doc: 'lz4 level, validated; Skiff\'s lz4 frame encoder has one level (topic: compression.lz4.level).' },
+  { key: 'compression.zstd.level', type: 'int', defaultValue: '3', min: -131072, max: 22, doc: 'zstd level when a batch is rewritten into compression.type=zstd (topic: compression.zstd.level).' },
+  { key: 'max.decompressed.message.bytes', type: 'int', defaultValue: '2147483639', min: 1, max: 2147483639, doc: "Kafka's cap on one record's decompressed size; validated and described, not enforced (the produce path does not decompress) (topic: max.decompressed.message.bytes)." },
   { key: 'max.connections', type: 'int', defaultValue: '2147483647', min: 0, doc: 'Client connections accepted at once; more are closed on accept.' },
   { key: 'connections.max.idle.ms', type: 'long', defaultValue: '600000', min: -1, doc: 'Close connections idle this long; -1 = never.' },
   { key: 'offsets.topic.num.partitions', type: 'int', defaultValue: '50', min: 1, doc: 'Partitions of __consumer_offsets, created at the first FindCoordinator for a group; a group lives on partition abs(hashCode(group)) % this.' },
@@ -219,6 +226,10 @@ export interface BrokerConfig {
   readonly minInsyncReplicas: number;
   readonly uncleanLeaderElectionEnable: boolean;
   readonly compressionType: string;
+  readonly compressionGzipLevel: number;
+  readonly compressionLz4Level: number;
+  readonly compressionZstdLevel: number;
+  readonly maxDecompressedMessageBytes: number;
   readonly maxConnections: number;
   /** -1 = never close idle connections. */
   readonly connectionsMaxIdleMs: number;
@@ -327,6 +338,10 @@ export function buildBrokerConfig(props: Map<string, string>): BrokerConfig {
     minInsyncReplicas: reader.int('min.insync.replicas'),
     uncleanLeaderElectionEnable: reader.boolean('unclean.leader.election.enable'),
     compressionType: reader.string('compression.type'),
+    compressionGzipLevel: reader.int('compression.gzip.level'),
+    compressionLz4Level: reader.int('compression.lz4.level'),
+    compressionZstdLevel: reader.int('compression.zstd.level'),
+    maxDecompressedMessageBytes: reader.int('max.decompressed.message.bytes'),
     maxConnections: reader.int('max.connections'),
     connectionsMaxIdleMs: reader.long('connections.max.idle.ms') ?? 600000,
     offsetsTopicNumPartitions: reader.int('offsets.topic.num.partitions'),
@@ -428,9 +443,9 @@ class ValueReader {
       this.problems.push(invalid(key, raw, `Not a number of type ${typeName}`));
       return null;
     }
-    const min = definition(key).min;
-    if (min !== undefined && value < BigInt(min)) {
-      this.problems.push(invalid(key, raw, `Value must be at least ${min}`));
+    const outside = rangeReason(value, definition(key));
+    if (outside !== null) {
+      this.problems.push(invalid(key, raw, outside));
       return null;
     }
     return value > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(value);

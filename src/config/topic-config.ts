@@ -4,23 +4,49 @@
  * `brokerKey`. Honoured: segment.bytes, segment.ms, segment.index.bytes, index.interval.bytes,
  * max.message.bytes, flush.messages, flush.ms, write.caching, retention.*, cleanup.policy, the
  * compaction configs (delete.retention.ms, min.cleanable.dirty.ratio, min/max.compaction.lag.ms),
- * message.timestamp.*, min.insync.replicas; the others are accepted, validated and stored.
+ * message.timestamp.*, min.insync.replicas, compression.type and the compression levels (gzip and
+ * zstd; lz4 has one level here); the others are accepted, validated and stored
+ * (max.decompressed.message.bytes included: Skiff's produce path does not decompress to measure
+ * records).
  */
 
 type Kind = 'long' | 'int' | 'boolean' | 'string' | 'policy' | 'timestamp-type' | 'double';
 
-interface TopicConfigDef { kind: Kind; brokerKey: string | null; min?: number }
+/**
+ * `min`/`max` bound int and long values (inclusive); `orEqual` is one more value accepted outside
+ * them (compression.gzip.level's -1, Deflater's default level).
+ */
+interface TopicConfigDef { kind: Kind; brokerKey: string | null; min?: number; max?: number; orEqual?: number }
+
+/**
+ * Why `n` is outside [min, max] (either may be absent) and not `orEqual`, in Kafka's words
+ * (ConfigDef.Range, and the gzip level's validator), or null when it is accepted.
+ */
+export function rangeReason(n: number | bigint, bounds: { min?: number; max?: number; orEqual?: number }): string | null {
+  const { min, max, orEqual } = bounds;
+  if (orEqual !== undefined && BigInt(n) === BigInt(orEqual)) return null;
+  const below = min !== undefined && BigInt(n) < BigInt(min);
+  const above = max !== undefined && BigInt(n) > BigInt(max);
+  if (!below && !above) return null;
+  if (orEqual !== undefined) return `Value must be between ${min} and ${max} or equal to ${orEqual}`;
+  return below ? `Value must be at least ${min}` : `Value must be no more than ${max}`;
+}
 
 /** Known topic configs: name -> type and the broker config that supplies its default. */
 export const TOPIC_CONFIGS: Record<string, TopicConfigDef> = {
   'cleanup.policy': { kind: 'policy', brokerKey: 'log.cleanup.policy' },
   'compression.type': { kind: 'string', brokerKey: 'compression.type' },
+  // Levels used when a batch is rewritten into the topic's compression.type (KIP-390).
+  'compression.gzip.level': { kind: 'int', brokerKey: 'compression.gzip.level', min: 1, max: 9, orEqual: -1 },
+  'compression.lz4.level': { kind: 'int', brokerKey: 'compression.lz4.level', min: 1, max: 17 },
+  'compression.zstd.level': { kind: 'int', brokerKey: 'compression.zstd.level', min: -131072, max: 22 },
   'delete.retention.ms': { kind: 'long', brokerKey: 'log.cleaner.delete.retention.ms', min: 0 },
   'file.delete.delay.ms': { kind: 'long', brokerKey: 'log.segment.delete.delay.ms', min: 0 },
   'flush.messages': { kind: 'long', brokerKey: 'log.flush.interval.messages', min: 1 },
   'flush.ms': { kind: 'long', brokerKey: 'log.flush.interval.ms', min: 0 },
   'index.interval.bytes': { kind: 'int', brokerKey: 'log.index.interval.bytes', min: 0 },
   'max.compaction.lag.ms': { kind: 'long', brokerKey: 'log.cleaner.max.compaction.lag.ms', min: 1 },
+  'max.decompressed.message.bytes': { kind: 'int', brokerKey: 'max.decompressed.message.bytes', min: 1, max: 2147483639 },
   'max.message.bytes': { kind: 'int', brokerKey: 'message.max.bytes', min: 0 },
   'message.timestamp.after.max.ms': { kind: 'long', brokerKey: 'log.message.timestamp.after.max.ms', min: 0 },
   'message.timestamp.before.max.ms': { kind: 'long', brokerKey: 'log.message.timestamp.before.max.ms', min: 0 },
@@ -39,6 +65,13 @@ export const TOPIC_CONFIGS: Record<string, TopicConfigDef> = {
   'write.caching': { kind: 'boolean', brokerKey: 'write.caching.default' },
 };
 
+/**
+ * Kafka's compression.type values (topic and broker), in the order its error message lists them:
+ * `producer` keeps each batch's own codec; any other value makes the leader rewrite a batch with
+ * another codec into this one on produce (`uncompressed`: none).
+ */
+export const COMPRESSION_TYPES: readonly string[] = ['uncompressed', 'zstd', 'lz4', 'snappy', 'gzip', 'producer'];
+
 /** Checks one value; returns a reason or null. */
 export function topicConfigInvalidReason(name: string, value: string | null): string | null {
   const def = TOPIC_CONFIGS[name];
@@ -50,8 +83,8 @@ export function topicConfigInvalidReason(name: string, value: string | null): st
       if (!/^-?\d+$/.test(value.trim())) return `Invalid value ${value} for configuration ${name}: Not a number of type ${def.kind.toUpperCase()}`;
       const n = Number(value.trim());
       if (def.kind === 'int' && (n > 2147483647 || n < -2147483648)) return `Invalid value ${value} for configuration ${name}: Not a number of type INT`;
-      if (def.min !== undefined && n < def.min) return `Invalid value ${value} for configuration ${name}: Value must be at least ${def.min}`;
-      return null;
+      const outside = rangeReason(BigInt(value.trim()), def);
+      return outside === null ? null : `Invalid value ${value} for configuration ${name}: ${outside}`;
     }
     case 'double': {
       const n = value.trim() === '' ? Number.NaN : Number(value);
@@ -69,9 +102,8 @@ export function topicConfigInvalidReason(name: string, value: string | null): st
     case 'timestamp-type':
       return value === 'CreateTime' || value === 'LogAppendTime' ? null : `Invalid value ${value} for configuration ${name}: String must be one of: CreateTime, LogAppendTime`;
     case 'string':
-      // Batches are stored as produced (no recompression on the produce path), so only `producer`.
-      if (name === 'compression.type' && value !== 'producer') {
-        return `Invalid value ${value} for configuration ${name}: Skiff stores record batches as produced; only compression.type=producer is supported`;
+      if (name === 'compression.type' && !COMPRESSION_TYPES.includes(value)) {
+        return `Invalid value ${value} for configuration ${name}: String must be one of: ${COMPRESSION_TYPES.join(', ')}`;
       }
       return null;
   }
@@ -125,6 +157,12 @@ export interface ReplicaLogConfig {
   messageTimestampBeforeMaxMs: number;
   messageTimestampAfterMaxMs: number;
   minInsyncReplicas: number;
+  /** compression.type: one of COMPRESSION_TYPES. */
+  compressionType: string;
+  /** KIP-390 levels used when a batch is rewritten (compression.gzip/lz4/zstd.level). */
+  compressionGzipLevel: number;
+  compressionLz4Level: number;
+  compressionZstdLevel: number;
 }
 
 /** The broker settings topic configs fall back to (a BrokerConfig satisfies it). */
@@ -152,6 +190,10 @@ export interface BrokerLogDefaults {
   logCleanerMinCleanableRatio: number;
   logCleanerMinCompactionLagMs: number;
   logCleanerMaxCompactionLagMs: number;
+  compressionGzipLevel: number;
+  compressionLz4Level: number;
+  compressionZstdLevel: number;
+  maxDecompressedMessageBytes: number;
 }
 
 /** Kafka's Long.MAX_VALUE as a string: what Kafka shows for "never". */
@@ -172,6 +214,10 @@ export function topicConfigDefaults(broker: BrokerLogDefaults): Record<string, s
     'cleanup.policy': broker.logCleanupPolicy,
     'compression.type': broker.compressionType,
     'delete.retention.ms': longString(broker.logCleanerDeleteRetentionMs),
+    'compression.gzip.level': String(broker.compressionGzipLevel),
+    'compression.lz4.level': String(broker.compressionLz4Level),
+    'compression.zstd.level': String(broker.compressionZstdLevel),
+    'max.decompressed.message.bytes': String(broker.maxDecompressedMessageBytes),
     'file.delete.delay.ms': '60000',
     'flush.messages': longString(broker.logFlushIntervalMessages),
     'flush.ms': broker.logFlushIntervalMs === null ? LONG_MAX : longString(broker.logFlushIntervalMs),
@@ -225,6 +271,10 @@ export function effectiveLogConfig(overrides: Record<string, string>, broker: Br
     messageTimestampBeforeMaxMs: num('message.timestamp.before.max.ms'),
     messageTimestampAfterMaxMs: num('message.timestamp.after.max.ms'),
     minInsyncReplicas: num('min.insync.replicas'),
+    compressionType: merged['compression.type']!,
+    compressionGzipLevel: num('compression.gzip.level'),
+    compressionLz4Level: num('compression.lz4.level'),
+    compressionZstdLevel: num('compression.zstd.level'),
   };
 }
 

@@ -28,7 +28,7 @@ import { decodeBatch } from '../protocol/record-batch/decode';
 import { batchSizeAt } from '../protocol/record-batch/view';
 import * as L from '../protocol/record-batch/layout';
 import { ClassicGroup, type CommittedOffset, type GroupMember, type GroupState, type MemberProtocol } from './classic-group';
-import { subscribedTopics } from './consumer-protocol';
+import { decodeConsumerSubscription } from '../protocol/consumer-protocol';
 import {
   decodeGroupMetadataValue, decodeOffsetCommitValue, decodeOffsetsKey, groupMetadataKey, groupMetadataValue, offsetCommitKey, offsetCommitValue, OFFSETS_TOPIC,
 } from './offsets-records';
@@ -163,7 +163,7 @@ export class GroupCoordinatorActor implements Actor {
       case 'sync': return this.sync(envelope, body, ctx);
       case 'heartbeat': return ctx.reply(envelope, { errorCode: this.heartbeat(body.request, ctx) });
       case 'leave': return ctx.reply(envelope, this.leave(body.request, ctx));
-      case 'commit': return this.commit(envelope, body.request, ctx);
+      case 'commit': return this.commit(envelope, body.request, body.version, ctx);
       case 'fetch-offsets': return ctx.reply(envelope, this.fetchOffsets(body.request));
       case 'list': return ctx.reply(envelope, { errorCode: ErrorCode.NONE, groups: this.list(body) });
       case 'describe': return ctx.reply(envelope, (body.request.groupIds as string[]).map((id) => this.describe(id)));
@@ -357,7 +357,7 @@ export class GroupCoordinatorActor implements Actor {
     const memberId = `${groupInstanceId ?? joining.clientId}-${formatUuid(ctx.random.bytes16())}`;
     if (groupInstanceId !== null) {
       const existing = group.staticMembers.get(groupInstanceId);
-      if (existing !== undefined) return this.rejoinStaticMember(envelope, group, groupInstanceId, existing, memberId, joining, ctx);
+      if (existing !== undefined) return this.rejoinStaticMember(envelope, group, version, groupInstanceId, existing, memberId, joining, ctx);
     }
     if (group.members.size + group.pendingMembers.size >= this.args.config.maxSize) {
       ctx.reply(envelope, joinError(ErrorCode.GROUP_MAX_SIZE_REACHED, ''));
@@ -414,11 +414,13 @@ export class GroupCoordinatorActor implements Actor {
     }
   }
 
-  /** KIP-345: a static member restarted (new member id): the old id is fenced, the new one takes over. */
-  private rejoinStaticMember(envelope: Envelope, group: ClassicGroup, groupInstanceId: string, oldMemberId: string, newMemberId: string, joining: JoiningMember, ctx: ActorContext): void {
-    const oldMember = group.members.get(oldMemberId)!;
-    const wasLeader = group.leaderId === oldMemberId;
-    const protocolsChanged = !sameProtocols(oldMember.protocols, joining.protocols);
+  /**
+   * KIP-345: a static member restarted (new member id): the old id is fenced, the new one takes over.
+   * In a Stable group whose selected protocol the new subscription keeps, there is no rebalance: the
+   * member gets the current generation (the leader, from JoinGroup v9, with every member and
+   * skipAssignment = true, KIP-814; an older leader makes the group rebalance so it can assign).
+   */
+  private rejoinStaticMember(envelope: Envelope, group: ClassicGroup, version: number, groupInstanceId: string, oldMemberId: string, newMemberId: string, joining: JoiningMember, ctx: ActorContext): void {
     for (const waiters of [this.joinWaiters, this.syncWaiters]) {
       const waiter = waiters.get(oldMemberId);
       if (waiter) {
@@ -428,20 +430,32 @@ export class GroupCoordinatorActor implements Actor {
     }
     this.clearTimer(this.sessionTimers, oldMemberId, ctx);
     const member = group.replaceStaticMember(groupInstanceId, oldMemberId, newMemberId);
-    Object.assign(member, { clientId: joining.clientId, clientHost: joining.clientHost, rebalanceTimeoutMs: joining.rebalanceTimeoutMs, sessionTimeoutMs: joining.sessionTimeoutMs });
+    const previousProtocols = member.protocols;
+    Object.assign(member, { clientId: joining.clientId, clientHost: joining.clientHost, rebalanceTimeoutMs: joining.rebalanceTimeoutMs, sessionTimeoutMs: joining.sessionTimeoutMs, protocols: joining.protocols });
     if (group.is('PreparingRebalance')) {
       this.updateMemberAndAwaitJoin(envelope, group, member, joining, ctx);
       this.maybeCompleteJoin(group, ctx);
       return;
     }
-    if ((group.is('Stable') || group.is('CompletingRebalance')) && !wasLeader && !protocolsChanged) {
-      // Same subscription, not the leader: no rebalance; the new id gets the current generation.
+    const isLeader = group.leaderId === newMemberId;
+    const protocolKept = group.protocolName !== null && group.candidateProtocols().has(group.protocolName) && group.selectProtocol() === group.protocolName;
+    if (group.is('Stable') && protocolKept && (!isLeader || version >= 9)) {
       this.resetSession(group, member, ctx);
       ctx.log.info({ groupId: group.groupId, groupInstanceId, oldMemberId, newMemberId }, 'static member rejoined without a rebalance');
       this.append([this.groupRecord(group, null)], ctx).then(
-        () => ctx.reply(envelope, this.joinResult(group, member)),
-        (error: CoordinatorWriteError) => ctx.reply(envelope, joinError(error.errorCode, newMemberId)),
+        () => ctx.reply(envelope, isLeader ? { ...this.joinResult(group, member), skipAssignment: true } : this.joinResult(group, member)),
+        (error: CoordinatorWriteError) => {
+          // The new id could not be stored: undo the swap so the old member stays valid (Kafka's revert).
+          group.replaceStaticMember(groupInstanceId, newMemberId, oldMemberId).protocols = previousProtocols;
+          ctx.reply(envelope, joinError(error.errorCode, ''));
+        },
       );
+      return;
+    }
+    if (group.is('CompletingRebalance') && protocolKept && !isLeader) {
+      // The join phase is done: the new id waits for the leader's SyncGroup with the others.
+      this.resetSession(group, member, ctx);
+      ctx.reply(envelope, this.joinResult(group, member));
       return;
     }
     this.updateMemberAndAwaitJoin(envelope, group, member, joining, ctx);
@@ -767,13 +781,17 @@ export class GroupCoordinatorActor implements Actor {
 
   // ---- offsets -------------------------------------------------------------------------------
 
-  private commit(envelope: Envelope, r: CommitRequest, ctx: ActorContext): void {
+  private commit(envelope: Envelope, r: CommitRequest, version: number, ctx: ActorContext): void {
     const everyPartition = (errorCode: number): CommitResult => ({
       topics: r.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode })) })),
     });
     if (!r.groupId) return ctx.reply(envelope, everyPartition(ErrorCode.INVALID_GROUP_ID));
     let group = this.groups.get(r.groupId);
-    const error = group ? this.commitError(group, r) : (r.generationId < 0 ? ErrorCode.NONE : ErrorCode.ILLEGAL_GENERATION);
+    // A commit naming a member or generation of a group that does not exist: Kafka's coordinator answers
+    // ILLEGAL_GENERATION before OffsetCommit v9 and GROUP_ID_NOT_FOUND from v9 (KIP-848's versions).
+    const asMember = r.generationId >= 0 || r.memberId !== '' || r.groupInstanceId !== null;
+    const missingGroupError = !asMember ? ErrorCode.NONE : (version >= 9 ? ErrorCode.GROUP_ID_NOT_FOUND : ErrorCode.ILLEGAL_GENERATION);
+    const error = group ? this.commitError(group, r) : missingGroupError;
     if (error !== ErrorCode.NONE) return ctx.reply(envelope, everyPartition(error));
     group ??= this.createGroup(r.groupId, ctx.clock.nowMs());
     const nowMs = ctx.clock.nowMs();
@@ -1031,6 +1049,15 @@ function syncError(errorCode: number): SyncResult {
 
 function sameProtocols(a: readonly MemberProtocol[], b: readonly MemberProtocol[]): boolean {
   return a.length === b.length && a.every((p, i) => p.name === b[i]!.name && p.metadata.equals(b[i]!.metadata));
+}
+
+/** Topics of a member's ConsumerProtocolSubscription, or null when its bytes do not parse. */
+function subscribedTopics(metadata: Buffer): string[] | null {
+  try {
+    return decodeConsumerSubscription(metadata).topics;
+  } catch {
+    return null;
+  }
 }
 
 /** A UUID in Java's UUID.toString form (Kafka's member ids: `${clientId}-${uuid}`). */

@@ -1,7 +1,8 @@
 /**
  * Idempotent-producer state of one partition (KIP-98, Kafka's ProducerStateManager): per producer id
  * the current epoch and the last five appended batches' sequence ranges, so a retried batch is
- * recognised as a duplicate (answered with its original offset) and a gap is refused.
+ * recognised as a duplicate (answered with its original offset and max timestamp, as Kafka's
+ * BatchMetadata does) and a gap is refused.
  *
  * Errors returned (Kafka's): INVALID_PRODUCER_EPOCH for an epoch older than the producer's current
  * one, OUT_OF_ORDER_SEQUENCE_NUMBER for a sequence that does not follow the last one. An unknown
@@ -13,12 +14,13 @@ import { ErrorCode } from '../protocol/error-codes';
 /** Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN. */
 export const BATCHES_TO_RETAIN = 5;
 
-interface BatchMetadata { firstSeq: number; lastSeq: number; baseOffset: number }
+/** An appended batch: its sequence range, base offset, and max timestamp (ms, as stored: after LogAppendTime stamping). */
+interface BatchMetadata { firstSeq: number; lastSeq: number; baseOffset: number; maxTimestampMs: number }
 interface ProducerEntry { epoch: number; batches: BatchMetadata[] }
 
 export type SequenceCheck =
   | { kind: 'append' }
-  | { kind: 'duplicate'; baseOffset: number }
+  | { kind: 'duplicate'; baseOffset: number; maxTimestampMs: number }
   | { kind: 'error'; errorCode: number; errorMessage: string };
 
 /** The next sequence after `seq` (sequences wrap from Int32.MAX to 0). */
@@ -41,7 +43,7 @@ export class ProducerStateTable {
         : { kind: 'error', errorCode: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, errorMessage: `A new epoch ${epoch} of producer ${producerId} must start at sequence 0, got ${firstSeq}` };
     }
     const duplicate = entry.batches.find((b) => b.firstSeq === firstSeq && b.lastSeq === lastSeq);
-    if (duplicate) return { kind: 'duplicate', baseOffset: duplicate.baseOffset };
+    if (duplicate) return { kind: 'duplicate', baseOffset: duplicate.baseOffset, maxTimestampMs: duplicate.maxTimestampMs };
     const last = entry.batches[entry.batches.length - 1];
     if (last && firstSeq !== nextSeq(last.lastSeq)) {
       return { kind: 'error', errorCode: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, errorMessage: `Out of order sequence number for producer ${producerId}: ${firstSeq} (incoming seq. number), ${last.lastSeq} (current end sequence number)` };
@@ -49,14 +51,14 @@ export class ProducerStateTable {
     return { kind: 'append' };
   }
 
-  /** Records an appended batch (after {@link check} said append). */
-  update(producerId: number, epoch: number, firstSeq: number, lastSeq: number, baseOffset: number): void {
+  /** Records an appended batch (after {@link check} said append); `maxTimestampMs` is the batch's stored maxTimestamp. */
+  update(producerId: number, epoch: number, firstSeq: number, lastSeq: number, baseOffset: number, maxTimestampMs: number): void {
     let entry = this.producers.get(producerId);
     if (!entry || entry.epoch !== epoch) {
       entry = { epoch, batches: [] };
       this.producers.set(producerId, entry);
     }
-    entry.batches.push({ firstSeq, lastSeq, baseOffset });
+    entry.batches.push({ firstSeq, lastSeq, baseOffset, maxTimestampMs });
     if (entry.batches.length > BATCHES_TO_RETAIN) entry.batches.shift();
   }
 

@@ -28,7 +28,8 @@ import { Log } from '../storage/log';
 import { cleanLog, planCleaning, type CleanerConfig } from '../storage/log-cleaner';
 import { readOffsetCheckpoint, readPartitionMetadata, writePartitionMetadata } from '../storage/checkpoint';
 import type { ReplicaLogConfig } from '../config/topic-config';
-import { createTimeOutOfBounds, keylessRecordRejection, validateProducedBatch } from './produce-validation';
+import { createTimeOutOfBounds, keylessRecordRejection, toTopicCompression, validateProducedBatch } from './produce-validation';
+import type { RecordError } from './produce-validation';
 import { LeaderEpochCache } from './leader-epoch-cache';
 import { ProducerStateTable } from './producer-state';
 import * as L from '../protocol/record-batch/layout';
@@ -53,7 +54,11 @@ export interface ReplicaArgs {
   isr: number[];
 }
 
-export interface ProduceReply { errorCode: number; errorMessage: string | null; baseOffset: number; logAppendTimeMs: number; logStartOffset: number }
+/**
+ * A partition's Produce answer. `logStartOffset` is -1 for the errors Kafka answers without log
+ * information (MESSAGE_TOO_LARGE, CORRUPT_MESSAGE); `recordErrors` names refused records (KIP-467).
+ */
+export interface ProduceReply { errorCode: number; errorMessage: string | null; baseOffset: number; logAppendTimeMs: number; logStartOffset: number; recordErrors: RecordError[] }
 export interface FetchReply { errorCode: number; highWatermark: number; lastStableOffset: number; logStartOffset: number; records: Buffer | null }
 export interface ListOffsetReply { errorCode: number; offset: number; timestamp: number; leaderEpoch: number }
 
@@ -169,7 +174,6 @@ export class ReplicaActor implements Actor {
       ctx.reply(envelope, this.produceReply(rejection.errorCode, rejection.errorMessage, -1));
       return;
     }
-    const batch = records!;
     const { config } = this.args;
     if (acks === -1 && this.args.isr.length < config.minInsyncReplicas) {
       ctx.reply(envelope, this.produceReply(ErrorCode.NOT_ENOUGH_REPLICAS,
@@ -177,12 +181,19 @@ export class ReplicaActor implements Actor {
       return;
     }
     if (config.compactEnabled) {
-      const keyless = keylessRecordRejection(batch, `${this.args.topic}-${this.args.partition}`);
+      const keyless = keylessRecordRejection(records!, `${this.args.topic}-${this.args.partition}`);
       if (keyless) {
-        ctx.reply(envelope, this.produceReply(keyless.errorCode, keyless.errorMessage, -1));
+        ctx.reply(envelope, { ...this.produceReply(keyless.errorCode, keyless.errorMessage, -1), recordErrors: keyless.recordErrors });
         return;
       }
     }
+    // A topic compression.type other than `producer` rewrites batches of other codecs (Kafka's rule).
+    const stored = toTopicCompression(records!, config);
+    if (!Buffer.isBuffer(stored)) {
+      ctx.reply(envelope, this.produceReply(stored.errorCode, stored.errorMessage, -1));
+      return;
+    }
+    const batch = stored;
     const nowMs = ctx.clock.nowMs();
     let logAppendTimeMs = -1;
     if (config.messageTimestampType === 'LogAppendTime') {
@@ -191,7 +202,7 @@ export class ReplicaActor implements Actor {
     } else {
       const invalid = createTimeOutOfBounds(batch, nowMs, config.messageTimestampBeforeMaxMs, config.messageTimestampAfterMaxMs);
       if (invalid) {
-        ctx.reply(envelope, this.produceReply(ErrorCode.INVALID_TIMESTAMP, invalid, -1));
+        ctx.reply(envelope, { ...this.produceReply(invalid.errorCode, invalid.errorMessage, -1), recordErrors: invalid.recordErrors });
         return;
       }
     }
@@ -206,13 +217,14 @@ export class ReplicaActor implements Actor {
         return;
       }
       if (check.kind === 'duplicate') {
-        // A retry of a batch already in the log: answer with its original offset (Kafka's behaviour).
-        this.replyWhenCovered(envelope, ctx, acks, timeoutMs, check.baseOffset + batch.readInt32BE(L.LAST_OFFSET_DELTA), { ...this.produceReply(ErrorCode.NONE, null, check.baseOffset), logAppendTimeMs });
+        // A retry of a batch already in the log: answer with its original offset, and with its
+        // max timestamp as logAppendTimeMs (Kafka answers from its cached BatchMetadata).
+        this.replyWhenCovered(envelope, ctx, acks, timeoutMs, check.baseOffset + batch.readInt32BE(L.LAST_OFFSET_DELTA), { ...this.produceReply(ErrorCode.NONE, null, check.baseOffset), logAppendTimeMs: check.maxTimestampMs });
         return;
       }
     }
     const { baseOffset, lastOffset } = this.log.append(batch, this.args.leaderEpoch);
-    if (producerId >= 0) this.producerStates.update(producerId, producerEpoch, firstSeq, lastSeq, baseOffset);
+    if (producerId >= 0) this.producerStates.update(producerId, producerEpoch, firstSeq, lastSeq, baseOffset, Number(batch.readBigInt64BE(L.MAX_TIMESTAMP)));
     this.unflushedMessages += recordsCountOf(batch);
     const reply = { ...this.produceReply(ErrorCode.NONE, null, baseOffset), logAppendTimeMs };
     if (this.unflushedMessages >= config.flushMessages) this.flush(ctx);
@@ -232,7 +244,9 @@ export class ReplicaActor implements Actor {
   }
 
   private produceReply(errorCode: number, errorMessage: string | null, baseOffset: number): ProduceReply {
-    return { errorCode, errorMessage, baseOffset, logAppendTimeMs: -1, logStartOffset: this.log.logStartOffset };
+    // Kafka answers these without consulting the log (LogAppendInfo.UNKNOWN_LOG_APPEND_INFO).
+    const withoutLog = errorCode === ErrorCode.MESSAGE_TOO_LARGE || errorCode === ErrorCode.CORRUPT_MESSAGE;
+    return { errorCode, errorMessage, baseOffset, logAppendTimeMs: -1, logStartOffset: withoutLog ? -1 : this.log.logStartOffset, recordErrors: [] };
   }
 
   private expireProduce(envelope: Envelope, ctx: ActorContext): void {
@@ -247,7 +261,8 @@ export class ReplicaActor implements Actor {
     const base = { highWatermark: this.highWatermark, lastStableOffset: this.highWatermark, logStartOffset: this.log.logStartOffset };
     // Kafka: below the log start or past the LEO is out of range; between the HW and the LEO is empty.
     if (fetchOffset < this.log.logStartOffset || fetchOffset > this.log.logEndOffset) {
-      ctx.reply(envelope, { ...base, errorCode: ErrorCode.OFFSET_OUT_OF_RANGE, records: null } satisfies FetchReply);
+      // Kafka's error partition response carries no offsets: HW, LSO and log start are -1.
+      ctx.reply(envelope, { highWatermark: -1, lastStableOffset: -1, logStartOffset: -1, errorCode: ErrorCode.OFFSET_OUT_OF_RANGE, records: null } satisfies FetchReply);
       return;
     }
     if (fetchOffset >= this.highWatermark) {

@@ -15,7 +15,7 @@
  *   client retries batches Skiff already appended): every record lands exactly once.
  * - AdminClient: describeCluster, createTopics (configs, errors), listTopics, describeTopics,
  *   describeConfigs, incrementalAlterConfigs, createPartitions, listOffsets (earliest, latest,
- *   maxTimestamp, forTimestamp), deleteRecords, describeLogDirs, deleteTopics; each value as the
+ *   maxTimestamp, forTimestamp), deleteRecords, describeLogDirs, electLeaders, deleteTopics; each value as the
  *   Kafka 4.x fixture answers the same calls (checked by hand against scripts/kafka-fixture.sh).
  * - Keyless records on compacted topics are refused, as Kafka does.
  * - Consumer groups (second describe block, against the group target of group-target.ts: Skiff,
@@ -460,6 +460,14 @@ describe('Java kafka-clients 4.x against Skiff', () => {
 
       assert.equal(ok('compacted topic'), null, 'cleanup.policy=compact on a topic');
       assert.equal(typeof ok('compacted topic keyed record'), 'number', 'a keyed record on a compacted topic');
+
+      // ElectLeaders (Kafka 4.4 answers the same: each partition already led by its preferred replica).
+      assert.deepEqual(ok('electLeaders preferred'), {
+        [`${a}-0`]: 'ElectionNotNeededException', [`${a}-1`]: 'ElectionNotNeededException',
+        [`${a}-9`]: 'UnknownTopicOrPartitionException', [`${prefix}-missing-0`]: 'UnknownTopicOrPartitionException',
+      }, 'electLeaders PREFERRED');
+      assert.deepEqual(ok('electLeaders unclean'), { [`${a}-0`]: 'ElectionNotNeededException' }, 'electLeaders UNCLEAN');
+      assert.deepEqual(ok('electLeaders all'), {}, 'electLeaders PREFERRED on all partitions: none needs an election');
 
       assert.deepEqual(ok('deleteTopics').filter((t: string) => t.startsWith(prefix)), [], 'listTopics after deleteTopics');
       failsWith('describeTopics deleted', 'UnknownTopicOrPartitionException');

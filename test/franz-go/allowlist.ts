@@ -1,7 +1,9 @@
 /**
  * franz-go's kgo integration tests against Skiff (kgo.test.ts): the pinned franz-go release, every
  * top-level test in its pkg/kgo that talks to a broker, which of them are out of scope for now and
- * why, and which skip themselves against Skiff. Every broker test not listed as out of scope must
+ * why (transactions, share groups, KIP-848 next-generation groups), and which skip themselves
+ * against Skiff. The classic consumer-group tests (TestGroupSimple, TestGroupETL, TestIssue523,
+ * TestConsumeRegex) run since issue 5. Every broker test not listed as out of scope must
  * pass (or, if listed in EXPECTED_SKIPS, may skip). When bumping FRANZ_GO_VERSION (and the pin in
  * scripts/install-peers.sh, install_go_peers), kgo.test.ts's first test names any broker test
  * added or removed upstream.
@@ -36,25 +38,16 @@ export const BROKER_TESTS: readonly string[] = [
   'TestTxnEtl',
 ];
 
-const CLASSIC_GROUPS = 'classic consumer groups: Skiff does not advertise JoinGroup (11), SyncGroup (14), Heartbeat (12), ' +
-  'LeaveGroup (13), OffsetCommit (8), OffsetFetch (9), so kgo fails the join client-side ("unable to join group session: ' +
-  'broker is too old"); joins the suite with the consumer-groups issue';
 const SHARE_GROUPS = 'share groups (KIP-932: ShareGroupHeartbeat 76, ShareFetch 78, ShareAcknowledge 79, Kafka 4.2): not planned; ' +
   'the test skips itself unless ShareFetch v2 and ShareAcknowledge v2 are advertised';
 
 /** Broker tests not run against Skiff for now, with the reason. */
 export const OUT_OF_SCOPE: Readonly<Record<string, string>> = {
-  TestGroupSimple: CLASSIC_GROUPS,
-  TestGroupETL: `${CLASSIC_GROUPS}; it also chains three groups (GroupETL with KGO_TEST_RECORDS records)`,
-  TestIssue523: CLASSIC_GROUPS,
-  TestConsumeRegex: 'waits 30 s for __consumer_offsets to appear as an internal topic in Metadata: Kafka\'s group coordinator ' +
-    'creates it on the first FindCoordinator (the test first tries CreateTopics with config kfake.is_internal); ' +
-    'joins with the consumer-groups issue',
-  Test848RegexBrokerResolves: 'KIP-848 consumer groups (ConsumerGroupHeartbeat 68 v1+): skips itself until it is advertised; ' +
-    'consumer-groups issue',
+  Test848RegexBrokerResolves: 'KIP-848 next-generation consumer groups (ConsumerGroupHeartbeat 68 v1+, broker-side regex ' +
+    'resolution): not planned, Skiff serves the classic protocol; the test skips itself unless ConsumerGroupHeartbeat is advertised',
   TestTxnEtl: 'transactions: InitProducerId with a transactional id is answered TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53), and ' +
-    'AddPartitionsToTxn (24), AddOffsetsToTxn (25), EndTxn (26), TxnOffsetCommit (28) are not served; it also consumes in ' +
-    'classic groups',
+    'AddPartitionsToTxn (24), AddOffsetsToTxn (25), EndTxn (26), TxnOffsetCommit (28) are not served (transactions are ' +
+    'their own issue)',
   TestShareGroup: SHARE_GROUPS,
   TestShareGroupAckOnClose: SHARE_GROUPS,
   TestShareGroupETL: SHARE_GROUPS,

@@ -5,8 +5,10 @@
  * .cache/franz-go/<version>, with KGO_SEEDS=127.0.0.1:<port> and KGO_TEST_RF=1. allowlist.ts names
  * the broker tests, the ones out of scope and why, and the ones that skip themselves; every other
  * broker test must pass. Each kgo test is reported as a test of its own here.
- * SKIFF_KGO_INCLUDE=TestGroupSimple,TestTxnEtl also runs those out-of-scope tests and holds them to
- * pass (for work on groups or transactions).
+ * SKIFF_KGO_INCLUDE=TestTxnEtl,TestShareGroup also runs those out-of-scope tests and holds them to
+ * pass (for work on transactions or share groups). SKIFF_KGO_TARGET=kafka runs the same selection
+ * against the Kafka 4.4 fixture instead (test/helpers/kafka-fixture.ts): a check of the selection
+ * and of the expectations themselves.
  *
  * The broker runs with write.caching.default=true (Kafka's behaviour: acks=all is answered once
  * the ISR has the batch in the page cache). With Skiff's default of an fsync per acks=all batch,
@@ -22,6 +24,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startBrokerProcess, type BrokerProcess } from '../helpers/broker-process';
+import { startKafka, type KafkaFixture } from '../helpers/kafka-fixture';
 import { repoRoot } from '../compat/clients';
 import { BROKER_TESTS, EXPECTED_SKIPS, FRANZ_GO_MODULE, FRANZ_GO_VERSION, OUT_OF_SCOPE, SELECTED_TESTS } from './allowlist';
 
@@ -195,8 +198,11 @@ function tail(lines: readonly string[], n: number): string {
   return (lines.length > n ? ['...', ...lines.slice(-n)] : lines).join('\n');
 }
 
-describe(`franz-go ${FRANZ_GO_VERSION} kgo integration tests against Skiff`, () => {
+const ON_KAFKA = process.env.SKIFF_KGO_TARGET === 'kafka';
+
+describe(`franz-go ${FRANZ_GO_VERSION} kgo integration tests against ${ON_KAFKA ? 'the Kafka 4.4 fixture' : 'Skiff'}`, () => {
   let broker: BrokerProcess | undefined;
+  let kafka: KafkaFixture | undefined;
   let run: GoTestRun | undefined;
   let setupError: Error | undefined;
 
@@ -205,8 +211,15 @@ describe(`franz-go ${FRANZ_GO_VERSION} kgo integration tests against Skiff`, () 
       if (!fs.existsSync(path.join(KGO_DIR, 'helpers_test.go'))) {
         throw new Error(`no copy of ${FRANZ_GO_MODULE}@${FRANZ_GO_VERSION} at ${MODULE_COPY}: ${INSTALL_HINT}`);
       }
-      broker = await startBrokerProcess({ overrides: { 'write.caching.default': 'true' } });
-      run = await runGoTests(RUN_TESTS, `127.0.0.1:${broker.port}`);
+      let seeds: string;
+      if (ON_KAFKA) {
+        kafka = await startKafka();
+        seeds = kafka.bootstrap;
+      } else {
+        broker = await startBrokerProcess({ overrides: { 'write.caching.default': 'true' } });
+        seeds = `127.0.0.1:${broker.port}`;
+      }
+      run = await runGoTests(RUN_TESTS, seeds);
     } catch (e) {
       setupError = e as Error;
     }
@@ -214,6 +227,7 @@ describe(`franz-go ${FRANZ_GO_VERSION} kgo integration tests against Skiff`, () 
 
   after(async () => {
     await broker?.stop();
+    await kafka?.stop();
   });
 
   /** What went wrong around a failed kgo test: its output, go's own, and the broker's complaints. */

@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
@@ -31,6 +32,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.Config;
@@ -807,6 +809,17 @@ public final class SkiffJavaClient {
     return obj("offset", info.offset(), "timestamp", info.timestamp(), "leaderEpoch", info.leaderEpoch().orElse(null));
   }
 
+  /** ElectLeaders' per-partition outcome ("ok" or the exception's simple name), for partitions of topics starting with `prefix`. */
+  static Map<String, Object> electLeaders(Admin admin, ElectionType type, Set<TopicPartition> partitions, String prefix) throws Exception {
+    Map<TopicPartition, Optional<Throwable>> r = admin.electLeaders(type, partitions).partitions().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+    Map<String, Object> m = new TreeMap<>();
+    for (Map.Entry<TopicPartition, Optional<Throwable>> e : r.entrySet()) {
+      if (!e.getKey().topic().startsWith(prefix)) continue;
+      m.put(e.getKey().toString(), e.getValue().map((t) -> (Object) t.getClass().getSimpleName()).orElse("ok"));
+    }
+    return m;
+  }
+
   static List<String> listTopicNames(Admin admin) throws Exception {
     List<String> names = new ArrayList<>();
     for (TopicListing l : admin.listTopics().listings().get(TIMEOUT_MS, TimeUnit.MILLISECONDS)) names.add(l.name() + (l.isInternal() ? " (internal)" : ""));
@@ -976,6 +989,10 @@ public final class SkiffJavaClient {
         step("compacted topic keyed record", () -> producer.send(new ProducerRecord<>(b, 0, "key".getBytes(StandardCharsets.UTF_8), "keyed".getBytes(StandardCharsets.UTF_8)))
             .get(TIMEOUT_MS, TimeUnit.MILLISECONDS).offset());
       }
+      // ElectLeaders: every partition already led by its preferred (only) replica.
+      step("electLeaders preferred", () -> electLeaders(admin, ElectionType.PREFERRED, Set.of(a0, a1, new TopicPartition(a, 9), new TopicPartition(prefix + "-missing", 0)), prefix));
+      step("electLeaders unclean", () -> electLeaders(admin, ElectionType.UNCLEAN, Set.of(a0), prefix));
+      step("electLeaders all", () -> electLeaders(admin, ElectionType.PREFERRED, null, prefix));
       step("deleteTopics", () -> {
         admin.deleteTopics(List.of(a, b)).all().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
         return listTopicNames(admin);

@@ -21,9 +21,6 @@ const is = (expectedKafka: Json | undefined, expectedSkiff: Json | undefined) =>
 const range = (v: Json | undefined): { minVersion: number; maxVersion: number } | null =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && typeof v.minVersion === 'number' ? (v as { minVersion: number; maxVersion: number }) : null;
 
-/** Consumer-group APIs: Skiff has their schema tables but serves them from the consumer-groups issue on. */
-const GROUP_APIS = /^apis\.(JoinGroup|SyncGroup|Heartbeat|LeaveGroup|ListGroups|DescribeGroups|DeleteGroups|OffsetCommit|OffsetFetch|OffsetDelete)$/;
-
 export const ALLOWLIST: readonly (AllowlistEntry & { kind: 'deployment' | 'gap' })[] = [
   // ---- deployment facts ----
   {
@@ -102,78 +99,6 @@ export const ALLOWLIST: readonly (AllowlistEntry & { kind: 'deployment' | 'gap' 
     reason: 'Kafka 4.0 removed old request versions (KIP-896); Skiff still serves them for older clients. Skiff may start lower, never higher.',
     check: (kafka, skiff) => typeof kafka === 'number' && typeof skiff === 'number' && skiff <= kafka,
   },
-  {
-    id: 'group-apis',
-    kind: 'deployment',
-    scenario: 'api-versions',
-    path: GROUP_APIS,
-    reason: 'Consumer groups come with the next issue; until then Skiff leaves the group APIs out of ApiVersions.',
-    check: (kafka, skiff) => range(kafka) !== null && skiff === 'not advertised',
-  },
 
   // ---- gaps: Skiff differs from Kafka (remove the entry once fixed) ----
-  {
-    id: 'api-versions-behind-kafka',
-    kind: 'gap',
-    scenario: 'api-versions',
-    path: /^apis\.\w+\.maxVersion$/,
-    reason: "Issue 4 asks for every implemented API up to the version Kafka 4.x serves; these still stop below Kafka's newest (the test prints which).",
-    check: (kafka, skiff) => typeof kafka === 'number' && typeof skiff === 'number' && skiff < kafka,
-  },
-  {
-    id: 'elect-leaders-not-served',
-    kind: 'gap',
-    scenario: 'api-versions',
-    path: /^apis\.ElectLeaders$/,
-    reason: 'ElectLeaders (listed in issue 4) has a schema table but is not served yet.',
-    check: (kafka, skiff) => range(kafka) !== null && skiff === 'not advertised',
-  },
-  {
-    id: 'topic-compression-type-refused',
-    kind: 'gap',
-    scenario: 'codecs',
-    path: /^forced\.(gzip|zstd|uncompressed)\./,
-    reason: "A topic's compression.type other than `producer` makes Kafka recompress on produce (gzip topic + plain batch -> gzip; zstd topic + lz4 batch -> zstd; uncompressed topic + gzip batch -> none). Skiff stores batches as sent and so refuses such topics with INVALID_CONFIG.",
-    check: (kafka, skiff, _facts, diff) => (diff.path.endsWith('.created') ? is('NONE', 'INVALID_CONFIG')(kafka, skiff) : kafka !== undefined && skiff === undefined),
-  },
-  {
-    id: 'offsets-on-fetch-out-of-range',
-    kind: 'gap',
-    scenario: 'fetch-edges',
-    path: /^(negative|pastHighWatermark)\.(highWatermark|logStartOffset)$/,
-    reason: 'With OFFSET_OUT_OF_RANGE Kafka answers highWatermark -1 and logStartOffset -1 (FetchResponse.partitionResponse with an error); Skiff fills in the real values. Clients reset by ListOffsets either way.',
-    check: (kafka, skiff) => kafka === -1 && typeof skiff === 'number' && skiff >= 0,
-  },
-  {
-    id: 'log-start-offset-on-produce-error',
-    kind: 'gap',
-    scenario: 'oversized-records',
-    path: /^(tooBig|manySmallTooBig|overBroker)\.logStartOffset$/,
-    reason: 'A refused Produce partition (MESSAGE_TOO_LARGE) carries logStartOffset -1 in Kafka; Skiff sends the real log start offset.',
-    check: is(-1, 0),
-  },
-  {
-    id: 'record-errors-on-invalid-timestamp',
-    kind: 'gap',
-    scenario: 'timestamps',
-    path: /^(bounded\.twoDaysAhead|bounded\.twoDaysOld|defaultTopicTwoDaysAhead)\.recordErrors(\.length|\[0\])$/,
-    reason: 'Kafka names the offending record of an INVALID_TIMESTAMP batch in the Produce response (RecordErrors, KIP-467: batchIndex 0 here); Skiff sends the error code with no RecordErrors.',
-    check: (kafka, skiff, _facts, diff) => (diff.path.endsWith('.length') ? is(1, 0)(kafka, skiff) : is({ batchIndex: 0 }, undefined)(kafka, skiff)),
-  },
-  {
-    id: 'duplicate-batch-log-append-time',
-    kind: 'gap',
-    scenario: 'idempotent-producer',
-    path: /^(duplicate|olderDuplicate)\.logAppendTimeSet$/,
-    reason: "Kafka answers a duplicate idempotent batch with logAppendTimeMs = the original batch's max timestamp (from its producer-state cache); Skiff answers -1. Both return the original offset.",
-    check: is(true, false),
-  },
-  {
-    id: 'compression-level-configs',
-    kind: 'gap',
-    scenario: 'topic-configs',
-    path: /^allNames\.(compression\.(gzip|lz4|zstd)\.level|max\.decompressed\.message\.bytes)$/,
-    reason: 'Topic configs Kafka 4.x describes that Skiff does not know yet: compression levels (KIP-390) and max.decompressed.message.bytes.',
-    check: is(true, undefined),
-  },
 ];

@@ -53,6 +53,8 @@ const MAX_WAIT_TOPIC_MS = 15_000;
 /** Per-scenario handle on one broker. */
 export class ScenarioContext {
   private readonly topicIds = new Map<string, string>();
+  /** Extra connections opened by {@link member}, closed with this context. */
+  private readonly members: KafkaClient[] = [];
   /** Wall-clock ms when this context opened (minus 1 s of slack). */
   private readonly openedAt = Date.now() - 1000;
 
@@ -79,6 +81,19 @@ export class ScenarioContext {
 
   close(): void {
     this.client.close();
+    for (const m of this.members) m.close();
+  }
+
+  /**
+   * A connection of its own with client id `clientId` (versions clamped like this context's), for
+   * one consumer-group member: a JoinGroup can wait for a rebalance, and a broker answers one
+   * connection's requests in order, so each member needs its own. Closed with this context.
+   */
+  async member(clientId: string): Promise<GroupMemberConnection> {
+    const client = await KafkaClient.connect({ brokers: this.target.bootstrap, clientId, requestTimeoutMs: 30_000 });
+    clampVersions(client, this.versions);
+    this.members.push(client);
+    return new GroupMemberConnection(client, this, clientId);
   }
 
   /** The version this context sends for `apiKey` (the top of the common range). */
@@ -165,8 +180,8 @@ export class ScenarioContext {
 
   /**
    * Produces `records` as ONE batch to `topic`/`partition` (a raw Produce at the common version) and
-   * returns the partition's answer as JSON: error, baseOffset, logStartOffset, whether
-   * logAppendTime was set, record errors.
+   * returns the partition's answer as JSON: error, baseOffset, logStartOffset, logAppendTime (see
+   * {@link logAppendTimeJson}), record errors (batch index, message with its numbers as N: they hold broker times).
    */
   async produce(topic: string, partition: number, records: readonly ScenarioRecord[], opts: ProduceOptions = {}): Promise<Json> {
     const batch = buildBatch(
@@ -204,8 +219,8 @@ export class ScenarioContext {
       error: err(p.errorCode as number),
       baseOffset: p.baseOffset as number,
       logStartOffset: (p.logStartOffset as number | undefined) ?? null,
-      logAppendTimeSet: ((p.logAppendTimeMs as number | undefined) ?? -1) !== -1,
-      recordErrors: ((p.recordErrors as Array<Record<string, unknown>> | undefined) ?? []).map((e) => ({ batchIndex: e.batchIndex as number })),
+      logAppendTime: logAppendTimeJson(this, (p.logAppendTimeMs as number | undefined) ?? -1),
+      recordErrors: ((p.recordErrors as Array<Record<string, unknown>> | undefined) ?? []).map((e) => ({ batchIndex: e.batchIndex as number, message: messageShape((e.batchIndexErrorMessage as string | null | undefined) ?? null) })),
       errorMessage: (p.errorMessage as string | null | undefined) ?? null,
     };
   }
@@ -320,6 +335,112 @@ export class ScenarioContext {
       configs[c.name as string] = { value: c.value as string | null, source: c.configSource as number, readOnly: c.readOnly as boolean, sensitive: c.isSensitive as boolean };
     }
     return { error: err(r.errorCode as number), configs };
+  }
+}
+
+/**
+ * A Produce answer's logAppendTimeMs as JSON: null for -1 (CreateTime), 'during run' for a broker
+ * time (LogAppendTime topics), else ms after ctx.baseTimestamp (a duplicate idempotent batch is
+ * answered with the original batch's max timestamp).
+ */
+function logAppendTimeJson(ctx: ScenarioContext, ms: number): Json {
+  if (ms === -1) return null;
+  return ctx.duringRun(ms) ? 'during run' : ms - ctx.baseTimestamp;
+}
+
+/** A message with every number replaced by N (record-error messages carry broker times), null kept. */
+function messageShape(message: string | null): string | null {
+  return message === null ? null : message.replace(/-?\d+/g, 'N');
+}
+
+/**
+ * One group member's connection: raw group requests at the common versions (OffsetCommit and
+ * OffsetFetch capped at v9, which name topics; v10 names them by topic id), bodies returned as
+ * decoded. The caller interprets errors.
+ */
+export class GroupMemberConnection {
+  constructor(
+    readonly client: KafkaClient,
+    private readonly ctx: ScenarioContext,
+    readonly clientId: string,
+  ) {}
+
+  request(apiKey: ApiKey, body: object, version?: number): Promise<Record<string, unknown>> {
+    return this.client.request(apiKey, version ?? this.ctx.v(apiKey), body);
+  }
+
+  /** JoinGroup (protocol type `consumer`) with one protocol per [name, metadata]. */
+  join(groupId: string, memberId: string, protocols: Array<[string, Buffer]>, opts: { sessionTimeoutMs?: number; rebalanceTimeoutMs?: number; groupInstanceId?: string | null } = {}): Promise<Record<string, unknown>> {
+    return this.request(ApiKey.JoinGroup, {
+      groupId,
+      sessionTimeoutMs: opts.sessionTimeoutMs ?? 10_000,
+      rebalanceTimeoutMs: opts.rebalanceTimeoutMs ?? 10_000,
+      memberId,
+      groupInstanceId: opts.groupInstanceId ?? null,
+      protocolType: 'consumer',
+      protocols: protocols.map(([name, metadata]) => ({ name, metadata })),
+      reason: null,
+    });
+  }
+
+  sync(groupId: string, generationId: number, memberId: string, protocolName: string, assignments: Array<[string, Buffer]>): Promise<Record<string, unknown>> {
+    return this.request(ApiKey.SyncGroup, {
+      groupId,
+      generationId,
+      memberId,
+      groupInstanceId: null,
+      protocolType: 'consumer',
+      protocolName,
+      assignments: assignments.map(([id, assignment]) => ({ memberId: id, assignment })),
+    });
+  }
+
+  heartbeat(groupId: string, generationId: number, memberId: string): Promise<Record<string, unknown>> {
+    return this.request(ApiKey.Heartbeat, { groupId, generationId, memberId, groupInstanceId: null });
+  }
+
+  leave(groupId: string, memberIds: string[]): Promise<Record<string, unknown>> {
+    const v = this.ctx.v(ApiKey.LeaveGroup);
+    return this.request(ApiKey.LeaveGroup, v >= 3 ? { groupId, members: memberIds.map((memberId) => ({ memberId, groupInstanceId: null, reason: null })) } : { groupId, memberId: memberIds[0] });
+  }
+
+  /**
+   * OffsetCommit (the common version capped at v9, or `version`): per partition [topic, partition,
+   * offset, metadata]. Returns {topic: {partition: error}}.
+   */
+  async commit(groupId: string, generationId: number, memberId: string, offsets: Array<[string, number, number, string | null]>, version?: number): Promise<Json> {
+    const byTopic = new Map<string, Array<[number, number, string | null]>>();
+    for (const [t, p, o, m] of offsets) byTopic.set(t, [...(byTopic.get(t) ?? []), [p, o, m]]);
+    const body = await this.request(ApiKey.OffsetCommit, {
+      groupId,
+      generationIdOrMemberEpoch: generationId,
+      memberId,
+      groupInstanceId: null,
+      retentionTimeMs: -1,
+      topics: [...byTopic].map(([name, ps]) => ({ name, partitions: ps.map(([partitionIndex, committedOffset, committedMetadata]) => ({ partitionIndex, committedOffset, committedLeaderEpoch: -1, commitTimestamp: -1, committedMetadata })) })),
+    }, version ?? Math.min(this.ctx.v(ApiKey.OffsetCommit), 9));
+    const out: Record<string, Json> = {};
+    for (const t of body.topics as Array<{ name: string; partitions: Array<{ partitionIndex: number; errorCode: number }> }>) {
+      out[t.name] = Object.fromEntries(t.partitions.map((p) => [String(p.partitionIndex), err(p.errorCode)]));
+    }
+    return out;
+  }
+
+  /** OffsetFetch (v <= 9) of `topics` (null: all): {error, topics: {topic: {partition: {offset, metadata, error}}}}, sorted. */
+  async fetchOffsets(groupId: string, topics: Array<[string, number[]]> | null): Promise<Json> {
+    const v = Math.min(this.ctx.v(ApiKey.OffsetFetch), 9);
+    const requestTopics = topics === null ? null : topics.map(([name, partitionIndexes]) => ({ name, partitionIndexes }));
+    const body = await this.request(ApiKey.OffsetFetch, v >= 8 ? { groups: [{ groupId, memberId: null, memberEpoch: -1, topics: requestTopics }], requireStable: false } : { groupId, topics: requestTopics, requireStable: false }, v);
+    const group = v >= 8 ? (body.groups as Array<Record<string, unknown>>)[0]! : body;
+    const out: Record<string, Json> = {};
+    for (const t of [...(group.topics as Array<{ name: string; partitions: Array<Record<string, unknown>> }>)].sort((a, b) => a.name.localeCompare(b.name))) {
+      out[t.name] = Object.fromEntries(
+        [...t.partitions]
+          .sort((a, b) => (a.partitionIndex as number) - (b.partitionIndex as number))
+          .map((p) => [String(p.partitionIndex), { offset: p.committedOffset as number, metadata: (p.metadata as string | null) ?? null, error: err(p.errorCode as number) }]),
+      );
+    }
+    return { error: err((group.errorCode as number | undefined) ?? 0), topics: out };
   }
 }
 

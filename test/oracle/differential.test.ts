@@ -19,6 +19,16 @@ import { advertised, commonVersions, ScenarioContext, type Json, type Target, ty
 import { SCENARIOS } from './scenarios';
 
 const START_TIMEOUT_MS = 150_000;
+/**
+ * The group settings scripts/kafka-fixture.sh gives Kafka, given to Skiff too so both brokers run
+ * the same deployment: no initial rebalance delay (a first JoinGroup completes at once), and one
+ * __consumer_offsets partition.
+ */
+const SKIFF_AS_FIXTURE = {
+  'group.initial.rebalance.delay.ms': '0',
+  'offsets.topic.num.partitions': '1',
+  'offsets.topic.replication.factor': '1',
+};
 const SCENARIO_TIMEOUT_MS = 60_000;
 
 async function describeBroker(bootstrap: string): Promise<{ ranges: VersionRanges; nodeId: number; port: number; clusterId: string }> {
@@ -44,7 +54,7 @@ describe('differential: Apache Kafka (oracle) vs Skiff', () => {
 
   before(async () => {
     const started = Date.now();
-    const [k, s] = await Promise.allSettled([startKafka({ startTimeoutMs: 120_000 }), startBrokerProcess()]);
+    const [k, s] = await Promise.allSettled([startKafka({ startTimeoutMs: 120_000 }), startBrokerProcess({ overrides: SKIFF_AS_FIXTURE })]);
     if (k.status === 'fulfilled') kafka = k.value;
     if (s.status === 'fulfilled') skiff = s.value;
     if (k.status === 'rejected') throw k.reason;

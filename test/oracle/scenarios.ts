@@ -12,6 +12,7 @@
 import { ApiKey } from '../../src/protocol/api-keys';
 import { apiSchemas } from '../../src/protocol/registry';
 import { err, type Json, type ScenarioContext, type ScenarioRecord } from './context';
+import { GROUP_SCENARIOS } from './group-scenarios';
 
 export interface Scenario {
   name: string;
@@ -41,7 +42,25 @@ const apiVersions: Scenario = {
       const r = ranges.get(key);
       out[ApiKey[key]] = r === undefined ? 'not advertised' : { minVersion: r.minVersion, maxVersion: r.maxVersion };
     }
-    return { error: err(body.errorCode as number), apis: out };
+    // v5 (KIP-1242): the cluster and node the client means to reach.
+    const v5 = ctx.v(ApiKey.ApiVersions) >= 5;
+    const target = async (clusterId: string | null, nodeId: number): Promise<Json> => {
+      const r = await ctx.request(ApiKey.ApiVersions, { clientSoftwareName: 'skiff-oracle', clientSoftwareVersion: '0.1.0', clusterId, nodeId }, 5);
+      return { error: err(r.errorCode as number), apiKeys: (r.apiKeys as unknown[]).length > 0 };
+    };
+    const md = await ctx.client.metadata([]);
+    const self = [...md.brokers.values()][0]!.nodeId;
+    const targets: Json = v5
+      ? {
+          neither: await target(null, -1),
+          both: await target(md.clusterId, self),
+          otherCluster: await target('AAAAAAAAAAAAAAAAAAAAAA', self),
+          otherNode: await target(md.clusterId, self + 100),
+          clusterOnly: await target(md.clusterId, -1),
+          nodeOnly: await target(null, self),
+        }
+      : 'version < 5';
+    return { error: err(body.errorCode as number), apis: out, targets };
   },
 };
 
@@ -131,7 +150,32 @@ const codecs: Scenario = {
       const ff = await ctx.fetch(t, 0, 0);
       forced[name] = { created: created!.error, produced: r, batches: ff.batches.map((b) => ({ baseOffset: b.baseOffset, codec: b.codec, recordCount: b.recordCount })), values: ff.records.map((x) => x.value) };
     }
-    return { produced, stored, forced };
+    // What a rewrite keeps: keys, nulls, headers, out-of-order CreateTimes, the producer's id and
+    // sequence (an idempotent batch), and its duplicate detection; a LogAppendTime topic too.
+    await ctx.createTopic('codecs-rewrite', 1, { 'compression.type': 'snappy' });
+    await ctx.createTopic('codecs-rewrite-append-time', 1, { 'compression.type': 'lz4', 'message.timestamp.type': 'LogAppendTime' });
+    const init = await ctx.initProducerId();
+    const idem = { producerId: init.producerId as number, producerEpoch: init.producerEpoch as number, baseSequence: 0, codec: 4 as const };
+    const rich: ScenarioRecord[] = [
+      { key: 'k1', value: 'v1', headers: [['h', 'x'], ['n', null]], ts: 30 },
+      { key: null, value: null, ts: 10 },
+      { key: Buffer.from([0, 255]), value: '', headers: [['h', 'y']], ts: 20 },
+    ];
+    const rewrite = {
+      produced: await ctx.produce('codecs-rewrite', 0, rich, idem),
+      duplicate: await ctx.produce('codecs-rewrite', 0, rich, idem),
+      appendTime: await ctx.produce('codecs-rewrite-append-time', 0, rich, { codec: 1 }),
+    };
+    const fr = await ctx.fetch('codecs-rewrite', 0, 0);
+    const fa = await ctx.fetch('codecs-rewrite-append-time', 0, 0);
+    const rewritten = {
+      ...rewrite,
+      batches: fr.batches.map((b) => ({ codec: b.codec, baseSequence: b.baseSequence, sameProducer: b.producerId === idem.producerId, recordCount: b.recordCount, timestampType: b.timestampType })),
+      records: fr.records,
+      appendTimeBatches: fa.batches.map((b) => ({ codec: b.codec, timestampType: b.timestampType, recordCount: b.recordCount })),
+      appendTimeRecords: fa.records,
+    };
+    return { produced, stored, forced, rewritten };
   },
 };
 
@@ -178,9 +222,34 @@ const listOffsets: Scenario = {
       byTime,
       unknownPartition: await ctx.listOffset(topic, 7, LATEST),
       unknownTopic: await ctx.listOffset('lo-no-such-topic', 0, LATEST),
+      special: await specialTimestamps(ctx, topic),
     };
   },
 };
+
+/**
+ * The special ListOffsets timestamps of tiered storage (-4 earliest local, -5 latest tiered, -6
+ * earliest pending upload) and unknown ones, at the version that introduced each and just below it.
+ */
+async function specialTimestamps(ctx: ScenarioContext, topic: string): Promise<Json> {
+  const top = ctx.v(ApiKey.ListOffsets);
+  const out: Record<string, Json> = {};
+  for (const [timestamp, since] of [[MAX_TIMESTAMP, 7], [-4, 8], [-5, 9], [-6, 11], [-7, 99], [-100, 99]] as const) {
+    for (const version of [since - 1, since, top]) {
+      if (version > top || version < 1 || out[`${timestamp}@v${version}`] !== undefined) continue;
+      const body = await ctx.request(ApiKey.ListOffsets, {
+        replicaId: -1,
+        isolationLevel: 0,
+        topics: [{ name: topic, partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp }] }],
+        timeoutMs: 30_000,
+      }, version);
+      const p = (body.topics as Array<{ partitions: Array<Record<string, unknown>> }>)[0]!.partitions[0]!;
+      const ts = p.timestamp as number;
+      out[`${timestamp}@v${version}`] = { error: err(p.errorCode as number), offset: p.offset as number, ts: ts >= 0 ? ts - ctx.baseTimestamp : ts, leaderEpoch: p.leaderEpoch as number };
+    }
+  }
+  return out;
+}
 
 const fetchEdges: Scenario = {
   name: 'fetch-edges',
@@ -329,6 +398,18 @@ const topicConfigs: Scenario = {
     const afterAlter = await pickWhen({ 'segment.bytes': '2097152', 'retention.ms': '604800000' });
     const describeUnknown = await ctx.describeTopicConfigs('tc-no-such-topic');
     const selected = await ctx.describeTopicConfigs(topic, ['retention.ms', 'no.such.config']);
+    // Compression levels (KIP-390) and max.decompressed.message.bytes: defaults, and Kafka's bounds (validateOnly).
+    const levelNames = ['compression.gzip.level', 'compression.lz4.level', 'compression.zstd.level', 'max.decompressed.message.bytes'];
+    const levels = (await ctx.describeTopicConfigs(topic, levelNames)).configs;
+    const bounds: Record<string, Json> = {};
+    for (const [name, values] of [['compression.gzip.level', ['-2', '-1', '0', '1', '9', '10', 'x']], ['compression.lz4.level', ['0', '1', '17', '18']],
+      ['compression.zstd.level', ['-131073', '-131072', '0', '22', '23']], ['max.decompressed.message.bytes', ['0', '1', '2147483647', '2147483648']]] as const) {
+      for (const value of values) {
+        const body = await ctx.request(ApiKey.IncrementalAlterConfigs, { resources: [{ resourceType: 2, resourceName: topic, configs: [{ name, configOperation: 0, value }] }], validateOnly: true });
+        const r = (body.responses as Array<Record<string, unknown>>)[0]!;
+        bounds[`${name}=${value}`] = { error: err(r.errorCode as number), errorMessage: (r.errorMessage as string | null) ?? null };
+      }
+    }
     return {
       initial,
       allNames,
@@ -342,6 +423,8 @@ const topicConfigs: Scenario = {
       afterAlter,
       describeUnknown: { error: describeUnknown.error },
       selectedKeys: { error: selected.error, names: Object.keys(selected.configs).sort() },
+      levels: Object.fromEntries(levelNames.map((n) => [n, levels[n] ?? 'missing'])),
+      bounds,
     };
   },
 };
@@ -497,12 +580,63 @@ const logDirs: Scenario = {
         error: err(r.errorCode as number),
         logDir: r.logDir as string,
         totalBytesPositive: ((r.totalBytes as number | undefined) ?? -1) > 0,
+        isCordoned: (r.isCordoned as boolean | undefined) ?? null,
         topics: (r.topics as Array<{ name: string; partitions: Array<Record<string, unknown>> }>).map((t) => ({
           name: t.name,
           partitions: t.partitions.map((p) => ({ partition: p.partitionIndex as number, size: p.partitionSize as number, offsetLag: p.offsetLag as number, isFuture: p.isFutureKey as boolean })).sort((a, b) => a.partition - b.partition),
         })),
       })),
     };
+  },
+};
+
+const compactedKeyless: Scenario = {
+  name: 'compacted-keyless',
+  about: 'A compacted topic refuses records without a key: INVALID_RECORD naming each keyless record (RecordErrors), plain and compressed',
+  async run(ctx) {
+    const topic = 'ck';
+    await ctx.createTopic(topic, 1, { 'cleanup.policy': 'compact' });
+    const mixed: ScenarioRecord[] = [{ key: 'a', value: '0' }, { key: null, value: '1' }, { key: 'b', value: '2' }, { key: null, value: '3' }];
+    return {
+      plain: await ctx.produce(topic, 0, mixed),
+      gzip: await ctx.produce(topic, 0, mixed, { codec: 1 }),
+      keyed: await ctx.produce(topic, 0, [{ key: 'c', value: '4' }]),
+      latest: await ctx.listOffset(topic, 0, LATEST),
+    };
+  },
+};
+
+const electLeaders: Scenario = {
+  name: 'elect-leaders',
+  about: 'ElectLeaders: preferred and unclean on led partitions (ELECTION_NOT_NEEDED), unknown topic/partition, bad election type, all partitions (null), empty list, v0-v2',
+  async run(ctx) {
+    const topic = 'el';
+    await ctx.createTopic(topic, 2);
+    type Results = Array<{ topic: string; partitionResult: Array<{ partitionId: number; errorCode: number; errorMessage: string | null }> }>;
+    const elect = async (electionType: number, topicPartitions: Array<{ topic: string; partitions: number[] }> | null, version?: number): Promise<Json> => {
+      const body = await ctx.request(ApiKey.ElectLeaders, { electionType, topicPartitions, timeoutMs: 10_000 }, version);
+      let results = body.replicaElectionResults as Results;
+      // Null asks for every topic: keep this scenario's, and say whether any other topic listed a partition.
+      const othersListedPartitions = topicPartitions === null ? results.some((r) => !r.topic.startsWith(topic) && r.partitionResult.length > 0) : null;
+      if (topicPartitions === null) results = results.filter((r) => r.topic.startsWith(topic)).sort((a, b) => a.topic.localeCompare(b.topic));
+      return {
+        error: err((body.errorCode as number | undefined) ?? 0),
+        othersListedPartitions,
+        results: results.map((r) => ({ topic: r.topic, partitions: r.partitionResult.map((p) => ({ partition: p.partitionId, error: err(p.errorCode), errorMessage: p.errorMessage })) })),
+      };
+    };
+    const listed = [{ topic, partitions: [1, 0, 5, 0] }, { topic: 'el-no-such-topic', partitions: [0] }];
+    const out: Record<string, Json> = {
+      preferred: await elect(0, listed),
+      unclean: await elect(1, listed),
+      badType: await elect(3, listed),
+      allPreferred: await elect(0, null),
+      allUnclean: await elect(1, null),
+      allBadType: await elect(7, null),
+      empty: await elect(0, []),
+    };
+    for (let v = 0; v < ctx.v(ApiKey.ElectLeaders); v++) out[`v${v}`] = await elect(v === 0 ? 5 : 0, [{ topic, partitions: [0] }], v);
+    return out;
   },
 };
 
@@ -527,4 +661,7 @@ export const SCENARIOS: readonly Scenario[] = [
   idempotence,
   leaderEpochs,
   logDirs,
+  compactedKeyless,
+  electLeaders,
+  ...GROUP_SCENARIOS,
 ];

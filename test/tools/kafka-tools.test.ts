@@ -1,8 +1,9 @@
 /**
  * Apache Kafka's own command-line tools against a real Skiff process, run from the jars of the
  * Kafka fixture (`java -cp '<lib>/*' <class>`, see scripts/kafka-fixture.sh): the classes behind
- * kafka-topics, kafka-console-producer, kafka-console-consumer, kafka-configs,
- * kafka-producer-perf-test, kafka-verifiable-producer and kafka-dump-log. Every run has a timeout;
+ * kafka-topics, kafka-console-producer, kafka-console-consumer (also with --group), kafka-configs,
+ * kafka-leader-election, kafka-producer-perf-test, kafka-verifiable-producer,
+ * kafka-verifiable-consumer, kafka-consumer-groups and kafka-dump-log. Every run has a timeout;
  * results are checked through the tool's own output and independently through Skiff's client
  * library (or, for kafka-dump-log, against what was produced).
  *
@@ -15,6 +16,7 @@ import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Consumer, KafkaClient, partitionForKey, type ConsumedRecord } from '../../src/client';
 import { buildBatch, decodeBatches } from '../../src/client/batch';
+import { fetchGroupOffsets } from '../../src/client/group-admin';
 import { ApiKey } from '../../src/protocol/api-keys';
 import { startBrokerProcess, type BrokerProcess } from '../helpers/broker-process';
 import { describeToolRun, runKafkaTool, startKafka, type KafkaFixture, type ToolOptions, type ToolResult } from '../helpers/kafka-fixture';
@@ -29,6 +31,9 @@ const CONFIG_COMMAND = 'org.apache.kafka.tools.ConfigCommand';
 const PRODUCER_PERFORMANCE = 'org.apache.kafka.tools.ProducerPerformance';
 const VERIFIABLE_PRODUCER = 'org.apache.kafka.tools.VerifiableProducer';
 const DUMP_LOG_SEGMENTS = 'org.apache.kafka.tools.DumpLogSegments';
+const LEADER_ELECTION_COMMAND = 'org.apache.kafka.tools.LeaderElectionCommand';
+const CONSUMER_GROUP_COMMAND = 'org.apache.kafka.tools.consumer.group.ConsumerGroupCommand';
+const VERIFIABLE_CONSUMER = 'org.apache.kafka.tools.VerifiableConsumer';
 
 /** Runs a tool and asserts it exited 0 (or, with `expectFailure`, that it exited non-zero). */
 async function tool(cls: string, args: string[], opts: ToolOptions & { expectFailure?: boolean } = {}): Promise<ToolResult> {
@@ -255,6 +260,27 @@ describe(`Kafka's own tools against ${process.env.SKIFF_TOOLS_TARGET === 'kafka'
       assert.deepEqual(await dynamic(), ['max.message.bytes=300000', 'retention.ms=7200000']);
     }));
 
+  test('kafka-leader-election (LeaderElectionCommand): PREFERRED and UNCLEAN on led partitions, --all-topic-partitions, an unknown topic fails', { timeout: TEST_TIMEOUT_MS }, () =>
+    withLogs(async () => {
+      const topic = 'tools-election';
+      await createTopic(topic, 2);
+      const base = ['--bootstrap-server', bootstrap];
+      // What Kafka 4.4 prints for a partition already led by its preferred replica.
+      const preferred = await tool(LEADER_ELECTION_COMMAND, [...base, '--election-type', 'PREFERRED', '--topic', topic, '--partition', '1']);
+      assert.deepEqual(lines(preferred.stdout), [`Valid replica already elected for partitions ${topic}-1`]);
+      const unclean = await tool(LEADER_ELECTION_COMMAND, [...base, '--election-type', 'UNCLEAN', '--topic', topic, '--partition', '0']);
+      assert.deepEqual(lines(unclean.stdout), [`Valid replica already elected for partitions ${topic}-0`]);
+      // No partition needs an election, so nothing is listed (Kafka prints nothing either).
+      const all = await tool(LEADER_ELECTION_COMMAND, [...base, '--election-type', 'preferred', '--all-topic-partitions']);
+      assert.deepEqual(lines(all.stdout), []);
+      const unknown = await tool(LEADER_ELECTION_COMMAND, [...base, '--election-type', 'PREFERRED', '--topic', `${topic}-missing`, '--partition', '0'], { expectFailure: true });
+      assert.match(unknown.stdout, new RegExp(`Error completing leader election \\(PREFERRED\\) for partition: ${topic}-missing-0: org\\.apache\\.kafka\\.common\\.errors\\.UnknownTopicOrPartitionException`));
+      assert.match(unknown.stdout + unknown.stderr, /1 replica\(s\) could not be elected/);
+      // Independently: each partition is still led by its preferred (first) replica.
+      const md = await client.topicMetadata(topic);
+      assert.deepEqual(md.partitions.map((p) => [p.partition, p.leader === p.replicas[0]]), [[0, true], [1, true]]);
+    }));
+
   test('kafka-producer-perf-test (ProducerPerformance): 3000 idempotent records, acks=all, lz4; every record is stored', { timeout: TEST_TIMEOUT_MS }, () =>
     withLogs(async () => {
       const topic = 'tools-perf';
@@ -378,5 +404,155 @@ describe(`Kafka's own tools against ${process.env.SKIFF_TOOLS_TARGET === 'kafka'
       assert.ok(timeEntries.length >= 5, timeDump.stdout);
       assert.doesNotMatch(timeDump.stdout + timeDump.stderr, /mismatch|Exception/i, timeDump.stdout);
       for (let i = 1; i < timeEntries.length; i++) assert.ok(timeEntries[i]![0] > timeEntries[i - 1]![0] && timeEntries[i]![1] > timeEntries[i - 1]![1], 'time index entries increase');
+    }));
+  /** Committed offsets of `group` on `topic` (partition -> offset, -1 none), through Skiff's client. */
+  async function committed(group: string, topic: string, partitions: number[]): Promise<number[]> {
+    const o = await fetchGroupOffsets(client, group, new Map([[topic, partitions]]));
+    return partitions.map((p) => o.get(topic)?.get(p)?.offset ?? -1);
+  }
+
+  test('kafka-console-consumer --group: a second run continues from the offsets the first one committed on close', { timeout: TEST_TIMEOUT_MS }, () =>
+    withLogs(async () => {
+      const topic = 'tools-console-group';
+      const group = 'tools-console-group-g';
+      await createTopic(topic, 1);
+      await tool(CONSOLE_PRODUCER, ['--bootstrap-server', bootstrap, '--topic', topic], { input: Array.from({ length: 10 }, (_, i) => `line-${i}`).join('\n') + '\n' });
+      const args = ['--bootstrap-server', bootstrap, '--topic', topic, '--group', group, '--from-beginning', '--timeout-ms', '30000'];
+      const first = await tool(CONSOLE_CONSUMER, [...args, '--max-messages', '4']);
+      assert.deepEqual(lines(first.stdout), ['line-0', 'line-1', 'line-2', 'line-3']);
+      assert.deepEqual(await committed(group, topic, [0]), [4], 'the first run committed offset 4 on close');
+      const second = await tool(CONSOLE_CONSUMER, [...args, '--max-messages', '6']);
+      assert.deepEqual(lines(second.stdout), ['line-4', 'line-5', 'line-6', 'line-7', 'line-8', 'line-9']);
+      assert.deepEqual(await committed(group, topic, [0]), [10]);
+    }));
+
+  test('kafka-verifiable-consumer (VerifiableConsumer): reads every record kafka-verifiable-producer wrote to 2 partitions, committing each batch', { timeout: TEST_TIMEOUT_MS }, () =>
+    withLogs(async () => {
+      const topic = 'tools-verifiable-consumer';
+      const group = 'tools-verifiable-consumer-g';
+      await createTopic(topic, 2);
+      const produced = await tool(VERIFIABLE_PRODUCER, ['--bootstrap-server', bootstrap, '--topic', topic, '--max-messages', '300', '--acks', '-1', '--repeating-keys', '10']);
+      const acks = produced.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { name: string; partition: number; offset: number }).filter((e) => e.name === 'producer_send_success');
+      assert.equal(acks.length, 300);
+      const ends = [0, 1].map((p) => acks.filter((a) => a.partition === p).length);
+      assert.ok(ends.every((n) => n > 0), `keys 0-9 spread over both partitions: ${ends}`);
+      const r = await tool(VERIFIABLE_CONSUMER, ['--bootstrap-server', bootstrap, '--topic', topic, '--group-id', group, '--max-messages', '300', '--reset-policy', 'earliest', '--session-timeout', '10000']);
+      const events = r.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+      assert.equal(events[0]?.name, 'startup_complete', r.stdout.slice(0, 2000));
+      const assigned = events.filter((e) => e.name === 'partitions_assigned').flatMap((e) => e.partitions as Array<{ topic: string; partition: number }>);
+      assert.deepEqual(assigned.map((p) => `${p.topic}-${p.partition}`).sort(), [`${topic}-0`, `${topic}-1`]);
+      const consumed = events.filter((e) => e.name === 'records_consumed').flatMap((e) => e.partitions as Array<{ topic: string; partition: number; count: number; minOffset: number; maxOffset: number }>);
+      for (const p of [0, 1]) {
+        const batches = consumed.filter((c) => c.partition === p).sort((a, b) => a.minOffset - b.minOffset);
+        assert.equal(batches.reduce((n, b) => n + b.count, 0), ends[p], `partition ${p}: every record once`);
+        let next = 0;
+        for (const b of batches) {
+          assert.equal(b.minOffset, next, `partition ${p}: no gap or repeat before ${b.minOffset}`);
+          assert.equal(b.maxOffset - b.minOffset + 1, b.count);
+          next = b.maxOffset + 1;
+        }
+        assert.equal(next, ends[p]);
+      }
+      const commits = events.filter((e) => e.name === 'offsets_committed') as Array<{ success: boolean; error?: string; offsets: Array<{ topic: string; partition: number; offset: number }> }>;
+      assert.ok(commits.length > 0, 'no offsets_committed events');
+      assert.deepEqual(commits.filter((c) => !c.success), []);
+      const last = new Map<number, number>();
+      for (const c of commits) for (const o of c.offsets) last.set(o.partition, Math.max(last.get(o.partition) ?? -1, o.offset));
+      assert.deepEqual([last.get(0), last.get(1)], ends, 'the last commits are the log end offsets');
+      assert.ok(events.some((e) => e.name === 'shutdown_complete'));
+      assert.deepEqual(await committed(group, topic, [0, 1]), ends, 'OffsetFetch returns what the consumer committed');
+    }));
+
+  test('kafka-consumer-groups (ConsumerGroupCommand): --list, --describe with lag, --reset-offsets --to-earliest --execute, --delete', { timeout: TEST_TIMEOUT_MS }, () =>
+    withLogs(async () => {
+      const topic = 'tools-groups';
+      const group = 'tools-groups-g';
+      await createTopic(topic, 2);
+      const input = Array.from({ length: 12 }, (_, i) => `key-${i}|value-${i}`);
+      await tool(CONSOLE_PRODUCER, ['--bootstrap-server', bootstrap, '--topic', topic, '--reader-property', 'parse.key=true', '--reader-property', 'key.separator=|'], { input: input.join('\n') + '\n' });
+      const ends = [0, 1].map((p) => input.filter((l) => partitionForKey(Buffer.from(l.split('|')[0]!), 2) === p).length);
+      // A console consumer in the group reads 5 records and commits them on close.
+      await tool(CONSOLE_CONSUMER, ['--bootstrap-server', bootstrap, '--topic', topic, '--group', group, '--from-beginning', '--max-messages', '5', '--timeout-ms', '30000']);
+      const before = await committed(group, topic, [0, 1]);
+      assert.ok(before.every((o, p) => o >= 0 && o <= ends[p]!) && before[0]! + before[1]! >= 5, `committed ${before}`);
+
+      const bs = ['--bootstrap-server', bootstrap];
+      const listed = await tool(CONSUMER_GROUP_COMMAND, [...bs, '--list']);
+      assert.ok(lines(listed.stdout).includes(group), listed.stdout);
+      const withState = await tool(CONSUMER_GROUP_COMMAND, [...bs, '--list', '--state']);
+      assert.ok(lines(withState.stdout).some((l) => new RegExp(`^${group}\\s+Empty$`).test(l.trimEnd())), withState.stdout);
+
+      const described = await tool(CONSUMER_GROUP_COMMAND, [...bs, '--describe', '--group', group]);
+      assert.match(described.stdout + described.stderr, new RegExp(`Consumer group '${group}' has no active members\\.`));
+      const rows = (out: string): string[][] => lines(out).filter((l) => l.startsWith(`${group} `)).map((l) => l.trim().split(/\s+/));
+      assert.deepEqual(
+        rows(described.stdout).map((r) => r.slice(0, 8)).sort(),
+        [0, 1].filter((p) => before[p]! >= 0).map((p) => [group, topic, String(p), String(before[p]), String(ends[p]), String(ends[p]! - before[p]!), '-', '-']),
+        described.stdout,
+      );
+      const state = await tool(CONSUMER_GROUP_COMMAND, [...bs, '--describe', '--group', group, '--state']);
+      // GROUP, COORDINATOR (ID) as host:port (node id), ASSIGNMENT-STRATEGY (none while Empty), STATE, #MEMBERS.
+      assert.match(state.stdout, new RegExp(`^${group}\\s+${bootstrap.replace(/\./g, '\\.')}\\s+\\(\\d+\\)\\s+-\\s+Empty\\s+0\\s*$`, 'm'), state.stdout);
+
+      const reset = await tool(CONSUMER_GROUP_COMMAND, [...bs, '--reset-offsets', '--group', group, '--topic', topic, '--to-earliest', '--execute']);
+      assert.deepEqual(rows(reset.stdout).sort(), [[group, topic, '0', '0'], [group, topic, '1', '0']], reset.stdout);
+      assert.deepEqual(await committed(group, topic, [0, 1]), [0, 0]);
+      const afterReset = await tool(CONSUMER_GROUP_COMMAND, [...bs, '--describe', '--group', group]);
+      assert.deepEqual(rows(afterReset.stdout).map((r) => r.slice(2, 6)).sort(), [['0', '0', String(ends[0]), String(ends[0])], ['1', '0', String(ends[1]), String(ends[1])]]);
+
+      const deleted = await tool(CONSUMER_GROUP_COMMAND, [...bs, '--delete', '--group', group]);
+      assert.match(deleted.stdout, new RegExp(`Deletion of requested consumer groups \\('${group}'\\) was successful\\.`));
+      const listedAfter = await tool(CONSUMER_GROUP_COMMAND, [...bs, '--list']);
+      assert.ok(!lines(listedAfter.stdout).includes(group), listedAfter.stdout);
+      assert.deepEqual(await committed(group, topic, [0, 1]), [-1, -1], 'the group\'s offsets went with it');
+      const missing = await tool(CONSUMER_GROUP_COMMAND, [...bs, '--describe', '--group', group]);
+      // Kafka 4.x: DescribeGroups v6 answers GROUP_ID_NOT_FOUND for a group it does not know (KIP-1043).
+      assert.match(missing.stdout + missing.stderr, new RegExp(`GroupIdNotFoundException: Group ${group} not found\\.`));
+    }));
+  test('kafka-consumer-groups against an active group: --describe --members and --describe show the console consumer; --reset-offsets and --delete are refused', { timeout: TEST_TIMEOUT_MS }, () =>
+    withLogs(async () => {
+      const topic = 'tools-groups-active';
+      const group = 'tools-groups-active-g';
+      await createTopic(topic, 3);
+      await tool(CONSOLE_PRODUCER, ['--bootstrap-server', bootstrap, '--topic', topic], { input: Array.from({ length: 6 }, (_, i) => `line-${i}`).join('\n') + '\n' });
+      // A console consumer that stays in the group (it waits for more records until its timeout).
+      const consumerArgs = ['--bootstrap-server', bootstrap, '--topic', topic, '--group', group, '--from-beginning', '--max-messages', '1000', '--timeout-ms', '20000', '--command-property', 'client.id=tools-active-client'];
+      const running = runKafkaTool(CONSOLE_CONSUMER, consumerArgs, { timeoutMs: 60_000 });
+      const bs = ['--bootstrap-server', bootstrap];
+      const rows = (out: string): string[][] => lines(out).filter((l) => l.startsWith(`${group} `)).map((l) => l.trim().split(/\s+/));
+      let members: string[][] = [];
+      for (let i = 0; i < 60; i++) {
+        const r = await runKafkaTool(CONSUMER_GROUP_COMMAND, [...bs, '--describe', '--group', group, '--members'], { timeoutMs: TOOL_TIMEOUT_MS });
+        members = rows(r.stdout);
+        if (members.length === 1 && members[0]![4] === '3') break;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      // GROUP CONSUMER-ID HOST CLIENT-ID #PARTITIONS
+      assert.equal(members.length, 1, `--members: ${JSON.stringify(members)}`);
+      const [, consumerId, host, clientId, count] = members[0]!;
+      assert.deepEqual([host, clientId, count], ['/127.0.0.1', 'tools-active-client', '3']);
+      assert.match(consumerId!, /^tools-active-client-[0-9a-f-]{36}$/);
+
+      let offsets: string[][] = [];
+      for (let i = 0; i < 60; i++) {
+        offsets = rows((await tool(CONSUMER_GROUP_COMMAND, [...bs, '--describe', '--group', group])).stdout);
+        const consumed = offsets.reduce((n, r) => n + (r[3] === '-' ? 0 : Number(r[3])), 0);
+        if (offsets.length === 3 && consumed === 6) break;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      // GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID: each partition owned by the one member, read to its end.
+      assert.deepEqual(offsets.map((r) => [r[2], r[3] === r[4], r[5], r[6], r[7], r[8]]).sort(), ['0', '1', '2'].map((p) => [p, true, '0', consumerId, host, clientId]), JSON.stringify(offsets));
+      assert.equal(offsets.reduce((n, r) => n + Number(r[4]), 0), 6);
+
+      const reset = await runKafkaTool(CONSUMER_GROUP_COMMAND, [...bs, '--reset-offsets', '--group', group, '--topic', topic, '--to-earliest', '--execute'], { timeoutMs: TOOL_TIMEOUT_MS });
+      assert.match(reset.stdout + reset.stderr, new RegExp(`Assignments can only be reset if the group '${group}' is inactive, but the current state is Stable\\.`));
+      const del = await runKafkaTool(CONSUMER_GROUP_COMMAND, [...bs, '--delete', '--group', group], { timeoutMs: TOOL_TIMEOUT_MS });
+      assert.match(del.stdout + del.stderr, new RegExp(`Group '${group}' could not be deleted due to: org\\.apache\\.kafka\\.common\\.errors\\.GroupNotEmptyException`));
+      const after = (await committed(group, topic, [0, 1, 2])).reduce((a, b) => a + b, 0);
+      assert.ok(after <= 6, `committed ${after}`);
+
+      const done = await running;
+      assert.equal(done.timedOut, false, describeToolRun(CONSOLE_CONSUMER, consumerArgs, done));
+      assert.deepEqual(lines(done.stdout).sort(), Array.from({ length: 6 }, (_, i) => `line-${i}`));
     }));
 });

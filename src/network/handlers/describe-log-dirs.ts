@@ -1,6 +1,7 @@
 /**
- * DescribeLogDirs (key 35), v0-4 (KIP-113): each log dir with the size in bytes of every partition it
- * holds (offsetLag 0: there are no future replicas), and from v4 the dir's total and usable bytes.
+ * DescribeLogDirs (key 35), v0-5 (KIP-113): each log dir with the size in bytes of every partition it
+ * holds (offsetLag 0: there are no future replicas), from v4 the dir's total and usable bytes, and
+ * from v5 whether it is cordoned (KIP-1066; Skiff never cordons a log dir: false).
  */
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
@@ -12,7 +13,7 @@ export const describeLogDirsHandler: ApiHandler<DescribeLogDirsRequest> = {
   apiKey: ApiKey.DescribeLogDirs,
   name: 'DescribeLogDirs',
   minVersion: 0,
-  maxVersion: 4,
+  maxVersion: 5,
   async handle({ body, broker }) {
     const wanted = body.topics === null ? null : new Map(body.topics.map((t) => [t.topic, new Set(t.partitions)]));
     const dirs = await broker.describeLogDirs();
@@ -33,6 +34,7 @@ export const describeLogDirsHandler: ApiHandler<DescribeLogDirsRequest> = {
           topics: [...byTopic.entries()].map(([name, partitions]) => ({ name, partitions: partitions.sort((a, b) => a.partitionIndex - b.partitionIndex) })),
           totalBytes: dir.totalBytes,
           usableBytes: dir.usableBytes,
+          isCordoned: false,
         };
       }),
     };

@@ -27,6 +27,7 @@ import { listGroupsHandler } from './list-groups';
 import { describeGroupsHandler } from './describe-groups';
 import { deleteGroupsHandler } from './delete-groups';
 import { offsetDeleteHandler } from './offset-delete';
+import { electLeadersHandler } from './elect-leaders';
 
 export const allHandlers: ApiHandler[] = [
   produceHandler,
@@ -56,4 +57,5 @@ export const allHandlers: ApiHandler[] = [
   listGroupsHandler,
   deleteGroupsHandler,
   offsetDeleteHandler,
+  electLeadersHandler,
 ];

@@ -63,7 +63,7 @@ export const produceHandler: ApiHandler<ProduceRequest> = {
         const { replica, topic } = leader;
         try {
           const reply = await broker.endpoint.request<ProduceReply>(replica, 'produce', { records: p.records, acks, timeoutMs }, Math.max(0, timeoutMs) + REPLY_GRACE_MS);
-          return { index: p.index, errorCode: reply.errorCode, baseOffset: reply.baseOffset, logAppendTimeMs: reply.logAppendTimeMs, logStartOffset: reply.logStartOffset, recordErrors: [], errorMessage: reply.errorMessage };
+          return { index: p.index, errorCode: reply.errorCode, baseOffset: reply.baseOffset, logAppendTimeMs: reply.logAppendTimeMs, logStartOffset: reply.logStartOffset, recordErrors: reply.recordErrors, errorMessage: reply.errorMessage };
         } catch (error) {
           broker.log.warn({ topic: topic.name, partition: p.index, error: String(error) }, 'produce to replica failed');
           return partitionResponse(p.index, ErrorCode.REQUEST_TIMED_OUT, 'The replica did not answer in time');

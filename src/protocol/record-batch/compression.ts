@@ -55,7 +55,8 @@ const XERIAL_BLOCK_BYTES = 32 * 1024;
 /** zstd level Kafka uses by default (ZstdCompression's DEFAULT_LEVEL, zstd's own default). */
 const ZSTD_LEVEL = 3;
 
-let zstdEncoder: ZstdEncoder | null = null;
+/** One zstd encoder per level (compression.zstd.level), made on first use. */
+const zstdEncoders = new Map<number, ZstdEncoder>();
 let zstdDecoder: ZstdDecoder | null = null;
 
 /** The codec id for a `compression.type` name; throws RangeError for an unknown name. */
@@ -74,22 +75,32 @@ export function codecName(codec: number): CompressionName {
 
 /**
  * Compresses `data` with `codec` (an id 0-4 or a name) in the format Kafka's Java client writes
- * (see the table above). Codec 0 returns `data` itself. Throws RangeError for an unknown codec.
+ * (see the table above). Codec 0 returns `data` itself. `level` (KIP-390's compression.*.level):
+ * gzip 1-9 or -1 (zlib's default), zstd -131072..22 (default 3); lz4 and snappy have one level
+ * here (lz4-napi's frame encoder takes none), so it is ignored for them. Throws RangeError for an
+ * unknown codec.
  */
-export function compress(codec: number | CompressionName, data: Buffer): Buffer {
+export function compress(codec: number | CompressionName, data: Buffer, level?: number): Buffer {
   const id = typeof codec === 'string' ? codecFromName(codec) : codec;
   switch (id) {
     case CompressionCodec.none:
       return data;
     case CompressionCodec.gzip:
-      return zlib.gzipSync(data);
+      return level === undefined || level === -1 ? zlib.gzipSync(data) : zlib.gzipSync(data, { level });
     case CompressionCodec.snappy:
       return xerialCompress(data);
     case CompressionCodec.lz4:
       return lz4CompressFrame(data);
     case CompressionCodec.zstd:
-      zstdEncoder ??= new ZstdEncoder(ZSTD_LEVEL);
-      return zstdEncoder.encodeSync(data);
+    {
+      const zstdLevel = level ?? ZSTD_LEVEL;
+      let encoder = zstdEncoders.get(zstdLevel);
+      if (encoder === undefined) {
+        encoder = new ZstdEncoder(zstdLevel);
+        zstdEncoders.set(zstdLevel, encoder);
+      }
+      return encoder.encodeSync(data);
+    }
     default:
       throw new RangeError(`unknown compression codec id ${id}`);
   }

@@ -1,9 +1,12 @@
 /**
- * ApiVersions (API key 18), versions 0-4, flexible from 3. Written from Kafka's
+ * ApiVersions (API key 18), versions 0-5, flexible from 3. Written from Kafka's
  * ApiVersionsRequest.json and ApiVersionsResponse.json. Note (from the JSON): the ApiVersions
  * response header stays v0 even at v3+ (see header.ts), and a v0 body answers an unsupported
  * request version with UNSUPPORTED_VERSION (KIP-511). v4 has v3's fields; it only lets
  * SupportedFeatures carry a MinVersion of 0 (KAFKA-17011: at v3 Kafka leaves such features out).
+ * v5 (KIP-1242, Kafka 4.4) adds the request's ClusterId and NodeId: the cluster and node the client
+ * means to reach (null / -1 when unknown); a broker that is not that node answers
+ * REBOOTSTRAP_REQUIRED. The response is unchanged.
  */
 import type { MessageSpec, MessageValue } from './dsl';
 
@@ -12,11 +15,13 @@ export const ApiVersionsRequest = {
   apiKey: 18,
   type: 'request',
   name: 'ApiVersionsRequest',
-  validVersions: '0-4',
+  validVersions: '0-5',
   flexibleVersions: '3+',
   fields: [
     { name: 'ClientSoftwareName', type: 'string', versions: '3+' },
     { name: 'ClientSoftwareVersion', type: 'string', versions: '3+' },
+    { name: 'ClusterId', type: 'string', versions: '5+', nullableVersions: '5+', default: null, ignorable: true },
+    { name: 'NodeId', type: 'int32', versions: '5+', default: -1, ignorable: true },
   ],
 } as const satisfies MessageSpec;
 
@@ -25,7 +30,7 @@ export const ApiVersionsResponse = {
   apiKey: 18,
   type: 'response',
   name: 'ApiVersionsResponse',
-  validVersions: '0-4',
+  validVersions: '0-5',
   flexibleVersions: '3+',
   fields: [
     { name: 'ErrorCode', type: 'int16', versions: '0+' },

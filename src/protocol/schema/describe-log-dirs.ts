@@ -1,8 +1,9 @@
 /**
- * DescribeLogDirs (API key 35), versions 0-4, flexible from 2. Written from Kafka's
+ * DescribeLogDirs (API key 35), versions 0-5, flexible from 2. Written from Kafka's
  * DescribeLogDirsRequest.json and DescribeLogDirsResponse.json. The request is the same in all
  * versions (null `topics`: all topics); the response adds a top-level ErrorCode in v3 and
- * TotalBytes / UsableBytes per log dir in v4 (KIP-827; -1 unknown).
+ * TotalBytes / UsableBytes per log dir in v4 (KIP-827; -1 unknown), and IsCordoned per log dir in
+ * v5 (KIP-1066, Kafka 4.4: a cordoned dir takes no new partitions).
  */
 import type { MessageSpec, MessageValue } from './dsl';
 
@@ -11,7 +12,7 @@ export const DescribeLogDirsRequest = {
   apiKey: 35,
   type: 'request',
   name: 'DescribeLogDirsRequest',
-  validVersions: '0-4',
+  validVersions: '0-5',
   flexibleVersions: '2+',
   fields: [
     {
@@ -30,7 +31,7 @@ export const DescribeLogDirsResponse = {
   apiKey: 35,
   type: 'response',
   name: 'DescribeLogDirsResponse',
-  validVersions: '0-4',
+  validVersions: '0-5',
   flexibleVersions: '2+',
   fields: [
     { name: 'ThrottleTimeMs', type: 'int32', versions: '0+' },
@@ -57,6 +58,7 @@ export const DescribeLogDirsResponse = {
         },
         { name: 'TotalBytes', type: 'int64', versions: '4+', ignorable: true, default: -1 },
         { name: 'UsableBytes', type: 'int64', versions: '4+', ignorable: true, default: -1 },
+        { name: 'IsCordoned', type: 'bool', versions: '5+', ignorable: true, default: false },
       ],
     },
   ],

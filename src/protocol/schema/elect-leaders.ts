@@ -3,8 +3,8 @@
  * ElectLeadersRequest.json and ElectLeadersResponse.json (4.1).
  * Admin API (KIP-183, KIP-460): elect preferred (ElectionType 0) or unclean (1) leaders for the
  * listed partitions, or for all partitions when TopicPartitions is null. v1 adds ElectionType
- * and a top-level ErrorCode; v2 is the first flexible version.
- * Table only: no handler yet.
+ * and a top-level ErrorCode; v2 is the first flexible version. Served by
+ * network/handlers/elect-leaders.ts.
  */
 import type { MessageSpec, MessageValue } from './dsl';
 

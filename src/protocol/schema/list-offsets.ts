@@ -1,9 +1,11 @@
 /**
- * ListOffsets (API key 2), versions 0-10, flexible from 6. Written from Kafka's
+ * ListOffsets (API key 2), versions 0-11, flexible from 6. Written from Kafka's
  * ListOffsetsRequest.json and ListOffsetsResponse.json (4.x line; Kafka 4.0 dropped v0, the
  * table keeps it). Timestamp -1 = latest, -2 = earliest, -3 = max timestamp (v7, KIP-734),
  * -4 = earliest local (v8, KIP-405), -5 = latest tiered (v9, KIP-1005): v8 and v9 add no field,
- * only those timestamp values. v10 adds the request's TimeoutMs (KIP-1075, remote lookups).
+ * only those timestamp values. v10 adds the request's TimeoutMs (KIP-1075, remote lookups). v11
+ * adds no field either: it allows timestamp -6, the earliest offset still pending upload to remote
+ * storage (KIP-1023).
  */
 import type { MessageSpec, MessageValue } from './dsl';
 
@@ -12,7 +14,7 @@ export const ListOffsetsRequest = {
   apiKey: 2,
   type: 'request',
   name: 'ListOffsetsRequest',
-  validVersions: '0-10',
+  validVersions: '0-11',
   flexibleVersions: '6+',
   fields: [
     { name: 'ReplicaId', type: 'int32', versions: '0+' },
@@ -41,7 +43,7 @@ export const ListOffsetsResponse = {
   apiKey: 2,
   type: 'response',
   name: 'ListOffsetsResponse',
-  validVersions: '0-10',
+  validVersions: '0-11',
   flexibleVersions: '6+',
   fields: [
     { name: 'ThrottleTimeMs', type: 'int32', versions: '2+' },

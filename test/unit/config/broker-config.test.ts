@@ -132,6 +132,10 @@ describe('buildBrokerConfig: defaults', () => {
         minInsyncReplicas: 1,
         uncleanLeaderElectionEnable: false,
         compressionType: 'producer',
+        compressionGzipLevel: -1,
+        compressionLz4Level: 9,
+        compressionZstdLevel: 3,
+        maxDecompressedMessageBytes: 2147483639,
         maxConnections: 2147483647,
         connectionsMaxIdleMs: 600000,
         offsetsTopicNumPartitions: 50,
@@ -326,6 +330,16 @@ describe('buildBrokerConfig: invalid values', () => {
     assertRejected({ 'log.cleaner.min.cleanable.ratio': '1.5' }, /log\.cleaner\.min\.cleanable\.ratio: Value must be in the range \[0, 1\]/);
     assertRejected({ 'log.cleaner.min.cleanable.ratio': 'half' }, /Not a number of type DOUBLE/);
     assertRejected({ 'log.cleaner.max.compaction.lag.ms': '0' }, /Value must be at least 1/);
+  });
+
+  it("bounds the compression levels and max.decompressed.message.bytes as Kafka 4.4 does (its messages)", () => {
+    assertRejected({ 'compression.gzip.level': '0' }, /^Invalid value 0 for configuration compression\.gzip\.level: Value must be between 1 and 9 or equal to -1$/);
+    assertRejected({ 'compression.gzip.level': '10' }, /Value must be between 1 and 9 or equal to -1$/);
+    assertRejected({ 'compression.lz4.level': '18' }, /^Invalid value 18 for configuration compression\.lz4\.level: Value must be no more than 17$/);
+    assertRejected({ 'compression.zstd.level': '-131073' }, /Value must be at least -131072$/);
+    assertRejected({ 'max.decompressed.message.bytes': '2147483640' }, /Value must be no more than 2147483639$/);
+    const accepted = buildBrokerConfig(new Map(Object.entries({ 'compression.gzip.level': '9', 'compression.lz4.level': '1', 'compression.zstd.level': '-131072', 'max.decompressed.message.bytes': '1' })));
+    assert.deepEqual([accepted.compressionGzipLevel, accepted.compressionLz4Level, accepted.compressionZstdLevel, accepted.maxDecompressedMessageBytes], [9, 1, -131072, 1]);
   });
 
   it('reports every problem at once', () => {

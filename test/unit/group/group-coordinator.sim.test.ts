@@ -61,11 +61,11 @@ class Member {
   }
 
   /** Starts a JoinGroup (v5) and returns its pending answer; the caller drives time. */
-  join(metadata = 'sub'): Promise<JoinResult> {
+  join(metadata = 'sub', version = 5): Promise<JoinResult> {
     return this.send<JoinResult>('join', {
       groupId: GROUP, sessionTimeoutMs: SESSION_MS, rebalanceTimeoutMs: REBALANCE_MS, memberId: this.memberId, groupInstanceId: this.groupInstanceId,
       protocolType: 'consumer', protocols: [{ name: 'range', metadata: Buffer.from(metadata) }], reason: null,
-    }, 5).then((r) => {
+    }, version).then((r) => {
       if (r.errorCode === ErrorCode.MEMBER_ID_REQUIRED || r.errorCode === ErrorCode.NONE) this.memberId = r.memberId;
       if (r.errorCode === ErrorCode.NONE) this.generationId = r.generationId;
       return r;
@@ -253,6 +253,40 @@ describe('group coordinator (simulated)', () => {
     await sim.advanceTime(2 * 3_600_000);
     assert.deepEqual((await sim.runUntil(fetchOffsets(net))).topics, [], 'expired');
     assert.equal((await sim.runUntil(describeGroup(net)))[0]!.errorCode, ErrorCode.GROUP_ID_NOT_FOUND, 'the empty group is gone too');
+    await sim.shutdown();
+  });
+
+  test('a static leader restarting gets skipAssignment at JoinGroup v9 (KIP-814) and no rebalance; below v9 the group rebalances', async () => {
+    const { sim, net } = await boot(8, new MemoryFileSystem());
+    const a = new Member(sim, net, 'a', 'instance-a');
+    const b = new Member(sim, net, 'b', 'instance-b');
+    const [ja] = await sim.runUntil(Promise.all([a.join(), b.join()]));
+    const [leader, other] = ja.leader === a.memberId ? [a, b] : [b, a];
+    await sim.runUntil(Promise.all([leader.sync([{ memberId: leader.memberId, assignment: Buffer.from('L') }, { memberId: other.memberId, assignment: Buffer.from('O') }]), other.sync()]));
+    const generation = leader.generationId;
+    const v9 = new Member(sim, net, leader.clientId, leader.groupInstanceId);
+    const rejoin = await sim.runUntil(v9.join('sub', 9));
+    assert.deepEqual([rejoin.errorCode, rejoin.generationId, rejoin.skipAssignment, rejoin.leader === v9.memberId], [ErrorCode.NONE, generation, true, true]);
+    assert.equal(rejoin.members.length, 2, 'the leader still learns every member');
+    assert.equal((await sim.runUntil(v9.sync())).assignment.toString(), 'L', 'and keeps its assignment without sending one');
+    assert.equal((await sim.runUntil(other.heartbeat())).errorCode, ErrorCode.NONE, 'no rebalance');
+    const v5 = new Member(sim, net, leader.clientId, leader.groupInstanceId);
+    const pending = v5.join('sub', 5);
+    await sim.settle();
+    assert.equal((await sim.runUntil(other.heartbeat())).errorCode, ErrorCode.REBALANCE_IN_PROGRESS, 'an old-version leader cannot skip assignment: rebalance');
+    const [r5, ro] = await sim.runUntil(Promise.all([pending, other.join()]));
+    assert.deepEqual([r5.errorCode, r5.generationId, ro.generationId], [ErrorCode.NONE, generation + 1, generation + 1]);
+    await sim.shutdown();
+  });
+
+  test('OffsetCommit from a member of a group that does not exist: ILLEGAL_GENERATION before v9, GROUP_ID_NOT_FOUND from v9', async () => {
+    const { sim, net } = await boot(9, new MemoryFileSystem());
+    const commit = (version: number) => sim.runUntil(net.request<CommitResult>(COORDINATOR, 'commit', {
+      version, clientId: 'c', clientHost: '/127.0.0.1',
+      request: { groupId: 'nobody', generationId: 1, memberId: 'm', groupInstanceId: null, topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 1, committedLeaderEpoch: -1, committedMetadata: null }] }] },
+    }, 60_000));
+    assert.equal((await commit(8)).topics[0]!.partitions[0]!.errorCode, ErrorCode.ILLEGAL_GENERATION);
+    assert.equal((await commit(9)).topics[0]!.partitions[0]!.errorCode, ErrorCode.GROUP_ID_NOT_FOUND);
     await sim.shutdown();
   });
 });

@@ -9,7 +9,6 @@ import {
   decodeGroupMetadataValue, decodeOffsetCommitValue, decodeOffsetsKey, groupMetadataKey, groupMetadataValue, javaStringHashCode,
   offsetCommitKey, offsetCommitValue, offsetsPartitionFor,
 } from '../../../src/group/offsets-records';
-import { subscribedTopics, assignedPartitions } from '../../../src/group/consumer-protocol';
 import { Writer } from '../../../src/protocol/primitives';
 
 describe('__consumer_offsets placement', () => {
@@ -74,18 +73,5 @@ describe('__consumer_offsets key/value layout', () => {
     assert.equal(decoded.members[0]!.groupInstanceId, 'i1');
     assert.deepEqual([...decoded.members[0]!.subscription], [1, 2]);
     assert.deepEqual([...decoded.members[0]!.assignment], [3]);
-  });
-});
-
-describe('embedded consumer protocol', () => {
-  test('subscription topics and assignment partitions decode; garbage gives null', () => {
-    const sub = new Writer();
-    sub.int16(1); sub.arrayLength(2); sub.string('a'); sub.string('b'); sub.nullableBytes(null); sub.arrayLength(0);
-    assert.deepEqual(subscribedTopics(sub.finish()), ['a', 'b']);
-    const asg = new Writer();
-    asg.int16(0); asg.arrayLength(1); asg.string('a'); asg.arrayLength(2); asg.int32(0); asg.int32(3); asg.nullableBytes(null);
-    assert.deepEqual(assignedPartitions(asg.finish()), [{ topic: 'a', partitions: [0, 3] }]);
-    assert.equal(subscribedTopics(Buffer.from([0, 1, 0xff])), null);
-    assert.deepEqual(assignedPartitions(Buffer.alloc(0)), []);
   });
 });

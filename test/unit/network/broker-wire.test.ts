@@ -242,6 +242,79 @@ describe('broker on the wire', () => {
     assert.deepEqual(res.body.topics[0].partitions.map((p: any) => p.offset), [0, 3]);
   });
 
+  test('ApiVersions v5 checks the cluster and node the client names (KIP-1242, as Kafka 4.4)', async () => {
+    const md = await client.request(ApiKey.Metadata, 10, { topics: [], allowAutoTopicCreation: false, includeClusterAuthorizedOperations: false, includeTopicAuthorizedOperations: false });
+    const clusterId: string = md.body.clusterId;
+    const ask = async (target: { clusterId: string | null; nodeId: number }): Promise<[number, boolean]> => {
+      const res = await client.request(ApiKey.ApiVersions, 5, { clientSoftwareName: 'wire-test', clientSoftwareVersion: '1.0', ...target });
+      return [res.body.errorCode, res.body.apiKeys.length > 0];
+    };
+    assert.deepEqual(await ask({ clusterId: null, nodeId: -1 }), [ErrorCode.NONE, true]);
+    assert.deepEqual(await ask({ clusterId, nodeId: 0 }), [ErrorCode.NONE, true]);
+    assert.deepEqual(await ask({ clusterId: 'AAAAAAAAAAAAAAAAAAAAAA', nodeId: 0 }), [ErrorCode.REBOOTSTRAP_REQUIRED, false]);
+    assert.deepEqual(await ask({ clusterId, nodeId: 3 }), [ErrorCode.REBOOTSTRAP_REQUIRED, false]);
+    assert.deepEqual(await ask({ clusterId, nodeId: -1 }), [ErrorCode.INVALID_REQUEST, false]);
+    assert.deepEqual(await ask({ clusterId: null, nodeId: 0 }), [ErrorCode.INVALID_REQUEST, false]);
+  });
+
+  test('ListOffsets special timestamps: each from the version that introduced it, else UNSUPPORTED_VERSION', async () => {
+    assert.equal(await createTopic(client, 'offsets-special'), ErrorCode.NONE);
+    const now = Date.now();
+    const records = buildRecordBatch([now, now + 5].map((timestamp, i) => ({ key: null, value: Buffer.from(`s${i}`), headers: [], timestamp })));
+    await client.request(ApiKey.Produce, 7, produceBody('offsets-special', 0, records));
+    const ask = async (timestamp: number, version: number): Promise<[number, number]> => {
+      const res = await client.request(ApiKey.ListOffsets, version, { replicaId: -1, isolationLevel: 0, topics: [{ name: 'offsets-special', partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp }] }], timeoutMs: 5000 });
+      const p = res.body.topics[0].partitions[0];
+      return [p.errorCode, p.offset];
+    };
+    assert.deepEqual(await ask(-3, 6), [ErrorCode.UNSUPPORTED_VERSION, -1]);
+    assert.deepEqual(await ask(-3, 7), [ErrorCode.NONE, 1]);
+    assert.deepEqual(await ask(-4, 7), [ErrorCode.UNSUPPORTED_VERSION, -1]);
+    assert.deepEqual(await ask(-4, 8), [ErrorCode.NONE, 0], 'earliest local = log start without tiered storage');
+    assert.deepEqual(await ask(-5, 9), [ErrorCode.NONE, -1]);
+    assert.deepEqual(await ask(-6, 10), [ErrorCode.UNSUPPORTED_VERSION, -1]);
+    assert.deepEqual(await ask(-6, 11), [ErrorCode.NONE, -1], 'earliest pending upload: none without tiered storage');
+    assert.deepEqual(await ask(-7, 11), [ErrorCode.UNSUPPORTED_VERSION, -1]);
+  });
+
+  test('an out-of-range fetch carries -1 offsets; an INVALID_TIMESTAMP produce names the offending records', async () => {
+    assert.equal(await createTopic(client, 'answers'), ErrorCode.NONE);
+    await client.request(ApiKey.Produce, 7, produceBody('answers', 0, batchOf(['a'])));
+    const fetched = await client.request(ApiKey.Fetch, 11, fetchBody('answers', 0, 5));
+    const p = fetched.body.responses[0].partitions[0];
+    assert.deepEqual([p.errorCode, p.highWatermark, p.lastStableOffset, p.logStartOffset], [ErrorCode.OFFSET_OUT_OF_RANGE, -1, -1, -1]);
+    // log.message.timestamp.after.max.ms defaults to 1 h: records 1 and 3 are two days ahead.
+    const now = Date.now();
+    const ahead = now + 2 * 86_400_000;
+    const batch = buildRecordBatch([now, ahead, now, ahead].map((timestamp, i) => ({ key: null, value: Buffer.from(`r${i}`), headers: [], timestamp })));
+    const res = await client.request(ApiKey.Produce, 9, produceBody('answers', 0, batch));
+    const r = res.body.responses[0].partitionResponses[0];
+    assert.equal(r.errorCode, ErrorCode.INVALID_TIMESTAMP);
+    assert.deepEqual(r.recordErrors.map((e: any) => e.batchIndex), [1, 3]);
+    assert.ok(r.recordErrors.every((e: any) => /out of range/.test(e.batchIndexErrorMessage)), JSON.stringify(r.recordErrors));
+    assert.equal(r.logStartOffset, 0, 'Kafka keeps the log start offset on a record validation error');
+  });
+
+  test('ElectLeaders: led partitions need no election; unknown ones and bad types are refused (as Kafka 4.4)', async () => {
+    assert.equal(await createTopic(client, 'elect', 2), ErrorCode.NONE);
+    const elect = async (electionType: number, topicPartitions: Array<{ topic: string; partitions: number[] }> | null) =>
+      (await client.request(ApiKey.ElectLeaders, 2, { electionType, topicPartitions, timeoutMs: 5000 })).body;
+    const preferred = await elect(0, [{ topic: 'elect', partitions: [1, 0, 7] }, { topic: 'elect-missing', partitions: [0] }]);
+    assert.equal(preferred.errorCode, ErrorCode.NONE);
+    assert.deepEqual(preferred.replicaElectionResults.map((t: any) => [t.topic, t.partitionResult.map((p: any) => [p.partitionId, p.errorCode, p.errorMessage])]), [
+      ['elect', [[1, ErrorCode.ELECTION_NOT_NEEDED, 'Leader election not needed for topic partition.'], [0, ErrorCode.ELECTION_NOT_NEEDED, 'Leader election not needed for topic partition.'], [7, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'No such partition as elect-7']]],
+      ['elect-missing', [[0, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'No such topic as elect-missing']]],
+    ]);
+    assert.equal((await elect(1, [{ topic: 'elect', partitions: [0] }])).replicaElectionResults[0].partitionResult[0].errorCode, ErrorCode.ELECTION_NOT_NEEDED);
+    const bad = await elect(2, [{ topic: 'elect', partitions: [0] }]);
+    assert.deepEqual([bad.errorCode, bad.replicaElectionResults[0].partitionResult[0].errorCode], [ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_REQUEST]);
+    const all = await elect(0, null);
+    const mine = all.replicaElectionResults.find((t: any) => t.topic === 'elect');
+    assert.deepEqual(mine, { topic: 'elect', partitionResult: [] }, 'null lists only partitions needing an election');
+    assert.ok(all.replicaElectionResults.every((t: any) => t.partitionResult.length === 0));
+    assert.deepEqual((await elect(0, [])).replicaElectionResults, []);
+  });
+
   test('CreateTopics errors and DeleteTopics removes the partition directories', async () => {
     assert.equal(await createTopic(client, 'doomed', 2), ErrorCode.NONE);
     assert.equal(await createTopic(client, 'doomed'), ErrorCode.TOPIC_ALREADY_EXISTS);

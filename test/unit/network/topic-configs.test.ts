@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiKey, ErrorCode } from '../../../src/protocol';
 import { buildRecordBatch, decodeRecordBatches } from '../../../src/protocol/record-batch/builder';
+import { decodeBatches } from '../../../src/client/batch';
 import { WireClient } from '../../helpers/wire-client';
 import { removeDir, startTestBroker, type TestBroker } from '../../helpers/in-process-broker';
 
@@ -179,7 +180,26 @@ describe('topic configs and log features', () => {
     assert.equal((await produce(client, 'compacted', batchAt(['no key']))).errorCode, ErrorCode.INVALID_RECORD);
     const keyed = buildRecordBatch([{ key: Buffer.from('k'), value: Buffer.from('v'), headers: [], timestamp: Date.now() }]);
     assert.equal((await produce(client, 'compacted', keyed)).errorCode, ErrorCode.NONE);
-    assert.equal((await create(client, 'zstd-topic', { 'compression.type': 'zstd' })).errorCode, ErrorCode.INVALID_CONFIG, 'batches are stored as produced');
+  });
+
+  test('compression.type rewrites batches of another codec into the topic codec (as Kafka does); `producer` keeps them', async () => {
+    assert.equal((await create(client, 'zstd-topic', { 'compression.type': 'zstd', 'compression.zstd.level': '9' })).errorCode, ErrorCode.NONE);
+    assert.equal((await create(client, 'brotli-topic', { 'compression.type': 'brotli' })).errorCode, ErrorCode.INVALID_CONFIG);
+    const now = Date.now();
+    const plain = buildRecordBatch(['a', 'b', 'c'].map((v, i) => ({ key: Buffer.from(`k${i}`), value: Buffer.from(v), headers: [{ key: 'h', value: Buffer.from(v) }], timestamp: now + 2 - i })));
+    assert.equal((await produce(client, 'zstd-topic', plain)).baseOffset, 0);
+    const fetched = await client.request(ApiKey.Fetch, 11, {
+      replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
+      topics: [{ topic: 'zstd-topic', partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0, logStartOffset: -1, partitionMaxBytes: 1 << 20 }] }],
+      forgottenTopicsData: [], rackId: '',
+    });
+    const stored: Buffer = fetched.body.responses[0].partitions[0].records;
+    assert.equal(stored.readInt16BE(21) & 0x07, 4, 'stored as zstd');
+    const [batch] = decodeBatches(stored);
+    assert.equal(batch!.maxTimestamp, now + 2, 'maxTimestamp of the rewritten batch');
+    assert.deepEqual(batch!.records.map((r) => [r.offset, r.key!.toString(), r.value!.toString(), r.headers[0]!.value!.toString(), r.timestamp]), [
+      [0, 'k0', 'a', 'a', now + 2], [1, 'k1', 'b', 'b', now + 1], [2, 'k2', 'c', 'c', now],
+    ]);
   });
 
   test('a topic name colliding with another through . and _ is refused', async () => {
@@ -201,7 +221,8 @@ describe('topic configs and log features', () => {
       forgottenTopicsData: [], rackId: '',
     });
     assert.equal(fetched.body.responses[0].partitions[0].errorCode, ErrorCode.OFFSET_OUT_OF_RANGE);
-    assert.equal(fetched.body.responses[0].partitions[0].logStartOffset, 12);
+    // Kafka's error partition carries no offsets (the client resets with ListOffsets, asserted above).
+    assert.deepEqual([fetched.body.responses[0].partitions[0].highWatermark, fetched.body.responses[0].partitions[0].logStartOffset], [-1, -1]);
   });
 
   test('retention.bytes deletes whole old segments and the log start offset follows', async () => {

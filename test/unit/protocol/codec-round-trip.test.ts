@@ -11,11 +11,11 @@ import { generateMessage, generateStruct, prng } from './schema-values';
 
 /** Every API's table range: Kafka 4.1's maximum (checked against its JSON by test/conformance), from v0. */
 const REQUIRED_RANGES: [ApiKey, number, number][] = [
-  [ApiKey.ApiVersions, 0, 4],
+  [ApiKey.ApiVersions, 0, 5],
   [ApiKey.Metadata, 0, 13],
   [ApiKey.Produce, 0, 13],
   [ApiKey.Fetch, 0, 18],
-  [ApiKey.ListOffsets, 0, 10],
+  [ApiKey.ListOffsets, 0, 11],
   [ApiKey.CreateTopics, 0, 7],
   [ApiKey.DeleteTopics, 0, 6],
   [ApiKey.InitProducerId, 0, 6],
@@ -23,7 +23,7 @@ const REQUIRED_RANGES: [ApiKey, number, number][] = [
   [ApiKey.OffsetForLeaderEpoch, 0, 4],
   [ApiKey.DescribeConfigs, 0, 4],
   [ApiKey.AlterConfigs, 0, 2],
-  [ApiKey.DescribeLogDirs, 0, 4],
+  [ApiKey.DescribeLogDirs, 0, 5],
   [ApiKey.CreatePartitions, 0, 3],
   [ApiKey.IncrementalAlterConfigs, 0, 1],
   [ApiKey.DescribeCluster, 0, 2],

@@ -38,7 +38,7 @@ describe('request vectors', () => {
     assert.deepStrictEqual(encodeRequest(ApiKey.ApiVersions, 0, 1, 'test', {}), bytes);
     const { header, body } = decodeRequest(bytes.subarray(4));
     assert.deepStrictEqual(header, { apiKey: 18, apiVersion: 0, correlationId: 1, clientId: 'test', headerVersion: 1 });
-    assert.deepStrictEqual(body, { clientSoftwareName: '', clientSoftwareVersion: '' });
+    assert.deepStrictEqual(body, { clientSoftwareName: '', clientSoftwareVersion: '', clusterId: null, nodeId: -1 }, 'fields of later versions decode to their defaults');
   });
 
   it('ApiVersions v3 request (header v2 with a classic client id, compact body, unknown tags skipped)', () => {
@@ -51,7 +51,7 @@ describe('request vectors', () => {
     ]);
     const { header, body } = decodeRequest(payload);
     assert.deepStrictEqual(header, { apiKey: 18, apiVersion: 3, correlationId: 9, clientId: 'kcat', headerVersion: 2 });
-    assert.deepStrictEqual(body, { clientSoftwareName: 'librdkafka', clientSoftwareVersion: '2.0.2' });
+    assert.deepStrictEqual(body, { clientSoftwareName: 'librdkafka', clientSoftwareVersion: '2.0.2', clusterId: null, nodeId: -1 });
     // Re-encoding writes empty tag sections.
     const again = encodeRequest(ApiKey.ApiVersions, 3, 9, 'kcat', body);
     assert.deepStrictEqual(
@@ -157,7 +157,7 @@ describe('unsupported and unknown requests', () => {
   });
 
   it('an unsupported version throws UnsupportedVersionError carrying the header', () => {
-    const payload = Buffer.from([0x00, 0x12, 0x00, 0x05, ...int32(42), 0xde, 0xad]);
+    const payload = Buffer.from([0x00, 0x12, 0x00, 0x06, ...int32(42), 0xde, 0xad]);
     assert.throws(() => decodeRequest(payload), (e: unknown) => e instanceof UnsupportedVersionError && e.peek.correlationId === 42 && e instanceof ProtocolError);
   });
 
