@@ -65,8 +65,18 @@ function parseSpec(text) {
 // ---- which cases speak for which client and flow ----
 
 const FLOWS = ['produce', 'consume', 'groups', 'commit', 'admin', 'tools'];
-const GROUPS_REASON = 'Skiff does not serve JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch ' +
-  '(FindCoordinator answers, naming this broker); they come with the consumer-groups issue. Consumers here read by assignment.';
+/**
+ * Where the groups and commit columns come from (test/compat/groups.test.ts, commits.test.ts and
+ * the consumer-group block of java-clients.test.ts; their cases start with the client's name).
+ */
+const GROUPS_NOTE = 'groups: two members of one group split a 6-partition topic, one leaves, the other resumes from its commits, a second group ' +
+  'reads everything (test/compat/groups.test.ts, the Java consumer-group block of java-clients.test.ts). commit: offsets committed as a ' +
+  'member, read back by the same and another client before and after a SIGKILL of the broker, and a new member resumes at them ' +
+  '(test/compat/commits.test.ts; Java: commitSync). franz-go\'s group tests are out of scope (below).';
+/** Suite names of the group suites (the target is part of the name: "(target: skiff)"). */
+const GROUP_SUITE = /^consumer groups with real clients/;
+const COMMIT_SUITE = /^committed offsets with real clients/;
+const JAVA_GROUP_SUITE = /^Java kafka-clients 4\.x consumer groups/;
 
 /**
  * Rules: suite (regex on the top-level suite name), test (regex on the case name, default all), flows.
@@ -79,6 +89,8 @@ const CLIENTS = [
       { suite: /^kcat /, flows: ['produce', 'consume'] },
       { suite: /^compressed batches/, test: /^kcat /, flows: ['produce', 'consume'] },
       { suite: /^record timestamps/, test: /kcat -Q/, flows: ['consume'] },
+      { suite: GROUP_SUITE, test: /^kcat -G/, flows: ['groups'] },
+      { suite: COMMIT_SUITE, test: /^kcat -G/, flows: ['commit'] },
     ],
     notes: { admin: 'no admin API: topics are auto-created' },
   },
@@ -90,6 +102,8 @@ const CLIENTS = [
       { suite: /^compressed batches/, test: /^confluent-kafka /, flows: ['produce', 'consume'] },
       { suite: /^topic configs/, test: /confluent-kafka/, flows: ['admin'] },
       { suite: /^record timestamps/, test: /confluent-kafka|LogAppendTime/, flows: ['consume'] },
+      { suite: GROUP_SUITE, test: /^confluent-kafka 1\.7/, flows: ['groups'] },
+      { suite: COMMIT_SUITE, test: /^confluent-kafka 1\.7/, flows: ['commit'] },
     ],
   },
   {
@@ -97,6 +111,8 @@ const CLIENTS = [
     rules: [
       { suite: /^confluent-kafka from PyPI/, test: /^(?!the virtual environment)/, flows: ['produce', 'consume'] },
       { suite: /^confluent-kafka from PyPI/, test: /AdminClient/, flows: ['admin'] },
+      { suite: GROUP_SUITE, test: /^confluent-kafka from PyPI/, flows: ['groups'] },
+      { suite: COMMIT_SUITE, test: /^confluent-kafka from PyPI/, flows: ['commit'] },
     ],
   },
   {
@@ -107,6 +123,8 @@ const CLIENTS = [
       { suite: /^compressed batches/, test: /^kafka-python /, flows: ['produce', 'consume'] },
       { suite: /^topic configs/, test: /kafka-python/, flows: ['admin'] },
       { suite: /^record timestamps/, test: /kafka-python|LogAppendTime/, flows: ['consume'] },
+      { suite: GROUP_SUITE, test: /^kafka-python 2\.0/, flows: ['groups'] },
+      { suite: COMMIT_SUITE, test: /^kafka-python 2\.0/, flows: ['commit'] },
     ],
   },
   {
@@ -114,6 +132,8 @@ const CLIENTS = [
     rules: [
       { suite: /^kafka-python 3\.x from PyPI/, test: /^(?!the virtual environment)/, flows: ['produce', 'consume'] },
       { suite: /^kafka-python 3\.x from PyPI/, test: /KafkaAdminClient/, flows: ['admin'] },
+      { suite: GROUP_SUITE, test: /^kafka-python 3\.x/, flows: ['groups'] },
+      { suite: COMMIT_SUITE, test: /^kafka-python 3\.x/, flows: ['commit'] },
     ],
   },
   {
@@ -124,15 +144,20 @@ const CLIENTS = [
       { suite: /^compressed batches/, test: /^kafkajs /, flows: ['produce', 'consume'] },
       { suite: /^topic configs/, test: /kafkajs/, flows: ['admin'] },
       { suite: /^retention\.bytes/, test: /kafkajs/, flows: ['admin'] },
+      { suite: GROUP_SUITE, test: /^kafkajs /, flows: ['groups', 'consume'] },
+      { suite: COMMIT_SUITE, test: /^kafkajs: .*group\.initial\.rebalance\.delay/, flows: ['groups'] },
+      { suite: COMMIT_SUITE, test: /^kafkajs 2/, flows: ['commit'] },
     ],
-    notes: { consume: "kafkajs's Consumer needs groups: reads use its low-level Broker.fetch" },
+    notes: { consume: "the Consumer reads in groups (groups column); the other reads use kafkajs's low-level Broker.fetch" },
   },
   {
     name: 'Java kafka-clients 4.4.0',
     rules: [
       { suite: /^Java kafka-clients/, test: /producer|keyless record/, flows: ['produce'] },
       { suite: /^Java kafka-clients/, test: /consumer by assignment/, flows: ['consume'] },
-      { suite: /^Java kafka-clients/, test: /AdminClient/, flows: ['admin'] },
+      { suite: /^Java kafka-clients 4\.x against/, test: /AdminClient/, flows: ['admin'] },
+      { suite: JAVA_GROUP_SUITE, test: /split 6 partitions|static membership/, flows: ['groups'] },
+      { suite: JAVA_GROUP_SUITE, test: /commitSync/, flows: ['commit'] },
     ],
   },
   {
@@ -173,7 +198,6 @@ function cellsFor(client, suites) {
 }
 
 function cellText(client, flow, cases) {
-  if (flow === 'groups' || flow === 'commit') return 'not yet';
   const run = cases.filter((c) => c.status === 'pass' || c.status === 'fail');
   const failed = cases.filter((c) => c.status === 'fail').length;
   const todo = cases.filter((c) => c.status === 'todo').length;
@@ -227,8 +251,7 @@ function render({ suites, summary }, meta) {
     details.push({ client, cases: [...seen.values()] });
   }
   out.push('');
-  out.push(`**groups, commit — not yet.** ${GROUPS_REASON} librdkafka with a \`group.id\` keeps asking for a coordinator; ` +
-    "kafkajs's Consumer, ConsumerPerformance and kafka-console-consumer without --partition cannot run; franz-go's group tests are out of scope (below).");
+  out.push(`**groups, commit.** ${GROUPS_NOTE}`);
   out.push('');
   out.push('**tools** is Kafka\'s own CLI tool classes run from the jars (kafka-topics, kafka-console-producer/-consumer, kafka-configs, ' +
     'kafka-producer-perf-test, kafka-verifiable-producer, kafka-dump-log on Skiff\'s segment files).');

@@ -11,6 +11,8 @@
 #   bash scripts/kafka-fixture.sh run            # like start but in the foreground: prints
 #                                                #   "kafka-fixture: dir=<DIR> bootstrap=127.0.0.1:<port>" and then
 #                                                #   execs java (same PID); test/helpers/kafka-fixture.ts uses this
+#   bash scripts/kafka-fixture.sh rerun DIR      # like run, on the formatted DIR a previous run left (same ports and
+#                                                #   data): restarts a broker after a crash (test/helpers/kafka-fixture.ts restart())
 #   bash scripts/kafka-fixture.sh tool CLASS ARGS...   # run a Kafka tool class, e.g. org.apache.kafka.tools.TopicCommand
 #
 # Environment: KAFKA_VERSION (default below), KAFKA_FIXTURE_CACHE (default <repo>/.cache/kafka),
@@ -199,6 +201,15 @@ cmd_run() {
   exec_broker
 }
 
+cmd_rerun() {
+  local dir="$1"
+  [ -f "${dir}/server.properties" ] && [ -f "${dir}/bootstrap" ] || die "${dir} is not a kafka-fixture run dir"
+  cmd_fetch
+  RUN_DIR="${dir}"
+  echo "kafka-fixture: dir=${RUN_DIR} bootstrap=$(cat "${RUN_DIR}/bootstrap")"
+  exec_broker
+}
+
 # Succeeds once the broker logged that it started (after it is unfenced) and its port accepts.
 broker_ready() {
   grep -q 'Kafka Server started' "${RUN_DIR}/server.log" 2>/dev/null &&
@@ -261,7 +272,8 @@ case "${1:-}" in
   version) echo "${KAFKA_VERSION}" ;;
   start) cmd_start ;;
   run) cmd_run ;;
+  rerun) shift; [ $# -ge 1 ] || die "usage: rerun DIR"; cmd_rerun "$1" ;;
   stop) shift; cmd_stop "${1:-}" ;;
   tool) shift; [ $# -ge 1 ] || die "usage: tool CLASS ARGS..."; cmd_fetch; java_tool "$@" ;;
-  *) echo "usage: $0 fetch|lib|version|start|run|stop [DIR]|tool CLASS ARGS..." >&2; exit 2 ;;
+  *) echo "usage: $0 fetch|lib|version|start|run|rerun DIR|stop [DIR]|tool CLASS ARGS..." >&2; exit 2 ;;
 esac

@@ -18,6 +18,10 @@
  *   maxTimestamp, forTimestamp), deleteRecords, describeLogDirs, electLeaders, deleteTopics; each value as the
  *   Kafka 4.x fixture answers the same calls (checked by hand against scripts/kafka-fixture.sh).
  * - Keyless records on compacted topics are refused, as Kafka does.
+ * - Consumer groups (second describe block, against the group target of group-target.ts: Skiff,
+ *   or Kafka 4.4.0 with SKIFF_GROUP_TARGET=kafka): subscribe, poll, commitSync, rebalances across
+ *   two consumers with the default (range, eager) and the cooperative-sticky assignor, committed
+ *   offsets across a SIGKILL restart.
  *
  * The jars: $SKIFF_JAVA_LIB if set, else `bash scripts/kafka-fixture.sh lib` (fetches them with
  * Maven when missing). Java's own log lines (WARN and up) go to stderr and are checked too.
@@ -33,6 +37,9 @@ import { makeTempDir, repoRoot, runProcess, withBrokerLog, type ProcessResult } 
 import { CODECS, readStoredBatches, type CodecName, type StoredBatch } from './ops';
 import { assertDenseOffsets, assertSameRecords, readRecordFile, record, writeRecordFile, type RecordHeader, type TestRecord } from './record-file';
 import { assertAcksMatch, assertPartitionedOrder, edgeCaseRecords, keyedFixtureRecords } from './workloads';
+import { consumedBy, killAllMembers, ProcessMember, waitUntil, type GroupMember } from './group-members';
+import { checkSplitAndTakeover, kafkajsFetchOffsets, NumberedRecords, PARTITIONS, runSplitAndTakeover, runStaticRejoin } from './group-scenarios';
+import { GROUP_TARGET, startGroupTarget, type GroupTarget } from './group-target';
 
 const ROOT = repoRoot();
 const JAVA_DIR = path.join(ROOT, 'test', 'java');
@@ -480,4 +487,132 @@ describe('Java kafka-clients 4.x against Skiff', () => {
     assert.equal(keyless?.error, 'InvalidRecordException', `keyless record on a compacted topic: ${JSON.stringify(keyless)}`);
     assert.deepEqual(adminSteps.get('compacted topic keyed record'), { ok: 0 }, 'the keyed record after it');
   });
+});
+
+// ------------------------------------------------------------------------------------------------
+// Consumer groups (classic protocol: group.protocol=classic is the default in kafka-clients 4.x)
+
+/**
+ * KafkaConsumer with group.id against the group target (group-target.ts: Skiff, or the Kafka 4.4.0
+ * fixture with SKIFF_GROUP_TARGET=kafka): the split-and-takeover scenario of group-scenarios.ts
+ * with the default assignors (range first, so the eager protocol) and with CooperativeStickyAssignor
+ * (incremental: the broker passes its assignments through opaque), then commitSync with metadata
+ * surviving a SIGKILL restart, read back by KafkaConsumer.committed, AdminClient and kafkajs, and a
+ * new member resuming at the committed offsets. group.initial.rebalance.delay.ms=0.
+ */
+describe(`Java kafka-clients 4.x consumer groups, classic protocol (target: ${GROUP_TARGET})`, () => {
+  const CASE_TIMEOUT_MS = 120_000;
+  const WAIT_MS = 40_000;
+  let target: GroupTarget;
+  let lib: string;
+  let classes: string;
+
+  before(async () => {
+    lib = await resolveLib();
+    classes = await compileJavaClient(lib);
+    target = await startGroupTarget({ initialRebalanceDelayMs: 0 });
+  });
+  after(async () => {
+    killAllMembers();
+    await target?.stop();
+  });
+
+  function jvm(timeoutMs: number): string[] {
+    return ['-XX:+UseSerialGC', '-Xmx256m', '-XX:TieredStopAtLevel=1', `-Dlog4j2.configurationFile=${LOG_CONFIG}`,
+      '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn', '-Dorg.slf4j.simpleLogger.logFile=System.err', `-Dskiff.timeoutMs=${timeoutMs}`,
+      '-cp', [...runtimeClasspath(lib), classes].join(path.delimiter), MAIN_CLASS];
+  }
+
+  function javaMember(name: string, group: string, topic: string, assignor?: string, configs: Record<string, string> = {}): ProcessMember {
+    return new ProcessMember(name, 'java', [...jvm(CASE_TIMEOUT_MS), 'group-member', '--bootstrap', target.bootstrap, '--group', group, '--topic', topic,
+      ...(assignor === undefined ? [] : ['--assignor', assignor]), ...Object.entries(configs).flatMap(([k, v]) => ['--config', `${k}=${v}`])],
+    { cwd: ROOT, timeoutMs: CASE_TIMEOUT_MS });
+  }
+
+  /** Runs one Java command against the target; its JSON line with `cmd`. */
+  async function javaCommand(command: string, args: string[]): Promise<JavaLine> {
+    const r = await runProcess('java', [...jvm(WAIT_MS), command, '--bootstrap', target.bootstrap, ...args], { timeoutMs: WAIT_MS + 15_000, cwd: ROOT });
+    if (r.code !== 0 || r.timedOut) throw new Error(describeRun(`java ${command} ${args.join(' ')}`, r));
+    const line = r.stdout.toString('utf8').split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as JavaLine).find((l) => l.cmd === command);
+    assert.ok(line !== undefined, `java ${command} printed no result\n${r.stderr.slice(-3000)}`);
+    return line;
+  }
+
+  const revokedBefore = (m: GroupMember, until: number): number[][] =>
+    m.events.slice(0, until).filter((e) => e.ev === 'revoked').map((e) => (e.ev === 'revoked' ? e.partitions : []));
+  /** Index of the stayer's event that gave it all 6 partitions (the takeover). */
+  const takeoverAt = (m: GroupMember): number => m.events.findIndex((e) => e.ev === 'assigned' && e.partitions.length === PARTITIONS);
+
+  test('KafkaConsumer, default assignors (range: eager): two members split 6 partitions, subscribe/poll/commitSync, one leaves, the other resumes from its commits with no record lost or skipped; a second group reads all records', { timeout: CASE_TIMEOUT_MS }, () =>
+    withBrokerLog(target, async () => {
+      const topic = 'java-groups-range';
+      await target.createTopic(topic, PARTITIONS);
+      const run = await runSplitAndTakeover({
+        bootstrap: target.bootstrap, topic, group: `${topic}-g1`, secondGroup: `${topic}-g2`, recordsPerPhase: 3_000, waitMs: WAIT_MS,
+        makeMember: (name, group) => javaMember(`java ${name}`, group, topic),
+      });
+      checkSplitAndTakeover(run, 'Java (range)');
+      // Eager: the takeover rebalance revokes the stayer's whole assignment first.
+      assert.deepEqual(revokedBefore(run.stayer, takeoverAt(run.stayer)), [run.split.stayer], 'the eager rebalance revoked member-2\'s 3 partitions before the takeover');
+    }));
+
+  test('KafkaConsumer, CooperativeStickyAssignor (incremental rebalances): two members split 6 partitions, one leaves, the other keeps its partitions and adds the leaver\'s at its commits; a second group reads all records', { timeout: CASE_TIMEOUT_MS }, () =>
+    withBrokerLog(target, async () => {
+      const topic = 'java-groups-cooperative';
+      await target.createTopic(topic, PARTITIONS);
+      const run = await runSplitAndTakeover({
+        bootstrap: target.bootstrap, topic, group: `${topic}-g1`, secondGroup: `${topic}-g2`, recordsPerPhase: 3_000, waitMs: WAIT_MS,
+        makeMember: (name, group) => javaMember(`java ${name}`, group, topic, 'cooperative-sticky'),
+      });
+      checkSplitAndTakeover(run, 'Java (cooperative-sticky)');
+      // Cooperative: member-1 gave up 3 of its 6 partitions (incremental revoke) for member-2's join,
+      // and member-2 never gave up a partition before it closed.
+      const leaverRevokes = revokedBefore(run.leaver, run.leaver.events.length).filter((ps) => ps.length > 0);
+      assert.deepEqual(leaverRevokes[0]?.length, 3, `member-1's first revocation: ${JSON.stringify(leaverRevokes)}`);
+      assert.deepEqual(revokedBefore(run.stayer, takeoverAt(run.stayer)).filter((ps) => ps.length > 0), [], 'member-2 kept its partitions (no revocation) through the takeover');
+    }));
+
+  for (const restart of ['leader', 'follower'] as const) {
+    test(`KafkaConsumer static membership (group.instance.id, KIP-345): the ${restart} closes (no LeaveGroup) and comes back with the same instance id; it gets its partitions back at its commits and the other member sees no rebalance`, { timeout: CASE_TIMEOUT_MS }, () =>
+      withBrokerLog(target, async () => {
+        const topic = `java-groups-static-${restart}`;
+        await target.createTopic(topic, PARTITIONS);
+        await runStaticRejoin({
+          bootstrap: target.bootstrap, topic, group: `${topic}-g`, restart, waitMs: WAIT_MS,
+          makeMember: (name, instanceId) => javaMember(`java ${name}`, `${topic}-g`, topic, undefined, { 'group.instance.id': instanceId }),
+        });
+      }));
+  }
+
+  test('KafkaConsumer commitSync with metadata as a member: committed() and AdminClient.listConsumerGroupOffsets read it back, also after a SIGKILL restart of the broker, and through kafkajs; a new member resumes at the committed offsets', { timeout: 240_000 }, () =>
+    withBrokerLog(target, async () => {
+      const topic = 'java-commits';
+      const group = 'java-commits-g';
+      await target.createTopic(topic, PARTITIONS);
+      const records = new NumberedRecords();
+      await records.produce(target.bootstrap, topic, 600);
+      const want = Array.from({ length: PARTITIONS }, (_, p) => [p, 3 + 13 * p, `java-${p}`] as const);
+      const expected = Object.fromEntries(want.map(([p, o, md]) => [String(p), [o, md]]));
+      const committed = await javaCommand('commit-offsets', ['--group', group, '--topic', topic, '--partitions', String(PARTITIONS), ...want.flatMap(([p, o, md]) => ['--offset', `${p}=${o}:${md}`])]);
+      assert.deepEqual(committed.committed, expected);
+      const readBack = async (when: string): Promise<void> => {
+        const r = await javaCommand('committed', ['--group', group, '--topic', topic, '--partitions', String(PARTITIONS)]);
+        assert.deepEqual(r.consumer, expected, `KafkaConsumer.committed ${when}`);
+        assert.deepEqual(r.admin, expected, `AdminClient.listConsumerGroupOffsets ${when}`);
+      };
+      await readBack('before the restart');
+      await target.kill9AndRestart();
+      await readBack('after the SIGKILL restart');
+      const viaKafkajs = await kafkajsFetchOffsets(target.bootstrap, group, topic);
+      assert.deepEqual(Object.fromEntries([...viaKafkajs].map(([p, c]) => [String(p), [c.offset, c.metadata]])), expected, 'kafkajs Admin.fetchOffsets after the restart');
+
+      const member = javaMember('java resume', group, topic);
+      await waitUntil('the new member to read every partition to its end', WAIT_MS, () => {
+        const next = want.map(([, o]) => o);
+        for (const [p, o] of consumedBy(member)) next[p] = Math.max(next[p], o + 1);
+        return next.every((n, p) => n === records.endOffsets[p]);
+      }, [member]);
+      await member.stop();
+      for (const [p, o] of want) assert.equal(consumedBy(member).find(([q]) => q === p)?.[1], o, `the new member's first offset on partition ${p}`);
+    }));
 });

@@ -4,6 +4,7 @@
  *
  *   const kafka = await startKafka();                  // ~10-20 s: format a temp dir, start, wait until it serves
  *   const r = await kafka.runTool('org.apache.kafka.tools.TopicCommand', ['--list']);  // --bootstrap-server is NOT added
+ *   await kafka.kill9(); await kafka.restart();        // crash it (SIGKILL), start it again on the same dir and ports
  *   await kafka.stop();                                // SIGTERM its own PID, then removes the temp dir
  *
  * `runKafkaTool` runs a tool class without a Kafka broker (e.g. against Skiff). Every tool run has a
@@ -54,6 +55,13 @@ export interface KafkaFixture {
   clusterId: string;
   /** The broker's JVM. */
   pid: number;
+  /** SIGKILL: a crash with no shutdown at all; `dir` stays (see {@link restart}). */
+  kill9(): Promise<void>;
+  /**
+   * Starts the broker again on the same dir, ports and data after {@link kill9} (`kafka-fixture.sh
+   * rerun`); resolves once it serves again. `bootstrap` stays valid.
+   */
+  restart(startTimeoutMs?: number): Promise<void>;
   /** SIGTERM (SIGKILL after 30 s), then removes `dir`. Idempotent. */
   stop(): Promise<void>;
   /** Runs a Kafka tool class (args as given: add `--bootstrap-server`, bootstrap yourself). */
@@ -175,10 +183,86 @@ export async function startKafka(opts: KafkaStartOptions = {}): Promise<KafkaFix
   const extra = Object.entries(opts.overrides ?? {})
     .map(([k, v]) => `${k}=${v}`)
     .join('\n');
-  const proc = spawn('bash', [fixtureScript(), 'run'], {
+  let run = await launchBroker(['run'], { KAFKA_FIXTURE_EXTRA_PROPS: extra }, startTimeoutMs, null);
+  const runDir = run.dir;
+  const clusterId = fs.readFileSync(path.join(runDir, 'cluster-id'), 'utf8').trim();
+  const serverLog = (): string => readServerLog(runDir);
+  const removeDir = (): void => {
+    if (process.env.SKIFF_TEST_KEEP_DATA !== '1') fs.rmSync(runDir, { recursive: true, force: true });
+  };
+  let stopping: Promise<void> | null = null;
+
+  return {
+    bootstrap: `${run.host}:${run.port}`,
+    port: run.port,
+    dir: runDir,
+    clusterId,
+    get pid(): number {
+      return run.proc.pid!;
+    },
+    logs: serverLog,
+    runTool: (cls, args, toolOpts) => runKafkaTool(cls, args, toolOpts),
+    async kill9(): Promise<void> {
+      if (run.state.exit !== null) return;
+      run.proc.kill('SIGKILL');
+      await run.exited;
+    },
+    async restart(restartTimeoutMs = startTimeoutMs): Promise<void> {
+      if (stopping !== null) throw new Error('Kafka fixture: restart after stop()');
+      if (run.state.exit === null) throw new Error('Kafka fixture: restart while the broker runs (kill9() first)');
+      run = await launchBroker(['rerun', runDir], {}, restartTimeoutMs, runDir);
+    },
+    stop(): Promise<void> {
+      stopping ??= (async () => {
+        if (run.state.exit === null) {
+          run.proc.kill('SIGTERM');
+          let timer: NodeJS.Timeout | undefined;
+          const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), STOP_TIMEOUT_MS)));
+          const result = await Promise.race([run.exited, timedOut]);
+          clearTimeout(timer);
+          if (result === 'timeout') {
+            run.proc.kill('SIGKILL');
+            await run.exited;
+          }
+        }
+        removeDir();
+        createdDirs.delete(runDir);
+      })();
+      return stopping;
+    },
+  };
+}
+
+/** A broker JVM started by {@link launchBroker}. */
+interface BrokerRun {
+  proc: ChildProcess;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  state: { exit: { code: number | null; signal: NodeJS.Signals | null } | null };
+  dir: string;
+  host: string;
+  port: number;
+}
+
+function readServerLog(dir: string): string {
+  try {
+    return fs.readFileSync(path.join(dir, 'server.log'), 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * Runs `kafka-fixture.sh <args>` (`run`, or `rerun DIR` on a dir a killed run left) and resolves
+ * once the broker serves: its run line names the dir and port, and server.log gains a "Kafka
+ * Server started" line after what it held before (a rerun appends to the old log). Kills the
+ * JVM and rejects on exit or timeout (a fresh `run` dir is removed then; a rerun's dir is kept).
+ */
+async function launchBroker(args: string[], env: Record<string, string>, startTimeoutMs: number, knownDir: string | null): Promise<BrokerRun> {
+  const logBefore = knownDir === null ? 0 : readServerLog(knownDir).length;
+  const proc = spawn('bash', [fixtureScript(), ...args], {
     cwd: repoRoot(),
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, KAFKA_FIXTURE_EXTRA_PROPS: extra },
+    env: { ...process.env, ...env },
   });
   liveBrokers.add(proc);
   let output = '';
@@ -192,31 +276,18 @@ export async function startKafka(opts: KafkaStartOptions = {}): Promise<KafkaFix
       resolve({ code, signal });
     });
   });
-
-  let dir: string | null = null;
-  const serverLog = (): string => {
-    if (dir === null) return '';
-    try {
-      return fs.readFileSync(path.join(dir, 'server.log'), 'utf8');
-    } catch {
-      return '';
-    }
-  };
-  const removeDir = (): void => {
-    if (dir !== null && process.env.SKIFF_TEST_KEEP_DATA !== '1') fs.rmSync(dir, { recursive: true, force: true });
-  };
-  const deadline = Date.now() + startTimeoutMs;
-  const state: { exit: { code: number | null; signal: NodeJS.Signals | null } | null } = { exit: null };
+  const state: BrokerRun['state'] = { exit: null };
   void exited.then((info) => (state.exit = info));
-
+  let dir: string | null = null;
   const fail = async (reason: string): Promise<never> => {
     proc.kill('SIGKILL');
     await exited;
-    const tail = serverLog().split('\n').slice(-60).join('\n');
-    removeDir();
+    const tail = dir === null ? '' : readServerLog(dir).slice(logBefore).split('\n').slice(-60).join('\n');
+    if (dir !== null && knownDir === null && process.env.SKIFF_TEST_KEEP_DATA !== '1') fs.rmSync(dir, { recursive: true, force: true });
     throw new Error(`Kafka fixture ${reason}\n--- fixture output ---\n${output}\n--- server.log (tail) ---\n${tail}`);
   };
 
+  const deadline = Date.now() + startTimeoutMs;
   let port = 0;
   let host = '127.0.0.1';
   // Bounded poll: the run line, then "Kafka Server started" and an accepting port.
@@ -232,43 +303,12 @@ export async function startKafka(opts: KafkaStartOptions = {}): Promise<KafkaFix
         port = Number(m[3]);
         createdDirs.add(dir);
       }
-    } else if (serverLog().includes('Kafka Server started') && (await canConnect(host, port))) {
+    } else if (readServerLog(dir).slice(logBefore).includes('Kafka Server started') && (await canConnect(host, port))) {
       break;
     }
     await sleep(250);
   }
-  const runDir = dir!;
-  const clusterId = fs.readFileSync(path.join(runDir, 'cluster-id'), 'utf8').trim();
-  const bootstrap = `${host}:${port}`;
-  let stopping: Promise<void> | null = null;
-
-  return {
-    bootstrap,
-    port,
-    dir: runDir,
-    clusterId,
-    pid: proc.pid!,
-    logs: serverLog,
-    runTool: (cls, args, toolOpts) => runKafkaTool(cls, args, toolOpts),
-    stop(): Promise<void> {
-      stopping ??= (async () => {
-        if (state.exit === null) {
-          proc.kill('SIGTERM');
-          let timer: NodeJS.Timeout | undefined;
-          const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), STOP_TIMEOUT_MS)));
-          const result = await Promise.race([exited, timedOut]);
-          clearTimeout(timer);
-          if (result === 'timeout') {
-            proc.kill('SIGKILL');
-            await exited;
-          }
-        }
-        removeDir();
-        createdDirs.delete(runDir);
-      })();
-      return stopping;
-    },
-  };
+  return { proc, exited, state, dir: dir!, host, port };
 }
 
 /** SIGKILLs the process group led by `child` (a detached spawn), or just the child. */

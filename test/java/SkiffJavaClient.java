@@ -27,6 +27,7 @@ import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -49,6 +50,8 @@ import org.apache.kafka.clients.admin.ReplicaInfo;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.admin.TopicListing;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -56,6 +59,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.Node;
@@ -92,6 +96,17 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *       partitions, seekToBeginning, poll until every position reaches the end offset taken at the
  *       start; writes D/NAME.krec (records in consumption order).</li>
  *   <li>admin --prefix P --data-dir DIR: the AdminClient walk-through (see {@link #admin}).</li>
+ *   <li>group-member --group G --topic T [--assignor range|roundrobin|cooperative-sticky] [--config k=v]...:
+ *       a KafkaConsumer in group G (classic protocol) subscribed to T, enable.auto.commit=false,
+ *       auto.offset.reset=earliest; after every poll with records, commitSync of the offset after
+ *       the last record of each partition. "stop" on stdin makes it close (LeaveGroup). Prints the
+ *       event lines of test/compat/group-members.ts: {"ev": "assigned"|"revoked"|"records"|
+ *       "committed"|"commit-failed"|"closed", ..., "t": wall-clock ms}.</li>
+ *   <li>commit-offsets --group G --topic T --partitions N --offset P=OFFSET:METADATA...: subscribe,
+ *       poll until all N partitions are assigned, commitSync those offsets, close.</li>
+ *   <li>committed --group G --topic T --partitions N: KafkaConsumer.committed() of partitions
+ *       0..N-1 (without subscribing) and AdminClient.listConsumerGroupOffsets(G):
+ *       {"cmd": "committed", "consumer": {"p": [offset, metadata]}, "admin": {...}}.</li>
  * </ul>
  *
  * Record files use the layout of test/compat/record-file.ts: int32 partition, int64 offset,
@@ -128,6 +143,9 @@ public final class SkiffJavaClient {
           case "produce": produce(args); break;
           case "consume": consume(args); break;
           case "admin": admin(args); break;
+          case "group-member": groupMember(args); break;
+          case "commit-offsets": commitOffsets(args); break;
+          case "committed": committed(args); break;
           default: throw new IllegalArgumentException("unknown command " + command.get(0));
         }
         System.out.flush();
@@ -618,6 +636,132 @@ public final class SkiffJavaClient {
       }
       emit(obj("cmd", "consume-done", "polls", polls, "elapsedMs", (System.nanoTime() - started) / 1_000_000));
     }
+  }
+
+  // ---------------------------------------------------------------- consumer groups
+
+  static Properties groupConsumerProps(Args args) {
+    Properties p = consumerProps(args.get("bootstrap"));
+    p.put(ConsumerConfig.CLIENT_ID_CONFIG, "skiff-java-group-member");
+    p.put(ConsumerConfig.GROUP_ID_CONFIG, args.get("group"));
+    p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+    p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "500");
+    p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "10000");
+    p.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "100");
+    p.put(ConsumerConfig.METADATA_MAX_AGE_CONFIG, "2000");
+    String assignor = args.get("assignor", "");
+    if (assignor.equals("range")) p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, "org.apache.kafka.clients.consumer.RangeAssignor");
+    if (assignor.equals("roundrobin")) p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, "org.apache.kafka.clients.consumer.RoundRobinAssignor");
+    if (assignor.equals("cooperative-sticky")) p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, "org.apache.kafka.clients.consumer.CooperativeStickyAssignor");
+    p.putAll(args.configs());
+    return p;
+  }
+
+  static List<Integer> partitionsOf(Collection<TopicPartition> tps) {
+    List<Integer> ps = new ArrayList<>();
+    for (TopicPartition tp : tps) ps.add(tp.partition());
+    ps.sort(null);
+    return ps;
+  }
+
+  static void groupMember(Args args) throws Exception {
+    String topic = args.get("topic");
+    AtomicBoolean stop = new AtomicBoolean(false);
+    Thread stdin = new Thread(() -> {
+      try (java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+        String line;
+        while ((line = in.readLine()) != null && !line.trim().equals("stop")) {
+          // wait for "stop"
+        }
+      } catch (IOException e) {
+        // stdin closed: stop as well
+      }
+      stop.set(true);
+    }, "stdin");
+    stdin.setDaemon(true);
+    stdin.start();
+    long deadline = System.currentTimeMillis() + TIMEOUT_MS;
+    try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(groupConsumerProps(args))) {
+      consumer.subscribe(List.of(topic), new ConsumerRebalanceListener() {
+        @Override
+        public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+          emit(obj("ev", "revoked", "partitions", partitionsOf(partitions), "t", System.currentTimeMillis()));
+        }
+
+        @Override
+        public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+          emit(obj("ev", "assigned", "partitions", partitionsOf(consumer.assignment()), "added", partitionsOf(partitions), "t", System.currentTimeMillis()));
+        }
+      });
+      while (!stop.get()) {
+        if (System.currentTimeMillis() > deadline) throw new IllegalStateException("group-member: no \"stop\" within " + TIMEOUT_MS + " ms");
+        ConsumerRecords<byte[], byte[]> batch = consumer.poll(Duration.ofMillis(200));
+        if (batch.isEmpty()) continue;
+        List<Object> records = new ArrayList<>();
+        Map<TopicPartition, OffsetAndMetadata> next = new HashMap<>();
+        Map<String, Object> offsets = new TreeMap<>();
+        for (ConsumerRecord<byte[], byte[]> r : batch) {
+          records.add(Arrays.asList(r.partition(), r.offset(), r.value() == null ? null : new String(r.value(), StandardCharsets.ISO_8859_1)));
+          next.put(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1));
+          offsets.put(String.valueOf(r.partition()), r.offset() + 1);
+        }
+        emit(obj("ev", "records", "records", records, "t", System.currentTimeMillis()));
+        try {
+          consumer.commitSync(next);
+          emit(obj("ev", "committed", "offsets", offsets, "t", System.currentTimeMillis()));
+        } catch (KafkaException e) {
+          emit(obj("ev", "commit-failed", "error", e.toString(), "offsets", offsets, "t", System.currentTimeMillis()));
+        }
+      }
+    }
+    emit(obj("ev", "closed", "t", System.currentTimeMillis()));
+  }
+
+  static void commitOffsets(Args args) throws Exception {
+    String topic = args.get("topic");
+    int partitions = Integer.parseInt(args.get("partitions"));
+    Map<TopicPartition, OffsetAndMetadata> wanted = new HashMap<>();
+    for (String spec : args.all("offset")) {
+      int eq = spec.indexOf('=');
+      int colon = spec.indexOf(':', eq);
+      String metadata = colon < 0 ? "" : spec.substring(colon + 1);
+      long offset = Long.parseLong(colon < 0 ? spec.substring(eq + 1) : spec.substring(eq + 1, colon));
+      wanted.put(new TopicPartition(topic, Integer.parseInt(spec.substring(0, eq))), new OffsetAndMetadata(offset, metadata));
+    }
+    long deadline = System.currentTimeMillis() + TIMEOUT_MS;
+    try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(groupConsumerProps(args))) {
+      consumer.subscribe(List.of(topic));
+      while (consumer.assignment().size() != partitions) {
+        if (System.currentTimeMillis() > deadline) throw new IllegalStateException("commit-offsets: assignment " + consumer.assignment() + " after " + TIMEOUT_MS + " ms");
+        consumer.poll(Duration.ofMillis(200)); // joins the group; positions move, but only the explicit commit below counts
+      }
+      consumer.commitSync(wanted, Duration.ofMillis(TIMEOUT_MS));
+    }
+    Map<String, Object> out = new TreeMap<>();
+    for (Map.Entry<TopicPartition, OffsetAndMetadata> e : wanted.entrySet()) out.put(String.valueOf(e.getKey().partition()), Arrays.asList(e.getValue().offset(), e.getValue().metadata()));
+    emit(obj("cmd", "commit-offsets", "committed", out));
+  }
+
+  static void committed(Args args) throws Exception {
+    String topic = args.get("topic");
+    int partitions = Integer.parseInt(args.get("partitions"));
+    java.util.Set<TopicPartition> tps = new java.util.HashSet<>();
+    for (int p = 0; p < partitions; p++) tps.add(new TopicPartition(topic, p));
+    Map<String, Object> viaConsumer = new TreeMap<>();
+    try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(groupConsumerProps(args))) {
+      for (Map.Entry<TopicPartition, OffsetAndMetadata> e : consumer.committed(tps, Duration.ofMillis(TIMEOUT_MS)).entrySet()) {
+        if (e.getValue() != null) viaConsumer.put(String.valueOf(e.getKey().partition()), Arrays.asList(e.getValue().offset(), e.getValue().metadata()));
+      }
+    }
+    Map<String, Object> viaAdmin = new TreeMap<>();
+    try (Admin admin = newAdmin(args)) {
+      Map<TopicPartition, OffsetAndMetadata> listed = admin.listConsumerGroupOffsets(args.get("group")).partitionsToOffsetAndMetadata().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+      for (Map.Entry<TopicPartition, OffsetAndMetadata> e : listed.entrySet()) {
+        if (e.getKey().topic().equals(topic) && e.getValue() != null) viaAdmin.put(String.valueOf(e.getKey().partition()), Arrays.asList(e.getValue().offset(), e.getValue().metadata()));
+      }
+    }
+    emit(obj("cmd", "committed", "consumer", viaConsumer, "admin", viaAdmin));
   }
 
   // ---------------------------------------------------------------- admin
