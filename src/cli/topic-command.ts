@@ -53,9 +53,18 @@ export async function topicCreate(client: KafkaClient, args: TopicCreateArgs, io
   return printResults(io, results);
 }
 
-/** `skiff topic delete`: one line per topic; exit 1 if any failed. */
+/** Kafka's internal topics, which kafka-topics refuses to delete (the broker itself would delete them). */
+const INTERNAL_TOPICS: ReadonlySet<string> = new Set(['__consumer_offsets', '__transaction_state', '__share_group_state']);
+
+/**
+ * `skiff topic delete`: one line per topic; exit 1 if any failed. Internal topics are refused here,
+ * as Kafka's TopicCommand does: deleting __consumer_offsets would drop every group's committed offsets.
+ */
 export async function topicDelete(client: KafkaClient, names: string[], io: CliIo): Promise<number> {
-  return printResults(io, await client.deleteTopics(names));
+  const internal = names.filter((n) => INTERNAL_TOPICS.has(n));
+  const refused = internal.map((name) => ({ name, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Topic ${name} is a kafka internal topic and is not allowed to be marked for deletion.` }));
+  const rest = names.filter((n) => !INTERNAL_TOPICS.has(n));
+  return printResults(io, [...refused, ...(rest.length > 0 ? await client.deleteTopics(rest) : [])]);
 }
 
 async function printResults(io: CliIo, results: Array<{ name: string; errorCode: number; errorMessage: string | null }>): Promise<number> {

@@ -826,14 +826,22 @@ export class GroupCoordinatorActor implements Actor {
     );
   }
 
-  /** Kafka's ClassicGroup.validateOffsetCommit. */
+  /**
+   * Kafka's ClassicGroup.validateOffsetCommit: a commit without member and generation (admin tools,
+   * consumers that assign partitions themselves) needs an Empty group; a member's commit needs its
+   * current generation, and is asked to wait (REBALANCE_IN_PROGRESS) until the group's assignment is out.
+   */
   private commitError(group: ClassicGroup, r: CommitRequest): number {
     if (group.is('Dead')) return ErrorCode.COORDINATOR_NOT_AVAILABLE;
     if (r.generationId < 0 && group.is('Empty')) return ErrorCode.NONE;
+    if (r.generationId >= 0 || r.memberId !== '' || r.groupInstanceId !== null) {
+      const error = this.memberError(group, r.memberId, r.groupInstanceId);
+      if (error !== ErrorCode.NONE) return error;
+      if (r.generationId !== group.generationId) return ErrorCode.ILLEGAL_GENERATION;
+    } else if (!group.is('Empty')) {
+      return ErrorCode.UNKNOWN_MEMBER_ID;
+    }
     if (group.is('CompletingRebalance')) return ErrorCode.REBALANCE_IN_PROGRESS;
-    const error = this.memberError(group, r.memberId, r.groupInstanceId);
-    if (error !== ErrorCode.NONE) return error;
-    if (r.generationId !== group.generationId) return ErrorCode.ILLEGAL_GENERATION;
     return ErrorCode.NONE;
   }
 

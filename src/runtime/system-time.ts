@@ -16,6 +16,9 @@ export const systemClock: Clock = {
  * queued, as the Timers contract asks; other delays use `setTimeout`. `wrap` runs each callback (the
  * worker host wraps them to crash the worker on a throw).
  */
+/** The largest delay Node's setTimeout honours (2^31-1 ms). */
+export const MAX_TIMER_DELAY_MS = 2_147_483_647;
+
 export class TrackedTimers implements Timers {
   private nextId = 1;
   private readonly live = new Map<number, { timeout: NodeJS.Timeout } | { immediate: NodeJS.Immediate }>();
@@ -28,7 +31,9 @@ export class TrackedTimers implements Timers {
       this.live.delete(id);
       this.wrap(fn);
     };
-    this.live.set(id, delayMs <= 0 ? { immediate: setImmediate(fire) } : { timeout: setTimeout(fire, delayMs) });
+    // Node fires a delay past 2^31-1 ms after 1 ms (TimeoutOverflowWarning): clamp it to the largest
+    // one (~24.8 days), so a client's Integer.MAX_VALUE timeout means "very long", never "now".
+    this.live.set(id, delayMs <= 0 ? { immediate: setImmediate(fire) } : { timeout: setTimeout(fire, Math.min(delayMs, MAX_TIMER_DELAY_MS)) });
     return { id };
   }
 

@@ -92,6 +92,9 @@ describe('skiff client commands against a broker process', () => {
     assert.doesNotMatch(after.stdout, /cli-admin/);
     const missing = await skiff(['topic', 'describe', 'cli-admin'], '', 1);
     assert.match(missing.stderr, /UNKNOWN_TOPIC_OR_PARTITION/);
+    // As kafka-topics: the internal offsets topic is not deleted from the CLI.
+    const internal = await skiff(['topic', 'delete', '__consumer_offsets'], '', 1);
+    assert.match(internal.stdout, /^__consumer_offsets\s+INVALID_REQUEST: Topic __consumer_offsets is a kafka internal topic and is not allowed to be marked for deletion\.$/m);
   });
 
   test('topic alter-config sets and deletes configs (or says why it cannot)', { timeout: TIMEOUT_MS }, async () => {
