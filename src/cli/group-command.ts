@@ -8,7 +8,8 @@
  * - describe: DescribeGroups (state, protocol, members with client id, host and their decoded
  *   ConsumerProtocolAssignment), OffsetFetch (committed offsets) and ListOffsets latest (log-end
  *   offsets): one row per partition the group has committed or is assigned, with LAG =
- *   LOG-END-OFFSET - CURRENT-OFFSET and the owning member, as `kafka-consumer-groups --describe`.
+ *   LOG-END-OFFSET - CURRENT-OFFSET (negative when a commit is past the log end, as Kafka shows it)
+ *   and the owning member, as `kafka-consumer-groups --describe`.
  * - reset-offsets: the new offset per partition (--to-earliest, --to-latest, --to-offset N clamped
  *   into [log start, log end] as Kafka does, --to-datetime: the first offset at or after the time,
  *   the log end when none), printed as GROUP TOPIC PARTITION NEW-OFFSET; committed (OffsetCommit
@@ -126,7 +127,7 @@ export async function groupDescribe(client: KafkaClient, groupId: string, io: Cl
         p,
         current >= 0 ? current : '-',
         end ?? '-',
-        current >= 0 && end !== undefined ? Math.max(0, end - current) : '-',
+        current >= 0 && end !== undefined ? end - current : '-',
         m?.memberId ?? '-',
         m?.clientHost ?? '-',
         m?.clientId ?? '-',
