@@ -221,6 +221,14 @@ def kafka_python_member(a):
         def on_partitions_assigned(self, assigned):
             emit({'ev': 'assigned', 'partitions': sorted(tp.partition for tp in assigned)})
 
+    # Learn the topic's partitions before joining: kafka-python's leader assigns from its own metadata,
+    # and with a 0 ms initial rebalance delay its first JoinGroup can complete before the topic's
+    # metadata arrives (an empty first assignment, then a rejoin in which kafka-python 3.0.12 was seen
+    # to stall once in ~10 runs). Kafka's default 3 s delay hides the race; applications hit it too.
+    for _ in range(50):
+        if consumer.partitions_for_topic(a.topic):
+            break
+        time.sleep(0.1)
     consumer.subscribe([a.topic], listener=Listener())
     while not stop.is_set():
         if time.monotonic() > deadline:
