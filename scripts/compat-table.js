@@ -72,7 +72,8 @@ const FLOWS = ['produce', 'consume', 'groups', 'commit', 'admin', 'tools'];
 const GROUPS_NOTE = 'groups: two members of one group split a 6-partition topic, one leaves, the other resumes from its commits, a second group ' +
   'reads everything (test/compat/groups.test.ts, the Java consumer-group block of java-clients.test.ts). commit: offsets committed as a ' +
   'member, read back by the same and another client before and after a SIGKILL of the broker, and a new member resumes at them ' +
-  '(test/compat/commits.test.ts; Java: commitSync). franz-go\'s group tests are out of scope (below).';
+  '(test/compat/commits.test.ts; Java: commitSync). Kafka\'s tools: kafka-console-consumer --group, kafka-verifiable-consumer and ' +
+  'kafka-consumer-groups; franz-go: its own group tests (TestGroupSimple, TestGroupETL, ...).';
 /** Suite names of the group suites (the target is part of the name: "(target: skiff)"). */
 const GROUP_SUITE = /^consumer groups with real clients/;
 const COMMIT_SUITE = /^committed offsets with real clients/;
@@ -165,10 +166,12 @@ const CLIENTS = [
     rules: [
       { suite: /^Kafka's own tools/, test: /producer/, flows: ['produce'] },
       { suite: /^Kafka's own tools/, test: /console-consumer/, flows: ['consume'] },
+      { suite: /^Kafka's own tools/, test: /--group|VerifiableConsumer|kafka-consumer-groups/, flows: ['groups'] },
+      { suite: /^Kafka's own tools/, test: /--group: a second run continues|VerifiableConsumer/, flows: ['commit'] },
       { suite: /^Kafka's own tools/, test: /kafka-topics|kafka-configs/, flows: ['admin'] },
       { suite: /^Kafka's own tools/, flows: ['tools'] },
     ],
-    notes: { consume: 'kafka-console-consumer with --partition (no group)' },
+    notes: { consume: 'kafka-console-consumer with --partition and with --group' },
   },
   {
     name: 'franz-go v1.22.3 (kgo integration tests)',
@@ -176,6 +179,7 @@ const CLIENTS = [
       { suite: /^franz-go /, test: /^kgo .*(Produce|Issue769|Issue831)/, flows: ['produce'] },
       { suite: /^franz-go /, test: /^kgo (?!.*(Produce|Issue769|Issue831))/, flows: ['consume'] },
       { suite: /^franz-go /, test: /^kgo TestAddRemovePartitions/, flows: ['admin'] },
+      { suite: /^franz-go /, test: /^kgo (TestGroup|TestIssue523|TestConsumeRegex)/, flows: ['groups'] },
     ],
   },
 ];
