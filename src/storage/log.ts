@@ -160,6 +160,13 @@ export class Log {
   private closed = false;
   /** The {@link flushAsync} in flight (at most one), or null. */
   private flushing: Promise<number> | null = null;
+  /**
+   * The error of a failed asynchronous fsync, sticky: Linux reports a writeback error to one fsync
+   * per descriptor only, so a later fsync may succeed although the bytes were never written. Once
+   * set, every {@link flush} and {@link flushAsync} throws it (Kafka takes the log dir offline on a
+   * flush IOException rather than retrying).
+   */
+  private syncFailure: unknown = null;
 
   private constructor(args: LogOpenArgs, segments: LogSegment[], state: { rp: number; lso: number; dirDirty: boolean }) {
     this.dir = args.dir;
@@ -367,10 +374,11 @@ export class Log {
   /**
    * fsyncs every segment with unsynced bytes, then the directory if segments were created or
    * deleted; advances the recovery point to the LEO and returns it (group commit: one call covers all
-   * appends so far).
+   * appends so far). Throws the fsync error, or that of an earlier failed {@link flushAsync}.
    */
   flush(): number {
     this.assertOpen();
+    this.throwIfSyncFailed();
     for (const s of this.segments) if (s.hasUnsyncedBytes) s.sync();
     if (this.dirDirty) {
       this.fs.syncDir(this.dir);
@@ -391,10 +399,12 @@ export class Log {
    * until a sync that started after its last change has completed. At most one is in flight per log
    * (asserted); {@link truncateTo}, {@link close} and {@link delete} assert that none is (await
    * {@link whenFlushed} first). On an fsync error it rejects (after every fsync it started has
-   * settled) and the recovery point does not move.
+   * settled) and the recovery point does not move, and from then on this and {@link flush} throw
+   * that error (sticky: a retried fsync can falsely succeed after a writeback error).
    */
   flushAsync(): Promise<number> {
     this.assertOpen();
+    this.throwIfSyncFailed();
     assert.equal(this.flushing, null, `log ${this.dir}: a flush is already in flight`);
     const target = this.leo;
     const syncs = this.segments.filter((s) => s.hasUnsyncedBytes).map((s) => s.syncAsync());
@@ -416,6 +426,7 @@ export class Log {
       },
       (error: unknown) => {
         this.flushing = null;
+        this.syncFailure ??= error;
         throw error;
       },
     );
@@ -878,6 +889,11 @@ export class Log {
     assert.ok(size >= L.RECORD_BATCH_OVERHEAD && size <= available, `batchLength says ${size} bytes, ${available} given`);
     assert.equal(buf.readInt8(position + L.MAGIC), L.CURRENT_MAGIC, 'only magic 2 batches are stored');
     return size;
+  }
+
+  /** Throws the sticky error of a failed asynchronous fsync (see {@link syncFailure}), if any. */
+  private throwIfSyncFailed(): void {
+    if (this.syncFailure !== null) throw this.syncFailure;
   }
 
   private assertOpen(): void {

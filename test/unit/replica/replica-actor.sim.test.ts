@@ -16,6 +16,49 @@ import { effectiveLogConfig } from '../../../src/config/topic-config';
 import { defaultBrokerConfig } from '../../../src/config/broker-config';
 import type { Logger } from '../../../src/runtime/actor';
 import { recordingLogger } from '../storage/helpers';
+import type { FileHandle, FileSystem } from '../../../src/storage/file-system';
+import { fsError } from '../../../src/storage/memory-file-system';
+import { readOffsetCheckpoint } from '../../../src/storage/checkpoint';
+
+/**
+ * A disk whose armed `.log` fsyncs fail once asynchronously (EIO) while a later fsync of the same
+ * file succeeds without the lost bytes being written again: Linux's writeback-error behaviour
+ * (errors reach one fsync per descriptor), the reason a failed fsync must never be retried.
+ */
+function failingAsyncSyncs(inner: MemoryFileSystem): FileSystem & { armed: boolean } {
+  const disk = {
+    armed: false,
+    open(path: string, mode: 'r' | 'rw'): FileHandle {
+      const handle = inner.open(path, mode);
+      return new Proxy(handle, {
+        get(target, prop) {
+          if (prop === 'syncAsync' && path.endsWith('.log')) {
+            return () => {
+              const synced = target.syncAsync!();
+              if (!disk.armed) return synced;
+              disk.armed = false;
+              return synced.then(() => {
+                throw fsError('EIO', 'fsync', path, 'injected writeback error');
+              });
+            };
+          }
+          const value = Reflect.get(target, prop) as unknown;
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+    },
+  };
+  return new Proxy(disk, {
+    get(target, prop) {
+      if (prop in target) return Reflect.get(target, prop) as unknown;
+      const value = Reflect.get(inner, prop) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(inner) : value;
+    },
+    set(target, prop, value) {
+      return Reflect.set(target, prop, value);
+    },
+  }) as unknown as FileSystem & { armed: boolean };
+}
 
 const LOG_DIR = '/data';
 const REPLICA = 'replica/0/t/0';
@@ -29,7 +72,7 @@ function replicaArgs(overrides: Partial<ReplicaArgs['config']> = {}): ReplicaArg
   };
 }
 
-async function boot(seed: number, fs: MemoryFileSystem, config: Partial<ReplicaArgs['config']> = {}, logger?: Logger) {
+async function boot(seed: number, fs: FileSystem, config: Partial<ReplicaArgs['config']> = {}, logger?: Logger) {
   const sim = new SimRuntime({ seed, fs, trace: true, ...(logger ? { logger } : {}) });
   const logDirArgs: LogDirArgs = { logDir: LOG_DIR, clusterId: 'AAAAAAAAAAAAAAAAAAAAAw', nodeId: 0, directoryId: 'AAAAAAAAAAAAAAAAAAAABA' };
   await sim.spawn(LOG_DIR_ACTOR, 'log-dir', logDirArgs, { pool: 'broker', brokerId: 0 });
@@ -233,6 +276,50 @@ describe('replica actor in the simulation runtime', () => {
     assert.equal(fs.unsyncedBytes(`${LOG_DIR}/t-0/00000000000000000000.log`), 0, 'everything fsynced by the clean stop');
     assert.deepEqual(logger.lines.filter((l) => l.level === 'error'), [], 'stop closed the log only after the flush in flight');
     await sim.shutdown();
+  });
+
+  test('delete while an fsync is in flight: answered once it completes, directory removed, no error', async () => {
+    const fs = new MemoryFileSystem({ asyncSyncs: 'manual' });
+    const logger = recordingLogger();
+    const { sim, net } = await boot(11, fs, {}, logger);
+    const acked = net.request<ProduceReply>(REPLICA, 'produce', { records: batch(['x']), acks: -1, timeoutMs: 60_000 }, 60_000);
+    await sim.settle();
+    assert.ok(fs.pendingSyncs > 0, 'a flush is in flight');
+    let deleted = false;
+    const deletion = net.request(REPLICA, 'delete', {}, 60_000).then(() => {
+      deleted = true;
+    });
+    await sim.settle();
+    assert.equal((await acked).errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'the acks=all produce is failed by the delete, never acknowledged');
+    assert.equal(deleted, false, 'delete waits for the fsync in flight');
+    assert.ok(fs.exists(`${LOG_DIR}/t-0`));
+    fs.completeSyncs();
+    await sim.settle();
+    await deletion;
+    assert.equal(fs.exists(`${LOG_DIR}/t-0`), false);
+    assert.deepEqual(logger.lines.filter((l) => l.level === 'error'), []);
+    await sim.shutdown();
+  });
+
+  test('an fsync that fails while stop waits for it is never retried into a clean checkpoint', async () => {
+    const memory = new MemoryFileSystem({ asyncSyncs: 'manual' });
+    const fs = failingAsyncSyncs(memory);
+    const logger = recordingLogger();
+    const { sim, net } = await boot(12, fs, {}, logger);
+    await sim.settle();
+    fs.armed = true;
+    const produced = net.request<ProduceReply>(REPLICA, 'produce', { records: batch(['x']), acks: 1, timeoutMs: 1000 }, 60_000);
+    await sim.settle();
+    assert.equal((await produced).errorCode, ErrorCode.NONE);
+    assert.ok(memory.pendingSyncs > 0, 'the failing flush is in flight');
+    const stopped = sim.stopActor(REPLICA);
+    await sim.settle();
+    memory.completeSyncs();
+    await stopped;
+    const checkpoint = readOffsetCheckpoint(memory, `${LOG_DIR}/recovery-point-offset-checkpoint`).find((c) => c.topic === 't' && c.partition === 0);
+    assert.ok(checkpoint === undefined || checkpoint.offset === 0, `recovery point ${JSON.stringify(checkpoint)} must not cover the batch whose fsync failed`);
+    assert.ok(logger.lines.some((l) => l.level === 'error' && /stop failed/.test(l.msg ?? '')), 'the stop fails with the fsync error');
+    await sim.shutdown().catch(() => undefined);
   });
 
   test('the same seed gives the same delivery trace', async () => {

@@ -292,6 +292,43 @@ describe('Log: asynchronous flush (pipelined group commit)', () => {
     assert.deepEqual(readAll(log), Buffer.concat(stored));
   });
 
+  for (const disk of ['memory', 'node'] as const) {
+    it(`(${disk} disk) the cleaner swapping a segment whose fsync is in flight: the flush completes, counts only what it synced, and a crash keeps the cleaned segment`, async () => {
+      const root = disk === 'node' ? tmpDir() : null;
+      try {
+        const fs: FileSystem = disk === 'memory' ? new MemoryFileSystem({ asyncSyncs: 'manual' }) : new NodeFileSystem();
+        const dir = root === null ? DIR : path.join(root, 'p-0');
+        const openCompacted = (recoveryPoint: number) => Log.open({
+          fs, dir, config: { segmentBytes: 350, indexIntervalBytes: 150 }, recoveryPoint, logger: recordingLogger(), clock: fixedClock(), compacted: true,
+        });
+        let log = openCompacted(0);
+        const stored = appendMany(log, 5); // segments [0, 6], nothing fsynced
+        assert.deepEqual(log.segmentBaseOffsets(), [0, 6]);
+        const inFlight = log.flushAsync();
+        // The cleaner's swap: segment 0 (whose fsyncs are in flight) becomes its batches 0 and 2.
+        const cleaned = Buffer.concat([stored[0]!, stored[2]!]);
+        assert.equal(log.replaceWithCleaned([0], [300], cleaned), true);
+        const late = appendMany(log, 1); // offsets 10-11, after the flush started
+        if (fs instanceof MemoryFileSystem) fs.completeSyncs();
+        assert.equal(await inFlight, 10, 'the LEO as of its start, not the batch appended meanwhile');
+        assert.equal(log.recoveryPoint, 10);
+        assert.equal(log.hasUnflushed, true, 'the late batch is not covered');
+        await log.whenFlushed();
+        if (fs instanceof MemoryFileSystem) {
+          fs.crash({ kind: 'lose-unsynced' });
+        } else {
+          log.close();
+        }
+        log = openCompacted(10);
+        const expected = [stored[0]!, stored[2]!, stored[3]!, stored[4]!, ...(fs instanceof MemoryFileSystem ? [] : late)];
+        assert.deepEqual(readAll(log), Buffer.concat(expected), 'cleaned segment 0, then everything the flush covered');
+        log.close();
+      } finally {
+        if (root !== null) removeDir(root);
+      }
+    });
+  }
+
   it('on a real disk, survives retention deleting a segment whose fsync is in flight', async () => {
     const root = tmpDir();
     try {
