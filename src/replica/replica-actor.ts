@@ -4,6 +4,15 @@
  * one: HW = min over the ISR of what each member counts toward it (with write.caching=false, only
  * fsynced bytes: the durability contract), so followers slot in later.
  *
+ * Group commit is pipelined: one asynchronous fsync (Log.flushAsync) is in flight at a time while
+ * appends go on; when it completes (re-entering the actor through a zero-delay timer, so a crashed
+ * actor never runs again) the HW moves to what it covered, acks=all produces it covers are answered,
+ * and the next flush starts at once if anything is unflushed: one fsync covers every append made
+ * during the previous one. flush.messages and stop() use the synchronous flush.
+ * Read-your-writes is kept as when the fsync blocked the actor: a fetch that would come back empty
+ * although the log holds more, a ListOffsets or a DeleteRecords that arrives while appends are not
+ * yet under the HW waits (at most two fsyncs) for the flush covering the LEO as of its arrival.
+ *
  * Messages (request -> reply):
  * - `produce` {records: Buffer|null, acks: -1|0|1, timeoutMs} -> ProduceReply
  * - `fetch` {fetchOffset, maxBytes, minOneBatch} -> FetchReply (reads stop at the HW)
@@ -64,13 +73,21 @@ export interface ListOffsetReply { errorCode: number; offset: number; timestamp:
 
 interface PendingProduce { requiredOffset: number; envelope: Envelope; reply: ProduceReply; timer: TimerHandle }
 interface PendingWatch { fetchOffset: number; envelope: Envelope; timer: TimerHandle }
+/** A read parked until the HW reaches `requiredHw`; `run` handles it again then (without parking). */
+interface DeferredRead { requiredHw: number; run: () => void }
 
 export class ReplicaActor implements Actor {
   private log!: Log;
   private epochs!: LeaderEpochCache;
   private highWatermark = 0;
-  private unflushedMessages = 0;
+  /** Records appended since start, and how many of them a completed flush covers (flush.messages). */
+  private appendedMessages = 0;
+  private flushedMessages = 0;
   private flushScheduled = false;
+  /** A Log.flushAsync is in flight (until its completion has been handled). */
+  private flushing = false;
+  /** stop() or delete() began: no new flush starts. */
+  private closing = false;
   private flushTimer: TimerHandle | null = null;
   private checkpointTimer: TimerHandle | null = null;
   private retentionTimer: TimerHandle | null = null;
@@ -85,6 +102,7 @@ export class ReplicaActor implements Actor {
   private lastCheckpoint = '';
   private readonly pendingProduces: PendingProduce[] = [];
   private readonly pendingWatches: PendingWatch[] = [];
+  private readonly deferredReads: DeferredRead[] = [];
   private readonly producerStates = new ProducerStateTable();
   private readonly dir: string;
 
@@ -154,6 +172,9 @@ export class ReplicaActor implements Actor {
 
   async stop(ctx: ActorContext): Promise<void> {
     if (!this.log) return;
+    this.closing = true;
+    await this.log.whenFlushed();
+    if (!this.log) return; // deleted meanwhile
     this.log.flush();
     this.updateHighWatermark(ctx);
     this.failPending(ctx, ErrorCode.NOT_LEADER_OR_FOLLOWER);
@@ -225,9 +246,9 @@ export class ReplicaActor implements Actor {
     }
     const { baseOffset, lastOffset } = this.log.append(batch, this.args.leaderEpoch);
     if (producerId >= 0) this.producerStates.update(producerId, producerEpoch, firstSeq, lastSeq, baseOffset, Number(batch.readBigInt64BE(L.MAX_TIMESTAMP)));
-    this.unflushedMessages += recordsCountOf(batch);
+    this.appendedMessages += recordsCountOf(batch);
     const reply = { ...this.produceReply(ErrorCode.NONE, null, baseOffset), logAppendTimeMs };
-    if (this.unflushedMessages >= config.flushMessages) this.flush(ctx);
+    if (this.appendedMessages - this.flushedMessages >= config.flushMessages) this.flush(ctx);
     else if (!config.writeCaching) this.scheduleFlush(ctx);
     this.updateHighWatermark(ctx);
     this.replyWhenCovered(envelope, ctx, acks, timeoutMs, lastOffset, reply);
@@ -256,7 +277,7 @@ export class ReplicaActor implements Actor {
     ctx.reply(envelope, { ...pending!.reply, errorCode: ErrorCode.REQUEST_TIMED_OUT, errorMessage: 'acks=all produce timed out waiting for the high watermark' });
   }
 
-  private fetch(envelope: Envelope, ctx: ActorContext): void {
+  private fetch(envelope: Envelope, ctx: ActorContext, mayDefer = true): void {
     const { fetchOffset, maxBytes, minOneBatch } = envelope.body as { fetchOffset: number; maxBytes: number; minOneBatch: boolean };
     const base = { highWatermark: this.highWatermark, lastStableOffset: this.highWatermark, logStartOffset: this.log.logStartOffset };
     // Kafka: below the log start or past the LEO is out of range; between the HW and the LEO is empty.
@@ -266,6 +287,7 @@ export class ReplicaActor implements Actor {
       return;
     }
     if (fetchOffset >= this.highWatermark) {
+      if (mayDefer && fetchOffset < this.log.logEndOffset && this.deferUntilFlushed(ctx, () => this.fetch(envelope, ctx, false))) return;
       ctx.reply(envelope, { ...base, errorCode: ErrorCode.NONE, records: null } satisfies FetchReply);
       return;
     }
@@ -288,9 +310,10 @@ export class ReplicaActor implements Actor {
     this.pendingWatches.push({ fetchOffset, envelope, timer });
   }
 
-  private listOffsets(envelope: Envelope, ctx: ActorContext): void {
+  private listOffsets(envelope: Envelope, ctx: ActorContext, mayDefer = true): void {
     const { timestamp } = envelope.body as { timestamp: number };
     const leaderEpoch = this.args.leaderEpoch;
+    if (mayDefer && timestamp !== -2 && this.deferUntilFlushed(ctx, () => this.listOffsets(envelope, ctx, false))) return;
     if (timestamp === -2) {
       ctx.reply(envelope, { errorCode: ErrorCode.NONE, offset: this.log.logStartOffset, timestamp: -1, leaderEpoch } satisfies ListOffsetReply);
     } else if (timestamp === -1) {
@@ -307,8 +330,15 @@ export class ReplicaActor implements Actor {
   }
 
   private async delete(envelope: Envelope, ctx: ActorContext): Promise<void> {
+    this.closing = true;
     this.failPending(ctx, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
     this.clearTimers(ctx);
+    await this.log?.whenFlushed();
+    if (!this.log) {
+      ctx.reply(envelope, {}); // a duplicate delete: the first one removed the log
+      return;
+    }
+    this.failPending(ctx, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION); // produced while the flush finished
     this.log.delete();
     this.log = undefined as unknown as Log;
     try {
@@ -332,8 +362,9 @@ export class ReplicaActor implements Actor {
       this.flushTimer = null;
       if (config.flushMs !== null) this.scheduleTimedFlush(ctx);
     }
-    // write.caching may have turned on: the HW can now count the page cache.
+    // write.caching may have turned on: the HW can now count the page cache; or off: flush the rest.
     this.updateHighWatermark(ctx);
+    if (!config.writeCaching && this.log.hasUnflushed) this.scheduleFlush(ctx);
     ctx.reply(envelope, {});
   }
 
@@ -342,7 +373,8 @@ export class ReplicaActor implements Actor {
     return { segmentBytes, indexIntervalBytes, segmentMs, segmentIndexBytes };
   }
 
-  private deleteRecords(envelope: Envelope, ctx: ActorContext): void {
+  private deleteRecords(envelope: Envelope, ctx: ActorContext, mayDefer = true): void {
+    if (mayDefer && this.deferUntilFlushed(ctx, () => this.deleteRecords(envelope, ctx, false))) return;
     const requested = (envelope.body as { offset: number }).offset;
     const offset = requested === -1 ? this.highWatermark : requested;
     if (offset < 0 || offset > this.highWatermark) {
@@ -437,32 +469,73 @@ export class ReplicaActor implements Actor {
     this.retentionTimer = null;
   }
 
-  /** Group commit: one fsync for every append handled before the timer fires. */
+  /**
+   * Group commit: one fsync for every append handled before the timer fires. While a flush is in
+   * flight nothing is scheduled: its completion starts the next one.
+   */
   private scheduleFlush(ctx: ActorContext): void {
-    if (this.flushScheduled) return;
+    if (this.flushScheduled || this.flushing) return;
     this.flushScheduled = true;
     ctx.timers.setTimeout(() => {
       this.flushScheduled = false;
-      if (!this.log) return;
-      this.flush(ctx);
-      this.updateHighWatermark(ctx);
+      this.startFlush(ctx);
     }, 0);
   }
 
   private scheduleTimedFlush(ctx: ActorContext): void {
     this.flushTimer = ctx.timers.setTimeout(() => {
       if (!this.log) return;
-      if (this.log.hasUnflushed) {
-        this.flush(ctx);
-        this.updateHighWatermark(ctx);
-      }
+      if (this.log.hasUnflushed) this.startFlush(ctx);
       this.scheduleTimedFlush(ctx);
     }, Math.max(1, this.args.config.flushMs ?? 1000));
   }
 
+  /**
+   * Starts an asynchronous flush unless one is in flight. Its completion comes back through a
+   * zero-delay timer (the actor's own turn; never after a crash); an fsync error is thrown there,
+   * crashing the actor's worker as a synchronous fsync error would.
+   */
+  private startFlush(ctx: ActorContext): void {
+    if (this.flushing || this.closing || !this.log) return;
+    const messages = this.appendedMessages;
+    const flushed = this.log.flushAsync();
+    this.flushing = true;
+    flushed.then(
+      () => ctx.timers.setTimeout(() => this.onFlushed(ctx, messages), 0),
+      (error: unknown) => ctx.timers.setTimeout(() => {
+        this.flushing = false;
+        throw error;
+      }, 0),
+    );
+  }
+
+  /**
+   * Parks a read until the HW covers the LEO as of now, when appends are still being fsynced
+   * (write.caching=false): it then sees them, as it would have had the fsync blocked the actor.
+   * Returns false (handle it now) when nothing is pending.
+   */
+  private deferUntilFlushed(ctx: ActorContext, run: () => void): boolean {
+    const leo = this.log.logEndOffset;
+    if (this.highWatermark >= leo || this.closing) return false;
+    this.deferredReads.push({ requiredHw: leo, run });
+    this.scheduleFlush(ctx); // normally one is already scheduled or in flight
+    return true;
+  }
+
+  /** A flush started when `messages` records were appended has completed. */
+  private onFlushed(ctx: ActorContext, messages: number): void {
+    this.flushing = false;
+    if (this.closing || !this.log) return;
+    this.flushedMessages = Math.max(this.flushedMessages, messages);
+    this.updateHighWatermark(ctx);
+    // Pipelining: everything appended while that fsync ran goes into the next one, now.
+    if (!this.args.config.writeCaching && this.log.hasUnflushed) this.startFlush(ctx);
+  }
+
+  /** Synchronous flush (flush.messages): fsyncs everything appended so far before returning. */
   private flush(_ctx: ActorContext): void {
     this.log.flush();
-    this.unflushedMessages = 0;
+    this.flushedMessages = this.appendedMessages;
   }
 
   /**
@@ -478,6 +551,13 @@ export class ReplicaActor implements Actor {
   }
 
   private completePending(ctx: ActorContext): void {
+    for (let i = 0; i < this.deferredReads.length;) {
+      const read = this.deferredReads[i]!;
+      if (read.requiredHw <= this.highWatermark) {
+        this.deferredReads.splice(i, 1);
+        read.run();
+      } else i++;
+    }
     for (let i = 0; i < this.pendingProduces.length;) {
       const pending = this.pendingProduces[i]!;
       if (pending.requiredOffset <= this.highWatermark) {
@@ -497,6 +577,8 @@ export class ReplicaActor implements Actor {
   }
 
   private failPending(ctx: ActorContext, errorCode: number): void {
+    // Parked reads are answered with what the HW covers now.
+    for (const read of this.deferredReads.splice(0)) read.run();
     for (const pending of this.pendingProduces.splice(0)) {
       ctx.timers.clearTimeout(pending.timer);
       ctx.reply(pending.envelope, { ...pending.reply, errorCode, errorMessage: 'replica stopped before the high watermark covered the batch' });

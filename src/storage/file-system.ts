@@ -1,6 +1,8 @@
 /**
  * The storage API actors use: a small synchronous file-system surface. Actors may block their own
- * worker thread on it (DESIGN.md); the network thread never calls it. Two implementations:
+ * worker thread on it (DESIGN.md); the network thread never calls it. The one asynchronous call is
+ * the optional {@link FileHandle.syncAsync}, so that a group-commit fsync need not block the actor
+ * (use {@link syncHandleAsync}, which falls back to `sync()`). Two implementations:
  * `NodeFileSystem` (node:fs) and `MemoryFileSystem` (the simulation's disk, which can lose unsynced
  * bytes or tear the last write on a simulated crash).
  *
@@ -17,7 +19,34 @@ export interface FileHandle {
   truncate(sizeBytes: number): void;
   /** Makes every write so far durable (fsync / fdatasync). */
   sync(): void;
+  /**
+   * Optional asynchronous fsync: resolves once every write made BEFORE the call is durable (the
+   * calling thread is free meanwhile). Writes made while it is in flight may or may not be covered:
+   * a caller must never count them as durable. Rejects with the fsync error. Closing the handle
+   * while a sync is in flight is allowed (the descriptor is released when the sync is done).
+   */
+  syncAsync?(): Promise<void>;
   close(): void;
+}
+
+/** `handle.syncAsync()` when the handle has it, else `sync()` now (a throw becomes a rejection). */
+export function syncHandleAsync(handle: FileHandle): Promise<void> {
+  try {
+    if (handle.syncAsync !== undefined) return handle.syncAsync();
+    handle.sync();
+    return Promise.resolve();
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/**
+ * Waits for every promise to settle (so nothing started is left running unobserved), then rejects
+ * with the first rejection, if any.
+ */
+export async function settleAll(promises: Array<Promise<unknown>>): Promise<void> {
+  const results = await Promise.allSettled(promises);
+  for (const r of results) if (r.status === 'rejected') throw r.reason;
 }
 
 export interface FileSystem {

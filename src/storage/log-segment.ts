@@ -28,7 +28,7 @@ import { posix } from 'node:path';
 import type { Clock, Logger } from '../runtime/actor';
 import * as L from '../protocol/record-batch/layout';
 import { batchSizeAt, checkBatch, lastOffsetDeltaOf, maxTimestampOf } from '../protocol/record-batch/view';
-import type { FileHandle, FileSystem } from './file-system';
+import { settleAll, syncHandleAsync, type FileHandle, type FileSystem } from './file-system';
 import { OffsetIndex } from './offset-index';
 import { recordTimestamps, type Decompress } from './record-timestamps';
 import { NO_TIMESTAMP, TimeIndex, type TimestampOffset } from './time-index';
@@ -148,6 +148,8 @@ export class LogSegment {
   /** Next offset to append here; NaN until `loadNextOffset` or `recover` ran on a loaded segment. */
   private next = Number.NaN;
   private unsynced = false;
+  /** Bumped by every change that makes the segment unsynced (an async sync clears `unsynced` only if unchanged). */
+  private changes = 0;
   private closed = false;
   /** Kafka's maxTimestampAndOffsetSoFar: the largest batch maxTimestamp and that batch's last offset. */
   private maxSoFar: TimestampOffset;
@@ -197,7 +199,7 @@ export class LogSegment {
     segment.timeIndex.reset();
     segment.maxSoFar = UNKNOWN_MAX;
     segment.next = args.baseOffset;
-    segment.unsynced = true;
+    segment.markUnsynced();
     return segment;
   }
 
@@ -301,6 +303,7 @@ export class LogSegment {
   /** Marks the segment as possibly not fsynced (recovered bytes may live only in the page cache). */
   markUnsynced(): void {
     this.unsynced = true;
+    this.changes++;
   }
 
   /**
@@ -343,7 +346,7 @@ export class LogSegment {
     if (timeBeyondLog) {
       this.logger.warn({ segment: this.timeIndexPath, offset: lastTime.offset, nextOffset: expected }, 'dropping time index entries beyond the log');
       this.timeIndex.truncateToOffset(expected);
-      this.unsynced = true;
+      this.markUnsynced();
     }
     if (missing.length > 0) {
       this.logger.info({ segment: this.indexPath, entries: missing.length }, 'adding offset index entries missing after the last one');
@@ -353,7 +356,7 @@ export class LogSegment {
       }
       this.index.writePending();
       this.timeIndex.writePending();
-      this.unsynced = true;
+      this.markUnsynced();
     }
     if (timeBeyondLog) this.reloadMaxTimestamp();
     else this.maxSoFar = max;
@@ -457,7 +460,7 @@ export class LogSegment {
       );
       this.logHandle.truncate(pos);
       this.size = pos;
-      this.unsynced = true;
+      this.markUnsynced();
       this.touch();
     }
     // Kafka: "a normally closed segment always appends the biggest timestamp ever seen".
@@ -483,7 +486,7 @@ export class LogSegment {
     if (max === null) return `${this.logPath}: batch headers not well formed`;
     this.timeIndex.writePending();
     this.maxSoFar = max;
-    this.unsynced = true;
+    this.markUnsynced();
     return null;
   }
 
@@ -541,7 +544,7 @@ export class LogSegment {
       if (this.maxSoFar.timestampMs >= 0) this.timeIndex.maybeAppend(this.maxSoFar.timestampMs, this.maxSoFar.offset);
     }
     this.next = lastOffset + 1;
-    this.unsynced = true;
+    this.markUnsynced();
     this.touch();
   }
 
@@ -553,7 +556,7 @@ export class LogSegment {
    */
   onBecomeInactive(): void {
     this.assertOpen();
-    if (this.maxSoFar.timestampMs >= 0 && this.timeIndex.maybeAppend(this.maxSoFar.timestampMs, this.maxSoFar.offset)) this.unsynced = true;
+    if (this.maxSoFar.timestampMs >= 0 && this.timeIndex.maybeAppend(this.maxSoFar.timestampMs, this.maxSoFar.offset)) this.markUnsynced();
   }
 
   /**
@@ -654,7 +657,7 @@ export class LogSegment {
     this.timeIndex.truncateToOffset(batch.baseOffset);
     this.size = batch.position;
     this.next = Math.min(batch.baseOffset, offset); // below `offset` unless it fell in a compaction gap
-    this.unsynced = true;
+    this.markUnsynced();
     this.reloadMaxTimestamp();
     this.touch();
     if (this.size === 0) {
@@ -728,6 +731,25 @@ export class LogSegment {
     this.index.sync();
     this.timeIndex.sync();
     this.unsynced = false;
+  }
+
+  /**
+   * fsyncs the `.log`, the `.index` and the `.timeindex` asynchronously (pending index entries are
+   * written first, now): resolves once everything written before the call is durable. The segment
+   * counts as synced afterwards only if nothing changed it meanwhile ({@link hasUnsyncedBytes} stays
+   * true while the sync is in flight, so a synchronous {@link sync} still covers it). Closing or
+   * deleting the segment meanwhile is allowed (the files' descriptors outlive the sync).
+   */
+  syncAsync(): Promise<void> {
+    try {
+      this.assertOpen();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const changes = this.changes;
+    return settleAll([syncHandleAsync(this.logHandle), this.index.syncAsync(), this.timeIndex.syncAsync()]).then(() => {
+      if (this.changes === changes) this.unsynced = false;
+    });
   }
 
   /**

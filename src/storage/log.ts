@@ -9,10 +9,12 @@
  * ```
  *
  * Offsets are dense: each appended batch starts at the LEO. The recovery point is the offset below
- * which everything is fsynced; `flush()` advances it to the LEO. On open, segments that may hold
- * data at or beyond the recovery point are re-validated (CRC-32C, dense offsets), a torn or corrupt
- * tail is truncated and every later segment deleted (Kafka's LogLoader.recoverLog), and damaged
- * indexes are rebuilt. The recovery point passed in is a hint, bounded by what the log holds.
+ * which everything is fsynced; `flush()` advances it to the LEO, `flushAsync()` (pipelined group
+ * commit: appends go on while the disk flushes) to the LEO as of its start, once its fsyncs are done.
+ * On open, segments that may hold data at or beyond the recovery point are re-validated (CRC-32C,
+ * dense offsets), a torn or corrupt tail is truncated and every later segment deleted (Kafka's
+ * LogLoader.recoverLog), and damaged indexes are rebuilt. The recovery point passed in is a hint,
+ * bounded by what the log holds.
  *
  * Segments roll on append (Kafka's UnifiedLog.maybeRoll): by size (segment.bytes), by time
  * (segment.ms, measured between batch timestamps), when an index is full (segment.index.bytes), or
@@ -34,7 +36,7 @@ import {
   setBaseOffset,
   setPartitionLeaderEpoch,
 } from '../protocol/record-batch/view';
-import type { FileSystem } from './file-system';
+import { settleAll, type FileSystem } from './file-system';
 import { recoverCleanerLeftovers, writeSwapFile } from './segment-swap';
 import {
   LOG_FILE_SUFFIX,
@@ -138,7 +140,7 @@ export interface LogAppendInfo {
  */
 export type LogReadResult = { kind: 'ok'; records: Buffer; firstOffset: number | null } | { kind: 'out-of-range' };
 
-/** A partition log (see module doc). Owned by one replica actor; synchronous; not thread-safe. */
+/** A partition log (see module doc). Owned by one replica actor; synchronous but for {@link Log.flushAsync}; not thread-safe. */
 export class Log {
   readonly dir: string;
   private readonly fs: FileSystem;
@@ -156,6 +158,15 @@ export class Log {
   /** Segment files were created or deleted since the last directory sync. */
   private dirDirty: boolean;
   private closed = false;
+  /** The {@link flushAsync} in flight (at most one), or null. */
+  private flushing: Promise<number> | null = null;
+  /**
+   * The error of a failed asynchronous fsync, sticky: Linux reports a writeback error to one fsync
+   * per descriptor only, so a later fsync may succeed although the bytes were never written. Once
+   * set, every {@link flush} and {@link flushAsync} throws it (Kafka takes the log dir offline on a
+   * flush IOException rather than retrying).
+   */
+  private syncFailure: unknown = null;
 
   private constructor(args: LogOpenArgs, segments: LogSegment[], state: { rp: number; lso: number; dirDirty: boolean }) {
     this.dir = args.dir;
@@ -279,6 +290,16 @@ export class Log {
     return total;
   }
 
+  /** Whether a {@link flushAsync} is in flight. */
+  get flushInFlight(): boolean {
+    return this.flushing !== null;
+  }
+
+  /** Resolves once no {@link flushAsync} is in flight (never rejects: the flush's caller sees its error). */
+  async whenFlushed(): Promise<void> {
+    while (this.flushing !== null) await this.flushing.then(() => undefined, () => undefined);
+  }
+
   /** Whether a {@link flush} has anything to fsync. */
   get hasUnflushed(): boolean {
     return this.rp < this.leo || this.dirDirty || this.segments.some((s) => s.hasUnsyncedBytes);
@@ -353,10 +374,11 @@ export class Log {
   /**
    * fsyncs every segment with unsynced bytes, then the directory if segments were created or
    * deleted; advances the recovery point to the LEO and returns it (group commit: one call covers all
-   * appends so far).
+   * appends so far). Throws the fsync error, or that of an earlier failed {@link flushAsync}.
    */
   flush(): number {
     this.assertOpen();
+    this.throwIfSyncFailed();
     for (const s of this.segments) if (s.hasUnsyncedBytes) s.sync();
     if (this.dirDirty) {
       this.fs.syncDir(this.dir);
@@ -365,6 +387,51 @@ export class Log {
     this.rp = this.leo;
     this.checkInvariants();
     return this.rp;
+  }
+
+  /**
+   * Pipelined group commit: fsyncs every segment with unsynced bytes at the call asynchronously
+   * (FileHandle.syncAsync; pending index entries are written and, when segments were created or
+   * deleted, the directory is synced at once, synchronously), then advances the recovery point to
+   * the LEO AS OF THE CALL and resolves with it. Appends, rolls, reads, retention and synchronous
+   * {@link flush}es may run while it is in flight: bytes appended meanwhile are not counted (they
+   * stay unflushed for the next flush, as do segments rolled meanwhile), and a segment stays "unsynced"
+   * until a sync that started after its last change has completed. At most one is in flight per log
+   * (asserted); {@link truncateTo}, {@link close} and {@link delete} assert that none is (await
+   * {@link whenFlushed} first). On an fsync error it rejects (after every fsync it started has
+   * settled) and the recovery point does not move, and from then on this and {@link flush} throw
+   * that error (sticky: a retried fsync can falsely succeed after a writeback error).
+   */
+  flushAsync(): Promise<number> {
+    this.assertOpen();
+    this.throwIfSyncFailed();
+    assert.equal(this.flushing, null, `log ${this.dir}: a flush is already in flight`);
+    const target = this.leo;
+    const syncs = this.segments.filter((s) => s.hasUnsyncedBytes).map((s) => s.syncAsync());
+    if (this.dirDirty) {
+      try {
+        this.fs.syncDir(this.dir);
+        this.dirDirty = false;
+      } catch (error) {
+        syncs.push(Promise.reject(error));
+      }
+    }
+    const flushing = settleAll(syncs).then(
+      () => {
+        this.flushing = null;
+        // Never past what was synced; truncateTo (the only way down) cannot run meanwhile.
+        this.rp = Math.max(this.rp, Math.min(target, this.leo));
+        this.checkInvariants();
+        return this.rp;
+      },
+      (error: unknown) => {
+        this.flushing = null;
+        this.syncFailure ??= error;
+        throw error;
+      },
+    );
+    this.flushing = flushing;
+    return flushing;
   }
 
   /**
@@ -539,6 +606,7 @@ export class Log {
    */
   truncateTo(offset: number): void {
     this.assertOpen();
+    assert.equal(this.flushing, null, `log ${this.dir}: truncateTo during an in-flight flush`);
     assert.ok(Number.isSafeInteger(offset) && offset >= 0, `truncate offset ${offset}`);
     if (offset >= this.leo) return;
     const before = this.leo;
@@ -684,14 +752,18 @@ export class Log {
     this.firstDirty = Math.max(this.firstDirty, offset);
   }
 
-  /** Closes all files (no flush: call {@link flush} first for a clean shutdown). Idempotent. */
+  /**
+   * Closes all files (no flush: call {@link flush} first for a clean shutdown). Idempotent. Asserts
+   * no {@link flushAsync} is in flight (await {@link whenFlushed}).
+   */
   close(): void {
     if (this.closed) return;
+    assert.equal(this.flushing, null, `log ${this.dir}: close during an in-flight flush`);
     this.closed = true;
     for (const s of this.segments) s.close();
   }
 
-  /** Closes the log and removes its directory. */
+  /** Closes the log and removes its directory (asserts no {@link flushAsync} is in flight, as close). */
   delete(): void {
     this.close();
     this.fs.rmrf(this.dir);
@@ -817,6 +889,11 @@ export class Log {
     assert.ok(size >= L.RECORD_BATCH_OVERHEAD && size <= available, `batchLength says ${size} bytes, ${available} given`);
     assert.equal(buf.readInt8(position + L.MAGIC), L.CURRENT_MAGIC, 'only magic 2 batches are stored');
     return size;
+  }
+
+  /** Throws the sticky error of a failed asynchronous fsync (see {@link syncFailure}), if any. */
+  private throwIfSyncFailed(): void {
+    if (this.syncFailure !== null) throw this.syncFailure;
   }
 
   private assertOpen(): void {

@@ -6,6 +6,12 @@
  * What is modelled (and what is simplified):
  * - File contents: every `write`/`truncate` since the file's last `sync()` is pending. `sync()` makes
  *   the whole current content durable. A crash reverts each file to its durable content.
+ * - Asynchronous fsync (`syncAsync`): it covers the operations made BEFORE the call. When it
+ *   completes, the file's durable content becomes its content as of the call (never less durable
+ *   than it already is); operations made while it was in flight stay pending. A crash before it
+ *   completes makes it fail (EIO) and leaves the durable content as it was. By default it completes
+ *   on a microtask, in call order (deterministic); with `{ asyncSyncs: 'manual' }` it waits for
+ *   {@link MemoryFileSystem.completeSyncs}, so tests can interleave appends and crashes with it.
  * - Directory entries: a file created by `open(.., 'rw')`, a `rename` and an `unlink` change the
  *   directory's current entries only; `syncDir(dir)` makes that directory's current entries durable.
  *   After a crash a file that was created but whose directory was never synced is gone, and an
@@ -43,7 +49,28 @@ export interface CrashReport {
   keptBytes: number;
 }
 
-type PendingOp = { kind: 'write'; position: number; data: Buffer } | { kind: 'truncate'; sizeBytes: number };
+/** A write or truncation since the last sync; `seq` orders the operations of one file. */
+type PendingOp = { kind: 'write'; seq: number; position: number; data: Buffer } | { kind: 'truncate'; seq: number; sizeBytes: number };
+
+/** Options of {@link MemoryFileSystem}. */
+export interface MemoryFileSystemOptions {
+  /**
+   * When `syncAsync` completes: `microtask` (default) on a microtask after the call, in call order;
+   * `manual` only when the test calls {@link MemoryFileSystem.completeSyncs}.
+   */
+  asyncSyncs?: 'microtask' | 'manual';
+}
+
+/** An asynchronous fsync in flight. */
+interface QueuedSync {
+  file: MemFile;
+  path: string;
+  /** Operations with seq <= upToSeq become durable. */
+  upToSeq: number;
+  generation: number;
+  resolve: () => void;
+  reject: (error: Error) => void;
+}
 
 /** Builds a Node-style error with `code`, `syscall` and `path`, like node:fs throws. */
 export function fsError(code: string, syscall: string, path: string, detail?: string): NodeJS.ErrnoException {
@@ -63,6 +90,8 @@ class MemFile {
   durableSize = 0;
   pending: PendingOp[] = [];
   lastWriteSeq = 0;
+  /** Sequence number of this file's last write or truncation. */
+  opSeq = 0;
 
   durableContent(): Buffer {
     return Buffer.from(this.durableSnapshot ?? this.data.subarray(0, this.durableSize));
@@ -99,6 +128,34 @@ class MemFile {
     this.durableSize = this.size;
     this.durableSnapshot = null;
     this.pending = [];
+  }
+
+  /**
+   * Completes an asynchronous fsync started when `opSeq` was `upToSeq`: the pending operations up to
+   * it become durable (applied in order to the durable content), later ones stay pending.
+   */
+  syncUpTo(upToSeq: number): void {
+    let k = 0;
+    while (k < this.pending.length && this.pending[k]!.seq <= upToSeq) k++;
+    if (k === 0) return; // a later sync() already covered them
+    if (k === this.pending.length) {
+      this.sync();
+      return;
+    }
+    const durable = new MemFile();
+    durable.applyWrite(this.durableContent(), 0);
+    for (const op of this.pending.slice(0, k)) {
+      if (op.kind === 'write') durable.applyWrite(op.data, op.position);
+      else durable.applyTruncate(op.sizeBytes);
+    }
+    const rest = this.pending.slice(k);
+    const durableSize = durable.size;
+    // The current content still starts with the new durable content unless a later operation
+    // reaches below its end: then the durable content needs its own copy.
+    const untouched = rest.every((op) => (op.kind === 'write' ? op.position >= durableSize : op.sizeBytes >= durableSize));
+    this.durableSnapshot = untouched ? null : Buffer.from(durable.data.subarray(0, durableSize));
+    this.durableSize = durableSize;
+    this.pending = rest;
   }
 
   pendingWriteBytes(): number {
@@ -170,7 +227,7 @@ class MemHandle implements FileHandle {
     const file = this.live('write');
     if (this.mode === 'r') throw fsError('EBADF', 'write', this.path, 'opened read-only');
     file.applyWrite(data, position);
-    file.pending.push({ kind: 'write', position, data: Buffer.from(data) });
+    file.pending.push({ kind: 'write', seq: ++file.opSeq, position, data: Buffer.from(data) });
     file.lastWriteSeq = this.owner.nextWriteSeq();
   }
 
@@ -182,13 +239,18 @@ class MemHandle implements FileHandle {
     const file = this.live('ftruncate');
     if (this.mode === 'r') throw fsError('EBADF', 'ftruncate', this.path, 'opened read-only');
     file.applyTruncate(sizeBytes);
-    file.pending.push({ kind: 'truncate', sizeBytes });
+    file.pending.push({ kind: 'truncate', seq: ++file.opSeq, sizeBytes });
     file.lastWriteSeq = this.owner.nextWriteSeq();
   }
 
   sync(): void {
     this.live('fsync').sync();
     this.owner.syncCount++;
+  }
+
+  syncAsync(): Promise<void> {
+    const file = this.live('fsync');
+    return this.owner.queueSync(file, this.path);
   }
 
   close(): void {
@@ -201,11 +263,55 @@ export class MemoryFileSystem implements FileSystem {
   private readonly root = new MemDir();
   /** Bumped by each crash; handles from an older generation are dead. */
   generation = 0;
-  /** Number of file fsyncs so far (tests assert group commit). */
+  /** Number of file fsyncs so far, asynchronous ones counted when they start (tests assert group commit). */
   syncCount = 0;
   /** Number of directory fsyncs so far. */
   syncDirCount = 0;
   private writeSeq = 0;
+  private readonly asyncSyncs: 'microtask' | 'manual';
+  /** Asynchronous fsyncs waiting for {@link completeSyncs} (manual mode), oldest first. */
+  private readonly queuedSyncs: QueuedSync[] = [];
+
+  constructor(options: MemoryFileSystemOptions = {}) {
+    this.asyncSyncs = options.asyncSyncs ?? 'microtask';
+  }
+
+  /** @internal Starts an asynchronous fsync of `file` covering its operations so far. */
+  queueSync(file: MemFile, path: string): Promise<void> {
+    this.syncCount++;
+    return new Promise<void>((resolve, reject) => {
+      const sync: QueuedSync = { file, path, upToSeq: file.opSeq, generation: this.generation, resolve, reject };
+      if (this.asyncSyncs === 'manual') this.queuedSyncs.push(sync);
+      else queueMicrotask(() => this.finishSync(sync));
+    });
+  }
+
+  private finishSync(sync: QueuedSync): void {
+    if (sync.generation !== this.generation) {
+      sync.reject(fsError('EIO', 'fsync', sync.path, 'interrupted by a crash'));
+      return;
+    }
+    sync.file.syncUpTo(sync.upToSeq);
+    sync.resolve();
+  }
+
+  /** Asynchronous fsyncs started and not yet completed (manual mode). */
+  get pendingSyncs(): number {
+    return this.queuedSyncs.length;
+  }
+
+  /**
+   * Manual mode: completes the `count` oldest asynchronous fsyncs in flight (all by default), making
+   * durable what each covered; their promises resolve on later microtasks. Returns how many completed.
+   */
+  completeSyncs(count = Number.POSITIVE_INFINITY): number {
+    let done = 0;
+    while (done < count && this.queuedSyncs.length > 0) {
+      this.finishSync(this.queuedSyncs.shift()!);
+      done++;
+    }
+    return done;
+  }
 
   /** @internal */
   nextWriteSeq(): number {
@@ -356,10 +462,13 @@ export class MemoryFileSystem implements FileSystem {
    * every surviving file to its durable content, except that in `torn-last-write` mode one file keeps
    * a prefix of its pending writes (see module doc). `random` picks `keepBytes` when the mode does
    * not give it (uniform in [0, pending bytes]); without either, half the pending bytes are kept.
-   * All handles opened before the crash become dead.
+   * All handles opened before the crash become dead, and asynchronous fsyncs in flight fail with
+   * EIO without making anything durable.
    */
   crash(mode: CrashMode, random?: Random): CrashReport {
     this.generation++;
+    // Asynchronous fsyncs in flight never complete: they fail, having made nothing durable.
+    for (const sync of this.queuedSyncs.splice(0)) this.finishSync(sync);
     const survivors = new Map<MemFile, string>();
     const walk = (dir: MemDir, prefix: string): void => {
       for (const [name, node] of dir.durableEntries) {

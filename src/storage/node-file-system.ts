@@ -1,6 +1,9 @@
 /**
  * The production {@link FileSystem}: synchronous node:fs calls (an actor blocks only its own worker
- * thread). `sync()` is fsync(2); `writeFileAtomic` is Kafka's checkpoint discipline: write
+ * thread). `sync()` is fsync(2); `syncAsync()` is fsync(2) on libuv's thread pool (`fs.fsync` with a
+ * callback on the same descriptor), so the actor's thread keeps working while the disk flushes; a
+ * `close()` during it is deferred until it is done (the descriptor must not be reused under it).
+ * `writeFileAtomic` is Kafka's checkpoint discipline: write
  * `path.tmp`, fsync it, rename it over `path`, fsync the directory. Errors are node:fs's own
  * (`ENOENT`, `EISDIR`, ...). This is the only storage file that imports node:fs.
  */
@@ -10,6 +13,10 @@ import type { FileHandle, FileSystem } from './file-system';
 
 class NodeFileHandle implements FileHandle {
   private fd: number | null;
+  /** Asynchronous fsyncs in flight on `fd` (or on `closingFd` once closed). */
+  private syncsInFlight = 0;
+  /** A descriptor whose close waits for the syncs in flight. */
+  private closingFd: number | null = null;
 
   constructor(fd: number, private readonly path: string) {
     this.fd = fd;
@@ -55,11 +62,33 @@ class NodeFileHandle implements FileHandle {
     fs.fsyncSync(this.openFd);
   }
 
+  syncAsync(): Promise<void> {
+    const fd = this.openFd;
+    this.syncsInFlight++;
+    return new Promise<void>((resolve, reject) => {
+      fs.fsync(fd, (err) => {
+        this.syncsInFlight--;
+        if (this.syncsInFlight === 0 && this.closingFd !== null) {
+          const closing = this.closingFd;
+          this.closingFd = null;
+          try {
+            fs.closeSync(closing);
+          } catch {
+            // Nothing to do: the handle is closed as far as its owner knows.
+          }
+        }
+        if (err) reject(err);
+        else resolve();
+      });
+    });
+  }
+
   close(): void {
     if (this.fd === null) return;
     const fd = this.fd;
     this.fd = null;
-    fs.closeSync(fd);
+    if (this.syncsInFlight > 0) this.closingFd = fd;
+    else fs.closeSync(fd);
   }
 }
 

@@ -12,7 +12,7 @@
  * is always exactly `entries * 8` bytes (no preallocation, so nothing to trim).
  */
 import assert from 'node:assert/strict';
-import type { FileHandle, FileSystem } from './file-system';
+import { syncHandleAsync, type FileHandle, type FileSystem } from './file-system';
 
 /** Bytes per index entry. */
 export const OFFSET_INDEX_ENTRY_BYTES = 8;
@@ -205,6 +205,16 @@ export class OffsetIndex {
   sync(): void {
     this.writePending();
     this.handle.sync();
+  }
+
+  /** Writes pending entries now, then fsyncs the index file asynchronously (see FileHandle.syncAsync). */
+  syncAsync(): Promise<void> {
+    try {
+      this.writePending();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return syncHandleAsync(this.handle);
   }
 
   /** Writes pending entries and closes the file. */

@@ -18,7 +18,7 @@
  * Timestamps are JS numbers: exact up to 2^53 ms (year 287396), beyond that rounded.
  */
 import assert from 'node:assert/strict';
-import type { FileHandle, FileSystem } from './file-system';
+import { syncHandleAsync, type FileHandle, type FileSystem } from './file-system';
 
 /** Bytes per time index entry. */
 export const TIME_INDEX_ENTRY_BYTES = 12;
@@ -208,6 +208,16 @@ export class TimeIndex {
   sync(): void {
     this.writePending();
     this.handle.sync();
+  }
+
+  /** Writes pending entries now, then fsyncs the index file asynchronously (see FileHandle.syncAsync). */
+  syncAsync(): Promise<void> {
+    try {
+      this.writePending();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return syncHandleAsync(this.handle);
   }
 
   /** Writes pending entries and closes the file. */

@@ -7,6 +7,10 @@
  * - flushes, crashes (lost or torn unsynced writes) with reopen, clean and unclean restarts: the log
  *   must be a prefix of what was appended holding every flushed batch (DESIGN.md invariant 6),
  *   recovery changes no byte of an intact .log/.index and is idempotent;
+ * - asynchronous flushes (Log.flushAsync on a disk whose fsyncs complete only when a command says
+ *   so, a few files at a time): appends, rolls, retention, synchronous flushes and crashes interleave
+ *   with them; a completed one covers exactly the LEO at its start, and a crash while one is in
+ *   flight keeps at least what earlier completed flushes covered (a prefix, as always);
  * - truncations, retention by time and by bytes under a high watermark, DeleteRecords: the model
  *   computes which segments go and the log start offset (Kafka's deleteOldSegments);
  * - reads (whole batches, maxBytes / HW / KIP-74), offsetForTimestamp (the first retained record
@@ -56,12 +60,23 @@ interface Model {
   checkpointRp: number;
   checkpointLso: number;
   clock: ManualClock;
+  /** The LEO when the asynchronous flush in flight started, or null when none is. */
+  inFlight: number | null;
 }
 
 interface Real {
+  /** Asynchronous fsyncs complete only in SyncProgress / FinishAsyncFlush. */
   fs: MemoryFileSystem;
   log: Log;
   config: LogConfig;
+  /** The asynchronous flush in flight. */
+  flush: Promise<number> | null;
+}
+
+/** Forgets the asynchronous flush in flight (a crash failed it, or the log was reopened under it). */
+function dropInFlight(m: Model, r: Real): void {
+  m.inFlight = null;
+  r.flush = null;
 }
 
 function leoOf(m: Model): number {
@@ -166,13 +181,58 @@ class Flush implements fc.Command<Model, Real> {
   run(m: Model, r: Real): void {
     const rp = r.log.flush();
     assert.equal(rp, leoOf(m));
-    assert.equal(r.log.hasUnflushed, false);
+    // Segments an asynchronous flush is syncing count as unsynced until it completes.
+    if (m.inFlight === null) assert.equal(r.log.hasUnflushed, false);
     m.flushed = rp;
     m.checkpointRp = rp;
     m.checkpointLso = m.lso;
     checkCommon(m, r);
   }
   toString = () => 'flush';
+}
+
+class StartAsyncFlush implements fc.Command<Model, Real> {
+  check = (m: Readonly<Model>) => m.inFlight === null;
+  run(m: Model, r: Real): void {
+    const flush = r.log.flushAsync();
+    flush.catch(() => undefined); // a crash fails it; FinishAsyncFlush awaits it
+    r.flush = flush;
+    m.inFlight = leoOf(m);
+    assert.equal(r.log.flushInFlight, true);
+    checkCommon(m, r);
+  }
+  toString = () => 'flushAsync';
+}
+
+/** Some of the fsyncs in flight complete (which makes their files durable, nothing more). */
+class SyncProgress implements fc.Command<Model, Real> {
+  constructor(readonly count: number) {}
+  check = () => true;
+  run(_m: Model, r: Real): void {
+    r.fs.completeSyncs(this.count);
+  }
+  toString = () => `complete ${this.count} fsyncs`;
+}
+
+class FinishAsyncFlush implements fc.AsyncCommand<Model, Real> {
+  check = (m: Readonly<Model>) => m.inFlight !== null;
+  async run(m: Model, r: Real): Promise<void> {
+    const target = m.inFlight!;
+    r.fs.completeSyncs();
+    // The recovery point when it completed (maybe earlier, once SyncProgress had completed its fsyncs).
+    const rp = await r.flush!;
+    assert.ok(rp >= target, `a completed flush covers the LEO at its start (${target}), got ${rp}`);
+    assert.ok(rp <= r.log.recoveryPoint);
+    assert.equal(r.log.flushInFlight, false);
+    dropInFlight(m, r);
+    // Everything below what it reported must survive any later crash (Crash checks it): it never
+    // claims more than it synced.
+    m.flushed = Math.max(m.flushed, rp);
+    m.checkpointRp = rp;
+    m.checkpointLso = m.lso;
+    checkCommon(m, r);
+  }
+  toString = () => 'finish flushAsync';
 }
 
 /** After a reopen: the model keeps the segments and batches the real log kept (a prefix), all loaded now. */
@@ -191,7 +251,9 @@ class Crash implements fc.Command<Model, Real> {
   constructor(readonly torn: boolean, readonly keepBytes: number, readonly fullScan: boolean) {}
   check = () => true;
   run(m: Model, r: Real): void {
+    // An asynchronous flush in flight fails: only earlier completed flushes count (m.flushed).
     r.fs.crash(this.torn ? { kind: 'torn-last-write', keepBytes: this.keepBytes } : { kind: 'lose-unsynced' });
+    dropInFlight(m, r);
     reopen(m, r, this.fullScan ? 0 : m.checkpointRp);
     const expected = retained(m);
     const got = readAllBatches(r.log);
@@ -215,9 +277,12 @@ const logAndOffsetIndexes = (files: Map<string, Buffer>) => new Map([...files].f
 
 class Restart implements fc.Command<Model, Real> {
   constructor(readonly clean: boolean, readonly fullScan: boolean) {}
-  check = () => true;
+  /** A clean close waits for the flush in flight (Log.close asserts it); a process crash does not. */
+  check = (m: Readonly<Model>) => !this.clean || m.inFlight === null;
   run(m: Model, r: Real): void {
     if (this.clean) r.log.close();
+    // The old process's fsyncs may still complete later (SyncProgress); its flush counts for nothing.
+    dropInFlight(m, r);
     const before = snapshot(r.fs);
     const hint = this.fullScan ? 0 : m.checkpointRp;
     reopen(m, r, hint);
@@ -238,7 +303,8 @@ class Restart implements fc.Command<Model, Real> {
 
 class Truncate implements fc.Command<Model, Real> {
   constructor(readonly fraction: number) {}
-  check = (m: Readonly<Model>) => m.batches.length > 0;
+  /** Log.truncateTo asserts no flush is in flight (a follower truncates after awaiting it). */
+  check = (m: Readonly<Model>) => m.batches.length > 0 && m.inFlight === null;
   run(m: Model, r: Real): void {
     const leo = leoOf(m);
     const offset = Math.floor(Math.sqrt(this.fraction) * leo); // biased towards short cuts
@@ -424,12 +490,24 @@ const append = fc
     compressed: fc.nat(9).map((n) => n < 2),
   })
   .map((a) => new Append(a.records, a.valueBytes, a.mode, a.skewMs, a.stepMs, a.compressed));
+type AnyCommand = fc.Command<Model, Real> | fc.AsyncCommand<Model, Real>;
+/** Runs a synchronous command in the asynchronous model run. */
+function asAsync(command: AnyCommand): fc.AsyncCommand<Model, Real> {
+  return {
+    check: (m) => command.check(m),
+    run: async (m, r) => command.run(m, r),
+    toString: () => command.toString(),
+  };
+}
 /** One weighted command arbitrary: mostly appends, so logs grow over several segments between faults. */
 const commands = [
   fc.oneof(
     { arbitrary: append, weight: 12 },
     { arbitrary: fc.constantFrom(1, 400, 1000, 5000, 70_000).map((ms) => new AdvanceClock(ms)), weight: 3 },
-    { arbitrary: fc.constant(new Flush()), weight: 3 },
+    { arbitrary: fc.constant(new Flush()), weight: 2 },
+    { arbitrary: fc.constant(new StartAsyncFlush()), weight: 3 },
+    { arbitrary: fc.integer({ min: 1, max: 4 }).map((n) => new SyncProgress(n)), weight: 2 },
+    { arbitrary: fc.constant(new FinishAsyncFlush()), weight: 2 },
     { arbitrary: fc.tuple(fc.boolean(), fc.nat(800), fc.boolean()).map(([t, k, f]) => new Crash(t, k, f)), weight: 2 },
     { arbitrary: fc.tuple(fc.boolean(), fc.boolean()).map(([c, f]) => new Restart(c, f)), weight: 1 },
     { arbitrary: fraction.map((f) => new Truncate(f)), weight: 1 },
@@ -450,24 +528,24 @@ const commands = [
     { arbitrary: fc.tuple(fraction, fc.integer({ min: 0, max: 1500 }), fraction, fc.boolean()).map(([f, b, h, o]) => new Read(f, b, h, o)), weight: 2 },
     { arbitrary: fc.tuple(fc.nat(), fc.constantFrom(-1, 0, 0, 1, 250)).map(([p, d]) => new OffsetForTime(p, d)), weight: 2 },
     { arbitrary: fc.constant(new MaxTimestamp()), weight: 1 },
-  ),
+  ).map(asAsync),
 ];
 
 describe('Log (property, simulated disk)', () => {
-  it('survives crashes as a prefix holding every flushed batch; rolls, retention, DeleteRecords and lookups match the model', () => {
-    fc.assert(
-      fc.property(
+  it('survives crashes as a prefix holding every flushed batch; rolls, retention, DeleteRecords and lookups match the model', async () => {
+    await fc.assert(
+      fc.asyncProperty(
         fc.constantFrom(300, 800, 2000),
         fc.constantFrom(0, 100, 400),
         fc.constantFrom(1000, 60_000),
         fc.commands(commands, { maxCommands: 80, size: 'max' }),
-        (segmentBytes, indexIntervalBytes, segmentMs, cmds) => {
+        async (segmentBytes, indexIntervalBytes, segmentMs, cmds) => {
           const config = { segmentBytes, indexIntervalBytes, segmentMs };
           const clock = manualClock(T0);
-          const model: Model = { batches: [], segments: [{ base: 0, createdMs: T0, lastModifiedMs: T0 }], lso: 0, flushed: 0, checkpointRp: 0, checkpointLso: 0, clock };
-          const real: Real = { fs: new MemoryFileSystem(), config, log: undefined as unknown as Log };
+          const model: Model = { batches: [], segments: [{ base: 0, createdMs: T0, lastModifiedMs: T0 }], lso: 0, flushed: 0, checkpointRp: 0, checkpointLso: 0, clock, inFlight: null };
+          const real: Real = { fs: new MemoryFileSystem({ asyncSyncs: 'manual' }), config, log: undefined as unknown as Log, flush: null };
           reopen(model, real, 0);
-          fc.modelRun(() => ({ model, real }), cmds);
+          await fc.asyncModelRun(() => ({ model, real }), cmds);
           checkTimeIndexes(real);
           // Every run ends with a power loss: the flushed batches must all be there.
           new Crash(false, 0, false).run(model, real);

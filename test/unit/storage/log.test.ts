@@ -230,6 +230,127 @@ describe('Log: flush and recovery point', () => {
   });
 });
 
+describe('Log: asynchronous flush (pipelined group commit)', () => {
+  it('advances the recovery point to the LEO as of its start once its fsyncs complete; appends and rolls meanwhile wait for the next', async () => {
+    const fs = new MemoryFileSystem({ asyncSyncs: 'manual' });
+    const log = open(fs, { segmentBytes: 350 });
+    log.flush();
+    appendMany(log, 2);
+    const first = log.flushAsync();
+    assert.equal(log.flushInFlight, true);
+    assert.equal(fs.pendingSyncs, 3, '.log, .index and .timeindex of the dirty segment');
+    appendMany(log, 3); // rolls a second segment
+    assert.deepEqual(log.segmentBaseOffsets(), [0, 6]);
+    assert.equal(log.recoveryPoint, 0, 'nothing counts before the fsyncs complete');
+    assert.throws(() => log.flushAsync(), /already in flight/);
+    assert.throws(() => log.truncateTo(2), /in-flight flush/);
+    assert.throws(() => log.close(), /in-flight flush/);
+    fs.completeSyncs();
+    assert.equal(await first, 4, 'the LEO when it started');
+    assert.equal(log.recoveryPoint, 4);
+    assert.equal(log.flushInFlight, false);
+    assert.equal(log.hasUnflushed, true);
+    const dirSyncs = fs.syncDirCount;
+    const second = log.flushAsync();
+    assert.equal(fs.syncDirCount - dirSyncs, 1, 'the rolled segment\'s directory entry');
+    assert.equal(fs.pendingSyncs, 6, 'both segments: the first was appended to while the first flush ran');
+    fs.completeSyncs();
+    assert.equal(await second, 10);
+    assert.equal(log.hasUnflushed, false);
+    await log.whenFlushed();
+    log.close();
+  });
+
+  it('a crash while one is in flight keeps what earlier flushes covered and fails it', async () => {
+    const fs = new MemoryFileSystem({ asyncSyncs: 'manual' });
+    let log = open(fs, { segmentBytes: 350 });
+    const stored = appendMany(log, 3);
+    const first = log.flushAsync();
+    fs.completeSyncs();
+    assert.equal(await first, 6);
+    appendMany(log, 4);
+    const second = log.flushAsync();
+    fs.completeSyncs(2); // some of its fsyncs completed, not all
+    fs.crash({ kind: 'lose-unsynced' });
+    await assert.rejects(second, { code: 'EIO' });
+    assert.equal(log.flushInFlight, false);
+    log = open(fs, { segmentBytes: 350, recoveryPoint: 6 });
+    assert.ok(log.logEndOffset >= 6, `LEO ${log.logEndOffset}`);
+    assert.deepEqual(readAll(log).subarray(0, 300), Buffer.concat(stored));
+  });
+
+  it('a synchronous flush while one is in flight still fsyncs the segments it is syncing', async () => {
+    const fs = new MemoryFileSystem({ asyncSyncs: 'manual' });
+    let log = open(fs, { segmentBytes: 350 });
+    const stored = appendMany(log, 5);
+    const inFlight = log.flushAsync();
+    assert.equal(log.hasUnflushed, true, 'in-flight segments count as unsynced until it completes');
+    assert.equal(log.flush(), 10);
+    fs.crash({ kind: 'lose-unsynced' });
+    await assert.rejects(inFlight, { code: 'EIO' });
+    log = open(fs, { segmentBytes: 350, recoveryPoint: 10 });
+    assert.deepEqual(readAll(log), Buffer.concat(stored));
+  });
+
+  for (const disk of ['memory', 'node'] as const) {
+    it(`(${disk} disk) the cleaner swapping a segment whose fsync is in flight: the flush completes, counts only what it synced, and a crash keeps the cleaned segment`, async () => {
+      const root = disk === 'node' ? tmpDir() : null;
+      try {
+        const fs: FileSystem = disk === 'memory' ? new MemoryFileSystem({ asyncSyncs: 'manual' }) : new NodeFileSystem();
+        const dir = root === null ? DIR : path.join(root, 'p-0');
+        const openCompacted = (recoveryPoint: number) => Log.open({
+          fs, dir, config: { segmentBytes: 350, indexIntervalBytes: 150 }, recoveryPoint, logger: recordingLogger(), clock: fixedClock(), compacted: true,
+        });
+        let log = openCompacted(0);
+        const stored = appendMany(log, 5); // segments [0, 6], nothing fsynced
+        assert.deepEqual(log.segmentBaseOffsets(), [0, 6]);
+        const inFlight = log.flushAsync();
+        // The cleaner's swap: segment 0 (whose fsyncs are in flight) becomes its batches 0 and 2.
+        const cleaned = Buffer.concat([stored[0]!, stored[2]!]);
+        assert.equal(log.replaceWithCleaned([0], [300], cleaned), true);
+        const late = appendMany(log, 1); // offsets 10-11, after the flush started
+        if (fs instanceof MemoryFileSystem) fs.completeSyncs();
+        assert.equal(await inFlight, 10, 'the LEO as of its start, not the batch appended meanwhile');
+        assert.equal(log.recoveryPoint, 10);
+        assert.equal(log.hasUnflushed, true, 'the late batch is not covered');
+        await log.whenFlushed();
+        if (fs instanceof MemoryFileSystem) {
+          fs.crash({ kind: 'lose-unsynced' });
+        } else {
+          log.close();
+        }
+        log = openCompacted(10);
+        const expected = [stored[0]!, stored[2]!, stored[3]!, stored[4]!, ...(fs instanceof MemoryFileSystem ? [] : late)];
+        assert.deepEqual(readAll(log), Buffer.concat(expected), 'cleaned segment 0, then everything the flush covered');
+        log.close();
+      } finally {
+        if (root !== null) removeDir(root);
+      }
+    });
+  }
+
+  it('on a real disk, survives retention deleting a segment whose fsync is in flight', async () => {
+    const root = tmpDir();
+    try {
+      const fs = new NodeFileSystem();
+      const dir = path.join(root, 'p-0');
+      const log = open(fs, { dir, segmentBytes: 350 });
+      appendMany(log, 5); // segments [0, 6]
+      const inFlight = log.flushAsync();
+      assert.equal(log.deleteRecordsBefore(6), 6);
+      assert.deepEqual(log.segmentBaseOffsets(), [6]);
+      assert.equal(await inFlight, 10);
+      assert.equal(log.recoveryPoint, 10);
+      assert.equal(log.hasUnflushed, false);
+      await log.whenFlushed();
+      log.close();
+      assert.deepEqual(nodeFs.readdirSync(dir).filter((f) => f.endsWith('.log')), ['00000000000000000006.log']);
+    } finally {
+      removeDir(root);
+    }
+  });
+});
+
 type Disk = {
   name: string;
   make(): { fs: FileSystem; dir: string; cleanup(): void };

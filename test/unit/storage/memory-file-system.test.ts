@@ -159,4 +159,101 @@ describe('MemoryFileSystem', () => {
     assert.equal(read(fs, '/d/f'), 'acc');
     assert.throws(() => fs.flipByte('/d/f', 3), RangeError);
   });
+
+  describe('syncAsync', () => {
+    /** A file with durable 'abc' (entry synced) and a handle on it. */
+    function durableFile(fs: MemoryFileSystem) {
+      fs.mkdirp('/d');
+      const h = fs.open('/d/f', 'rw');
+      h.write(bytes('abc'), 0);
+      h.sync();
+      fs.syncDir('/d');
+      return h;
+    }
+
+    it('makes durable what was written before the call, not what is written while it is in flight', async () => {
+      const fs = new MemoryFileSystem({ asyncSyncs: 'manual' });
+      const h = durableFile(fs);
+      h.write(bytes('def'), 3);
+      const synced = h.syncAsync!();
+      h.write(bytes('ghi'), 6);
+      assert.equal(fs.pendingSyncs, 1);
+      assert.equal(fs.completeSyncs(), 1);
+      await synced;
+      assert.equal(read(fs, '/d/f'), 'abcdefghi', 'the current content is untouched');
+      assert.equal(fs.unsyncedBytes('/d/f'), 3, 'the write made during the sync is still pending');
+      fs.crash({ kind: 'lose-unsynced' });
+      assert.equal(read(fs, '/d/f'), 'abcdef');
+    });
+
+    it('keeps the content as of the call durable when a later write overwrites it', async () => {
+      const fs = new MemoryFileSystem({ asyncSyncs: 'manual' });
+      const h = durableFile(fs);
+      h.write(bytes('def'), 3);
+      const synced = h.syncAsync!();
+      h.write(bytes('XY'), 1); // below the end of what the sync covers
+      h.truncate(5);
+      fs.completeSyncs();
+      await synced;
+      assert.equal(read(fs, '/d/f'), 'aXYde');
+      fs.crash({ kind: 'torn-last-write', path: '/d/f', keepBytes: 1 });
+      assert.equal(read(fs, '/d/f'), 'aXcdef', 'durable content plus a prefix of the later operations');
+    });
+
+    it('fails on a crash before it completes and leaves the durable content as it was', async () => {
+      const fs = new MemoryFileSystem({ asyncSyncs: 'manual' });
+      const h = durableFile(fs);
+      h.write(bytes('def'), 3);
+      const synced = h.syncAsync!();
+      fs.crash({ kind: 'lose-unsynced' });
+      await assert.rejects(synced, { code: 'EIO' });
+      assert.equal(fs.pendingSyncs, 0);
+      assert.equal(read(fs, '/d/f'), 'abc');
+    });
+
+    it('never makes a file less durable than a synchronous sync made it meanwhile', async () => {
+      const fs = new MemoryFileSystem({ asyncSyncs: 'manual' });
+      const h = durableFile(fs);
+      h.write(bytes('d'), 3);
+      const first = h.syncAsync!();
+      h.write(bytes('e'), 4);
+      h.sync();
+      h.write(bytes('f'), 5);
+      fs.completeSyncs();
+      await first;
+      assert.equal(fs.unsyncedBytes('/d/f'), 1);
+      fs.crash({ kind: 'lose-unsynced' });
+      assert.equal(read(fs, '/d/f'), 'abcde');
+    });
+
+    it('completes on microtasks in call order by default, counting each sync', async () => {
+      const fs = new MemoryFileSystem();
+      const h = durableFile(fs);
+      const g = fs.open('/d/g', 'rw');
+      const order: string[] = [];
+      const before = fs.syncCount;
+      h.write(bytes('1'), 3);
+      const a = h.syncAsync!().then(() => order.push('f'));
+      g.write(bytes('2'), 0);
+      const b = g.syncAsync!().then(() => order.push('g'));
+      assert.equal(fs.syncCount - before, 2);
+      assert.equal(fs.unsyncedBytes('/d/f'), 1, 'not durable before it completes');
+      await Promise.all([a, b]);
+      assert.deepEqual(order, ['f', 'g']);
+      assert.equal(fs.unsyncedBytes('/d/f'), 0);
+      assert.equal(fs.unsyncedBytes('/d/g'), 0);
+    });
+
+    it('still completes when the handle is closed meanwhile; a dead handle refuses to start one', async () => {
+      const fs = new MemoryFileSystem({ asyncSyncs: 'manual' });
+      const h = durableFile(fs);
+      h.write(bytes('d'), 3);
+      const synced = h.syncAsync!();
+      h.close();
+      fs.completeSyncs();
+      await synced;
+      assert.equal(fs.unsyncedBytes('/d/f'), 0);
+      assert.throws(() => h.syncAsync!(), { code: 'EBADF' });
+    });
+  });
 });

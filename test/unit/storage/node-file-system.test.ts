@@ -53,4 +53,18 @@ describe('NodeFileSystem', () => {
     fs.rmrf(path.join(root, 't'));
     assert.ok(!fs.exists(path.join(root, 't')));
   });
+
+  it('syncAsync fsyncs on the thread pool; a close while it is in flight waits for it', async () => {
+    const file = path.join(root, 'async');
+    const h = fs.open(file, 'rw');
+    h.write(Buffer.from('durable'), 0);
+    await h.syncAsync!();
+    h.write(Buffer.from('!'), 7);
+    const inFlight = [h.syncAsync!(), h.syncAsync!()];
+    h.close();
+    assert.throws(() => h.syncAsync!(), { code: 'EBADF' });
+    await Promise.all(inFlight);
+    h.close();
+    assert.equal(fs.readFile(file).toString(), 'durable!');
+  });
 });
