@@ -207,6 +207,11 @@ export class Log {
   static open(args: LogOpenArgs): Log {
     const { fs, dir, config, logger, clock } = args;
     validateConfig(config);
+    // A log that was ever compacted may have offset gaps, whatever cleanup.policy says now (a topic
+    // switched from compact back to delete must not read its cleaned gaps as corruption).
+    fs.mkdirp(dir);
+    if (args.compacted) markCompacted(fs, dir);
+    else if (fs.exists(`${dir}/${COMPACTED_MARKER}`)) args = { ...args, compacted: true };
     assert.ok(Number.isSafeInteger(args.recoveryPoint) && args.recoveryPoint >= 0, `recoveryPoint ${args.recoveryPoint}`);
     const lsoHint = args.logStartOffset;
     assert.ok(lsoHint === undefined || (Number.isSafeInteger(lsoHint) && lsoHint >= 0), `logStartOffset ${lsoHint}`);
@@ -648,6 +653,7 @@ export class Log {
    * goes back: gaps may exist once cleaned).
    */
   enableCompaction(): void {
+    markCompacted(this.fs, this.dir);
     this.compacted = true;
     for (const s of this.segments) s.allowGaps();
   }
@@ -1010,4 +1016,17 @@ function recoverSegments(loaded: LogSegment[], hint: number, dir: string, logger
     }
   }
   return { kept, truncated: null, deleted, rpBound };
+}
+
+/**
+ * Marker file of a partition directory whose log is (or was) compacted: written, and made durable,
+ * before the cleaner can leave any offset gap, and never removed while the directory lives.
+ */
+export const COMPACTED_MARKER = '.compacted';
+
+function markCompacted(fs: FileSystem, dir: string): void {
+  const marker = `${dir}/${COMPACTED_MARKER}`;
+  if (fs.exists(marker)) return;
+  fs.writeFileAtomic(marker, Buffer.from('cleanup.policy included compact\n'));
+  fs.syncDir(dir);
 }

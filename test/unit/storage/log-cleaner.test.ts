@@ -8,7 +8,7 @@ import { inlineCpuJobs } from '../../../src/runtime/cpu-jobs';
 import { cleanLog } from '../../../src/storage/log-cleaner';
 import { manualClock, recordingLogger } from './helpers';
 import { CLEANER, cleanOnce, DIR, keyedBatch, latestByKey, logRecords, openCompacted, PowerCut, PowerCutFileSystem, type KV } from './compaction-helpers';
-import type { Log } from '../../../src/storage/log';
+import { COMPACTED_MARKER, Log } from '../../../src/storage/log';
 
 const KEYS = 10;
 
@@ -121,6 +121,22 @@ describe('log cleaner', () => {
     const reopened = openCompacted(fs, clock, 600, 0); // recovery point 0: every segment re-validated
     assert.deepEqual(logRecords(reopened), kept);
     assert.equal(reopened.logEndOffset, written.length);
+  });
+
+  it('a cleaned log reopened after cleanup.policy went back to delete keeps its gaps (the .compacted marker), losing nothing', async () => {
+    const fs = new MemoryFileSystem();
+    const clock = manualClock();
+    const log = openCompacted(fs, clock);
+    const written = produceVersions(log, clock, 60);
+    await cleanOnce(log, clock);
+    const kept = logRecords(log);
+    assert.ok(kept.length < written.length, 'the cleaner left gaps');
+    log.flush();
+    log.close();
+    assert.ok(fs.exists(`${DIR}/${COMPACTED_MARKER}`));
+    const asDelete = Log.open({ fs, dir: DIR, config: { segmentBytes: 600, indexIntervalBytes: 100 }, recoveryPoint: 0, logger: recordingLogger(), clock });
+    assert.deepEqual(logRecords(asDelete), kept, 'full recovery with cleanup.policy=delete reads the gaps as gaps, not corruption');
+    assert.equal(asDelete.logEndOffset, written.length);
   });
 
   it('plans by min.cleanable.dirty.ratio, min.compaction.lag.ms and max.compaction.lag.ms', async () => {
