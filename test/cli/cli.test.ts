@@ -4,47 +4,21 @@
  * compression codec.
  */
 import * as assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import { partitionForKey } from '../../src/client/partitioner';
 import { startBrokerProcess, type BrokerProcess } from '../helpers/broker-process';
+import { runCommand, SKIFF_BIN, type RunResult } from '../helpers/run-command';
 
 const TIMEOUT_MS = 60_000;
 const CODECS = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const;
 
-interface RunResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function repoRoot(): string {
-  let dir = __dirname;
-  while (!fs.existsSync(path.join(dir, 'package.json'))) dir = path.dirname(dir);
-  return dir;
-}
-
-const SKIFF = path.join(repoRoot(), 'bin', 'skiff.js');
+const SKIFF = SKIFF_BIN;
 const HAVE_KCAT = spawnSync('kcat', ['-V']).status === 0;
 
-/** Runs a command with `input` on stdin; resolves with its exit code and output (killed after 30 s). */
+/** Runs a command with `input` on stdin (killed after 30 s). */
 function run(command: string, args: string[], input = '', env: NodeJS.ProcessEnv = process.env): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'], env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.end(input);
-  });
+  return runCommand(command, args, input, { env });
 }
 
 describe('skiff client commands against a broker process', () => {

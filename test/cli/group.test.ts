@@ -9,47 +9,20 @@
  * (test/helpers/kafka-fixture.ts), since the commands must work against Kafka too.
  */
 import * as assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Kafka, logLevel, type Consumer, type Producer } from 'kafkajs';
 import { startBrokerProcess, type BrokerProcess } from '../helpers/broker-process';
 import { startKafka, type KafkaFixture } from '../helpers/kafka-fixture';
+import { runCommand, SKIFF_BIN, type RunResult } from '../helpers/run-command';
 
 const TARGET = process.env.SKIFF_GROUP_CLI_TARGET === 'kafka' ? 'kafka' : 'skiff';
 const TEST_TIMEOUT_MS = 120_000;
 const TOPIC = 'cli-grp';
 const GROUP = 'cli-grp-g';
 
-interface RunResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function repoRoot(): string {
-  let dir = __dirname;
-  while (!fs.existsSync(path.join(dir, 'package.json'))) dir = path.dirname(dir);
-  return dir;
-}
-
-const SKIFF = path.join(repoRoot(), 'bin', 'skiff.js');
-
+/** Runs `skiff ARGS` (killed after 60 s). */
 function run(args: string[]): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [SKIFF, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return runCommand(process.execPath, [SKIFF_BIN, ...args], '', { timeoutMs: 60_000 });
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
