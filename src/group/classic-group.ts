@@ -45,8 +45,6 @@ export interface GroupMember {
   awaitingJoin: boolean;
   /** Whether a SyncGroup of this member waits for the leader's assignment. */
   awaitingSync: boolean;
-  /** Set by a JoinGroup or SyncGroup of the current rebalance (a new member counts as joined). */
-  isNew: boolean;
 }
 
 /** A group and its committed offsets. */

@@ -125,8 +125,9 @@ export class GroupCoordinatorActor implements Actor {
   private readonly groups = new Map<string, ClassicGroup>();
   private loaded = false;
   private stopped = false;
-  private readonly joinWaiters = new Map<string, { envelope: Envelope; groupId: string }>();
-  private readonly syncWaiters = new Map<string, { envelope: Envelope; groupId: string }>();
+  /** memberId -> its JoinGroup / SyncGroup request, held until the join phase / assignment completes. */
+  private readonly joinWaiters = new Map<string, Envelope>();
+  private readonly syncWaiters = new Map<string, Envelope>();
   private readonly sessionTimers = new Map<string, TimerHandle>();
   private readonly pendingMemberTimers = new Map<string, TimerHandle>();
   /** groupId -> the join-phase timer (DelayedJoin / InitialDelayedJoin). */
@@ -146,7 +147,7 @@ export class GroupCoordinatorActor implements Actor {
 
   stop(ctx: ActorContext): void {
     this.stopped = true;
-    for (const waiter of [...this.joinWaiters.values(), ...this.syncWaiters.values()]) ctx.reply(waiter.envelope, { errorCode: ErrorCode.NOT_COORDINATOR });
+    for (const waiter of [...this.joinWaiters.values(), ...this.syncWaiters.values()]) ctx.reply(waiter, { errorCode: ErrorCode.NOT_COORDINATOR });
     for (const t of [...this.sessionTimers.values(), ...this.pendingMemberTimers.values(), ...this.syncTimers.values()]) ctx.timers.clearTimeout(t);
     for (const t of this.joinTimers.values()) ctx.timers.clearTimeout(t.handle);
     if (this.expiryTimer) ctx.timers.clearTimeout(this.expiryTimer);
@@ -178,9 +179,7 @@ export class GroupCoordinatorActor implements Actor {
   /** The answer to any request while the partition is being read. */
   private loadingReply(type: string): unknown {
     const errorCode = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS;
-    if (type === 'list') return { errorCode, groups: [] };
-    if (type === 'describe' || type === 'delete-groups') return { errorCode, loading: true };
-    return { errorCode, loading: true };
+    return type === 'list' ? { errorCode, groups: [] } : { errorCode, loading: true };
   }
 
   // ---- loading -------------------------------------------------------------------------------
@@ -275,7 +274,7 @@ export class GroupCoordinatorActor implements Actor {
         memberId: m.memberId, groupInstanceId: m.groupInstanceId, clientId: m.clientId, clientHost: m.clientHost,
         rebalanceTimeoutMs: m.rebalanceTimeout < 0 ? m.sessionTimeout : m.rebalanceTimeout, sessionTimeoutMs: m.sessionTimeout,
         protocolType: v.protocolType, protocols: [{ name: v.protocol ?? '', metadata: Buffer.from(m.subscription) }],
-        assignment: Buffer.from(m.assignment), awaitingJoin: false, awaitingSync: false, isNew: false,
+        assignment: Buffer.from(m.assignment), awaitingJoin: false, awaitingSync: false,
       });
       if (m.groupInstanceId !== null) group.staticMembers.set(m.groupInstanceId, m.memberId);
     }
@@ -421,13 +420,8 @@ export class GroupCoordinatorActor implements Actor {
    * every member and skipAssignment = true, KIP-814). In any other state the group rebalances.
    */
   private rejoinStaticMember(envelope: Envelope, group: ClassicGroup, version: number, groupInstanceId: string, oldMemberId: string, newMemberId: string, joining: JoiningMember, ctx: ActorContext): void {
-    for (const waiters of [this.joinWaiters, this.syncWaiters]) {
-      const waiter = waiters.get(oldMemberId);
-      if (waiter) {
-        waiters.delete(oldMemberId);
-        ctx.reply(waiter.envelope, { ...joinError(ErrorCode.FENCED_INSTANCE_ID, oldMemberId), ...syncError(ErrorCode.FENCED_INSTANCE_ID) });
-      }
-    }
+    answerWaiter(this.joinWaiters, oldMemberId, joinError(ErrorCode.FENCED_INSTANCE_ID, oldMemberId), ctx);
+    answerWaiter(this.syncWaiters, oldMemberId, syncError(ErrorCode.FENCED_INSTANCE_ID), ctx);
     this.clearTimer(this.sessionTimers, oldMemberId, ctx);
     const member = group.replaceStaticMember(groupInstanceId, oldMemberId, newMemberId);
     const previousProtocols = member.protocols;
@@ -448,12 +442,10 @@ export class GroupCoordinatorActor implements Actor {
       // client does not think it leads.
       const skipAssignment = isLeader && version >= 9;
       this.append([this.groupRecord(group, null)], ctx).then(
-        () => ctx.reply(envelope, {
-          ...this.joinResult(group, member),
-          leader: isLeader && !skipAssignment ? oldMemberId : group.leaderId ?? '',
-          members: skipAssignment ? this.joinResult(group, member).members : [],
-          skipAssignment,
-        }),
+        () => {
+          const current = this.joinResult(group, member);
+          ctx.reply(envelope, { ...current, leader: isLeader && !skipAssignment ? oldMemberId : current.leader, members: skipAssignment ? current.members : [], skipAssignment });
+        },
         (error: CoordinatorWriteError) => {
           // The new id could not be stored: undo the swap so the old member stays valid (Kafka's revert).
           group.replaceStaticMember(groupInstanceId, newMemberId, oldMemberId).protocols = previousProtocols;
@@ -468,12 +460,12 @@ export class GroupCoordinatorActor implements Actor {
 
   private addMemberAndRebalance(envelope: Envelope, group: ClassicGroup, memberId: string, groupInstanceId: string | null, joining: JoiningMember, ctx: ActorContext): void {
     const member: GroupMember = {
-      memberId, groupInstanceId, ...joining, assignment: Buffer.alloc(0), awaitingJoin: false, awaitingSync: false, isNew: true,
+      memberId, groupInstanceId, ...joining, assignment: Buffer.alloc(0), awaitingJoin: false, awaitingSync: false,
     };
     group.addMember(member);
     const timer = this.joinTimers.get(group.groupId);
     if (timer?.initial) timer.newMemberAdded = true;
-    this.awaitJoin(envelope, group, member);
+    this.awaitJoin(envelope, member);
     if (group.is('PreparingRebalance')) this.maybeCompleteJoin(group, ctx);
     else this.prepareRebalance(group, `member ${memberId} joined`, ctx);
   }
@@ -481,13 +473,13 @@ export class GroupCoordinatorActor implements Actor {
   private updateMemberAndAwaitJoin(envelope: Envelope, group: ClassicGroup, member: GroupMember, joining: JoiningMember, ctx: ActorContext): void {
     Object.assign(member, { clientId: joining.clientId, clientHost: joining.clientHost, rebalanceTimeoutMs: joining.rebalanceTimeoutMs, sessionTimeoutMs: joining.sessionTimeoutMs, protocols: joining.protocols });
     const previous = this.joinWaiters.get(member.memberId);
-    if (previous && previous.envelope !== envelope) ctx.reply(previous.envelope, joinError(ErrorCode.REBALANCE_IN_PROGRESS, member.memberId));
-    this.awaitJoin(envelope, group, member);
+    if (previous && previous !== envelope) ctx.reply(previous, joinError(ErrorCode.REBALANCE_IN_PROGRESS, member.memberId));
+    this.awaitJoin(envelope, member);
   }
 
-  private awaitJoin(envelope: Envelope, group: ClassicGroup, member: GroupMember): void {
+  private awaitJoin(envelope: Envelope, member: GroupMember): void {
     member.awaitingJoin = true;
-    this.joinWaiters.set(member.memberId, { envelope, groupId: group.groupId });
+    this.joinWaiters.set(member.memberId, envelope);
   }
 
   /** Starts a join phase (Kafka's prepareRebalance): pending syncs are told to rejoin. */
@@ -548,12 +540,7 @@ export class GroupCoordinatorActor implements Actor {
     }
     for (const member of group.members.values()) {
       member.awaitingJoin = false;
-      member.isNew = false;
-      const waiter = this.joinWaiters.get(member.memberId);
-      if (waiter) {
-        this.joinWaiters.delete(member.memberId);
-        ctx.reply(waiter.envelope, this.joinResult(group, member));
-      }
+      answerWaiter(this.joinWaiters, member.memberId, this.joinResult(group, member), ctx);
       this.resetSession(group, member, ctx);
     }
     // Members that never send SyncGroup are removed after the rebalance timeout (Kafka's pending sync).
@@ -600,7 +587,7 @@ export class GroupCoordinatorActor implements Actor {
         return;
       case 'CompletingRebalance': {
         member.awaitingSync = true;
-        this.syncWaiters.set(member.memberId, { envelope, groupId: group.groupId });
+        this.syncWaiters.set(member.memberId, envelope);
         this.resetSession(group, member, ctx);
         if (member.memberId !== group.leaderId) return;
         const assignments = new Map<string, Buffer>();
@@ -618,11 +605,7 @@ export class GroupCoordinatorActor implements Actor {
             this.clearTimer(this.syncTimers, group.groupId, ctx);
             for (const m of group.members.values()) {
               m.awaitingSync = false;
-              const waiter = this.syncWaiters.get(m.memberId);
-              if (waiter) {
-                this.syncWaiters.delete(m.memberId);
-                ctx.reply(waiter.envelope, this.syncResult(group, m.assignment));
-              }
+              answerWaiter(this.syncWaiters, m.memberId, this.syncResult(group, m.assignment), ctx);
             }
             ctx.log.info({ groupId: group.groupId, generationId, members: group.members.size }, 'group is stable');
           },
@@ -646,11 +629,7 @@ export class GroupCoordinatorActor implements Actor {
   private failPendingSyncs(group: ClassicGroup, errorCode: number, ctx: ActorContext): void {
     for (const m of group.members.values()) {
       m.awaitingSync = false;
-      const waiter = this.syncWaiters.get(m.memberId);
-      if (waiter) {
-        this.syncWaiters.delete(m.memberId);
-        ctx.reply(waiter.envelope, syncError(errorCode));
-      }
+      answerWaiter(this.syncWaiters, m.memberId, syncError(errorCode), ctx);
     }
   }
 
@@ -721,16 +700,8 @@ export class GroupCoordinatorActor implements Actor {
   }
 
   private removeMemberAndUpdateGroup(group: ClassicGroup, memberId: string, ctx: ActorContext): void {
-    const join = this.joinWaiters.get(memberId);
-    if (join) {
-      this.joinWaiters.delete(memberId);
-      ctx.reply(join.envelope, joinError(ErrorCode.UNKNOWN_MEMBER_ID, memberId));
-    }
-    const sync = this.syncWaiters.get(memberId);
-    if (sync) {
-      this.syncWaiters.delete(memberId);
-      ctx.reply(sync.envelope, syncError(ErrorCode.UNKNOWN_MEMBER_ID));
-    }
+    answerWaiter(this.joinWaiters, memberId, joinError(ErrorCode.UNKNOWN_MEMBER_ID, memberId), ctx);
+    answerWaiter(this.syncWaiters, memberId, syncError(ErrorCode.UNKNOWN_MEMBER_ID), ctx);
     this.clearTimer(this.sessionTimers, memberId, ctx);
     group.removeMember(memberId);
     switch (group.state) {
@@ -1049,6 +1020,14 @@ function mapAppendError(errorCode: number): number {
     default:
       return ErrorCode.UNKNOWN_SERVER_ERROR;
   }
+}
+
+/** Answers and forgets the held request of `memberId` in `waiters`, if there is one. */
+function answerWaiter(waiters: Map<string, Envelope>, memberId: string, body: unknown, ctx: ActorContext): void {
+  const waiter = waiters.get(memberId);
+  if (waiter === undefined) return;
+  waiters.delete(memberId);
+  ctx.reply(waiter, body);
 }
 
 function joinError(errorCode: number, memberId: string): JoinResult {

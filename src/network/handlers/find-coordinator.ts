@@ -10,6 +10,7 @@
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
 import type { ApiHandler, RequestContext } from '../api-handler';
+import { OFFSETS_TOPIC, offsetsPartitionFor } from '../../group/offsets-records';
 
 interface FindCoordinatorRequest { key: string; keyType: number; coordinatorKeys: string[] }
 interface Coordinator { key: string; nodeId: number; host: string; port: number; errorCode: number; errorMessage: string | null }
@@ -26,10 +27,12 @@ async function coordinatorOf(ctx: RequestContext, key: string, keyType: number):
     broker.log.warn({ error: String(error) }, 'creating the offsets topic failed');
     return fail(ErrorCode.COORDINATOR_NOT_AVAILABLE, 'The coordinator is not available.');
   }
-  const route = broker.groupCoordinatorFor(key);
-  if (route.errorCode === ErrorCode.COORDINATOR_NOT_AVAILABLE) return fail(ErrorCode.COORDINATOR_NOT_AVAILABLE, 'The coordinator is not available.');
-  // The leader of the group's partition coordinates it; with one broker that is this broker.
-  return { key, nodeId: self.nodeId, host: self.host, port: self.port, errorCode: ErrorCode.NONE, errorMessage: null };
+  // The coordinator is the leader of the group's partition (this broker while there is one broker).
+  const topic = broker.topic(OFFSETS_TOPIC);
+  const leader = topic && topic.partitions.length > 0 ? topic.partitions[offsetsPartitionFor(key, topic.partitions.length)]!.leader : -1;
+  const node = broker.brokers().find((b) => b.nodeId === leader);
+  if (!node) return fail(ErrorCode.COORDINATOR_NOT_AVAILABLE, 'The coordinator is not available.');
+  return { key, nodeId: node.nodeId, host: node.host, port: node.port, errorCode: ErrorCode.NONE, errorMessage: null };
 }
 
 export const findCoordinatorHandler: ApiHandler<FindCoordinatorRequest> = {
