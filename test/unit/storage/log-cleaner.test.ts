@@ -34,6 +34,16 @@ function assertLatestPerKeyBelow(records: ReturnType<typeof logRecords>, written
   );
 }
 
+/** A compacted log with 60 versioned records, cleaned once: what was written and what was kept. */
+async function cleanedLog() {
+  const fs = new MemoryFileSystem();
+  const clock = manualClock();
+  const log = openCompacted(fs, clock);
+  const written = produceVersions(log, clock, 60);
+  await cleanOnce(log, clock);
+  return { fs, clock, log, written, kept: logRecords(log) };
+}
+
 describe('log cleaner', () => {
   it('a topic where keys repeat keeps exactly the latest value per key, offsets unchanged; tombstones disappear after delete.retention.ms', async () => {
     const fs = new MemoryFileSystem();
@@ -101,12 +111,7 @@ describe('log cleaner', () => {
   });
 
   it('fetch and ListOffsets work across gaps; a reopened log (full recovery) serves the same records', async () => {
-    const fs = new MemoryFileSystem();
-    const clock = manualClock();
-    const log = openCompacted(fs, clock);
-    const written = produceVersions(log, clock, 60);
-    await cleanOnce(log, clock);
-    const kept = logRecords(log);
+    const { fs, clock, log, written, kept } = await cleanedLog();
     const keptOffsets = new Set(kept.map((r) => r.offset));
     const gap = written.find((w) => !keptOffsets.has(w.offset) && w.offset > 0)!;
     const next = kept.find((r) => r.offset > gap.offset)!;
@@ -124,12 +129,7 @@ describe('log cleaner', () => {
   });
 
   it('a cleaned log reopened after cleanup.policy went back to delete keeps its gaps (the .compacted marker), losing nothing', async () => {
-    const fs = new MemoryFileSystem();
-    const clock = manualClock();
-    const log = openCompacted(fs, clock);
-    const written = produceVersions(log, clock, 60);
-    await cleanOnce(log, clock);
-    const kept = logRecords(log);
+    const { fs, clock, log, written, kept } = await cleanedLog();
     assert.ok(kept.length < written.length, 'the cleaner left gaps');
     log.flush();
     log.close();
