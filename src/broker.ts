@@ -344,6 +344,11 @@ class Broker implements BrokerContext {
         if (actor) await this.endpoint.request(actor, 'delete', {}, CONTROLLER_TIMEOUT_MS).catch((error) => this.log.warn({ actor, error: String(error) }, 'replica delete failed'));
       }));
       this.log.info({ topic: old.name, topicId: old.topicId }, 'deleted topic');
+      if (old.name !== OFFSETS_TOPIC) {
+        // Kafka's onPartitionsDeleted: every coordinator drops the groups' offsets of the topic.
+        await Promise.all([...this.coordinators.values()].map((id) => this.endpoint.request(id, 'topics-deleted', { topics: [old.name] }, CONTROLLER_TIMEOUT_MS)
+          .catch((error) => this.log.warn({ coordinator: id, topic: old.name, error: String(error) }, 'telling a group coordinator about a deleted topic failed'))));
+      }
     }
     // Topics start in parallel (a restart recovers every partition at once, spread over the pool).
     await Promise.all(image.topics.map(async (topic) => {

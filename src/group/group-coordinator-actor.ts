@@ -19,6 +19,8 @@
  * - `fetch-offsets` {groupId, topics|null} -> FetchOffsetsResult    - `list` {statesFilter, typesFilter} -> {errorCode, groups}
  * - `describe` {groupIds} -> DescribedGroup[]                       - `delete-groups` {groupIds} -> {groupId, errorCode}[]
  * - `offset-delete` {groupId, topics} -> {errorCode, topics}
+ * - `topics-deleted` {topics} -> {} (the broker deleted them: their offsets are tombstoned, also when
+ *   the message arrives while loading)
  */
 import assert from 'node:assert/strict';
 import type { Actor, ActorContext, ActorId, Envelope, TimerHandle } from '../runtime/actor';
@@ -134,6 +136,8 @@ export class GroupCoordinatorActor implements Actor {
   private readonly joinTimers = new Map<string, { handle: TimerHandle; initial: boolean; remainingMs: number; newMemberAdded: boolean }>();
   private readonly syncTimers = new Map<string, TimerHandle>();
   private expiryTimer: TimerHandle | null = null;
+  /** Topics deleted from the cluster whose committed offsets still have to be tombstoned. */
+  private readonly deletedTopics = new Set<string>();
 
   constructor(private readonly args: GroupCoordinatorArgs) {}
 
@@ -154,6 +158,13 @@ export class GroupCoordinatorActor implements Actor {
   }
 
   receive(envelope: Envelope, ctx: ActorContext): void | Promise<void> {
+    if (envelope.type === 'topics-deleted') {
+      // Kept across loading: offsets of a deleted topic must not come back with the groups.
+      for (const topic of (envelope.body as { topics: string[] }).topics) this.deletedTopics.add(topic);
+      ctx.reply(envelope, {});
+      if (this.loaded) this.dropDeletedTopicOffsets(ctx);
+      return;
+    }
     if (!this.loaded) {
       ctx.reply(envelope, this.loadingReply(envelope.type));
       return;
@@ -228,6 +239,7 @@ export class GroupCoordinatorActor implements Actor {
       if (group.currentStateTimestampMs < 0) group.currentStateTimestampMs = nowMs;
     }
     this.loaded = true;
+    if (this.deletedTopics.size > 0) this.dropDeletedTopicOffsets(ctx);
     this.expiryTimer = ctx.timers.setTimeout(() => this.expireOffsets(ctx), this.args.config.offsetsRetentionCheckIntervalMs);
     ctx.log.info({ partition: this.args.partition, groups: this.groups.size, records, loadMs: ctx.clock.monotonicMs() - startedMs }, 'group coordinator loaded');
   }
@@ -933,6 +945,31 @@ export class GroupCoordinatorActor implements Actor {
     );
   }
 
+  /**
+   * Kafka's onPartitionsDeleted: the committed offsets of deleted topics are tombstoned, so a topic
+   * created again under the same name starts from the consumers' reset policy, not a stale offset.
+   */
+  private dropDeletedTopicOffsets(ctx: ActorContext): void {
+    const topics = new Set(this.deletedTopics);
+    this.deletedTopics.clear();
+    const doomed: { group: ClassicGroup; keys: string[] }[] = [];
+    for (const group of this.groups.values()) {
+      const keys = [...group.offsets.keys()].filter((key) => topics.has(key.slice(0, key.indexOf('\0'))));
+      if (keys.length > 0) doomed.push({ group, keys });
+    }
+    if (doomed.length === 0) return;
+    this.append(doomed.flatMap(({ group, keys }) => this.tombstones(group, keys)), ctx).then(
+      () => {
+        for (const { group, keys } of doomed) for (const key of keys) group.offsets.delete(key);
+        ctx.log.info({ partition: this.args.partition, topics: [...topics], groups: doomed.length }, 'removed the committed offsets of deleted topics');
+      },
+      (error) => {
+        ctx.log.warn({ topics: [...topics], error: String(error) }, 'removing offsets of deleted topics failed; retrying at the next expiry check');
+        for (const topic of topics) this.deletedTopics.add(topic);
+      },
+    );
+  }
+
   private tombstones(group: ClassicGroup, offsetKeys: string[]): OffsetsRecord[] {
     return offsetKeys.map((key) => {
       const [topic, partition] = key.split('\0') as [string, string];
@@ -947,6 +984,7 @@ export class GroupCoordinatorActor implements Actor {
    */
   private expireOffsets(ctx: ActorContext): void {
     this.expiryTimer = ctx.timers.setTimeout(() => this.expireOffsets(ctx), this.args.config.offsetsRetentionCheckIntervalMs);
+    if (this.deletedTopics.size > 0) this.dropDeletedTopicOffsets(ctx);
     const nowMs = ctx.clock.nowMs();
     const retentionMs = this.args.config.offsetsRetentionMs;
     const records: OffsetsRecord[] = [];

@@ -121,4 +121,24 @@ describe('group APIs on the wire', () => {
     const v6 = await client.request(ApiKey.DescribeGroups, 6, { groups: ['g-never'], includeAuthorizedOperations: false });
     assert.deepEqual([v6.body.groups[0].errorCode, v6.body.groups[0].groupState], [ErrorCode.GROUP_ID_NOT_FOUND, 'Dead']);
   });
+
+  test('deleting a topic removes the groups\' committed offsets for it (Kafka\'s onPartitionsDeleted): a topic created again starts fresh', async () => {
+    const create = () => client.request(ApiKey.CreateTopics, 4, { topics: [{ name: 'doomed', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 5000, validateOnly: false });
+    assert.equal((await create()).body.topics[0].errorCode, ErrorCode.NONE);
+    const commit = await client.request(ApiKey.OffsetCommit, 2, {
+      groupId: 'g-doomed', generationIdOrMemberEpoch: -1, memberId: '', retentionTimeMs: -1,
+      topics: [{ name: 'doomed', partitions: [{ partitionIndex: 0, committedOffset: 31, committedMetadata: '' }] }, { name: 'orders', partitions: [{ partitionIndex: 0, committedOffset: 5, committedMetadata: '' }] }],
+    });
+    assert.deepEqual(commit.body.topics.map((t: any) => t.partitions[0].errorCode), [ErrorCode.NONE, ErrorCode.NONE]);
+    const deleted = await client.request(ApiKey.DeleteTopics, 4, { topicNames: ['doomed'], timeoutMs: 5000 });
+    assert.equal(deleted.body.responses[0].errorCode, ErrorCode.NONE);
+    assert.equal((await create()).body.topics[0].errorCode, ErrorCode.NONE);
+    let offsets: any;
+    for (let i = 0; i < 50; i++) {
+      offsets = (await client.request(ApiKey.OffsetFetch, 7, { groupId: 'g-doomed', topics: null, requireStable: false })).body.topics;
+      if (!offsets.some((t: any) => t.name === 'doomed')) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.deepEqual(offsets.map((t: any) => [t.name, t.partitions.map((p: any) => p.committedOffset)]), [['orders', [5]]], 'only the surviving topic keeps its offset');
+  });
 });
