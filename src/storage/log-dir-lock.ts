@@ -1,7 +1,9 @@
 /**
  * The log-dir lock: Kafka takes a file lock on `<log.dir>/.lock` so two brokers never share a log
- * dir. Node has no portable flock, so the lock file holds the owner's pid: a dir whose `.lock`
- * names another live process is refused; a stale lock (the owner died, e.g. SIGKILL) is taken over.
+ * dir. Node has no portable flock, so the lock file holds the owner's pid and, on Linux, its start
+ * time (/proc/<pid>/stat field 22, clock ticks since boot): a dir whose `.lock` names another live
+ * process is refused; a stale lock is taken over: its owner is gone (e.g. SIGKILL), is a zombie not
+ * yet reaped, or its pid now belongs to a process that started at another time (pid reuse).
  * Used by the broker at start-up, before any actor opens the dir (async fs: the main thread never
  * blocks on files).
  */
@@ -10,14 +12,29 @@ import path from 'node:path';
 
 export const LOCK_FILE = '.lock';
 
-/** Whether a process with this pid exists (signal 0 probes without signalling). */
-function processAlive(pid: number): boolean {
+/** State and start time of a process from /proc/<pid>/stat, or null where there is no /proc. */
+async function procStat(pid: number): Promise<{ state: string; startTicks: string } | null> {
+  const stat = await fsp.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
+  if (stat === null) return null;
+  // "pid (comm) state ...": comm may hold spaces and parentheses, so split after the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { state: fields[0] ?? '', startTicks: fields[19] ?? '' };
+}
+
+/**
+ * Whether the lock's owner still runs: the pid exists (signal 0 probes without signalling), is not
+ * a zombie, and started when the lock says (when it says).
+ */
+async function ownerAlive(pid: number, startTicks: string | undefined): Promise<boolean> {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
+  const stat = await procStat(pid);
+  if (stat === null) return true;
+  if (stat.state === 'Z' || stat.state === 'X') return false;
+  return startTicks === undefined || startTicks === stat.startTicks;
 }
 
 /**
@@ -27,15 +44,18 @@ function processAlive(pid: number): boolean {
 export async function lockLogDir(logDir: string): Promise<void> {
   await fsp.mkdir(logDir, { recursive: true });
   const lockPath = path.join(logDir, LOCK_FILE);
+  const self = await procStat(process.pid);
+  const content = self === null ? `${process.pid}\n` : `${process.pid} ${self.startTicks}\n`;
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      await fsp.writeFile(lockPath, `${process.pid}\n`, { flag: 'wx' });
+      await fsp.writeFile(lockPath, content, { flag: 'wx' });
       return;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
-    const owner = Number((await fsp.readFile(lockPath, 'utf8').catch(() => '')).trim());
-    if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && processAlive(owner)) {
+    const [pidText, startTicks] = (await fsp.readFile(lockPath, 'utf8').catch(() => '')).trim().split(/\s+/);
+    const owner = Number(pidText);
+    if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && await ownerAlive(owner, startTicks)) {
       throw new Error(`log dir ${logDir} is in use by another broker (process ${owner} holds ${lockPath})`);
     }
     // Stale (its owner is gone) or ours from an earlier start in this process: take it over.
@@ -47,6 +67,6 @@ export async function lockLogDir(logDir: string): Promise<void> {
 /** Releases the lock if this process holds it. */
 export async function unlockLogDir(logDir: string): Promise<void> {
   const lockPath = path.join(logDir, LOCK_FILE);
-  const owner = Number((await fsp.readFile(lockPath, 'utf8').catch(() => '')).trim());
+  const owner = Number((await fsp.readFile(lockPath, 'utf8').catch(() => '')).trim().split(/\s+/)[0]);
   if (owner === process.pid) await fsp.rm(lockPath, { force: true });
 }
