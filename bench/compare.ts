@@ -104,13 +104,21 @@ function killGroup(child: ChildProcess): void {
 let libDir = '';
 
 /** Runs `java <opts> -cp '<lib>/*' <main> <args>` (main: a class or a .java source file) with a timeout. */
-function runJava(main: string, args: readonly string[], timeoutMs = TOOL_TIMEOUT_MS): Promise<{ code: number | null; stdout: string; stderr: string; timedOut: boolean }> {
+function runJava(
+  main: string,
+  args: readonly string[],
+  timeoutMs = TOOL_TIMEOUT_MS,
+): Promise<{ code: number | null; stdout: string; stderr: string; timedOut: boolean }> {
   const log4j = path.join(path.dirname(libDir), 'log4j2-tools.properties');
-  const child = spawn('java', ['-Xmx512m', `-Dlog4j2.configurationFile=${log4j}`, '-cp', `${libDir}/*`, main, ...args], {
-    cwd: repoRoot(),
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
+  const child = spawn(
+    'java',
+    ['-Xmx512m', `-Dlog4j2.configurationFile=${log4j}`, '-cp', `${libDir}/*`, main, ...args],
+    {
+      cwd: repoRoot(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    },
+  );
   liveTools.add(child);
   let stdout = '';
   let stderr = '';
@@ -131,20 +139,46 @@ function runJava(main: string, args: readonly string[], timeoutMs = TOOL_TIMEOUT
 }
 
 async function createTopic(target: Target, topic: string): Promise<void> {
-  const r = await runJava(TOPIC_COMMAND, ['--bootstrap-server', target.bootstrap, '--create', '--topic', topic, '--partitions', '1', '--replication-factor', '1'], 60_000);
+  const r = await runJava(
+    TOPIC_COMMAND,
+    [
+      '--bootstrap-server',
+      target.bootstrap,
+      '--create',
+      '--topic',
+      topic,
+      '--partitions',
+      '1',
+      '--replication-factor',
+      '1',
+    ],
+    60_000,
+  );
   if (r.code !== 0) throw new Error(`creating ${topic} on ${target.label} failed:\n${r.stdout}\n${r.stderr}`);
 }
 
-const PRODUCER_LINE = /(\d+) records sent, ([\d.]+) records\/sec \(([\d.]+) MB\/sec\), ([\d.]+) ms avg latency, ([\d.]+) ms max latency, (\d+) ms 50th, (\d+) ms 95th, (\d+) ms 99th, (\d+) ms 99\.9th/;
+const PRODUCER_LINE =
+  /(\d+) records sent, ([\d.]+) records\/sec \(([\d.]+) MB\/sec\), ([\d.]+) ms avg latency, ([\d.]+) ms max latency, (\d+) ms 50th, (\d+) ms 95th, (\d+) ms 99th, (\d+) ms 99\.9th/;
 
 async function produce(target: Target, topic: string, cfg: Config): Promise<ProducerResult> {
   const r = await runJava(PRODUCER_PERFORMANCE, [
-    '--topic', topic, '--num-records', String(cfg.records), '--record-size', String(cfg.recordSize), '--throughput', '-1',
-    '--producer-props', `bootstrap.servers=${target.bootstrap}`, `acks=${cfg.acks}`,
+    '--topic',
+    topic,
+    '--num-records',
+    String(cfg.records),
+    '--record-size',
+    String(cfg.recordSize),
+    '--throughput',
+    '-1',
+    '--producer-props',
+    `bootstrap.servers=${target.bootstrap}`,
+    `acks=${cfg.acks}`,
   ]);
   const m = PRODUCER_LINE.exec(r.stdout);
   if (r.code !== 0 || m === null || Number(m[1]) !== cfg.records) {
-    throw new Error(`ProducerPerformance against ${target.label} failed (code ${r.code}${r.timedOut ? ', timed out' : ''}):\n${r.stdout.slice(-3000)}\n${r.stderr.slice(-3000)}`);
+    throw new Error(
+      `ProducerPerformance against ${target.label} failed (code ${r.code}${r.timedOut ? ', timed out' : ''}):\n${r.stdout.slice(-3000)}\n${r.stderr.slice(-3000)}`,
+    );
   }
   return { recordsPerSec: Number(m[2]), mbPerSec: Number(m[3]), avgMs: Number(m[4]), p99Ms: Number(m[8]) };
 }
@@ -156,7 +190,13 @@ function parseConsumerLine(stdout: string): ConsumerResult | null {
   if (h < 0 || lines[h + 1] === undefined) return null;
   const f = lines[h + 1]!.split(', ').map((s) => s.trim());
   if (f.length < 10) return null;
-  return { mbPerSec: Number(f[3]), records: Number(f[4]), msgPerSec: Number(f[5]), fetchMbPerSec: Number(f[8]), fetchMsgPerSec: Number(f[9]) };
+  return {
+    mbPerSec: Number(f[3]),
+    records: Number(f[4]),
+    msgPerSec: Number(f[5]),
+    fetchMbPerSec: Number(f[8]),
+    fetchMsgPerSec: Number(f[9]),
+  };
 }
 
 async function consumeAssigned(target: Target, topic: string, cfg: Config): Promise<ConsumerResult> {
@@ -164,17 +204,44 @@ async function consumeAssigned(target: Target, topic: string, cfg: Config): Prom
   const r = await runJava(source, [target.bootstrap, topic, String(cfg.records), '10000']);
   const parsed = parseConsumerLine(r.stdout);
   if (r.code !== 0 || parsed === null || parsed.records !== cfg.records) {
-    throw new Error(`compare-consumer against ${target.label} failed (code ${r.code}):\n${r.stdout.slice(-3000)}\n${r.stderr.slice(-3000)}`);
+    throw new Error(
+      `compare-consumer against ${target.label} failed (code ${r.code}):\n${r.stdout.slice(-3000)}\n${r.stderr.slice(-3000)}`,
+    );
   }
   return parsed;
 }
 
 /** ConsumerPerformance in a fresh group `group`; a string saying what failed instead of throwing. */
-async function consumePerformance(target: Target, topic: string, cfg: Config, group: string): Promise<ConsumerResult | string> {
-  const r = await runJava(CONSUMER_PERFORMANCE, ['--bootstrap-server', target.bootstrap, '--topic', topic, '--group', group, '--num-records', String(cfg.records), '--timeout', '10000'], 90_000);
+async function consumePerformance(
+  target: Target,
+  topic: string,
+  cfg: Config,
+  group: string,
+): Promise<ConsumerResult | string> {
+  const r = await runJava(
+    CONSUMER_PERFORMANCE,
+    [
+      '--bootstrap-server',
+      target.bootstrap,
+      '--topic',
+      topic,
+      '--group',
+      group,
+      '--num-records',
+      String(cfg.records),
+      '--timeout',
+      '10000',
+    ],
+    90_000,
+  );
   const parsed = parseConsumerLine(r.stdout);
   if (r.code !== 0 || parsed === null || parsed.records !== cfg.records) {
-    const why = (r.stderr + r.stdout).split('\n').map((l) => l.trim()).filter((l) => /Exception|Error|error/.test(l)).slice(0, 2).join(' | ');
+    const why = (r.stderr + r.stdout)
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => /Exception|Error|error/.test(l))
+      .slice(0, 2)
+      .join(' | ');
     return `failed (code ${r.code}${r.timedOut ? ', timed out' : ''}, ${parsed?.records ?? 0}/${cfg.records} records)${why !== '' ? `: ${why.slice(0, 400)}` : ''}`;
   }
   return parsed;
@@ -191,7 +258,9 @@ const ratio = (a: number, b: number): string => (b === 0 ? 'n/a' : `${(a / b).to
 async function main(): Promise<void> {
   const started = Date.now();
   libDir = await ensureKafkaJars();
-  console.log(`bench/compare: ${ROUNDS} round(s), configs: ${CONFIGS.map((c) => `acks=${c.acks} ${c.records} x ${c.recordSize} B`).join('; ')}`);
+  console.log(
+    `bench/compare: ${ROUNDS} round(s), configs: ${CONFIGS.map((c) => `acks=${c.acks} ${c.records} x ${c.recordSize} B`).join('; ')}`,
+  );
 
   let kafka: KafkaFixture | null = null;
   let skiff: BrokerProcess | null = null;
@@ -207,7 +276,9 @@ async function main(): Promise<void> {
       skiff: { name: 'skiff', label: 'Skiff', bootstrap: `127.0.0.1:${skiff.port}` },
       'skiff-wc': { name: 'skiff-wc', label: 'Skiff write.caching=true', bootstrap: `127.0.0.1:${skiffWc.port}` },
     };
-    console.log(`Kafka at ${targets.kafka.bootstrap}, Skiff at ${targets.skiff.bootstrap}, Skiff (write.caching.default=true) at ${targets['skiff-wc'].bootstrap}`);
+    console.log(
+      `Kafka at ${targets.kafka.bootstrap}, Skiff at ${targets.skiff.bootstrap}, Skiff (write.caching.default=true) at ${targets['skiff-wc'].bootstrap}`,
+    );
 
     type Key = string;
     const prod = new Map<Key, ProducerResult[]>();
@@ -229,17 +300,23 @@ async function main(): Promise<void> {
           await createTopic(target, topic);
           const p = await produce(target, topic, cfg);
           push(prod, `${cfgKey(cfg)}|${t}`, p);
-          console.log(`round ${round} ${cfgKey(cfg)} ${target.label}: produce ${fmt(p.recordsPerSec)} rec/s ${p.mbPerSec} MB/s avg ${p.avgMs} ms p99 ${p.p99Ms} ms`);
+          console.log(
+            `round ${round} ${cfgKey(cfg)} ${target.label}: produce ${fmt(p.recordsPerSec)} rec/s ${p.mbPerSec} MB/s avg ${p.avgMs} ms p99 ${p.p99Ms} ms`,
+          );
         }
         for (const t of order.filter((n) => n !== 'skiff-wc')) {
           const target = targets[t];
           const c = await consumePerformance(target, topic, cfg, `${topic}-${t}`);
           push(consPerf, `${cfgKey(cfg)}|${t}`, c);
-          console.log(`round ${round} ${cfgKey(cfg)} ${target.label}: ConsumerPerformance ${typeof c === 'string' ? c : `${c.mbPerSec} MB/s (fetch ${c.fetchMbPerSec} MB/s) ${fmt(c.msgPerSec)} msg/s (fetch ${fmt(c.fetchMsgPerSec)})`}`);
+          console.log(
+            `round ${round} ${cfgKey(cfg)} ${target.label}: ConsumerPerformance ${typeof c === 'string' ? c : `${c.mbPerSec} MB/s (fetch ${c.fetchMbPerSec} MB/s) ${fmt(c.msgPerSec)} msg/s (fetch ${fmt(c.fetchMsgPerSec)})`}`,
+          );
           if (WITH_ASSIGN) {
             const a = await consumeAssigned(target, topic, cfg);
             push(cons, `${cfgKey(cfg)}|${t}`, a);
-            console.log(`round ${round} ${cfgKey(cfg)} ${target.label}: consume (assign) ${a.mbPerSec} MB/s ${fmt(a.msgPerSec)} msg/s`);
+            console.log(
+              `round ${round} ${cfgKey(cfg)} ${target.label}: consume (assign) ${a.mbPerSec} MB/s ${fmt(a.msgPerSec)} msg/s`,
+            );
           }
         }
       }
@@ -256,9 +333,13 @@ async function main(): Promise<void> {
     const failures = (k: Key): string[] => (consPerf.get(k) ?? []).filter((c): c is string => typeof c === 'string');
     const out: string[] = [];
     out.push('');
-    out.push(`Producer: ProducerPerformance --throughput -1; consumer: ConsumerPerformance in a consumer group, fetch rates (after the join). Medians of ${ROUNDS} alternating round(s).`);
+    out.push(
+      `Producer: ProducerPerformance --throughput -1; consumer: ConsumerPerformance in a consumer group, fetch rates (after the join). Medians of ${ROUNDS} alternating round(s).`,
+    );
     out.push('');
-    out.push('| config | broker | produce rec/s | produce MB/s | avg ms | p99 ms | consume MB/s | consume msg/s | produce thr. Skiff/Kafka | p99 Skiff/Kafka | consume thr. Skiff/Kafka |');
+    out.push(
+      '| config | broker | produce rec/s | produce MB/s | avg ms | p99 ms | consume MB/s | consume msg/s | produce thr. Skiff/Kafka | p99 Skiff/Kafka | consume thr. Skiff/Kafka |',
+    );
     out.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const cfg of CONFIGS) {
       const k = cfgKey(cfg);
@@ -271,9 +352,38 @@ async function main(): Promise<void> {
         const mb = medG(key, (c) => c.fetchMbPerSec);
         const msg = medG(key, (c) => c.fetchMsgPerSec);
         const kafkaMsg = medG(kk, (c) => c.fetchMsgPerSec);
-        const consumeCells = !consPerf.has(key) ? ['-', '-'] : msg === null ? ['failed', 'failed'] : [fmt(mb!, 1), fmt(msg)];
+        const consumeCells = !consPerf.has(key)
+          ? ['-', '-']
+          : msg === null
+            ? ['failed', 'failed']
+            : [fmt(mb!, 1), fmt(msg)];
         const consumeRatio = isKafka || msg === null || kafkaMsg === null ? '' : ratio(msg, kafkaMsg);
-        out.push(`| ${t === 'kafka' ? label : ''} | ${targets[t].label} | ${fmt(med(key, (p) => p.recordsPerSec))} | ${fmt(med(key, (p) => p.mbPerSec), 2)} | ${fmt(med(key, (p) => p.avgMs), 1)} | ${fmt(med(key, (p) => p.p99Ms), 0)} | ${consumeCells[0]} | ${consumeCells[1]} | ${isKafka ? '' : ratio(med(key, (p) => p.recordsPerSec), med(kk, (p) => p.recordsPerSec))} | ${isKafka ? '' : ratio(med(key, (p) => p.p99Ms), med(kk, (p) => p.p99Ms))} | ${consumeRatio} |`);
+        out.push(
+          `| ${t === 'kafka' ? label : ''} | ${targets[t].label} | ${fmt(med(key, (p) => p.recordsPerSec))} | ${fmt(
+            med(key, (p) => p.mbPerSec),
+            2,
+          )} | ${fmt(
+            med(key, (p) => p.avgMs),
+            1,
+          )} | ${fmt(
+            med(key, (p) => p.p99Ms),
+            0,
+          )} | ${consumeCells[0]} | ${consumeCells[1]} | ${
+            isKafka
+              ? ''
+              : ratio(
+                  med(key, (p) => p.recordsPerSec),
+                  med(kk, (p) => p.recordsPerSec),
+                )
+          } | ${
+            isKafka
+              ? ''
+              : ratio(
+                  med(key, (p) => p.p99Ms),
+                  med(kk, (p) => p.p99Ms),
+                )
+          } | ${consumeRatio} |`,
+        );
       }
     }
     const failed = [...consPerf.keys()].filter((k) => failures(k).length > 0);
@@ -289,11 +399,15 @@ async function main(): Promise<void> {
         const k = cfgKey(cfg);
         const kafkaMsg = medC(`${k}|kafka`, (c) => c.msgPerSec);
         const skiffMsg = medC(`${k}|skiff`, (c) => c.msgPerSec);
-        out.push(`  ${k}: Kafka ${fmt(kafkaMsg)} msg/s, Skiff ${fmt(skiffMsg)} msg/s, Skiff/Kafka ${ratio(skiffMsg, kafkaMsg)}`);
+        out.push(
+          `  ${k}: Kafka ${fmt(kafkaMsg)} msg/s, Skiff ${fmt(skiffMsg)} msg/s, Skiff/Kafka ${ratio(skiffMsg, kafkaMsg)}`,
+        );
       }
     }
     out.push('');
-    out.push(`p99 ratio > 1 means Skiff is slower; throughput ratio < 1 means Skiff is slower. Total run ${Math.round((Date.now() - started) / 1000)} s.`);
+    out.push(
+      `p99 ratio > 1 means Skiff is slower; throughput ratio < 1 means Skiff is slower. Total run ${Math.round((Date.now() - started) / 1000)} s.`,
+    );
     console.log(out.join('\n'));
   } finally {
     await Promise.allSettled([kafka?.stop(), skiff?.stop(), skiffWc?.stop()]);
@@ -303,7 +417,7 @@ async function main(): Promise<void> {
 main().then(
   () => process.exit(0),
   (err: unknown) => {
-    console.error(err instanceof Error ? err.stack ?? err.message : err);
+    console.error(err instanceof Error ? (err.stack ?? err.message) : err);
     process.exit(1);
   },
 );

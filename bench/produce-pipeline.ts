@@ -25,7 +25,11 @@ const WARMUP = 100;
 const RECORDS_PER_BATCH = 16;
 const RECORD_BYTES = 1000;
 
-interface Measure { recordsPerSec: number; p50Ms: number; p99Ms: number }
+interface Measure {
+  recordsPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+}
 type Results = Record<string, Measure>;
 
 function argValue(name: string): string | undefined {
@@ -52,23 +56,37 @@ async function wireChild(root: string): Promise<void> {
     for (const acks of [1, -1]) {
       const topic = `bench-acks${acks}`;
       const created = await client.request(ApiKey.CreateTopics, 5, {
-        topics: [{ name: topic, numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 10_000, validateOnly: false,
+        topics: [{ name: topic, numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }],
+        timeoutMs: 10_000,
+        validateOnly: false,
       });
-      if (created.body.topics[0].errorCode !== 0) throw new Error(`CreateTopics ${topic}: error ${created.body.topics[0].errorCode}`);
+      if (created.body.topics[0].errorCode !== 0)
+        throw new Error(`CreateTopics ${topic}: error ${created.body.topics[0].errorCode}`);
       const latencies: number[] = [];
       let startedAt = 0;
       for (let i = 0; i < WARMUP + REQUESTS; i++) {
         if (i === WARMUP) startedAt = performance.now();
-        const records = buildRecordBatch(Array.from({ length: RECORDS_PER_BATCH }, () => ({ key: null, value, headers: [] })));
+        const records = buildRecordBatch(
+          Array.from({ length: RECORDS_PER_BATCH }, () => ({ key: null, value, headers: [] })),
+        );
         const t0 = performance.now();
-        const res = await client.request(ApiKey.Produce, 7, { transactionalId: null, acks, timeoutMs: 30_000, topicData: [{ name: topic, partitionData: [{ index: 0, records }] }] });
+        const res = await client.request(ApiKey.Produce, 7, {
+          transactionalId: null,
+          acks,
+          timeoutMs: 30_000,
+          topicData: [{ name: topic, partitionData: [{ index: 0, records }] }],
+        });
         const code = res.body.responses[0].partitionResponses[0].errorCode;
         if (code !== 0) throw new Error(`produce acks=${acks}: error ${code}`);
         if (i >= WARMUP) latencies.push(performance.now() - t0);
       }
       const elapsedS = (performance.now() - startedAt) / 1000;
       latencies.sort((a, b) => a - b);
-      results[`wire acks=${acks}`] = { recordsPerSec: (REQUESTS * RECORDS_PER_BATCH) / elapsedS, p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99) };
+      results[`wire acks=${acks}`] = {
+        recordsPerSec: (REQUESTS * RECORDS_PER_BATCH) / elapsedS,
+        p50Ms: percentile(latencies, 0.5),
+        p99Ms: percentile(latencies, 0.99),
+      };
     }
   } finally {
     client.close?.();
@@ -79,7 +97,11 @@ async function wireChild(root: string): Promise<void> {
 }
 
 function runWire(root: string): Results {
-  const child = spawnSync(process.execPath, [__filename, '--wire-child', root], { encoding: 'utf8', env: { ...process.env, SKIFF_LOG_LEVEL: 'warn' }, maxBuffer: 1 << 24 });
+  const child = spawnSync(process.execPath, [__filename, '--wire-child', root], {
+    encoding: 'utf8',
+    env: { ...process.env, SKIFF_LOG_LEVEL: 'warn' },
+    maxBuffer: 1 << 24,
+  });
   if (child.status !== 0) throw new Error(`wire child failed (${child.status}): ${child.stderr}`);
   const line = child.stdout.trim().split('\n').pop()!;
   return JSON.parse(line) as Results;
@@ -87,10 +109,14 @@ function runWire(root: string): Results {
 
 /** Starts `bin/skiff.js start` from `root` on a free port; resolves with its port and a stop function. */
 function startBrokerProcess(root: string, dataDir: string): Promise<{ port: number; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, [path.join(root, 'bin/skiff.js'), 'start', '--port', '0', '--data-dir', dataDir], {
-    stdio: ['ignore', 'pipe', 'ignore'],
-    env: { ...process.env, SKIFF_LOG_LEVEL: 'warn' },
-  });
+  const child = spawn(
+    process.execPath,
+    [path.join(root, 'bin/skiff.js'), 'start', '--port', '0', '--data-dir', dataDir],
+    {
+      stdio: ['ignore', 'pipe', 'ignore'],
+      env: { ...process.env, SKIFF_LOG_LEVEL: 'warn' },
+    },
+  );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return new Promise((resolve, reject) => {
     let out = '';
@@ -119,10 +145,25 @@ async function runPerf(root: string): Promise<Results> {
   const results: Results = {};
   try {
     for (const acks of ['1', '-1']) {
-      const perf = spawnSync(process.execPath, [
-        path.join(root, 'bin/skiff.js'), 'perf', 'produce', '--brokers', `127.0.0.1:${broker.port}`, '--topic', `perf-acks${acks}`,
-        '--records', '100000', '--record-size', '1024', '--acks', acks,
-      ], { encoding: 'utf8', maxBuffer: 1 << 24 });
+      const perf = spawnSync(
+        process.execPath,
+        [
+          path.join(root, 'bin/skiff.js'),
+          'perf',
+          'produce',
+          '--brokers',
+          `127.0.0.1:${broker.port}`,
+          '--topic',
+          `perf-acks${acks}`,
+          '--records',
+          '100000',
+          '--record-size',
+          '1024',
+          '--acks',
+          acks,
+        ],
+        { encoding: 'utf8', maxBuffer: 1 << 24 },
+      );
       if (perf.status !== 0) throw new Error(`perf produce failed (${perf.status}): ${perf.stderr}`);
       const last = perf.stdout.trim().split('\n').pop()!;
       const m = /records sent, ([\d.]+) records\/sec.*?([\d.]+) ms 50th, ([\d.]+) ms 99th/.exec(last);

@@ -29,19 +29,53 @@ const batch1k = batchOfBytes(100, 10);
 const batch16k = batchOfBytes(1000, 16);
 const batch256k = batchOfBytes(1000, 256);
 const produceFrame16k = encodeRequest(ApiKey.Produce, 7, 1, 'bench', {
-  transactionalId: null, acks: -1, timeoutMs: 30000,
+  transactionalId: null,
+  acks: -1,
+  timeoutMs: 30000,
   topicData: [{ name: 'bench', partitionData: [{ index: 0, records: batch16k }] }],
 }).subarray(4);
 const fetchResponse = (records: Buffer) => ({
-  throttleTimeMs: 0, errorCode: 0, sessionId: 0,
-  responses: [{ topic: 'bench', partitions: [{ partitionIndex: 0, errorCode: 0, highWatermark: 100, lastStableOffset: 100, logStartOffset: 0, abortedTransactions: null, preferredReadReplica: -1, records }] }],
+  throttleTimeMs: 0,
+  errorCode: 0,
+  sessionId: 0,
+  responses: [
+    {
+      topic: 'bench',
+      partitions: [
+        {
+          partitionIndex: 0,
+          errorCode: 0,
+          highWatermark: 100,
+          lastStableOffset: 100,
+          logStartOffset: 0,
+          abortedTransactions: null,
+          preferredReadReplica: -1,
+          records,
+        },
+      ],
+    },
+  ],
 });
 
 const logger = createLogger({ level: 'silent', fd: 2 });
 const clock = { nowMs: () => Date.now(), monotonicMs: () => performance.now() };
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'skiff-bench-'));
-const diskLog = Log.open({ fs: new NodeFileSystem(), dir: path.join(tmp, 'disk-0'), config: { segmentBytes: 1 << 30, indexIntervalBytes: 4096 }, recoveryPoint: 0, logger, clock });
-const memLog = Log.open({ fs: new MemoryFileSystem(), dir: '/mem/mem-0', config: { segmentBytes: 64 << 20, indexIntervalBytes: 4096 }, recoveryPoint: 0, logger, clock });
+const diskLog = Log.open({
+  fs: new NodeFileSystem(),
+  dir: path.join(tmp, 'disk-0'),
+  config: { segmentBytes: 1 << 30, indexIntervalBytes: 4096 },
+  recoveryPoint: 0,
+  logger,
+  clock,
+});
+const memLog = Log.open({
+  fs: new MemoryFileSystem(),
+  dir: '/mem/mem-0',
+  config: { segmentBytes: 64 << 20, indexIntervalBytes: 4096 },
+  recoveryPoint: 0,
+  logger,
+  clock,
+});
 for (let i = 0; i < 2000; i++) memLog.append(Buffer.from(batch16k), 0);
 let readOffset = 0;
 // An offset index of 100,000 entries (a 1 GiB segment at one entry per ~10 KiB).
@@ -55,7 +89,11 @@ let lookupTarget = 0;
 function compactionSegmentOf(codec: 0 | 3): Buffer {
   const parts: Buffer[] = [];
   for (let b = 0; b < 500; b++) {
-    const records = Array.from({ length: 20 }, (_, i) => ({ key: Buffer.from(`k${(b * 20 + i) % 1000}`), value: Buffer.alloc(90, 97 + (i % 26)), timestamp: 1_700_000_000_000 + b }));
+    const records = Array.from({ length: 20 }, (_, i) => ({
+      key: Buffer.from(`k${(b * 20 + i) % 1000}`),
+      value: Buffer.alloc(90, 97 + (i % 26)),
+      timestamp: 1_700_000_000_000 + b,
+    }));
     parts.push(buildBatch(records, { baseOffset: b * 20, compression: codec }));
   }
   return Buffer.concat(parts);
@@ -66,15 +104,33 @@ const compactionSegmentLz4 = compactionSegmentOf(3);
 async function main(): Promise<void> {
   const bench = new Bench({ time: Number(process.env.BENCH_TIME_MS ?? 400), warmupTime: 100 });
   bench
-    .add('protocol: decode Produce v7 request (16 KiB batch)', () => { decodeRequest(produceFrame16k); })
-    .add('protocol: encode Fetch v11 response (16 KiB records, one buffer)', () => { encodeResponse(ApiKey.Fetch, 11, 1, fetchResponse(batch16k)); })
-    .add('protocol: encode Fetch v11 response (256 KiB records, one buffer)', () => { encodeResponse(ApiKey.Fetch, 11, 1, fetchResponse(batch256k)); })
-    .add('protocol: encode Fetch v11 response (256 KiB records, chunks)', () => { encodeResponseChunks(ApiKey.Fetch, 11, 1, fetchResponse(batch256k)); })
-    .add('batch: validate 1 KiB batch (header + CRC-32C)', () => { validateProducedBatch(batch1k, 1 << 20); })
-    .add('batch: validate 16 KiB batch (header + CRC-32C)', () => { validateProducedBatch(batch16k, 1 << 20); })
-    .add('batch: validate 256 KiB batch (header + CRC-32C)', () => { validateProducedBatch(batch256k, 1 << 20); })
-    .add('log: append 16 KiB batch (node fs, page cache)', () => { diskLog.append(batch16k, 0); })
-    .add('log: append 16 KiB batch (memory fs)', () => { memLog.append(batch16k, 0); })
+    .add('protocol: decode Produce v7 request (16 KiB batch)', () => {
+      decodeRequest(produceFrame16k);
+    })
+    .add('protocol: encode Fetch v11 response (16 KiB records, one buffer)', () => {
+      encodeResponse(ApiKey.Fetch, 11, 1, fetchResponse(batch16k));
+    })
+    .add('protocol: encode Fetch v11 response (256 KiB records, one buffer)', () => {
+      encodeResponse(ApiKey.Fetch, 11, 1, fetchResponse(batch256k));
+    })
+    .add('protocol: encode Fetch v11 response (256 KiB records, chunks)', () => {
+      encodeResponseChunks(ApiKey.Fetch, 11, 1, fetchResponse(batch256k));
+    })
+    .add('batch: validate 1 KiB batch (header + CRC-32C)', () => {
+      validateProducedBatch(batch1k, 1 << 20);
+    })
+    .add('batch: validate 16 KiB batch (header + CRC-32C)', () => {
+      validateProducedBatch(batch16k, 1 << 20);
+    })
+    .add('batch: validate 256 KiB batch (header + CRC-32C)', () => {
+      validateProducedBatch(batch256k, 1 << 20);
+    })
+    .add('log: append 16 KiB batch (node fs, page cache)', () => {
+      diskLog.append(batch16k, 0);
+    })
+    .add('log: append 16 KiB batch (memory fs)', () => {
+      memLog.append(batch16k, 0);
+    })
     .add('log: read 64 KiB from a random offset (memory fs)', () => {
       readOffset = (readOffset + 7919) % 30000;
       memLog.read(readOffset, 65536, memLog.logEndOffset, true);
@@ -92,16 +148,36 @@ async function main(): Promise<void> {
       filterSegmentBytes(compactionSegmentLz4, { offsetMap: map, nowMs: 0, deleteRetentionMs: 0 });
     })
     .add('envelope: round trip with 16 KiB batch', () => {
-      decodeEnvelope(encodeEnvelopeForTransfer({ to: 'replica/0/x/0', from: 'net/0', type: 'produce', corr: 1, body: { records: batch16k, acks: -1, timeoutMs: 30000 } }));
+      decodeEnvelope(
+        encodeEnvelopeForTransfer({
+          to: 'replica/0/x/0',
+          from: 'net/0',
+          type: 'produce',
+          corr: 1,
+          body: { records: batch16k, acks: -1, timeoutMs: 30000 },
+        }),
+      );
     })
     .add('envelope: round trip with 256 KiB batch', () => {
-      decodeEnvelope(encodeEnvelopeForTransfer({ to: 'replica/0/x/0', from: 'net/0', type: 'produce', corr: 1, body: { records: batch256k, acks: -1, timeoutMs: 30000 } }));
+      decodeEnvelope(
+        encodeEnvelopeForTransfer({
+          to: 'replica/0/x/0',
+          from: 'net/0',
+          type: 'produce',
+          corr: 1,
+          body: { records: batch256k, acks: -1, timeoutMs: 30000 },
+        }),
+      );
     });
   await bench.run();
   const rows = bench.tasks.map((task) => {
     const r = task.result as any;
     const meanNs = (r?.latency?.mean ?? r?.mean ?? NaN) * 1e6;
-    return { task: task.name, 'ops/s': Math.round(r?.throughput?.mean ?? r?.hz ?? 0), 'mean µs': (meanNs / 1000).toFixed(2) };
+    return {
+      task: task.name,
+      'ops/s': Math.round(r?.throughput?.mean ?? r?.hz ?? 0),
+      'mean µs': (meanNs / 1000).toFixed(2),
+    };
   });
   console.table(rows);
   const hz = (name: string) => {
@@ -111,7 +187,10 @@ async function main(): Promise<void> {
   };
   const ratio = (a: string, b: string) => console.log(`ratio  ${a}  /  ${b}: ${(hz(a) / hz(b)).toFixed(2)}`);
   ratio('batch: validate 1 KiB', 'batch: validate 256 KiB');
-  ratio('protocol: encode Fetch v11 response (256 KiB records, chunks)', 'protocol: encode Fetch v11 response (256 KiB records, one buffer)');
+  ratio(
+    'protocol: encode Fetch v11 response (256 KiB records, chunks)',
+    'protocol: encode Fetch v11 response (256 KiB records, one buffer)',
+  );
   ratio('envelope: round trip with 16 KiB', 'envelope: round trip with 256 KiB');
   ratio('log: append 16 KiB batch (memory fs)', 'log: append 16 KiB batch (node fs');
   diskLog.close();

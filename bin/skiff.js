@@ -6,7 +6,9 @@ const path = require('node:path');
 
 const mainPath = path.join(__dirname, '..', 'dist', 'src', 'cli', 'main.js');
 if (!fs.existsSync(mainPath)) {
-  process.stderr.write(`skiff: ${path.relative(process.cwd(), mainPath) || mainPath} not found: run npm run build first\n`);
+  process.stderr.write(
+    `skiff: ${path.relative(process.cwd(), mainPath) || mainPath} not found: run npm run build first\n`,
+  );
   process.exit(1);
 }
 require(mainPath)

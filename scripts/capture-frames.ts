@@ -114,7 +114,9 @@ export async function startCaptureProxy(opts: CaptureProxyOptions): Promise<Capt
       const correlationId = frame.readInt32BE(4);
       const request = pending.get(correlationId);
       pending.delete(correlationId);
-      client.write(request?.apiKey === ApiKey.Metadata ? advertiseProxy(frame, request.apiVersion, listenPort, log) : frame);
+      client.write(
+        request?.apiKey === ApiKey.Metadata ? advertiseProxy(frame, request.apiVersion, listenPort, log) : frame,
+      );
     });
     client.on('data', (chunk: Buffer) => {
       try {
@@ -233,7 +235,16 @@ async function runClientFlow(client: CaptureClient, bootstrap: string, workDir: 
   const wanted = CAPTURE_RECORDS[client];
   const input = path.join(workDir, `${client}.krec`);
   const output = path.join(workDir, `${client}.out.krec`);
-  writeRecordFile(input, wanted.map((r) => record(r.key, r.value, r.headers.map(([k, v]) => [k, Buffer.from(v)] as const))));
+  writeRecordFile(
+    input,
+    wanted.map((r) =>
+      record(
+        r.key,
+        r.value,
+        r.headers.map(([k, v]) => [k, Buffer.from(v)] as const),
+      ),
+    ),
+  );
   switch (client) {
     case 'kcat': {
       // kcat has no admin API: the producer's Metadata request auto-creates the topic.
@@ -245,12 +256,28 @@ async function runClientFlow(client: CaptureClient, bootstrap: string, workDir: 
     }
     case 'kafka-python':
       // acks=1 is kafka-python's default, kept so the frame shows what the client sends unconfigured.
-      await runPythonScript('kafka_python_produce.py', ['--bootstrap', bootstrap, '--topic', topic, '--input', input, '--create-partitions', '1', '--acks', '1'], FLOW_TIMEOUT_MS);
-      await runPythonScript('kafka_python_consume.py', ['--bootstrap', bootstrap, '--topic', topic, '--output', output, '--timeout', '20'], FLOW_TIMEOUT_MS);
+      await runPythonScript(
+        'kafka_python_produce.py',
+        ['--bootstrap', bootstrap, '--topic', topic, '--input', input, '--create-partitions', '1', '--acks', '1'],
+        FLOW_TIMEOUT_MS,
+      );
+      await runPythonScript(
+        'kafka_python_consume.py',
+        ['--bootstrap', bootstrap, '--topic', topic, '--output', output, '--timeout', '20'],
+        FLOW_TIMEOUT_MS,
+      );
       return;
     case 'confluent-kafka':
-      await runPythonScript('confluent_produce.py', ['--bootstrap', bootstrap, '--topic', topic, '--input', input, '--create-partitions', '1'], FLOW_TIMEOUT_MS);
-      await runPythonScript('confluent_consume.py', ['--bootstrap', bootstrap, '--topic', topic, '--output', output, '--timeout', '20'], FLOW_TIMEOUT_MS);
+      await runPythonScript(
+        'confluent_produce.py',
+        ['--bootstrap', bootstrap, '--topic', topic, '--input', input, '--create-partitions', '1'],
+        FLOW_TIMEOUT_MS,
+      );
+      await runPythonScript(
+        'confluent_consume.py',
+        ['--bootstrap', bootstrap, '--topic', topic, '--output', output, '--timeout', '20'],
+        FLOW_TIMEOUT_MS,
+      );
       return;
     case 'kafkajs': {
       const { Kafka, logLevel, Partitioners } = await import('kafkajs');
@@ -304,7 +331,8 @@ async function main(argv: string[]): Promise<void> {
     const out = option(rest, '--out') ?? path.join(__dirname, '..', '..', 'test', 'fixtures', 'captured');
     const wanted = (option(rest, '--clients') ?? CAPTURE_CLIENTS.join(',')).split(',');
     const unknown = wanted.filter((c) => !(CAPTURE_CLIENTS as readonly string[]).includes(c));
-    if (unknown.length > 0) throw new Error(`unknown client(s) ${unknown.join(', ')}; known: ${CAPTURE_CLIENTS.join(', ')}`);
+    if (unknown.length > 0)
+      throw new Error(`unknown client(s) ${unknown.join(', ')}; known: ${CAPTURE_CLIENTS.join(', ')}`);
     await captureAll(path.resolve(out), wanted as CaptureClient[]);
     return;
   }
@@ -323,7 +351,9 @@ async function main(argv: string[]): Promise<void> {
     process.once('SIGINT', () => void proxy.close().then(() => process.exit(0)));
     return;
   }
-  throw new Error('usage: capture-frames.js all [--out DIR] [--clients a,b] | proxy --target HOST:PORT --out DIR [--listen PORT]');
+  throw new Error(
+    'usage: capture-frames.js all [--out DIR] [--clients a,b] | proxy --target HOST:PORT --out DIR [--listen PORT]',
+  );
 }
 
 if (require.main === module) {

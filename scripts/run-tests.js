@@ -40,8 +40,11 @@ const files = findTestFiles(testRoot)
   .filter((file) => filters.length === 0 || filters.some((f) => file.includes(f)));
 
 if (files.length === 0) {
-  console.error(`run-tests: no test files found under ${path.relative(repoRoot, testRoot)}` +
-    (filters.length > 0 ? ` matching ${filters.join(', ')}` : '') + ' (did `npm run build` run?)');
+  console.error(
+    `run-tests: no test files found under ${path.relative(repoRoot, testRoot)}` +
+      (filters.length > 0 ? ` matching ${filters.join(', ')}` : '') +
+      ' (did `npm run build` run?)',
+  );
   process.exit(1);
 }
 

@@ -9,7 +9,16 @@ import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import type { BrokerConfig } from './config/broker-config';
 import { effectiveLogConfig } from './config/topic-config';
-import type { AlterConfigResult, AlterTopicConfigsCommand, CreatePartitionsCommand, CreatePartitionsResult, CreateTopicsCommand, CreateTopicResult, DeleteTopicResult, ControllerArgs } from './controller/controller-actor';
+import type {
+  AlterConfigResult,
+  AlterTopicConfigsCommand,
+  CreatePartitionsCommand,
+  CreatePartitionsResult,
+  CreateTopicsCommand,
+  CreateTopicResult,
+  DeleteTopicResult,
+  ControllerArgs,
+} from './controller/controller-actor';
 import type { MetadataImage, TopicState } from './controller/metadata-records';
 import type { ActorId, Logger } from './runtime/actor';
 import type { Endpoint, Runtime } from './runtime/runtime';
@@ -49,8 +58,18 @@ export interface RunningBroker {
  * Starts a broker with `config`. Rejects (after stopping what started) when a log dir is refused
  * (meta.properties of another cluster or node), the port is taken, or an actor fails to start.
  */
-export async function startBroker(config: BrokerConfig, logger: Logger, options: { runtime?: Runtime } = {}): Promise<RunningBroker> {
-  const runtime = options.runtime ?? new ThreadRuntime({ brokers: [{ brokerId: config.nodeId, numIoThreads: config.numIoThreads }], logger, workerLogFd: 2 });
+export async function startBroker(
+  config: BrokerConfig,
+  logger: Logger,
+  options: { runtime?: Runtime } = {},
+): Promise<RunningBroker> {
+  const runtime =
+    options.runtime ??
+    new ThreadRuntime({
+      brokers: [{ brokerId: config.nodeId, numIoThreads: config.numIoThreads }],
+      logger,
+      workerLogFd: 2,
+    });
   const broker = new Broker(config, logger, runtime);
   try {
     await broker.start();
@@ -85,7 +104,11 @@ class Broker implements BrokerContext {
   private ready!: Promise<void>;
   private stopped = false;
 
-  constructor(readonly config: BrokerConfig, readonly log: Logger, private readonly runtime: Runtime) {
+  constructor(
+    readonly config: BrokerConfig,
+    readonly log: Logger,
+    private readonly runtime: Runtime,
+  ) {
     this.nodeId = config.nodeId;
     this.controllerId = config.nodeId;
     this.logDirs = config.logDirs.map((d) => path.resolve(d));
@@ -108,7 +131,9 @@ class Broker implements BrokerContext {
 
   async start(): Promise<void> {
     let markReady!: () => void;
-    this.ready = new Promise((resolve) => { markReady = resolve; });
+    this.ready = new Promise((resolve) => {
+      markReady = resolve;
+    });
     for (const logDir of this.logDirs) {
       await lockLogDir(logDir);
       this.lockedDirs.push(logDir);
@@ -116,7 +141,9 @@ class Broker implements BrokerContext {
     const listener = this.config.listeners[0]!;
     const controllerArgs: ControllerArgs = {
       metadataDir: path.join(this.logDirs[0]!, '__skiff_metadata'),
-      brokers: [{ nodeId: this.nodeId, host: this.config.advertisedListeners[0]?.host ?? listener.host, port: listener.port }],
+      brokers: [
+        { nodeId: this.nodeId, host: this.config.advertisedListeners[0]?.host ?? listener.host, port: listener.port },
+      ],
       numPartitions: this.config.numPartitions,
       defaultReplicationFactor: this.config.defaultReplicationFactor,
     };
@@ -125,7 +152,12 @@ class Broker implements BrokerContext {
     this.clusterId = image.clusterId;
     for (const [index, logDir] of this.logDirs.entries()) {
       const id = `log-dir/${this.nodeId}/${index}`;
-      const args: LogDirArgs = { logDir, clusterId: this.clusterId, nodeId: this.nodeId, directoryId: randomBytes(16).toString('base64url') };
+      const args: LogDirArgs = {
+        logDir,
+        clusterId: this.clusterId,
+        nodeId: this.nodeId,
+        directoryId: randomBytes(16).toString('base64url'),
+      };
       await this.runtime.spawn(id, 'log-dir', args, { pool: 'broker', brokerId: this.nodeId });
       this.logDirActors.push(id);
     }
@@ -133,7 +165,17 @@ class Broker implements BrokerContext {
     await this.applyImage(image);
     this.boundPort = await this.server.listen(listener.host, listener.port);
     markReady();
-    this.log.info({ host: listener.host, port: this.boundPort, clusterId: this.clusterId, nodeId: this.nodeId, logDirs: this.logDirs, topics: this.topicsByName.size }, 'broker started');
+    this.log.info(
+      {
+        host: listener.host,
+        port: this.boundPort,
+        clusterId: this.clusterId,
+        nodeId: this.nodeId,
+        logDirs: this.logDirs,
+        topics: this.topicsByName.size,
+      },
+      'broker started',
+    );
   }
 
   async stop(): Promise<void> {
@@ -180,19 +222,34 @@ class Broker implements BrokerContext {
   }
 
   async createTopics(command: CreateTopicsCommand): Promise<CreateTopicResult[]> {
-    const reply = await this.endpoint.request<{ results: CreateTopicResult[]; image: MetadataImage }>(CONTROLLER_ID, 'create-topics', command, CONTROLLER_TIMEOUT_MS);
+    const reply = await this.endpoint.request<{ results: CreateTopicResult[]; image: MetadataImage }>(
+      CONTROLLER_ID,
+      'create-topics',
+      command,
+      CONTROLLER_TIMEOUT_MS,
+    );
     await this.applyImage(reply.image);
     return reply.results;
   }
 
   async deleteTopics(topics: { name: string | null; topicId: string | null }[]): Promise<DeleteTopicResult[]> {
-    const reply = await this.endpoint.request<{ results: DeleteTopicResult[]; image: MetadataImage }>(CONTROLLER_ID, 'delete-topics', { topics }, CONTROLLER_TIMEOUT_MS);
+    const reply = await this.endpoint.request<{ results: DeleteTopicResult[]; image: MetadataImage }>(
+      CONTROLLER_ID,
+      'delete-topics',
+      { topics },
+      CONTROLLER_TIMEOUT_MS,
+    );
     await this.applyImage(reply.image);
     return reply.results;
   }
 
   async alterTopicConfigs(command: AlterTopicConfigsCommand): Promise<AlterConfigResult[]> {
-    const reply = await this.endpoint.request<{ results: AlterConfigResult[]; image: MetadataImage }>(CONTROLLER_ID, 'alter-topic-configs', command, CONTROLLER_TIMEOUT_MS);
+    const reply = await this.endpoint.request<{ results: AlterConfigResult[]; image: MetadataImage }>(
+      CONTROLLER_ID,
+      'alter-topic-configs',
+      command,
+      CONTROLLER_TIMEOUT_MS,
+    );
     await this.applyImage(reply.image);
     return reply.results;
   }
@@ -202,7 +259,12 @@ class Broker implements BrokerContext {
   }
 
   async createPartitions(command: CreatePartitionsCommand): Promise<CreatePartitionsResult[]> {
-    const reply = await this.endpoint.request<{ results: CreatePartitionsResult[]; image: MetadataImage }>(CONTROLLER_ID, 'create-partitions', command, CONTROLLER_TIMEOUT_MS);
+    const reply = await this.endpoint.request<{ results: CreatePartitionsResult[]; image: MetadataImage }>(
+      CONTROLLER_ID,
+      'create-partitions',
+      command,
+      CONTROLLER_TIMEOUT_MS,
+    );
     await this.applyImage(reply.image);
     return reply.results;
   }
@@ -211,9 +273,12 @@ class Broker implements BrokerContext {
     const topic = this.topicsByName.get(OFFSETS_TOPIC);
     if (!topic || topic.partitions.length === 0) return { errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, actor: null };
     const partition = offsetsPartitionFor(groupId, topic.partitions.length);
-    if (topic.partitions[partition]!.leader !== this.nodeId) return { errorCode: ErrorCode.NOT_COORDINATOR, actor: null };
+    if (topic.partitions[partition]!.leader !== this.nodeId)
+      return { errorCode: ErrorCode.NOT_COORDINATOR, actor: null };
     const actor = this.coordinators.get(partition);
-    return actor ? { errorCode: ErrorCode.NONE, actor } : { errorCode: ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, actor: null };
+    return actor
+      ? { errorCode: ErrorCode.NONE, actor }
+      : { errorCode: ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, actor: null };
   }
 
   groupCoordinators(): ActorId[] {
@@ -229,41 +294,60 @@ class Broker implements BrokerContext {
     if (this.topicsByName.has(OFFSETS_TOPIC)) return Promise.resolve();
     this.offsetsTopicCreation ??= (async () => {
       const [result] = await this.createTopics({
-        topics: [{
-          name: OFFSETS_TOPIC,
-          numPartitions: this.config.offsetsTopicNumPartitions,
-          replicationFactor: Math.min(this.config.offsetsTopicReplicationFactor, this.brokers().length),
-          configs: { 'cleanup.policy': 'compact', 'segment.bytes': String(this.config.offsetsTopicSegmentBytes), 'compression.type': 'producer' },
-        }],
+        topics: [
+          {
+            name: OFFSETS_TOPIC,
+            numPartitions: this.config.offsetsTopicNumPartitions,
+            replicationFactor: Math.min(this.config.offsetsTopicReplicationFactor, this.brokers().length),
+            configs: {
+              'cleanup.policy': 'compact',
+              'segment.bytes': String(this.config.offsetsTopicSegmentBytes),
+              'compression.type': 'producer',
+            },
+          },
+        ],
         validateOnly: false,
       });
       if (result && result.errorCode !== ErrorCode.NONE && result.errorCode !== ErrorCode.TOPIC_ALREADY_EXISTS) {
         throw new Error(`creating ${OFFSETS_TOPIC} failed: ${result.errorMessage ?? result.errorCode}`);
       }
-      this.log.info({ topic: OFFSETS_TOPIC, partitions: this.config.offsetsTopicNumPartitions }, 'created the offsets topic');
-    })().finally(() => { this.offsetsTopicCreation = null; });
+      this.log.info(
+        { topic: OFFSETS_TOPIC, partitions: this.config.offsetsTopicNumPartitions },
+        'created the offsets topic',
+      );
+    })().finally(() => {
+      this.offsetsTopicCreation = null;
+    });
     return this.offsetsTopicCreation;
   }
 
   async describeLogDirs() {
-    return Promise.all(this.logDirs.map(async (logDir) => {
-      const stats = await fsp.statfs(logDir).catch(() => null);
-      const local = [...this.partitionDirs.entries()].filter(([, dir]) => dir === logDir);
-      const partitions = await Promise.all(local.map(async ([dirName]) => {
-        const split = dirName.lastIndexOf('-');
-        const topic = dirName.slice(0, split);
-        const partition = Number(dirName.slice(split + 1));
-        const actor = this.leaders.get(`${topic}\0${partition}`);
-        const size = actor ? await this.endpoint.request<{ sizeBytes: number }>(actor, 'describe', {}, 10_000).catch(() => ({ sizeBytes: -1 })) : { sizeBytes: -1 };
-        return { topic, partition, sizeBytes: size.sizeBytes };
-      }));
-      return {
-        logDir,
-        totalBytes: stats ? stats.blocks * stats.bsize : -1,
-        usableBytes: stats ? stats.bavail * stats.bsize : -1,
-        partitions: partitions.filter((p) => p.sizeBytes >= 0),
-      };
-    }));
+    return Promise.all(
+      this.logDirs.map(async (logDir) => {
+        const stats = await fsp.statfs(logDir).catch(() => null);
+        const local = [...this.partitionDirs.entries()].filter(([, dir]) => dir === logDir);
+        const partitions = await Promise.all(
+          local.map(async ([dirName]) => {
+            const split = dirName.lastIndexOf('-');
+            const topic = dirName.slice(0, split);
+            const partition = Number(dirName.slice(split + 1));
+            const actor = this.leaders.get(`${topic}\0${partition}`);
+            const size = actor
+              ? await this.endpoint
+                  .request<{ sizeBytes: number }>(actor, 'describe', {}, 10_000)
+                  .catch(() => ({ sizeBytes: -1 }))
+              : { sizeBytes: -1 };
+            return { topic, partition, sizeBytes: size.sizeBytes };
+          }),
+        );
+        return {
+          logDir,
+          totalBytes: stats ? stats.blocks * stats.bsize : -1,
+          usableBytes: stats ? stats.bavail * stats.bsize : -1,
+          partitions: partitions.filter((p) => p.sizeBytes >= 0),
+        };
+      }),
+    );
   }
 
   // ---- replica management ----
@@ -273,10 +357,15 @@ class Broker implements BrokerContext {
     this.topicsById.set(topic.topicId, topic);
     this.topicsByName.set(topic.name, topic);
     const config = effectiveLogConfig(topic.configs, this.config);
-    await Promise.all(topic.partitions.map(async (p) => {
-      const actor = this.leaders.get(`${topic.name}\0${p.partition}`);
-      if (actor) await this.endpoint.request(actor, 'update-config', { config }, CONTROLLER_TIMEOUT_MS).catch((error) => this.log.warn({ actor, error: String(error) }, 'replica config update failed'));
-    }));
+    await Promise.all(
+      topic.partitions.map(async (p) => {
+        const actor = this.leaders.get(`${topic.name}\0${p.partition}`);
+        if (actor)
+          await this.endpoint
+            .request(actor, 'update-config', { config }, CONTROLLER_TIMEOUT_MS)
+            .catch((error) => this.log.warn({ actor, error: String(error) }, 'replica config update failed'));
+      }),
+    );
     this.log.info({ topic: topic.name, configs: topic.configs }, 'topic configs changed');
   }
 
@@ -331,53 +420,77 @@ class Broker implements BrokerContext {
       if (incoming.has(old.topicId)) continue;
       this.topicsById.delete(old.topicId);
       if (this.topicsByName.get(old.name)?.topicId === old.topicId) this.topicsByName.delete(old.name);
-      await Promise.all(old.partitions.map(async (p) => {
-        const key = `${old.name}\0${p.partition}`;
-        const actor = this.leaders.get(key);
-        this.leaders.delete(key);
-        const coordinator = old.name === OFFSETS_TOPIC ? this.coordinators.get(p.partition) : undefined;
-        if (coordinator) {
-          this.coordinators.delete(p.partition);
-          await this.runtime.stopActor(coordinator).catch(() => undefined);
-        }
-        this.partitionDirs.delete(`${old.name}-${p.partition}`);
-        if (actor) await this.endpoint.request(actor, 'delete', {}, CONTROLLER_TIMEOUT_MS).catch((error) => this.log.warn({ actor, error: String(error) }, 'replica delete failed'));
-      }));
+      await Promise.all(
+        old.partitions.map(async (p) => {
+          const key = `${old.name}\0${p.partition}`;
+          const actor = this.leaders.get(key);
+          this.leaders.delete(key);
+          const coordinator = old.name === OFFSETS_TOPIC ? this.coordinators.get(p.partition) : undefined;
+          if (coordinator) {
+            this.coordinators.delete(p.partition);
+            await this.runtime.stopActor(coordinator).catch(() => undefined);
+          }
+          this.partitionDirs.delete(`${old.name}-${p.partition}`);
+          if (actor)
+            await this.endpoint
+              .request(actor, 'delete', {}, CONTROLLER_TIMEOUT_MS)
+              .catch((error) => this.log.warn({ actor, error: String(error) }, 'replica delete failed'));
+        }),
+      );
       this.log.info({ topic: old.name, topicId: old.topicId }, 'deleted topic');
       if (old.name !== OFFSETS_TOPIC) {
         // Kafka's onPartitionsDeleted: every coordinator drops the groups' offsets of the topic.
-        await Promise.all([...this.coordinators.values()].map((id) => this.endpoint.request(id, 'topics-deleted', { topics: [old.name] }, CONTROLLER_TIMEOUT_MS)
-          .catch((error) => this.log.warn({ coordinator: id, topic: old.name, error: String(error) }, 'telling a group coordinator about a deleted topic failed'))));
+        await Promise.all(
+          [...this.coordinators.values()].map((id) =>
+            this.endpoint
+              .request(id, 'topics-deleted', { topics: [old.name] }, CONTROLLER_TIMEOUT_MS)
+              .catch((error) =>
+                this.log.warn(
+                  { coordinator: id, topic: old.name, error: String(error) },
+                  'telling a group coordinator about a deleted topic failed',
+                ),
+              ),
+          ),
+        );
       }
     }
     // Topics start in parallel (a restart recovers every partition at once, spread over the pool).
-    await Promise.all(image.topics.map(async (topic) => {
-      const known = this.topicsById.get(topic.topicId);
-      if (known) {
-        if (JSON.stringify(known.configs) !== JSON.stringify(topic.configs)) await this.updateTopicConfig(topic);
-        if (topic.partitions.length === known.partitions.length) return;
-      }
-      const start = known ? known.partitions.length : 0;
-      await Promise.all(topic.partitions.slice(start).map(async (p) => {
-        if (p.leader !== this.nodeId) return;
-        const dirName = `${topic.name}-${p.partition}`;
-        const logDir = this.partitionDirs.get(dirName) ?? this.chooseLogDir();
-        this.partitionDirs.set(dirName, logDir);
-        const actorId = `replica/${this.nodeId}/${topic.topicId}/${p.partition}`;
-        const args: ReplicaArgs = {
-          topic: topic.name, topicId: topic.topicId, partition: p.partition, logDir, brokerId: this.nodeId, leaderEpoch: p.leaderEpoch,
-          config: effectiveLogConfig(topic.configs, this.config),
-          logDirActor: this.logDirActors[this.logDirs.indexOf(logDir)]!,
-          checkpointIntervalMs: this.config.replicaHighWatermarkCheckpointIntervalMs,
-          retentionCheckIntervalMs: this.config.logRetentionCheckIntervalMs,
-          isr: p.isr,
-        };
-        await this.runtime.spawn(actorId, 'replica', args, { pool: 'broker', brokerId: this.nodeId });
-        this.leaders.set(`${topic.name}\0${p.partition}`, actorId);
-        if (topic.name === OFFSETS_TOPIC) await this.startGroupCoordinator(p.partition, actorId);
-      }));
-      this.topicsById.set(topic.topicId, topic);
-      this.topicsByName.set(topic.name, topic);
-    }));
+    await Promise.all(
+      image.topics.map(async (topic) => {
+        const known = this.topicsById.get(topic.topicId);
+        if (known) {
+          if (JSON.stringify(known.configs) !== JSON.stringify(topic.configs)) await this.updateTopicConfig(topic);
+          if (topic.partitions.length === known.partitions.length) return;
+        }
+        const start = known ? known.partitions.length : 0;
+        await Promise.all(
+          topic.partitions.slice(start).map(async (p) => {
+            if (p.leader !== this.nodeId) return;
+            const dirName = `${topic.name}-${p.partition}`;
+            const logDir = this.partitionDirs.get(dirName) ?? this.chooseLogDir();
+            this.partitionDirs.set(dirName, logDir);
+            const actorId = `replica/${this.nodeId}/${topic.topicId}/${p.partition}`;
+            const args: ReplicaArgs = {
+              topic: topic.name,
+              topicId: topic.topicId,
+              partition: p.partition,
+              logDir,
+              brokerId: this.nodeId,
+              leaderEpoch: p.leaderEpoch,
+              config: effectiveLogConfig(topic.configs, this.config),
+              logDirActor: this.logDirActors[this.logDirs.indexOf(logDir)]!,
+              checkpointIntervalMs: this.config.replicaHighWatermarkCheckpointIntervalMs,
+              retentionCheckIntervalMs: this.config.logRetentionCheckIntervalMs,
+              isr: p.isr,
+            };
+            await this.runtime.spawn(actorId, 'replica', args, { pool: 'broker', brokerId: this.nodeId });
+            this.leaders.set(`${topic.name}\0${p.partition}`, actorId);
+            if (topic.name === OFFSETS_TOPIC) await this.startGroupCoordinator(p.partition, actorId);
+          }),
+        );
+        this.topicsById.set(topic.topicId, topic);
+        this.topicsByName.set(topic.name, topic);
+      }),
+    );
   }
 }

@@ -9,7 +9,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { buildBrokerConfig, ConfigError, parseProperties, PropertiesSyntaxError, type BrokerConfig } from '../config/broker-config';
+import {
+  buildBrokerConfig,
+  ConfigError,
+  parseProperties,
+  PropertiesSyntaxError,
+  type BrokerConfig,
+} from '../config/broker-config';
 import { registerClientCommands } from './client-commands';
 import type { ClientCommandRun } from './client-io';
 
@@ -29,7 +35,8 @@ export interface StartArgs {
  * What argv asks for: start a broker, run a client command (topic, produce, consume, perf: see
  * client-commands.ts), or exit now (after help, version or a usage error).
  */
-export type CliCommand = { kind: 'start'; args: StartArgs } | { kind: 'client'; run: ClientCommandRun } | { kind: 'exit'; exitCode: number };
+export type CliCommand =
+  { kind: 'start'; args: StartArgs } | { kind: 'client'; run: ClientCommandRun } | { kind: 'exit'; exitCode: number };
 
 /** Where commander writes help (out) and usage errors (err). */
 export interface CliOutput {
@@ -60,20 +67,26 @@ export function parseCliArgs(argv: readonly string[], output: CliOutput = defaul
     .command('start')
     .description('start a broker and serve until SIGINT or SIGTERM')
     .argument('[server.properties]', 'Kafka-style broker config file')
-    .option('--override <key=value>', 'set a config key (repeatable; applied after the file, in order)', collectOverride)
+    .option(
+      '--override <key=value>',
+      'set a config key (repeatable; applied after the file, in order)',
+      collectOverride,
+    )
     .option('--port <n>', 'listen and advertise on 127.0.0.1:<n> (0 = pick a free port)', parsePort)
     .option('--data-dir <dir>', 'directory for partition logs (sets log.dirs)')
-    .action((file: string | undefined, options: { override?: Array<[string, string]>; port?: number; dataDir?: string }) => {
-      command = {
-        kind: 'start',
-        args: {
-          propertiesFile: file ?? null,
-          overrides: options.override ?? [],
-          port: options.port ?? null,
-          dataDir: options.dataDir ?? null,
-        },
-      };
-    });
+    .action(
+      (file: string | undefined, options: { override?: Array<[string, string]>; port?: number; dataDir?: string }) => {
+        command = {
+          kind: 'start',
+          args: {
+            propertiesFile: file ?? null,
+            overrides: options.override ?? [],
+            port: options.port ?? null,
+            dataDir: options.dataDir ?? null,
+          },
+        };
+      },
+    );
   registerClientCommands(program, (run) => {
     command = { kind: 'client', run };
   });
@@ -95,7 +108,8 @@ export function resolveStartConfig(
   args: StartArgs,
   readFile: (file: string) => string = (file) => fs.readFileSync(file, 'utf8'),
 ): BrokerConfig {
-  const props = args.propertiesFile === null ? new Map<string, string>() : readPropertiesFile(args.propertiesFile, readFile);
+  const props =
+    args.propertiesFile === null ? new Map<string, string>() : readPropertiesFile(args.propertiesFile, readFile);
   for (const [key, value] of args.overrides) props.set(key, value);
   if (args.port !== null) {
     const listener = `PLAINTEXT://127.0.0.1:${args.port}`;

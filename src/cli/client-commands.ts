@@ -14,7 +14,15 @@ import { parseKeyValue, resolveBrokers, withClient, type CliIo, type ClientComma
 import { consumeCommand, type StartPosition } from './consume-command';
 import { perfConsume, perfProduce } from './perf-command';
 import { produceCommand } from './produce-command';
-import { groupDelete, groupDescribe, groupList, groupResetOffsets, parseTopicScope, type ResetSpec, type TopicScope } from './group-command';
+import {
+  groupDelete,
+  groupDescribe,
+  groupList,
+  groupResetOffsets,
+  parseTopicScope,
+  type ResetSpec,
+  type TopicScope,
+} from './group-command';
 import { DEFAULT_RECORD_FORMAT } from './record-format';
 import { topicAlterConfig, topicCreate, topicDelete, topicDescribe, topicList } from './topic-command';
 
@@ -35,8 +43,15 @@ export function registerClientCommands(program: Command, setRun: (run: ClientCom
     .option('-p, --partitions <n>', 'partitions (-1: the broker default num.partitions)', parseIntArg, -1)
     .option('-r, --replicas <n>', 'replication factor (-1: the broker default)', parseIntArg, -1)
     .option('-c, --config <key=value>', 'topic config (repeatable)', collectKeyValue, [])
-    .action((names: string[], o: BrokersOption & { partitions: number; replicas: number; config: Array<[string, string]> }) =>
-      run(o.brokers, (client, io) => topicCreate(client, { names, partitions: o.partitions, replicationFactor: o.replicas, configs: o.config }, io)),
+    .action(
+      (names: string[], o: BrokersOption & { partitions: number; replicas: number; config: Array<[string, string]> }) =>
+        run(o.brokers, (client, io) =>
+          topicCreate(
+            client,
+            { names, partitions: o.partitions, replicationFactor: o.replicas, configs: o.config },
+            io,
+          ),
+        ),
     );
   withBrokers(topic.command('list'))
     .description('list topics')
@@ -74,30 +89,66 @@ export function registerClientCommands(program: Command, setRun: (run: ClientCom
     .option('--to-earliest', 'reset to the log start offset')
     .option('--to-latest', 'reset to the log end offset')
     .option('--to-offset <n>', 'reset to offset n (clamped into [log start, log end])', parseIntArg)
-    .option('--to-datetime <iso>', 'reset to the first offset at or after this time (ISO 8601, or ms since the epoch)', parseTimestamp)
+    .option(
+      '--to-datetime <iso>',
+      'reset to the first offset at or after this time (ISO 8601, or ms since the epoch)',
+      parseTimestamp,
+    )
     .option('--dry-run', 'only print the plan (the default)')
     .option('--execute', 'commit the new offsets')
-    .action(function (this: Command, groupId: string, o: BrokersOption & { topic: TopicScope[]; allTopics?: boolean; toEarliest?: boolean; toLatest?: boolean; toOffset?: number; toDatetime?: number; dryRun?: boolean; execute?: boolean }) {
+    .action(function (
+      this: Command,
+      groupId: string,
+      o: BrokersOption & {
+        topic: TopicScope[];
+        allTopics?: boolean;
+        toEarliest?: boolean;
+        toLatest?: boolean;
+        toOffset?: number;
+        toDatetime?: number;
+        dryRun?: boolean;
+        execute?: boolean;
+      },
+    ) {
       const specs: ResetSpec[] = [];
       if (o.toEarliest === true) specs.push({ kind: 'earliest' });
       if (o.toLatest === true) specs.push({ kind: 'latest' });
       if (o.toOffset !== undefined) specs.push({ kind: 'offset', offset: o.toOffset });
       if (o.toDatetime !== undefined) specs.push({ kind: 'datetime', timestampMs: o.toDatetime });
-      if (specs.length !== 1) this.error('error: give exactly one of --to-earliest, --to-latest, --to-offset and --to-datetime');
-      if ((o.topic.length > 0) === (o.allTopics === true)) this.error('error: give --topic (repeatable) or --all-topics');
+      if (specs.length !== 1)
+        this.error('error: give exactly one of --to-earliest, --to-latest, --to-offset and --to-datetime');
+      if (o.topic.length > 0 === (o.allTopics === true)) this.error('error: give --topic (repeatable) or --all-topics');
       if (o.dryRun === true && o.execute === true) this.error('error: give at most one of --dry-run and --execute');
-      run(o.brokers, (client, io) => groupResetOffsets(client, { group: groupId, topics: o.topic, allTopics: o.allTopics === true, spec: specs[0]!, execute: o.execute === true }, io));
+      run(o.brokers, (client, io) =>
+        groupResetOffsets(
+          client,
+          {
+            group: groupId,
+            topics: o.topic,
+            allTopics: o.allTopics === true,
+            spec: specs[0]!,
+            execute: o.execute === true,
+          },
+          io,
+        ),
+      );
     });
   withBrokers(group.command('delete'))
     .description('delete consumer groups (only groups without members)')
     .argument('<groups...>', 'group ids')
-    .action((groupIds: string[], o: BrokersOption) => run(o.brokers, (client, io) => groupDelete(client, groupIds, io)));
+    .action((groupIds: string[], o: BrokersOption) =>
+      run(o.brokers, (client, io) => groupDelete(client, groupIds, io)),
+    );
 
   withBrokers(program.command('produce'))
     .description('produce stdin lines as records')
     .argument('<topic>', 'topic name')
     .option('-k, --key-separator <sep>', 'the bytes before the first <sep> of a line are its key')
-    .option('-p, --partition <n>', 'produce to this partition (default: murmur2 of the key, sticky without)', parseIntArg)
+    .option(
+      '-p, --partition <n>',
+      'produce to this partition (default: murmur2 of the key, sticky without)',
+      parseIntArg,
+    )
     .option('-H, --header <key=value>', 'add a header to every record (repeatable)', collectKeyValue, [])
     .addOption(compressionOption())
     .addOption(acksOption())
@@ -106,7 +157,15 @@ export function registerClientCommands(program: Command, setRun: (run: ClientCom
     .action(
       (
         topicName: string,
-        o: BrokersOption & { keySeparator?: string; partition?: number; header: Array<[string, string]>; compression: CompressionName; acks: string; lingerMs: number; batchSize: number },
+        o: BrokersOption & {
+          keySeparator?: string;
+          partition?: number;
+          header: Array<[string, string]>;
+          compression: CompressionName;
+          acks: string;
+          lingerMs: number;
+          batchSize: number;
+        },
       ) =>
         run(o.brokers, (client, io) =>
           produceCommand(
@@ -131,13 +190,35 @@ export function registerClientCommands(program: Command, setRun: (run: ClientCom
     .argument('<topic>', 'topic name')
     .option('--from-beginning', 'start at the earliest offset')
     .option('-o, --offset <n>', 'start at this offset', parseIntArg)
-    .option('--timestamp <t>', 'start at the first record at or after t (ms since the epoch, or an ISO 8601 date)', parseTimestamp)
+    .option(
+      '--timestamp <t>',
+      'start at the first record at or after t (ms since the epoch, or an ISO 8601 date)',
+      parseTimestamp,
+    )
     .option('-p, --partition <n>', 'consume only this partition', parseIntArg)
     .option('-n, --count <n>', 'exit after n records', parseIntArg)
     .option('-e, --exit-at-end', 'exit once every partition is read to its end')
-    .option('-f, --format <fmt>', 'output per record: %v value, %k key, %p partition, %o offset, %t timestamp, %T topic, %h headers, \\n', DEFAULT_RECORD_FORMAT)
-    .action(function (this: Command, topicName: string, o: BrokersOption & { fromBeginning?: boolean; offset?: number; timestamp?: number; partition?: number; count?: number; exitAtEnd?: boolean; format: string }) {
-      const starts = [o.fromBeginning === true, o.offset !== undefined, o.timestamp !== undefined].filter(Boolean).length;
+    .option(
+      '-f, --format <fmt>',
+      'output per record: %v value, %k key, %p partition, %o offset, %t timestamp, %T topic, %h headers, \\n',
+      DEFAULT_RECORD_FORMAT,
+    )
+    .action(function (
+      this: Command,
+      topicName: string,
+      o: BrokersOption & {
+        fromBeginning?: boolean;
+        offset?: number;
+        timestamp?: number;
+        partition?: number;
+        count?: number;
+        exitAtEnd?: boolean;
+        format: string;
+      },
+    ) {
+      const starts = [o.fromBeginning === true, o.offset !== undefined, o.timestamp !== undefined].filter(
+        Boolean,
+      ).length;
       if (starts > 1) this.error('error: give at most one of --from-beginning, --offset and --timestamp');
       const start: StartPosition =
         o.fromBeginning === true
@@ -148,7 +229,18 @@ export function registerClientCommands(program: Command, setRun: (run: ClientCom
               ? { kind: 'timestamp', timestamp: o.timestamp }
               : { kind: 'end' };
       run(o.brokers, (client, io) =>
-        consumeCommand(client, { topic: topicName, start, partition: o.partition ?? null, count: o.count ?? null, exitAtEnd: o.exitAtEnd === true, format: o.format }, io),
+        consumeCommand(
+          client,
+          {
+            topic: topicName,
+            start,
+            partition: o.partition ?? null,
+            count: o.count ?? null,
+            exitAtEnd: o.exitAtEnd === true,
+            format: o.format,
+          },
+          io,
+        ),
       );
     });
 
@@ -163,23 +255,35 @@ export function registerClientCommands(program: Command, setRun: (run: ClientCom
     .addOption(compressionOption())
     .option('--batch-size <bytes>', 'batch size in bytes', parseIntArg, 16_384)
     .option('--linger-ms <ms>', 'how long a batch waits for more records', parseIntArg, 5)
-    .action((o: BrokersOption & { topic: string; records: number; recordSize: number; acks: string; partitions: number; compression: CompressionName; batchSize: number; lingerMs: number }) =>
-      run(o.brokers, (client, io) =>
-        perfProduce(
-          client,
-          {
-            topic: o.topic,
-            records: o.records,
-            recordSizeBytes: o.recordSize,
-            acks: Number(o.acks) as -1 | 0 | 1,
-            partitions: o.partitions,
-            compression: o.compression,
-            batchSizeBytes: o.batchSize,
-            lingerMs: o.lingerMs,
-          },
-          io,
+    .action(
+      (
+        o: BrokersOption & {
+          topic: string;
+          records: number;
+          recordSize: number;
+          acks: string;
+          partitions: number;
+          compression: CompressionName;
+          batchSize: number;
+          lingerMs: number;
+        },
+      ) =>
+        run(o.brokers, (client, io) =>
+          perfProduce(
+            client,
+            {
+              topic: o.topic,
+              records: o.records,
+              recordSizeBytes: o.recordSize,
+              acks: Number(o.acks) as -1 | 0 | 1,
+              partitions: o.partitions,
+              compression: o.compression,
+              batchSizeBytes: o.batchSize,
+              lingerMs: o.lingerMs,
+            },
+            io,
+          ),
         ),
-      ),
     );
   withBrokers(perf.command('consume'))
     .description('consume --records records from the beginning; report throughput')
@@ -187,12 +291,17 @@ export function registerClientCommands(program: Command, setRun: (run: ClientCom
     .requiredOption('--records <n>', 'records to read', parseIntArg)
     .option('--timeout-ms <ms>', 'give up after this long without a new record', parseIntArg, 10_000)
     .action((o: BrokersOption & { topic: string; records: number; timeoutMs: number }) =>
-      run(o.brokers, (client, io) => perfConsume(client, { topic: o.topic, records: o.records, timeoutMs: o.timeoutMs }, io)),
+      run(o.brokers, (client, io) =>
+        perfConsume(client, { topic: o.topic, records: o.records, timeoutMs: o.timeoutMs }, io),
+      ),
     );
 }
 
 function withBrokers(command: Command): Command {
-  return command.option('--brokers <host:port>', 'bootstrap brokers, comma-separated (default: $SKIFF_BROKERS or 127.0.0.1:9092)');
+  return command.option(
+    '--brokers <host:port>',
+    'bootstrap brokers, comma-separated (default: $SKIFF_BROKERS or 127.0.0.1:9092)',
+  );
 }
 
 function compressionOption(): Option {
@@ -200,7 +309,9 @@ function compressionOption(): Option {
 }
 
 function acksOption(): Option {
-  return new Option('--acks <n>', 'acks: -1 all in-sync replicas, 1 leader, 0 none').choices(['-1', '0', '1']).default('-1');
+  return new Option('--acks <n>', 'acks: -1 all in-sync replicas, 1 leader, 0 none')
+    .choices(['-1', '0', '1'])
+    .default('-1');
 }
 
 /** Commander parser for integer options (decimal, optionally negative). */

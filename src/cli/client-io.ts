@@ -42,7 +42,11 @@ export function resolveBrokers(option: string | undefined, env: NodeJS.ProcessEn
  * {@link EXIT_FAILURE} after writing `skiff: <reason>` to stderr when connecting or `fn` throws a
  * Kafka, connection, protocol or unsupported-API error (anything else is a bug and propagates).
  */
-export async function withClient(brokers: string, io: CliIo, fn: (client: KafkaClient) => Promise<number>): Promise<number> {
+export async function withClient(
+  brokers: string,
+  io: CliIo,
+  fn: (client: KafkaClient) => Promise<number>,
+): Promise<number> {
   let client: KafkaClient | null = null;
   try {
     client = await KafkaClient.connect({ brokers, clientId: 'skiff-cli' });
@@ -60,7 +64,13 @@ export async function withClient(brokers: string, io: CliIo, fn: (client: KafkaC
 
 /** Whether `err` is an expected failure of an operation (reported, exit 1) rather than a bug. */
 export function isOperatingError(err: unknown): boolean {
-  return err instanceof KafkaError || err instanceof ConnectionError || err instanceof UnsupportedApiError || err instanceof ProtocolError || err instanceof RangeError;
+  return (
+    err instanceof KafkaError ||
+    err instanceof ConnectionError ||
+    err instanceof UnsupportedApiError ||
+    err instanceof ProtocolError ||
+    err instanceof RangeError
+  );
 }
 
 /** Splits `key=value` at the first `=`; throws RangeError without one or with an empty key. */
@@ -74,7 +84,12 @@ export function parseKeyValue(text: string): [string, string] {
 export function formatTable(rows: ReadonlyArray<ReadonlyArray<string | number>>): string[] {
   const widths: number[] = [];
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, String(cell).length)));
-  return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? String(cell) : String(cell).padEnd(widths[i]! + 2))).join('').trimEnd());
+  return rows.map((row) =>
+    row
+      .map((cell, i) => (i === row.length - 1 ? String(cell) : String(cell).padEnd(widths[i]! + 2)))
+      .join('')
+      .trimEnd(),
+  );
 }
 
 /**

@@ -15,7 +15,11 @@ import { startProgress, type CliIo } from './client-io';
 import { compileRecordFormat } from './record-format';
 
 /** Where `skiff consume` starts in each partition. */
-export type StartPosition = { kind: 'end' } | { kind: 'beginning' } | { kind: 'offset'; offset: number } | { kind: 'timestamp'; timestamp: number };
+export type StartPosition =
+  | { kind: 'end' }
+  | { kind: 'beginning' }
+  | { kind: 'offset'; offset: number }
+  | { kind: 'timestamp'; timestamp: number };
 
 /** Arguments of `skiff consume`. */
 export interface ConsumeArgs {
@@ -33,7 +37,11 @@ export async function consumeCommand(client: KafkaClient, args: ConsumeArgs, io:
   const md = await client.topicMetadata(args.topic);
   const partitions = args.partition === null ? md.partitions.map((p) => p.partition) : [args.partition];
   for (const p of partitions) {
-    if (!md.partitions.some((x) => x.partition === p)) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `${args.topic}/${p} (the topic has ${md.partitions.length} partitions)`);
+    if (!md.partitions.some((x) => x.partition === p))
+      throw new KafkaError(
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        `${args.topic}/${p} (the topic has ${md.partitions.length} partitions)`,
+      );
   }
   const offsets = await startOffsets(client, args, partitions);
   const consumer = new Consumer(client, { maxWaitMs: args.exitAtEnd ? 100 : 500 });
@@ -62,29 +70,49 @@ export async function consumeCommand(client: KafkaClient, args: ConsumeArgs, io:
 }
 
 /** The first offset to fetch per partition for the start position. */
-async function startOffsets(client: KafkaClient, args: ConsumeArgs, partitions: number[]): Promise<Map<number, number>> {
+async function startOffsets(
+  client: KafkaClient,
+  args: ConsumeArgs,
+  partitions: number[],
+): Promise<Map<number, number>> {
   const start = args.start;
   if (start.kind === 'offset') {
     // Check the offset against each partition's log now: a clear message beats a later OFFSET_OUT_OF_RANGE.
-    const earliest = await client.listOffsets(args.topic, partitions.map((partition) => ({ partition, timestamp: EARLIEST_TIMESTAMP })));
-    const latest = await client.listOffsets(args.topic, partitions.map((partition) => ({ partition, timestamp: LATEST_TIMESTAMP })));
+    const earliest = await client.listOffsets(
+      args.topic,
+      partitions.map((partition) => ({ partition, timestamp: EARLIEST_TIMESTAMP })),
+    );
+    const latest = await client.listOffsets(
+      args.topic,
+      partitions.map((partition) => ({ partition, timestamp: LATEST_TIMESTAMP })),
+    );
     for (const p of partitions) {
       const [first, end] = [earliest.get(p)!.offset, latest.get(p)!.offset];
       if (start.offset < first || start.offset > end) {
-        throw new KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, `${args.topic}/${p}: offset ${start.offset} is outside the log [${first}, ${end}]`);
+        throw new KafkaError(
+          ErrorCode.OFFSET_OUT_OF_RANGE,
+          `${args.topic}/${p}: offset ${start.offset} is outside the log [${first}, ${end}]`,
+        );
       }
     }
     return new Map(partitions.map((p) => [p, start.offset]));
   }
-  const timestamp = start.kind === 'beginning' ? EARLIEST_TIMESTAMP : start.kind === 'end' ? LATEST_TIMESTAMP : start.timestamp;
-  const found = await client.listOffsets(args.topic, partitions.map((partition) => ({ partition, timestamp })));
+  const timestamp =
+    start.kind === 'beginning' ? EARLIEST_TIMESTAMP : start.kind === 'end' ? LATEST_TIMESTAMP : start.timestamp;
+  const found = await client.listOffsets(
+    args.topic,
+    partitions.map((partition) => ({ partition, timestamp })),
+  );
   const out = new Map<number, number>();
   let latest: Map<number, { offset: number }> | null = null;
   for (const p of partitions) {
     let offset = found.get(p)!.offset;
     if (offset < 0) {
       // No record at or after the timestamp: start at the end, as Kafka's offsetsForTimes users do.
-      latest ??= await client.listOffsets(args.topic, partitions.map((partition) => ({ partition, timestamp: LATEST_TIMESTAMP })));
+      latest ??= await client.listOffsets(
+        args.topic,
+        partitions.map((partition) => ({ partition, timestamp: LATEST_TIMESTAMP })),
+      );
       offset = latest.get(p)!.offset;
     }
     out.set(p, offset);

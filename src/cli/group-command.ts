@@ -23,7 +23,14 @@ import type { KafkaClient, TopicMetadata } from '../client/client';
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP } from '../client/client';
 import { decodeConsumerAssignment, formatAssignment } from '../protocol/consumer-protocol';
 import { KafkaError } from '../client/errors';
-import { commitGroupOffsets, deleteGroups, describeGroup, fetchGroupOffsets, listGroups, type DescribedGroup } from '../client/group-admin';
+import {
+  commitGroupOffsets,
+  deleteGroups,
+  describeGroup,
+  fetchGroupOffsets,
+  listGroups,
+  type DescribedGroup,
+} from '../client/group-admin';
 import { ErrorCode, errorName } from '../protocol/error-codes';
 import { EXIT_FAILURE, formatTable, type CliIo } from './client-io';
 
@@ -34,7 +41,8 @@ const RESETTABLE_STATES = new Set(['Empty', 'Dead']);
 export async function groupList(client: KafkaClient, io: CliIo): Promise<number> {
   const groups = await listGroups(client);
   const rows: string[][] = [['GROUP', 'PROTOCOL-TYPE', 'STATE']];
-  for (const g of groups) rows.push([g.groupId, g.protocolType === '' ? '-' : g.protocolType, g.state === '' ? '-' : g.state]);
+  for (const g of groups)
+    rows.push([g.groupId, g.protocolType === '' ? '-' : g.protocolType, g.state === '' ? '-' : g.state]);
   await io.out(formatTable(rows).join('\n') + '\n');
   return 0;
 }
@@ -47,12 +55,16 @@ function isUnknown(g: DescribedGroup): boolean {
 /** DescribeGroups, throwing KafkaError for errors other than "unknown group". */
 async function describeOrThrow(client: KafkaClient, groupId: string): Promise<DescribedGroup> {
   const g = await describeGroup(client, groupId);
-  if (g.errorCode !== ErrorCode.NONE && g.errorCode !== ErrorCode.GROUP_ID_NOT_FOUND) throw new KafkaError(g.errorCode, `DescribeGroups ${groupId}`, g.errorMessage);
+  if (g.errorCode !== ErrorCode.NONE && g.errorCode !== ErrorCode.GROUP_ID_NOT_FOUND)
+    throw new KafkaError(g.errorCode, `DescribeGroups ${groupId}`, g.errorMessage);
   return g;
 }
 
 /** Metadata of each topic, or null for one that does not exist (any topic error). */
-async function topicsMetadata(client: KafkaClient, topics: readonly string[]): Promise<Map<string, TopicMetadata | null>> {
+async function topicsMetadata(
+  client: KafkaClient,
+  topics: readonly string[],
+): Promise<Map<string, TopicMetadata | null>> {
   const out = new Map<string, TopicMetadata | null>();
   if (topics.length === 0) return out;
   const md = await client.metadata(topics);
@@ -64,8 +76,17 @@ async function topicsMetadata(client: KafkaClient, topics: readonly string[]): P
 }
 
 /** ListOffsets at `timestamp` for each partition of `topic` (one request per leader). */
-async function offsetsAt(client: KafkaClient, t: TopicMetadata, partitions: readonly number[], timestamp: number): Promise<Map<number, number>> {
-  const r = await client.listOffsets(t.name, partitions.map((partition) => ({ partition, timestamp })), t);
+async function offsetsAt(
+  client: KafkaClient,
+  t: TopicMetadata,
+  partitions: readonly number[],
+  timestamp: number,
+): Promise<Map<number, number>> {
+  const r = await client.listOffsets(
+    t.name,
+    partitions.map((partition) => ({ partition, timestamp })),
+    t,
+  );
   return new Map([...r].map(([p, o]) => [p, o.offset]));
 }
 
@@ -90,7 +111,8 @@ export async function groupDescribe(client: KafkaClient, groupId: string, io: Cl
       try {
         const decoded = decodeConsumerAssignment(m.assignment);
         assignment = formatAssignment(decoded.partitions);
-        for (const [topic, partitions] of decoded.partitions) for (const p of partitions) owner.set(`${topic}\u0000${p}`, m);
+        for (const [topic, partitions] of decoded.partitions)
+          for (const p of partitions) owner.set(`${topic}\u0000${p}`, m);
       } catch (err) {
         assignment = `(undecodable: ${(err as Error).message})`;
       }
@@ -112,7 +134,9 @@ export async function groupDescribe(client: KafkaClient, groupId: string, io: Cl
   }
   const topics = [...partitionsByTopic.keys()].sort();
   const metadata = await topicsMetadata(client, topics);
-  const offsetRows: Array<Array<string | number>> = [['TOPIC', 'PARTITION', 'CURRENT-OFFSET', 'LOG-END-OFFSET', 'LAG', 'CONSUMER-ID', 'HOST', 'CLIENT-ID']];
+  const offsetRows: Array<Array<string | number>> = [
+    ['TOPIC', 'PARTITION', 'CURRENT-OFFSET', 'LOG-END-OFFSET', 'LAG', 'CONSUMER-ID', 'HOST', 'CLIENT-ID'],
+  ];
   for (const topic of topics) {
     const partitions = [...partitionsByTopic.get(topic)!].sort((a, b) => a - b);
     const t = metadata.get(topic) ?? null;
@@ -156,7 +180,11 @@ export async function groupDescribe(client: KafkaClient, groupId: string, io: Cl
 }
 
 /** Where `skiff group reset-offsets` moves the offsets. */
-export type ResetSpec = { kind: 'earliest' } | { kind: 'latest' } | { kind: 'offset'; offset: number } | { kind: 'datetime'; timestampMs: number };
+export type ResetSpec =
+  | { kind: 'earliest' }
+  | { kind: 'latest' }
+  | { kind: 'offset'; offset: number }
+  | { kind: 'datetime'; timestampMs: number };
 
 /** A `--topic T` or `--topic T:0,2` scope: partitions null = every partition of the topic. */
 export interface TopicScope {
@@ -184,7 +212,8 @@ export function parseTopicScope(text: string): TopicScope {
   if (topic === '') throw new RangeError(`Invalid topic arg '${text}', expected topic name and partitions`);
   if (colon < 0) return { topic, partitions: null };
   const parts = text.slice(colon + 1).split(',');
-  if (parts.some((p) => !/^\d+$/.test(p.trim()))) throw new RangeError(`Invalid topic arg '${text}', expected topic name and partitions`);
+  if (parts.some((p) => !/^\d+$/.test(p.trim())))
+    throw new RangeError(`Invalid topic arg '${text}', expected topic name and partitions`);
   return { topic, partitions: [...new Set(parts.map((p) => Number(p.trim())))].sort((a, b) => a - b) };
 }
 
@@ -197,15 +226,24 @@ export async function groupResetOffsets(client: KafkaClient, args: GroupResetArg
   const group = await describeOrThrow(client, args.group);
   const state = isUnknown(group) ? 'Dead' : group.state;
   if (!RESETTABLE_STATES.has(state)) {
-    io.err(`Error: Assignments can only be reset if the group '${args.group}' is inactive, but the current state is ${state}.`);
+    io.err(
+      `Error: Assignments can only be reset if the group '${args.group}' is inactive, but the current state is ${state}.`,
+    );
     return EXIT_FAILURE;
   }
   let scopes = args.topics;
   if (args.allTopics) {
     const committed = await fetchGroupOffsets(client, args.group, null);
-    scopes = [...committed].filter(([, ps]) => [...ps.values()].some((o) => o.offset >= 0)).map(([topic, ps]) => ({ topic, partitions: [...ps.keys()].sort((a, b) => a - b) }));
+    scopes = [...committed]
+      .filter(([, ps]) => [...ps.values()].some((o) => o.offset >= 0))
+      .map(([topic, ps]) => ({ topic, partitions: [...ps.keys()].sort((a, b) => a - b) }));
   }
-  if (scopes.length === 0) throw new RangeError(args.allTopics ? `group ${args.group} has no committed offsets` : 'One of the reset scopes should be defined: --all-topics, --topic.');
+  if (scopes.length === 0)
+    throw new RangeError(
+      args.allTopics
+        ? `group ${args.group} has no committed offsets`
+        : 'One of the reset scopes should be defined: --all-topics, --topic.',
+    );
   const metadata = await topicsMetadata(client, [...new Set(scopes.map((s) => s.topic))]);
   const plan: Array<{ topic: string; partition: number; offset: number }> = [];
   for (const scope of scopes) {
@@ -213,7 +251,11 @@ export async function groupResetOffsets(client: KafkaClient, args: GroupResetArg
     if (t === null) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `topic ${scope.topic}`);
     const partitions = scope.partitions ?? t.partitions.map((p) => p.partition);
     const missing = partitions.filter((p) => !t.partitions.some((x) => x.partition === p));
-    if (missing.length > 0) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `partitions ${missing.map((p) => `${scope.topic}-${p}`).join(', ')} do not exist`);
+    if (missing.length > 0)
+      throw new KafkaError(
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        `partitions ${missing.map((p) => `${scope.topic}-${p}`).join(', ')} do not exist`,
+      );
     const earliest = await offsetsAt(client, t, partitions, EARLIEST_TIMESTAMP);
     const latest = await offsetsAt(client, t, partitions, LATEST_TIMESTAMP);
     const byTime = args.spec.kind === 'datetime' ? await offsetsAt(client, t, partitions, args.spec.timestampMs) : null;
@@ -236,10 +278,14 @@ export async function groupResetOffsets(client: KafkaClient, args: GroupResetArg
         case 'offset':
           offset = args.spec.offset;
           if (offset > end) {
-            io.err(`New offset (${offset}) is higher than latest offset for topic partition ${scope.topic}-${p}. Value will be set to ${end}`);
+            io.err(
+              `New offset (${offset}) is higher than latest offset for topic partition ${scope.topic}-${p}. Value will be set to ${end}`,
+            );
             offset = end;
           } else if (offset < start) {
-            io.err(`New offset (${offset}) is lower than earliest offset for topic partition ${scope.topic}-${p}. Value will be set to ${start}`);
+            io.err(
+              `New offset (${offset}) is lower than earliest offset for topic partition ${scope.topic}-${p}. Value will be set to ${start}`,
+            );
             offset = start;
           }
           break;

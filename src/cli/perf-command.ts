@@ -91,7 +91,12 @@ export class LatencyStats {
 }
 
 /** The final line of perf produce (see the module comment). */
-export function produceSummaryLine(records: number, elapsedMs: number, recordSizeBytes: number, stats: LatencyStats): string {
+export function produceSummaryLine(
+  records: number,
+  elapsedMs: number,
+  recordSizeBytes: number,
+  stats: LatencyStats,
+): string {
   const perSec = (records * 1000) / Math.max(elapsedMs, 1e-3);
   return (
     `${records} records sent, ${perSec.toFixed(1)} records/sec (${((perSec * recordSizeBytes) / MB).toFixed(2)} MB/sec), ` +
@@ -102,7 +107,8 @@ export function produceSummaryLine(records: number, elapsedMs: number, recordSiz
 
 /** Runs `skiff perf produce`. Exit 1 when any record failed. */
 export async function perfProduce(client: KafkaClient, args: PerfProduceArgs, io: CliIo): Promise<number> {
-  if (!(args.records > 0) || !(args.recordSizeBytes >= 0)) throw new RangeError('--records must be positive and --record-size not negative');
+  if (!(args.records > 0) || !(args.recordSizeBytes >= 0))
+    throw new RangeError('--records must be positive and --record-size not negative');
   await ensureTopic(client, args.topic, args.partitions, io);
   const payload = Buffer.allocUnsafe(args.recordSizeBytes);
   for (let i = 0; i < payload.length; i++) payload[i] = 65 + Math.floor(Math.random() * 26);
@@ -166,9 +172,15 @@ export function consumeSummaryLine(records: number, bytes: number, elapsedMs: nu
 export async function perfConsume(client: KafkaClient, args: PerfConsumeArgs, io: CliIo): Promise<number> {
   if (!(args.records > 0)) throw new RangeError('--records must be positive');
   const md = await client.topicMetadata(args.topic);
-  const starts = await client.listOffsets(args.topic, md.partitions.map((p) => ({ partition: p.partition, timestamp: EARLIEST_TIMESTAMP })), md);
+  const starts = await client.listOffsets(
+    args.topic,
+    md.partitions.map((p) => ({ partition: p.partition, timestamp: EARLIEST_TIMESTAMP })),
+    md,
+  );
   const consumer = new Consumer(client, { maxWaitMs: 100 });
-  consumer.assign(md.partitions.map((p) => ({ topic: args.topic, partition: p.partition, offset: starts.get(p.partition)!.offset })));
+  consumer.assign(
+    md.partitions.map((p) => ({ topic: args.topic, partition: p.partition, offset: starts.get(p.partition)!.offset })),
+  );
   let records = 0;
   let bytes = 0;
   let windowRecords = 0;
@@ -223,7 +235,13 @@ async function ensureTopic(client: KafkaClient, topic: string, partitions: numbe
   // The leader may take a moment to come up: wait until Metadata shows one for every partition.
   for (let attempt = 0; attempt < 50; attempt++) {
     const fresh = (await client.metadata([topic])).topics.find((x) => x.name === topic);
-    if (fresh !== undefined && fresh.errorCode === ErrorCode.NONE && fresh.partitions.length > 0 && fresh.partitions.every((p) => p.leader >= 0)) return;
+    if (
+      fresh !== undefined &&
+      fresh.errorCode === ErrorCode.NONE &&
+      fresh.partitions.length > 0 &&
+      fresh.partitions.every((p) => p.leader >= 0)
+    )
+      return;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

@@ -37,7 +37,10 @@ interface PartitionSummary {
  * Splits a byte stream into lines (without the `\n`), calling `onLine` for each; awaits it, so a
  * slow consumer of lines slows the reading.
  */
-export async function forEachLine(input: NodeJS.ReadableStream, onLine: (line: Buffer) => Promise<void> | void): Promise<void> {
+export async function forEachLine(
+  input: NodeJS.ReadableStream,
+  onLine: (line: Buffer) => Promise<void> | void,
+): Promise<void> {
   let pending: Buffer = Buffer.alloc(0);
   for await (const chunk of input as AsyncIterable<Buffer | string>) {
     let data = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
@@ -54,7 +57,12 @@ export async function forEachLine(input: NodeJS.ReadableStream, onLine: (line: B
 
 /** Runs `skiff produce`; exit 1 when any record failed (the first error goes to stderr). */
 export async function produceCommand(client: KafkaClient, args: ProduceArgs, io: CliIo): Promise<number> {
-  const producer = new Producer(client, { acks: args.acks, compression: args.compression, lingerMs: args.lingerMs, batchSizeBytes: args.batchSizeBytes });
+  const producer = new Producer(client, {
+    acks: args.acks,
+    compression: args.compression,
+    lingerMs: args.lingerMs,
+    batchSizeBytes: args.batchSizeBytes,
+  });
   const headers: RecordHeader[] = args.headers.map(([key, value]) => ({ key, value: Buffer.from(value, 'utf8') }));
   const separator = args.keySeparator === null ? null : Buffer.from(args.keySeparator, 'utf8');
   if (separator !== null && separator.length === 0) throw new RangeError('--key-separator must not be empty');

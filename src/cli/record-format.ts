@@ -33,7 +33,10 @@ const FIELDS: Record<string, (r: ConsumedRecord) => Buffer | string> = {
   o: (r) => String(r.offset),
   t: (r) => String(r.timestamp),
   T: (r) => r.topic,
-  h: (r) => Buffer.concat(r.headers.flatMap((h, i) => [Buffer.from(`${i > 0 ? ',' : ''}${h.key}=`), h.value ?? Buffer.alloc(0)])),
+  h: (r) =>
+    Buffer.concat(
+      r.headers.flatMap((h, i) => [Buffer.from(`${i > 0 ? ',' : ''}${h.key}=`), h.value ?? Buffer.alloc(0)]),
+    ),
 };
 
 const ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r', '\\': '\\' };
@@ -59,7 +62,8 @@ export function compileRecordFormat(format: string): RecordFormatter {
       literal += '%';
     } else {
       const field = FIELDS[next];
-      if (field === undefined) throw new RangeError(`unknown field %${next} in format (known: %v %k %p %o %t %T %h %%)`);
+      if (field === undefined)
+        throw new RangeError(`unknown field %${next} in format (known: %v %k %p %o %t %T %h %%)`);
       if (literal !== '') parts.push(literal);
       literal = '';
       parts.push(field);

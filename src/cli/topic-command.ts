@@ -49,12 +49,23 @@ export interface TopicCreateArgs {
 /** `skiff topic create`: one line per topic (`NAME OK` or the error); exit 1 if any failed. */
 export async function topicCreate(client: KafkaClient, args: TopicCreateArgs, io: CliIo): Promise<number> {
   const configs = Object.fromEntries(args.configs);
-  const results = await client.createTopics(args.names.map((name) => ({ name, numPartitions: args.partitions, replicationFactor: args.replicationFactor, configs })));
+  const results = await client.createTopics(
+    args.names.map((name) => ({
+      name,
+      numPartitions: args.partitions,
+      replicationFactor: args.replicationFactor,
+      configs,
+    })),
+  );
   return printResults(io, results);
 }
 
 /** Kafka's internal topics, which kafka-topics refuses to delete (the broker itself would delete them). */
-const INTERNAL_TOPICS: ReadonlySet<string> = new Set(['__consumer_offsets', '__transaction_state', '__share_group_state']);
+const INTERNAL_TOPICS: ReadonlySet<string> = new Set([
+  '__consumer_offsets',
+  '__transaction_state',
+  '__share_group_state',
+]);
 
 /**
  * `skiff topic delete`: one line per topic; exit 1 if any failed. Internal topics are refused here,
@@ -62,14 +73,25 @@ const INTERNAL_TOPICS: ReadonlySet<string> = new Set(['__consumer_offsets', '__t
  */
 export async function topicDelete(client: KafkaClient, names: string[], io: CliIo): Promise<number> {
   const internal = names.filter((n) => INTERNAL_TOPICS.has(n));
-  const refused = internal.map((name) => ({ name, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Topic ${name} is a kafka internal topic and is not allowed to be marked for deletion.` }));
+  const refused = internal.map((name) => ({
+    name,
+    errorCode: ErrorCode.INVALID_REQUEST,
+    errorMessage: `Topic ${name} is a kafka internal topic and is not allowed to be marked for deletion.`,
+  }));
   const rest = names.filter((n) => !INTERNAL_TOPICS.has(n));
   return printResults(io, [...refused, ...(rest.length > 0 ? await client.deleteTopics(rest) : [])]);
 }
 
-async function printResults(io: CliIo, results: Array<{ name: string; errorCode: number; errorMessage: string | null }>): Promise<number> {
+async function printResults(
+  io: CliIo,
+  results: Array<{ name: string; errorCode: number; errorMessage: string | null }>,
+): Promise<number> {
   const rows: string[][] = [['TOPIC', 'STATUS']];
-  for (const r of results) rows.push([r.name, r.errorCode === ErrorCode.NONE ? 'OK' : `${errorName(r.errorCode)}${r.errorMessage ? `: ${r.errorMessage}` : ''}`]);
+  for (const r of results)
+    rows.push([
+      r.name,
+      r.errorCode === ErrorCode.NONE ? 'OK' : `${errorName(r.errorCode)}${r.errorMessage ? `: ${r.errorMessage}` : ''}`,
+    ]);
   await io.out(formatTable(rows).join('\n') + '\n');
   return results.every((r) => r.errorCode === ErrorCode.NONE) ? 0 : EXIT_FAILURE;
 }
@@ -94,7 +116,11 @@ export async function topicDescribe(client: KafkaClient, name: string, io: CliIo
   const t = await client.topicMetadata(name);
   const partitions = t.partitions.map((p) => ({ partition: p.partition, timestamp: EARLIEST_TIMESTAMP }));
   const starts = await client.listOffsets(name, partitions, t);
-  const ends = await client.listOffsets(name, partitions.map((p) => ({ ...p, timestamp: LATEST_TIMESTAMP })), t);
+  const ends = await client.listOffsets(
+    name,
+    partitions.map((p) => ({ ...p, timestamp: LATEST_TIMESTAMP })),
+    t,
+  );
   const lines: string[] = [];
   lines.push(
     ...formatTable([
@@ -110,12 +136,24 @@ export async function topicDescribe(client: KafkaClient, name: string, io: CliIo
   if (typeof configs === 'string') {
     lines.push(`(not shown: ${configs})`);
   } else {
-    lines.push(...formatTable([['KEY', 'VALUE', 'SOURCE'], ...configs.map((c) => [c.name, c.value ?? '(null)', c.source])]));
+    lines.push(
+      ...formatTable([['KEY', 'VALUE', 'SOURCE'], ...configs.map((c) => [c.name, c.value ?? '(null)', c.source])]),
+    );
   }
   lines.push('', 'PARTITIONS');
-  const rows: Array<Array<string | number>> = [['PARTITION', 'LEADER', 'EPOCH', 'REPLICAS', 'ISR', 'LOG-START-OFFSET', 'HIGH-WATERMARK']];
+  const rows: Array<Array<string | number>> = [
+    ['PARTITION', 'LEADER', 'EPOCH', 'REPLICAS', 'ISR', 'LOG-START-OFFSET', 'HIGH-WATERMARK'],
+  ];
   for (const p of t.partitions) {
-    rows.push([p.partition, p.leader, p.leaderEpoch, `[${p.replicas.join(',')}]`, `[${p.isr.join(',')}]`, starts.get(p.partition)?.offset ?? -1, ends.get(p.partition)?.offset ?? -1]);
+    rows.push([
+      p.partition,
+      p.leader,
+      p.leaderEpoch,
+      `[${p.replicas.join(',')}]`,
+      `[${p.isr.join(',')}]`,
+      starts.get(p.partition)?.offset ?? -1,
+      ends.get(p.partition)?.offset ?? -1,
+    ]);
   }
   lines.push(...formatTable(rows));
   await io.out(lines.join('\n') + '\n');
@@ -149,7 +187,8 @@ export async function describeTopicConfigs(client: KafkaClient, name: string): P
   }
   const out: DescribedConfig[] = [];
   for (const r of body.results as Array<Record<string, unknown>>) {
-    if ((r.errorCode as number) !== ErrorCode.NONE) throw new KafkaError(r.errorCode as number, `DescribeConfigs ${name}`, (r.errorMessage as string | null) ?? null);
+    if ((r.errorCode as number) !== ErrorCode.NONE)
+      throw new KafkaError(r.errorCode as number, `DescribeConfigs ${name}`, (r.errorMessage as string | null) ?? null);
     for (const c of r.configs as Array<Record<string, unknown>>) {
       const sourceId = (c.configSource as number | undefined) ?? ((c.isDefault as boolean | undefined) ? 5 : 1);
       out.push({
@@ -177,7 +216,8 @@ export interface TopicAlterConfigArgs {
  * when this build has no IncrementalAlterConfigs schema yet or the broker does not advertise it.
  */
 export async function topicAlterConfig(client: KafkaClient, args: TopicAlterConfigArgs, io: CliIo): Promise<number> {
-  if (args.set.length === 0 && args.delete.length === 0) throw new RangeError('nothing to change: give --set key=value or --delete key');
+  if (args.set.length === 0 && args.delete.length === 0)
+    throw new RangeError('nothing to change: give --set key=value or --delete key');
   const body = await client.request(ApiKey.IncrementalAlterConfigs, null, {
     resources: [
       {

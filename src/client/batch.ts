@@ -11,7 +11,12 @@
  * ```
  */
 import { ProtocolError } from '../protocol/primitives';
-import { buildRecordBatch, type BuildBatchOptions, type BuildRecord, type DecodedBatch } from '../protocol/record-batch/builder';
+import {
+  buildRecordBatch,
+  type BuildBatchOptions,
+  type BuildRecord,
+  type DecodedBatch,
+} from '../protocol/record-batch/builder';
 import { decodeBatch } from '../protocol/record-batch/decode';
 import type { CompressionCodecId } from '../protocol/record-batch/compression';
 import { compressBuiltBatch } from '../protocol/record-batch/recompress';

@@ -86,7 +86,8 @@ export interface OffsetAndTimestamp {
 export function parseBrokerAddress(address: string): { host: string; port: number } {
   const m = /^\[([^\]]+)\]:(\d+)$/.exec(address.trim()) ?? /^([^:]+):(\d+)$/.exec(address.trim());
   const port = m ? Number(m[2]) : NaN;
-  if (m === null || !(port > 0 && port <= 65535)) throw new RangeError(`bad broker address ${JSON.stringify(address)} (expected host:port)`);
+  if (m === null || !(port > 0 && port <= 65535))
+    throw new RangeError(`bad broker address ${JSON.stringify(address)} (expected host:port)`);
   return { host: m[1]!, port };
 }
 
@@ -151,7 +152,8 @@ export class KafkaClient {
 
   private reconnect(nodeId: number): Promise<BrokerConnection> {
     const broker = this.brokers.get(nodeId);
-    if (broker === undefined) return Promise.reject(new KafkaError(ErrorCode.BROKER_NOT_AVAILABLE, `broker ${nodeId} is not in the metadata`));
+    if (broker === undefined)
+      return Promise.reject(new KafkaError(ErrorCode.BROKER_NOT_AVAILABLE, `broker ${nodeId} is not in the metadata`));
     const promise = BrokerConnection.connect(broker.host, broker.port, this.options);
     this.connections.set(nodeId, promise);
     promise.catch(() => this.connections.delete(nodeId));
@@ -179,7 +181,12 @@ export class KafkaClient {
    * inside the body are left to the caller. Rejects with UnsupportedApiError when the API has no
    * table here or the broker does not advertise it.
    */
-  async request(apiKey: number, version: number | null, body: object, nodeId?: number): Promise<Record<string, unknown>> {
+  async request(
+    apiKey: number,
+    version: number | null,
+    body: object,
+    nodeId?: number,
+  ): Promise<Record<string, unknown>> {
     const connection = nodeId === undefined ? await this.controllerConnection() : await this.connection(nodeId);
     const v = version ?? connection.versionFor(apiKey);
     return (await connection.send(apiKey, v, body))!;
@@ -190,7 +197,10 @@ export class KafkaClient {
    * Topic-level errors are kept in each topic's errorCode (UNKNOWN_TOPIC_OR_PARTITION for a topic
    * that does not exist, unless `allowAutoTopicCreation` makes the broker create it).
    */
-  async metadata(topics: readonly string[] | null, options: { allowAutoTopicCreation?: boolean } = {}): Promise<ClusterMetadata> {
+  async metadata(
+    topics: readonly string[] | null,
+    options: { allowAutoTopicCreation?: boolean } = {},
+  ): Promise<ClusterMetadata> {
     const connection = await this.anyConnection();
     const version = connection.versionFor(ApiKey.Metadata);
     if (topics === null && version === 0) throw new RangeError('Metadata v0 cannot ask for all topics');
@@ -205,7 +215,8 @@ export class KafkaClient {
     this.brokers = brokers;
     for (const b of brokers.values()) {
       // Reuse the bootstrap connection for the broker it reached.
-      if (`${b.host}:${b.port}` === this.bootstrap.address && !this.connections.has(b.nodeId)) this.connections.set(b.nodeId, Promise.resolve(this.bootstrap));
+      if (`${b.host}:${b.port}` === this.bootstrap.address && !this.connections.has(b.nodeId))
+        this.connections.set(b.nodeId, Promise.resolve(this.bootstrap));
     }
     this.controllerId = body.controllerId as number;
     const resultTopics = (body.topics as Array<Record<string, unknown>>).map((t): TopicMetadata => ({
@@ -225,7 +236,12 @@ export class KafkaClient {
         }))
         .sort((a, b) => a.partition - b.partition),
     }));
-    return { clusterId: body.clusterId as string | null, controllerId: this.controllerId, brokers, topics: resultTopics };
+    return {
+      clusterId: body.clusterId as string | null,
+      controllerId: this.controllerId,
+      brokers,
+      topics: resultTopics,
+    };
   }
 
   /**
@@ -244,7 +260,10 @@ export class KafkaClient {
    * Creates topics (CreateTopics on the controller) and resolves with each topic's outcome; it does
    * not throw for per-topic errors such as TOPIC_ALREADY_EXISTS.
    */
-  async createTopics(topics: readonly NewTopic[], options: { timeoutMs?: number; validateOnly?: boolean } = {}): Promise<TopicResult[]> {
+  async createTopics(
+    topics: readonly NewTopic[],
+    options: { timeoutMs?: number; validateOnly?: boolean } = {},
+  ): Promise<TopicResult[]> {
     const connection = await this.controllerConnection();
     const version = connection.versionFor(ApiKey.CreateTopics);
     const body = (await connection.send(ApiKey.CreateTopics, version, {
@@ -285,7 +304,11 @@ export class KafkaClient {
    * {@link LATEST_TIMESTAMP} or ms since the epoch: the first offset whose timestamp is at least
    * it). Requests go to each partition's leader. Rejects with KafkaError on a partition error.
    */
-  async listOffsets(topic: string, partitions: ReadonlyArray<{ partition: number; timestamp: number }>, metadata?: TopicMetadata): Promise<Map<number, OffsetAndTimestamp>> {
+  async listOffsets(
+    topic: string,
+    partitions: ReadonlyArray<{ partition: number; timestamp: number }>,
+    metadata?: TopicMetadata,
+  ): Promise<Map<number, OffsetAndTimestamp>> {
     const md = metadata ?? (await this.topicMetadata(topic));
     const byLeader = new Map<number, Array<{ partition: number; timestamp: number; leaderEpoch: number }>>();
     for (const p of partitions) {
@@ -304,7 +327,16 @@ export class KafkaClient {
         const body = (await connection.send(ApiKey.ListOffsets, version, {
           replicaId: -1,
           isolationLevel: 0,
-          topics: [{ name: topic, partitions: list.map((p) => ({ partitionIndex: p.partition, currentLeaderEpoch: -1, timestamp: p.timestamp })) }],
+          topics: [
+            {
+              name: topic,
+              partitions: list.map((p) => ({
+                partitionIndex: p.partition,
+                currentLeaderEpoch: -1,
+                timestamp: p.timestamp,
+              })),
+            },
+          ],
         }))!;
         for (const t of body.topics as Array<{ partitions: Array<Record<string, number>> }>) {
           for (const p of t.partitions) {
@@ -320,7 +352,11 @@ export class KafkaClient {
   /** Closes every connection; in-flight requests fail with ConnectionError. */
   close(): void {
     this.bootstrap.close();
-    for (const promise of this.connections.values()) promise.then((c) => c.close(), () => undefined);
+    for (const promise of this.connections.values())
+      promise.then(
+        (c) => c.close(),
+        () => undefined,
+      );
     this.connections.clear();
   }
 }

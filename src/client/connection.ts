@@ -92,7 +92,9 @@ export class BrokerConnection {
       const s = net.connect({ host, port });
       const timer = setTimeout(() => {
         s.destroy();
-        reject(new ConnectionError(`cannot connect to ${address}: timed out after ${options.connectTimeoutMs ?? 10_000} ms`));
+        reject(
+          new ConnectionError(`cannot connect to ${address}: timed out after ${options.connectTimeoutMs ?? 10_000} ms`),
+        );
       }, options.connectTimeoutMs ?? 10_000);
       s.once('connect', () => {
         clearTimeout(timer);
@@ -137,7 +139,11 @@ export class BrokerConnection {
     const max = Math.min(ours.maxVersion, theirs.maxVersion, CLIENT_MAX_VERSIONS.get(apiKey) ?? Infinity);
     const min = Math.max(ours.minVersion, theirs.minVersion, minVersion);
     if (max < min) {
-      throw new UnsupportedApiError(apiKey, 'no-common-version', `ours ${ours.minVersion}-${ours.maxVersion}, broker's ${theirs.minVersion}-${theirs.maxVersion}, needed >= ${minVersion}`);
+      throw new UnsupportedApiError(
+        apiKey,
+        'no-common-version',
+        `ours ${ours.minVersion}-${ours.maxVersion}, broker's ${theirs.minVersion}-${theirs.maxVersion}, needed >= ${minVersion}`,
+      );
     }
     return max;
   }
@@ -154,21 +160,30 @@ export class BrokerConnection {
    * (after `timeoutMs`, default the connection's request timeout), and with Error when the body
    * cannot be encoded.
    */
-  send(apiKey: number, apiVersion: number, body: object, options: { expectResponse?: boolean; timeoutMs?: number } = {}): Promise<Record<string, unknown> | null> {
+  send(
+    apiKey: number,
+    apiVersion: number,
+    body: object,
+    options: { expectResponse?: boolean; timeoutMs?: number } = {},
+  ): Promise<Record<string, unknown> | null> {
     if (this.closedError !== null) return Promise.reject(this.closedError);
     const correlationId = this.nextCorrelationId;
     this.nextCorrelationId = (this.nextCorrelationId + 1) & 0x7fffffff;
     const frame = encodeRequest(apiKey, apiVersion, correlationId, this.clientId, body);
     if (options.expectResponse === false) {
       return new Promise((resolve, reject) => {
-        this.socket.write(frame, (err) => (err ? reject(new ConnectionError(`write to ${this.address} failed: ${err.message}`)) : resolve(null)));
+        this.socket.write(frame, (err) =>
+          err ? reject(new ConnectionError(`write to ${this.address} failed: ${err.message}`)) : resolve(null),
+        );
       });
     }
     return new Promise((resolve, reject) => {
       const timeoutMs = options.timeoutMs ?? this.requestTimeoutMs;
       const entry: Pending = { correlationId, apiKey, apiVersion, resolve, reject, timer: null };
       entry.timer = setTimeout(() => {
-        this.fail(new ConnectionError(`${apiKeyName(apiKey)} request to ${this.address} timed out after ${timeoutMs} ms`));
+        this.fail(
+          new ConnectionError(`${apiKeyName(apiKey)} request to ${this.address} timed out after ${timeoutMs} ms`),
+        );
       }, timeoutMs);
       this.pending.push(entry);
       this.socket.write(frame);
@@ -181,7 +196,10 @@ export class BrokerConnection {
   }
 
   private async negotiateVersions(): Promise<void> {
-    let body = await this.send(ApiKey.ApiVersions, 3, { clientSoftwareName: CLIENT_SOFTWARE_NAME, clientSoftwareVersion: CLIENT_SOFTWARE_VERSION });
+    let body = await this.send(ApiKey.ApiVersions, 3, {
+      clientSoftwareName: CLIENT_SOFTWARE_NAME,
+      clientSoftwareVersion: CLIENT_SOFTWARE_VERSION,
+    });
     if (body!.errorCode === ErrorCode.UNSUPPORTED_VERSION) body = await this.send(ApiKey.ApiVersions, 0, {});
     const errorCode = body!.errorCode as number;
     if (errorCode !== ErrorCode.NONE) throw new KafkaError(errorCode, `ApiVersions from ${this.address}`);
@@ -223,12 +241,18 @@ export class BrokerConnection {
     try {
       decoded = decodeResponse(entry.apiKey, entry.apiVersion, frame);
     } catch (err) {
-      entry.reject(new ConnectionError(`cannot decode ${apiKeyName(entry.apiKey)} v${entry.apiVersion} response from ${this.address}: ${(err as Error).message}`));
+      entry.reject(
+        new ConnectionError(
+          `cannot decode ${apiKeyName(entry.apiKey)} v${entry.apiVersion} response from ${this.address}: ${(err as Error).message}`,
+        ),
+      );
       this.fail(new ConnectionError(`connection to ${this.address} closed after an undecodable response`));
       return;
     }
     if (decoded.correlationId !== entry.correlationId) {
-      const err = new ConnectionError(`response correlation id ${decoded.correlationId} from ${this.address}, expected ${entry.correlationId}`);
+      const err = new ConnectionError(
+        `response correlation id ${decoded.correlationId} from ${this.address}, expected ${entry.correlationId}`,
+      );
       entry.reject(err);
       this.fail(err);
       return;

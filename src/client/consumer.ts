@@ -87,7 +87,13 @@ export class Consumer {
   /** Adds (or moves) assignments; each starts fetching at its offset. */
   assign(assignments: readonly Assignment[]): void {
     for (const a of assignments) {
-      this.states.set(stateKey(a.topic, a.partition), { topic: a.topic, partition: a.partition, position: a.offset, highWatermark: -1, logStartOffset: -1 });
+      this.states.set(stateKey(a.topic, a.partition), {
+        topic: a.topic,
+        partition: a.partition,
+        position: a.offset,
+        highWatermark: -1,
+        logStartOffset: -1,
+      });
     }
     this.metadataStale = true;
   }
@@ -109,7 +115,11 @@ export class Consumer {
     const byTopic = new Map<string, PartitionState[]>();
     for (const s of this.states.values()) byTopic.set(s.topic, [...(byTopic.get(s.topic) ?? []), s]);
     for (const [topic, list] of byTopic) {
-      const offsets = await this.client.listOffsets(topic, list.map((s) => ({ partition: s.partition, timestamp: LATEST_TIMESTAMP })), this.topics.get(topic));
+      const offsets = await this.client.listOffsets(
+        topic,
+        list.map((s) => ({ partition: s.partition, timestamp: LATEST_TIMESTAMP })),
+        this.topics.get(topic),
+      );
       for (const s of list) s.highWatermark = offsets.get(s.partition)!.offset;
     }
   }
@@ -167,7 +177,13 @@ export class Consumer {
         sessionEpoch: -1,
         topics: [...byTopic].map(([topic, states]) => ({
           topic,
-          partitions: states.map((s) => ({ partition: s.partition, currentLeaderEpoch: -1, fetchOffset: s.position, logStartOffset: -1, partitionMaxBytes: this.partitionMaxBytes })),
+          partitions: states.map((s) => ({
+            partition: s.partition,
+            currentLeaderEpoch: -1,
+            fetchOffset: s.position,
+            logStartOffset: -1,
+            partitionMaxBytes: this.partitionMaxBytes,
+          })),
         })),
         forgottenTopicsData: [],
         rackId: '',

@@ -25,7 +25,11 @@ export const COORDINATOR_RETRY_BACKOFF_MS = 250;
 /** Highest OffsetFetch / OffsetCommit version this client builds (v10 names topics by id). */
 const MAX_OFFSETS_API_VERSION = 9;
 
-const COORDINATOR_ERRORS = new Set<number>([ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS]);
+const COORDINATOR_ERRORS = new Set<number>([
+  ErrorCode.NOT_COORDINATOR,
+  ErrorCode.COORDINATOR_NOT_AVAILABLE,
+  ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+]);
 
 /** One group from ListGroups. `state` is '' from brokers older than ListGroups v4 (KIP-518). */
 export interface ListedGroup {
@@ -106,8 +110,19 @@ export async function findGroupCoordinator(client: KafkaClient, groupId: string)
     if (attempt > 0) await sleep(COORDINATOR_RETRY_BACKOFF_MS);
     // Any broker answers FindCoordinator; the bootstrap broker's versions stand for the cluster's.
     const version = client.bootstrapConnection.versionFor(ApiKey.FindCoordinator);
-    const body = await client.request(ApiKey.FindCoordinator, version, version >= 4 ? { keyType: COORDINATOR_KEY_TYPE_GROUP, coordinatorKeys: [groupId] } : { key: groupId, keyType: COORDINATOR_KEY_TYPE_GROUP });
-    const c = version >= 4 ? (body.coordinators as Array<Record<string, unknown>>)[0] ?? { errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE } : body;
+    const body = await client.request(
+      ApiKey.FindCoordinator,
+      version,
+      version >= 4
+        ? { keyType: COORDINATOR_KEY_TYPE_GROUP, coordinatorKeys: [groupId] }
+        : { key: groupId, keyType: COORDINATOR_KEY_TYPE_GROUP },
+    );
+    const c =
+      version >= 4
+        ? ((body.coordinators as Array<Record<string, unknown>>)[0] ?? {
+            errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+          })
+        : body;
     lastCode = c.errorCode as number;
     lastMessage = (c.errorMessage as string | null | undefined) ?? null;
     if (lastCode === ErrorCode.NONE) {
@@ -125,7 +140,12 @@ export async function findGroupCoordinator(client: KafkaClient, groupId: string)
  * `errorCode`), finds the coordinator again and retries (bounded). Resolves with the value of the
  * first attempt without one; rejects with KafkaError when retries run out.
  */
-async function withCoordinator<T>(client: KafkaClient, groupId: string, context: string, attempt: (nodeId: number) => Promise<{ errorCode: number; value: T }>): Promise<T> {
+async function withCoordinator<T>(
+  client: KafkaClient,
+  groupId: string,
+  context: string,
+  attempt: (nodeId: number) => Promise<{ errorCode: number; value: T }>,
+): Promise<T> {
   let lastCode: number = ErrorCode.COORDINATOR_NOT_AVAILABLE;
   for (let i = 0; i < COORDINATOR_RETRIES; i++) {
     if (i > 0) await sleep(COORDINATOR_RETRY_BACKOFF_MS);
@@ -151,7 +171,13 @@ export async function listGroups(client: KafkaClient): Promise<ListedGroup[]> {
     const code = body.errorCode as number;
     if (code !== ErrorCode.NONE) throw new KafkaError(code, `ListGroups on broker ${nodeId}`);
     for (const g of body.groups as Array<Record<string, unknown>>) {
-      out.push({ groupId: g.groupId as string, protocolType: g.protocolType as string, state: (g.groupState as string | undefined) ?? '', type: (g.groupType as string | undefined) ?? '', coordinator: nodeId });
+      out.push({
+        groupId: g.groupId as string,
+        protocolType: g.protocolType as string,
+        state: (g.groupState as string | undefined) ?? '',
+        type: (g.groupType as string | undefined) ?? '',
+        coordinator: nodeId,
+      });
     }
   }
   return out.sort((a, b) => (a.groupId < b.groupId ? -1 : a.groupId > b.groupId ? 1 : 0));
@@ -165,7 +191,12 @@ export async function listGroups(client: KafkaClient): Promise<ListedGroup[]> {
  */
 export async function describeGroup(client: KafkaClient, groupId: string): Promise<DescribedGroup> {
   return withCoordinator(client, groupId, `DescribeGroups ${groupId}`, async (nodeId) => {
-    const body = await client.request(ApiKey.DescribeGroups, null, { groups: [groupId], includeAuthorizedOperations: false }, nodeId);
+    const body = await client.request(
+      ApiKey.DescribeGroups,
+      null,
+      { groups: [groupId], includeAuthorizedOperations: false },
+      nodeId,
+    );
     const g = (body.groups as Array<Record<string, unknown>>)[0]!;
     const group: DescribedGroup = {
       groupId: g.groupId as string,
@@ -194,15 +225,24 @@ export async function describeGroup(client: KafkaClient, groupId: string): Promi
  * -1. Rejects with KafkaError on a group-level error (e.g. GROUP_AUTHORIZATION_FAILED) other than
  * the retried coordinator errors; partition errors stay in each entry.
  */
-export async function fetchGroupOffsets(client: KafkaClient, groupId: string, topics: ReadonlyMap<string, readonly number[]> | null = null): Promise<GroupOffsets> {
+export async function fetchGroupOffsets(
+  client: KafkaClient,
+  groupId: string,
+  topics: ReadonlyMap<string, readonly number[]> | null = null,
+): Promise<GroupOffsets> {
   return withCoordinator(client, groupId, `OffsetFetch ${groupId}`, async (nodeId) => {
     const conn = await client.connection(nodeId);
     const version = Math.min(conn.versionFor(ApiKey.OffsetFetch, topics === null ? 2 : 0), MAX_OFFSETS_API_VERSION);
-    const requestTopics = topics === null ? null : [...topics].map(([name, partitionIndexes]) => ({ name, partitionIndexes: [...partitionIndexes] }));
+    const requestTopics =
+      topics === null
+        ? null
+        : [...topics].map(([name, partitionIndexes]) => ({ name, partitionIndexes: [...partitionIndexes] }));
     const body = (await conn.send(
       ApiKey.OffsetFetch,
       version,
-      version >= 8 ? { groups: [{ groupId, memberId: null, memberEpoch: -1, topics: requestTopics }], requireStable: false } : { groupId, topics: requestTopics, requireStable: false },
+      version >= 8
+        ? { groups: [{ groupId, memberId: null, memberEpoch: -1, topics: requestTopics }], requireStable: false }
+        : { groupId, topics: requestTopics, requireStable: false },
     ))!;
     const group = version >= 8 ? (body.groups as Array<Record<string, unknown>>)[0]! : body;
     const errorCode = (group.errorCode as number | undefined) ?? ErrorCode.NONE;
@@ -219,7 +259,8 @@ export async function fetchGroupOffsets(client: KafkaClient, groupId: string, to
       }
       out.set(t.name, partitions);
     }
-    if (errorCode !== ErrorCode.NONE && !COORDINATOR_ERRORS.has(errorCode)) throw new KafkaError(errorCode, `OffsetFetch ${groupId}`);
+    if (errorCode !== ErrorCode.NONE && !COORDINATOR_ERRORS.has(errorCode))
+      throw new KafkaError(errorCode, `OffsetFetch ${groupId}`);
     return { errorCode, value: out };
   });
 }
@@ -229,7 +270,11 @@ export async function fetchGroupOffsets(client: KafkaClient, groupId: string, to
  * kafka-consumer-groups commits for an inactive group). Kafka refuses it with UNKNOWN_MEMBER_ID
  * while the group has members. Resolves with each partition's outcome (not thrown).
  */
-export async function commitGroupOffsets(client: KafkaClient, groupId: string, offsets: readonly OffsetToCommit[]): Promise<PartitionResult[]> {
+export async function commitGroupOffsets(
+  client: KafkaClient,
+  groupId: string,
+  offsets: readonly OffsetToCommit[],
+): Promise<PartitionResult[]> {
   const byTopic = new Map<string, OffsetToCommit[]>();
   for (const o of offsets) byTopic.set(o.topic, [...(byTopic.get(o.topic) ?? []), o]);
   return withCoordinator(client, groupId, `OffsetCommit ${groupId}`, async (nodeId) => {
@@ -243,12 +288,22 @@ export async function commitGroupOffsets(client: KafkaClient, groupId: string, o
       retentionTimeMs: -1,
       topics: [...byTopic].map(([name, list]) => ({
         name,
-        partitions: list.map((o) => ({ partitionIndex: o.partition, committedOffset: o.offset, committedLeaderEpoch: o.leaderEpoch ?? -1, commitTimestamp: -1, committedMetadata: o.metadata ?? '' })),
+        partitions: list.map((o) => ({
+          partitionIndex: o.partition,
+          committedOffset: o.offset,
+          committedLeaderEpoch: o.leaderEpoch ?? -1,
+          commitTimestamp: -1,
+          committedMetadata: o.metadata ?? '',
+        })),
       })),
     }))!;
     const results: PartitionResult[] = [];
-    for (const t of body.topics as Array<{ name: string; partitions: Array<{ partitionIndex: number; errorCode: number }> }>) {
-      for (const p of t.partitions) results.push({ topic: t.name, partition: p.partitionIndex, errorCode: p.errorCode });
+    for (const t of body.topics as Array<{
+      name: string;
+      partitions: Array<{ partitionIndex: number; errorCode: number }>;
+    }>) {
+      for (const p of t.partitions)
+        results.push({ topic: t.name, partition: p.partitionIndex, errorCode: p.errorCode });
     }
     const coordinatorError = results.find((r) => COORDINATOR_ERRORS.has(r.errorCode))?.errorCode ?? ErrorCode.NONE;
     return { errorCode: coordinatorError, value: results };
@@ -265,7 +320,9 @@ export async function deleteGroups(client: KafkaClient, groupIds: readonly strin
     out.push(
       await withCoordinator(client, groupId, `DeleteGroups ${groupId}`, async (nodeId) => {
         const body = await client.request(ApiKey.DeleteGroups, null, { groupsNames: [groupId] }, nodeId);
-        const r = (body.results as Array<{ groupId: string; errorCode: number }>).find((x) => x.groupId === groupId) ?? { groupId, errorCode: ErrorCode.UNKNOWN_SERVER_ERROR };
+        const r = (body.results as Array<{ groupId: string; errorCode: number }>).find(
+          (x) => x.groupId === groupId,
+        ) ?? { groupId, errorCode: ErrorCode.UNKNOWN_SERVER_ERROR };
         return { errorCode: r.errorCode, value: { groupId, errorCode: r.errorCode } };
       }),
     );

@@ -5,7 +5,16 @@
 export { BrokerConnection } from './connection';
 export type { ConnectionOptions, VersionRange } from './connection';
 export { KafkaClient, parseBrokerAddress, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP } from './client';
-export type { ClientOptions, ClusterMetadata, TopicMetadata, PartitionMetadata, BrokerMetadata, NewTopic, TopicResult, OffsetAndTimestamp } from './client';
+export type {
+  ClientOptions,
+  ClusterMetadata,
+  TopicMetadata,
+  PartitionMetadata,
+  BrokerMetadata,
+  NewTopic,
+  TopicResult,
+  OffsetAndTimestamp,
+} from './client';
 export { Producer } from './producer';
 export type { ProducerOptions, ProducerRecord, RecordMetadata, SendCallback, BatchReport } from './producer';
 export { Consumer } from './consumer';

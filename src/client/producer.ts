@@ -142,7 +142,8 @@ export class Producer {
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     this.partitioner = new Partitioner(options.nullKeyStrategy ?? 'sticky');
     if (![-1, 0, 1].includes(this.acks)) throw new RangeError(`acks must be -1, 0 or 1, got ${this.acks}`);
-    if (!(this.batchSizeBytes > 0) || !(this.maxInFlight >= 1) || !(this.lingerMs >= 0)) throw new RangeError('batchSizeBytes and maxInFlight must be positive, lingerMs >= 0');
+    if (!(this.batchSizeBytes > 0) || !(this.maxInFlight >= 1) || !(this.lingerMs >= 0))
+      throw new RangeError('batchSizeBytes and maxInFlight must be positive, lingerMs >= 0');
   }
 
   /**
@@ -158,7 +159,10 @@ export class Producer {
     const partition = record.partition ?? this.partitioner.partition(key, numPartitions);
     const pm = md.partitions[partition];
     if (!(partition >= 0) || pm === undefined || pm.partition !== partition) {
-      throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `${record.topic}/${partition} (the topic has ${numPartitions} partitions)`);
+      throw new KafkaError(
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        `${record.topic}/${partition} (the topic has ${numPartitions} partitions)`,
+      );
     }
     let size = RECORD_OVERHEAD_BYTES + (key?.length ?? 0) + (value?.length ?? 0);
     for (const h of record.headers ?? []) size += 10 + Buffer.byteLength(h.key) + (h.value?.length ?? 0);
@@ -170,7 +174,15 @@ export class Producer {
       batch = undefined;
     }
     if (batch === undefined) {
-      batch = { topic: record.topic, partition, leader: pm.leader, records: [], callbacks: [], estimatedBytes: 0, createdAtMs: performance.now() };
+      batch = {
+        topic: record.topic,
+        partition,
+        leader: pm.leader,
+        records: [],
+        callbacks: [],
+        estimatedBytes: 0,
+        createdAtMs: performance.now(),
+      };
       this.open.set(batchKey, batch);
     }
     batch.records.push({ key, value, headers: record.headers, timestamp: record.timestamp ?? Date.now() });
@@ -218,10 +230,12 @@ export class Producer {
     if (loading === undefined) {
       loading = this.client.topicMetadata(topic);
       this.loadingTopics.set(topic, loading);
-      loading.then(
-        (md) => this.topics.set(topic, md),
-        () => undefined,
-      ).finally(() => this.loadingTopics.delete(topic));
+      loading
+        .then(
+          (md) => this.topics.set(topic, md),
+          () => undefined,
+        )
+        .finally(() => this.loadingTopics.delete(topic));
     }
     const md = await loading;
     this.topics.set(topic, md);
@@ -252,7 +266,8 @@ export class Producer {
       // the timer is for the next batch that is not due yet.
       const now = performance.now();
       let dueAtMs = Infinity;
-      for (const b of this.open.values()) if (b.createdAtMs + this.lingerMs > now) dueAtMs = Math.min(dueAtMs, b.createdAtMs + this.lingerMs);
+      for (const b of this.open.values())
+        if (b.createdAtMs + this.lingerMs > now) dueAtMs = Math.min(dueAtMs, b.createdAtMs + this.lingerMs);
       if (dueAtMs === Infinity) return;
       const delayMs = dueAtMs - now;
       this.lingerTimer = setTimeout(() => {
@@ -283,7 +298,7 @@ export class Producer {
         const request: ClosedBatch[] = [];
         const partitions = new Set<string>();
         let bytes = 0;
-        for (let i = 0; i < list.length; ) {
+        for (let i = 0; i < list.length;) {
           const b = list[i]!;
           const key = `${b.topic}\u0000${b.partition}`;
           if (partitions.has(key) || (request.length > 0 && bytes + b.bytes.length > this.maxRequestBytes)) {
@@ -312,13 +327,19 @@ export class Producer {
       transactionalId: null,
       acks: this.acks,
       timeoutMs: this.requestTimeoutMs,
-      topicData: [...byTopic].map(([name, list]) => ({ name, partitionData: list.map((b) => ({ index: b.partition, records: b.bytes })) })),
+      topicData: [...byTopic].map(([name, list]) => ({
+        name,
+        partitionData: list.map((b) => ({ index: b.partition, records: b.bytes })),
+      })),
     };
     const startedAtMs = performance.now();
     const run = async (): Promise<Record<string, unknown> | null> => {
       const connection = await this.client.connection(leader);
       const version = connection.versionFor(ApiKey.Produce, 3);
-      return connection.send(ApiKey.Produce, version, body, { expectResponse: this.acks !== 0, timeoutMs: this.requestTimeoutMs + 5000 });
+      return connection.send(ApiKey.Produce, version, body, {
+        expectResponse: this.acks !== 0,
+        timeoutMs: this.requestTimeoutMs + 5000,
+      });
     };
     run().then(
       (response) => this.complete(leader, batches, response, performance.now() - startedAtMs, null),
@@ -326,11 +347,20 @@ export class Producer {
     );
   }
 
-  private complete(leader: number, batches: ClosedBatch[], response: Record<string, unknown> | null, latencyMs: number, requestError: Error | null): void {
+  private complete(
+    leader: number,
+    batches: ClosedBatch[],
+    response: Record<string, unknown> | null,
+    latencyMs: number,
+    requestError: Error | null,
+  ): void {
     this.inFlight.set(leader, (this.inFlight.get(leader) ?? 1) - 1);
     const results = new Map<string, Record<string, unknown>>();
     if (response !== null) {
-      for (const t of response.responses as Array<{ name: string; partitionResponses: Array<Record<string, unknown>> }>) {
+      for (const t of response.responses as Array<{
+        name: string;
+        partitionResponses: Array<Record<string, unknown>>;
+      }>) {
         for (const p of t.partitionResponses) results.set(`${t.name}\u0000${p.index as number}`, p);
       }
     }
@@ -341,9 +371,17 @@ export class Producer {
       if (error === null && this.acks !== 0) {
         const p = results.get(`${b.topic}\u0000${b.partition}`);
         if (p === undefined) {
-          error = new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, `Produce ${b.topic}/${b.partition}`, 'no result for the partition in the response');
+          error = new KafkaError(
+            ErrorCode.UNKNOWN_SERVER_ERROR,
+            `Produce ${b.topic}/${b.partition}`,
+            'no result for the partition in the response',
+          );
         } else if ((p.errorCode as number) !== ErrorCode.NONE) {
-          error = new KafkaError(p.errorCode as number, `Produce ${b.topic}/${b.partition}`, (p.errorMessage as string | null) ?? null);
+          error = new KafkaError(
+            p.errorCode as number,
+            `Produce ${b.topic}/${b.partition}`,
+            (p.errorMessage as string | null) ?? null,
+          );
         } else {
           baseOffset = p.baseOffset as number;
           logAppendTimeMs = (p.logAppendTimeMs as number | undefined) ?? -1;
@@ -353,7 +391,13 @@ export class Producer {
         const cb = b.callbacks[i];
         if (cb === undefined) continue;
         if (error !== null) cb(error, null);
-        else cb(null, { topic: b.topic, partition: b.partition, offset: baseOffset < 0 ? -1 : baseOffset + i, timestamp: logAppendTimeMs >= 0 ? logAppendTimeMs : b.records[i]!.timestamp! });
+        else
+          cb(null, {
+            topic: b.topic,
+            partition: b.partition,
+            offset: baseOffset < 0 ? -1 : baseOffset + i,
+            timestamp: logAppendTimeMs >= 0 ? logAppendTimeMs : b.records[i]!.timestamp!,
+          });
       }
       this.bufferedBytes -= b.estimatedBytes;
       this.options.onBatchComplete?.({

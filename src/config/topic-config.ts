@@ -16,13 +16,22 @@ type Kind = 'long' | 'int' | 'boolean' | 'string' | 'policy' | 'timestamp-type' 
  * `min`/`max` bound int and long values (inclusive); `orEqual` is one more value accepted outside
  * them (compression.gzip.level's -1, Deflater's default level).
  */
-interface TopicConfigDef { kind: Kind; brokerKey: string | null; min?: number; max?: number; orEqual?: number }
+interface TopicConfigDef {
+  kind: Kind;
+  brokerKey: string | null;
+  min?: number;
+  max?: number;
+  orEqual?: number;
+}
 
 /**
  * Why `n` is outside [min, max] (either may be absent) and not `orEqual`, in Kafka's words
  * (ConfigDef.Range, and the gzip level's validator), or null when it is accepted.
  */
-export function rangeReason(n: number | bigint, bounds: { min?: number; max?: number; orEqual?: number }): string | null {
+export function rangeReason(
+  n: number | bigint,
+  bounds: { min?: number; max?: number; orEqual?: number },
+): string | null {
   const { min, max, orEqual } = bounds;
   if (orEqual !== undefined && BigInt(n) === BigInt(orEqual)) return null;
   const below = min !== undefined && BigInt(n) < BigInt(min);
@@ -46,7 +55,12 @@ export const TOPIC_CONFIGS: Record<string, TopicConfigDef> = {
   'flush.ms': { kind: 'long', brokerKey: 'log.flush.interval.ms', min: 0 },
   'index.interval.bytes': { kind: 'int', brokerKey: 'log.index.interval.bytes', min: 0 },
   'max.compaction.lag.ms': { kind: 'long', brokerKey: 'log.cleaner.max.compaction.lag.ms', min: 1 },
-  'max.decompressed.message.bytes': { kind: 'int', brokerKey: 'max.decompressed.message.bytes', min: 1, max: 2147483639 },
+  'max.decompressed.message.bytes': {
+    kind: 'int',
+    brokerKey: 'max.decompressed.message.bytes',
+    min: 1,
+    max: 2147483639,
+  },
   'max.message.bytes': { kind: 'int', brokerKey: 'message.max.bytes', min: 0 },
   'message.timestamp.after.max.ms': { kind: 'long', brokerKey: 'log.message.timestamp.after.max.ms', min: 0 },
   'message.timestamp.before.max.ms': { kind: 'long', brokerKey: 'log.message.timestamp.before.max.ms', min: 0 },
@@ -54,7 +68,7 @@ export const TOPIC_CONFIGS: Record<string, TopicConfigDef> = {
   'min.cleanable.dirty.ratio': { kind: 'double', brokerKey: 'log.cleaner.min.cleanable.ratio' },
   'min.compaction.lag.ms': { kind: 'long', brokerKey: 'log.cleaner.min.compaction.lag.ms', min: 0 },
   'min.insync.replicas': { kind: 'int', brokerKey: 'min.insync.replicas', min: 1 },
-  'preallocate': { kind: 'boolean', brokerKey: 'log.preallocate' },
+  preallocate: { kind: 'boolean', brokerKey: 'log.preallocate' },
   'retention.bytes': { kind: 'long', brokerKey: 'log.retention.bytes' },
   'retention.ms': { kind: 'long', brokerKey: 'log.retention.ms', min: -1 },
   'segment.bytes': { kind: 'int', brokerKey: 'log.segment.bytes', min: 14 },
@@ -80,9 +94,11 @@ export function topicConfigInvalidReason(name: string, value: string | null): st
   switch (def.kind) {
     case 'long':
     case 'int': {
-      if (!/^-?\d+$/.test(value.trim())) return `Invalid value ${value} for configuration ${name}: Not a number of type ${def.kind.toUpperCase()}`;
+      if (!/^-?\d+$/.test(value.trim()))
+        return `Invalid value ${value} for configuration ${name}: Not a number of type ${def.kind.toUpperCase()}`;
       const n = Number(value.trim());
-      if (def.kind === 'int' && (n > 2147483647 || n < -2147483648)) return `Invalid value ${value} for configuration ${name}: Not a number of type INT`;
+      if (def.kind === 'int' && (n > 2147483647 || n < -2147483648))
+        return `Invalid value ${value} for configuration ${name}: Not a number of type INT`;
       const outside = rangeReason(BigInt(value.trim()), def);
       return outside === null ? null : `Invalid value ${value} for configuration ${name}: ${outside}`;
     }
@@ -94,13 +110,19 @@ export function topicConfigInvalidReason(name: string, value: string | null): st
       return n > 1 ? `Invalid value ${value} for configuration ${name}: Value must be no more than 1` : null;
     }
     case 'boolean':
-      return /^(true|false)$/i.test(value.trim()) ? null : `Invalid value ${value} for configuration ${name}: Expected value to be either true or false`;
+      return /^(true|false)$/i.test(value.trim())
+        ? null
+        : `Invalid value ${value} for configuration ${name}: Expected value to be either true or false`;
     case 'policy': {
       const parts = value.split(',').map((p) => p.trim());
-      return parts.every((p) => p === 'delete' || p === 'compact') ? null : `Invalid value ${value} for configuration ${name}: String must be one of: compact, delete`;
+      return parts.every((p) => p === 'delete' || p === 'compact')
+        ? null
+        : `Invalid value ${value} for configuration ${name}: String must be one of: compact, delete`;
     }
     case 'timestamp-type':
-      return value === 'CreateTime' || value === 'LogAppendTime' ? null : `Invalid value ${value} for configuration ${name}: String must be one of: CreateTime, LogAppendTime`;
+      return value === 'CreateTime' || value === 'LogAppendTime'
+        ? null
+        : `Invalid value ${value} for configuration ${name}: String must be one of: CreateTime, LogAppendTime`;
     case 'string':
       if (name === 'compression.type' && !COMPRESSION_TYPES.includes(value)) {
         return `Invalid value ${value} for configuration ${name}: String must be one of: ${COMPRESSION_TYPES.join(', ')}`;
@@ -230,7 +252,7 @@ export function topicConfigDefaults(broker: BrokerLogDefaults): Record<string, s
     'min.cleanable.dirty.ratio': String(broker.logCleanerMinCleanableRatio),
     'min.compaction.lag.ms': longString(broker.logCleanerMinCompactionLagMs),
     'min.insync.replicas': String(broker.minInsyncReplicas),
-    'preallocate': 'false',
+    preallocate: 'false',
     'retention.bytes': String(broker.logRetentionBytes),
     'retention.ms': String(broker.logRetentionMs),
     'segment.bytes': String(broker.logSegmentBytes),
@@ -279,19 +301,37 @@ export function effectiveLogConfig(overrides: Record<string, string>, broker: Br
 }
 
 /** Kafka's DescribeConfigs config types (ConfigType in DescribeConfigsResponse v3+). */
-export const CONFIG_TYPE = { UNKNOWN: 0, BOOLEAN: 1, STRING: 2, INT: 3, SHORT: 4, LONG: 5, DOUBLE: 6, LIST: 7, CLASS: 8, PASSWORD: 9 } as const;
+export const CONFIG_TYPE = {
+  UNKNOWN: 0,
+  BOOLEAN: 1,
+  STRING: 2,
+  INT: 3,
+  SHORT: 4,
+  LONG: 5,
+  DOUBLE: 6,
+  LIST: 7,
+  CLASS: 8,
+  PASSWORD: 9,
+} as const;
 
 /** The DescribeConfigs type of a topic config. */
 export function topicConfigType(name: string): number {
   const kind = TOPIC_CONFIGS[name]?.kind;
   switch (kind) {
-    case 'long': return CONFIG_TYPE.LONG;
-    case 'int': return CONFIG_TYPE.INT;
-    case 'boolean': return CONFIG_TYPE.BOOLEAN;
-    case 'double': return CONFIG_TYPE.DOUBLE;
-    case 'policy': return CONFIG_TYPE.LIST;
+    case 'long':
+      return CONFIG_TYPE.LONG;
+    case 'int':
+      return CONFIG_TYPE.INT;
+    case 'boolean':
+      return CONFIG_TYPE.BOOLEAN;
+    case 'double':
+      return CONFIG_TYPE.DOUBLE;
+    case 'policy':
+      return CONFIG_TYPE.LIST;
     case 'string':
-    case 'timestamp-type': return CONFIG_TYPE.STRING;
-    default: return CONFIG_TYPE.UNKNOWN;
+    case 'timestamp-type':
+      return CONFIG_TYPE.STRING;
+    default:
+      return CONFIG_TYPE.UNKNOWN;
   }
 }

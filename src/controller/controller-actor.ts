@@ -50,7 +50,10 @@ export interface CreateTopicResult {
  * current overrides; otherwise (AlterConfigs) the `set` ops replace the whole override set.
  */
 export interface AlterTopicConfigsCommand {
-  resources: { topic: string; ops: { name: string; op: 'set' | 'delete' | 'append' | 'subtract'; value: string | null }[] }[];
+  resources: {
+    topic: string;
+    ops: { name: string; op: 'set' | 'delete' | 'append' | 'subtract'; value: string | null }[];
+  }[];
   incremental: boolean;
   validateOnly: boolean;
 }
@@ -61,11 +64,24 @@ export interface CreatePartitionsCommand {
   validateOnly: boolean;
 }
 
-export interface CreatePartitionsResult { name: string; errorCode: number; errorMessage: string | null }
+export interface CreatePartitionsResult {
+  name: string;
+  errorCode: number;
+  errorMessage: string | null;
+}
 
-export interface AlterConfigResult { topic: string; errorCode: number; errorMessage: string | null }
+export interface AlterConfigResult {
+  topic: string;
+  errorCode: number;
+  errorMessage: string | null;
+}
 
-export interface DeleteTopicResult { name: string | null; topicId: string; errorCode: number; errorMessage: string | null }
+export interface DeleteTopicResult {
+  name: string | null;
+  topicId: string;
+  errorCode: number;
+  errorMessage: string | null;
+}
 
 /** Upper bound on partitions per CreateTopics topic (a guard against absurd requests). */
 const MAX_PARTITIONS_PER_TOPIC = 10_000;
@@ -84,7 +100,10 @@ export class ControllerActor implements Actor {
     this.log = log;
     for (const record of records) this.apply(record);
     if (this.clusterId === '') this.commit([{ type: 'cluster', clusterId: randomUuid(ctx.random) }]);
-    ctx.log.info({ clusterId: this.clusterId, topics: this.topicsById.size, records: records.length }, 'controller started from metadata log');
+    ctx.log.info(
+      { clusterId: this.clusterId, topics: this.topicsById.size, records: records.length },
+      'controller started from metadata log',
+    );
   }
 
   receive(envelope: Envelope, ctx: ActorContext): void {
@@ -93,7 +112,10 @@ export class ControllerActor implements Actor {
         ctx.reply(envelope, this.image());
         return;
       case 'create-topics':
-        ctx.reply(envelope, { results: this.createTopics(envelope.body as CreateTopicsCommand, ctx), image: this.image() });
+        ctx.reply(envelope, {
+          results: this.createTopics(envelope.body as CreateTopicsCommand, ctx),
+          image: this.image(),
+        });
         return;
       case 'delete-topics': {
         const body = envelope.body as { topics: { name: string | null; topicId: string | null }[] };
@@ -101,10 +123,16 @@ export class ControllerActor implements Actor {
         return;
       }
       case 'alter-topic-configs':
-        ctx.reply(envelope, { results: this.alterTopicConfigs(envelope.body as AlterTopicConfigsCommand), image: this.image() });
+        ctx.reply(envelope, {
+          results: this.alterTopicConfigs(envelope.body as AlterTopicConfigsCommand),
+          image: this.image(),
+        });
         return;
       case 'create-partitions':
-        ctx.reply(envelope, { results: this.createPartitions(envelope.body as CreatePartitionsCommand), image: this.image() });
+        ctx.reply(envelope, {
+          results: this.createPartitions(envelope.body as CreatePartitionsCommand),
+          image: this.image(),
+        });
         return;
       case 'init-producer-id': {
         const producerId = this.nextProducerId;
@@ -134,7 +162,12 @@ export class ControllerActor implements Actor {
         return;
       case 'topic':
         assert.ok(!this.topicIdsByName.has(record.name), `topic ${record.name} applied twice`);
-        this.topicsById.set(record.topicId, { name: record.name, topicId: record.topicId, configs: record.configs, partitions: [] });
+        this.topicsById.set(record.topicId, {
+          name: record.name,
+          topicId: record.topicId,
+          configs: record.configs,
+          partitions: [],
+        });
         this.topicIdsByName.set(record.name, record.topicId);
         return;
       case 'topic-configs': {
@@ -147,7 +180,11 @@ export class ControllerActor implements Actor {
         const topic = this.topicsById.get(record.topicId);
         assert.ok(topic, `partition record for unknown topic id ${record.topicId}`);
         const state: PartitionState = {
-          partition: record.partition, replicas: record.replicas, isr: record.isr, leader: record.leader, leaderEpoch: record.leaderEpoch,
+          partition: record.partition,
+          replicas: record.replicas,
+          isr: record.isr,
+          leader: record.leader,
+          leaderEpoch: record.leaderEpoch,
         };
         const previous = topic.partitions[record.partition];
         if (previous) assert.ok(record.leaderEpoch >= previous.leaderEpoch, 'leader epochs only grow');
@@ -182,26 +219,44 @@ export class ControllerActor implements Actor {
     const seen = new Set<string>();
     return command.topics.map((request) => {
       const fail = (errorCode: number, errorMessage: string): CreateTopicResult => ({
-        name: request.name, topicId: '', errorCode, errorMessage, numPartitions: -1, replicationFactor: -1,
+        name: request.name,
+        topicId: '',
+        errorCode,
+        errorMessage,
+        numPartitions: -1,
+        replicationFactor: -1,
       });
       const nameReason = topicNameInvalidReason(request.name);
       if (nameReason) return fail(ErrorCode.INVALID_TOPIC_EXCEPTION, nameReason);
-      if (seen.has(request.name)) return fail(ErrorCode.INVALID_REQUEST, `Duplicate topic name ${request.name} in request`);
+      if (seen.has(request.name))
+        return fail(ErrorCode.INVALID_REQUEST, `Duplicate topic name ${request.name} in request`);
       seen.add(request.name);
-      if (this.topicIdsByName.has(request.name)) return fail(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${request.name}' already exists.`);
+      if (this.topicIdsByName.has(request.name))
+        return fail(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${request.name}' already exists.`);
       // Kafka's Topic.hasCollision: '.' and '_' map to the same metric name, so such names collide.
       const unified = request.name.replaceAll('.', '_');
       const collision = [...this.topicIdsByName.keys()].find((name) => name.replaceAll('.', '_') === unified);
-      if (collision) return fail(ErrorCode.INVALID_TOPIC_EXCEPTION, `Topic '${request.name}' collides with existing topic: ${collision}`);
+      if (collision)
+        return fail(
+          ErrorCode.INVALID_TOPIC_EXCEPTION,
+          `Topic '${request.name}' collides with existing topic: ${collision}`,
+        );
       const numPartitions = request.numPartitions === -1 ? this.args.numPartitions : request.numPartitions;
       if (numPartitions <= 0 || numPartitions > MAX_PARTITIONS_PER_TOPIC) {
-        return fail(ErrorCode.INVALID_PARTITIONS, `Number of partitions must be larger than 0 and at most ${MAX_PARTITIONS_PER_TOPIC}.`);
+        return fail(
+          ErrorCode.INVALID_PARTITIONS,
+          `Number of partitions must be larger than 0 and at most ${MAX_PARTITIONS_PER_TOPIC}.`,
+        );
       }
-      const replicationFactor = request.replicationFactor === -1 ? this.args.defaultReplicationFactor : request.replicationFactor;
-      if (replicationFactor <= 0) return fail(ErrorCode.INVALID_REPLICATION_FACTOR, 'Replication factor must be larger than 0.');
+      const replicationFactor =
+        request.replicationFactor === -1 ? this.args.defaultReplicationFactor : request.replicationFactor;
+      if (replicationFactor <= 0)
+        return fail(ErrorCode.INVALID_REPLICATION_FACTOR, 'Replication factor must be larger than 0.');
       if (replicationFactor > this.args.brokers.length) {
-        return fail(ErrorCode.INVALID_REPLICATION_FACTOR,
-          `Unable to replicate the partition ${replicationFactor} time(s): The target replication factor of ${replicationFactor} cannot be reached because only ${this.args.brokers.length} broker(s) are registered.`);
+        return fail(
+          ErrorCode.INVALID_REPLICATION_FACTOR,
+          `Unable to replicate the partition ${replicationFactor} time(s): The target replication factor of ${replicationFactor} cannot be reached because only ${this.args.brokers.length} broker(s) are registered.`,
+        );
       }
       const configError = validateTopicConfigs(request.configs);
       if (configError) return fail(ErrorCode.INVALID_CONFIG, configError);
@@ -210,12 +265,27 @@ export class ControllerActor implements Actor {
         const records: MetadataRecord[] = [{ type: 'topic', name: request.name, topicId, configs: request.configs }];
         for (let partition = 0; partition < numPartitions; partition++) {
           const replicas = this.assignReplicas(partition, replicationFactor);
-          records.push({ type: 'partition', topicId, partition, replicas, isr: replicas, leader: replicas[0]!, leaderEpoch: 0 });
+          records.push({
+            type: 'partition',
+            topicId,
+            partition,
+            replicas,
+            isr: replicas,
+            leader: replicas[0]!,
+            leaderEpoch: 0,
+          });
         }
         this.commit(records);
         ctx.log.info({ topic: request.name, topicId, numPartitions, replicationFactor }, 'created topic');
       }
-      return { name: request.name, topicId, errorCode: ErrorCode.NONE, errorMessage: null, numPartitions, replicationFactor };
+      return {
+        name: request.name,
+        topicId,
+        errorCode: ErrorCode.NONE,
+        errorMessage: null,
+        numPartitions,
+        replicationFactor,
+      };
     });
   }
 
@@ -239,17 +309,31 @@ export class ControllerActor implements Actor {
       if (!topic) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `The topic '${request.name}' does not exist.`);
       const current = topic.partitions.length;
       if (request.count <= current) {
-        return fail(ErrorCode.INVALID_PARTITIONS, `Topic currently has ${current} partitions, which is higher than the requested ${request.count}.`);
+        return fail(
+          ErrorCode.INVALID_PARTITIONS,
+          `Topic currently has ${current} partitions, which is higher than the requested ${request.count}.`,
+        );
       }
-      if (request.count > MAX_PARTITIONS_PER_TOPIC) return fail(ErrorCode.INVALID_PARTITIONS, `At most ${MAX_PARTITIONS_PER_TOPIC} partitions per topic`);
+      if (request.count > MAX_PARTITIONS_PER_TOPIC)
+        return fail(ErrorCode.INVALID_PARTITIONS, `At most ${MAX_PARTITIONS_PER_TOPIC} partitions per topic`);
       const replicationFactor = topic.partitions[0]?.replicas.length ?? 1;
       const added = request.count - current;
       if (request.assignments !== null) {
         if (request.assignments.length !== added) {
-          return fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Increasing the number of partitions by ${added} but ${request.assignments.length} assignments provided.`);
+          return fail(
+            ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+            `Increasing the number of partitions by ${added} but ${request.assignments.length} assignments provided.`,
+          );
         }
-        if (request.assignments.some((a) => a.length !== replicationFactor || a.some((id) => !nodeIds.has(id)) || new Set(a).size !== a.length)) {
-          return fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Replica assignments must name ${replicationFactor} distinct registered brokers`);
+        if (
+          request.assignments.some(
+            (a) => a.length !== replicationFactor || a.some((id) => !nodeIds.has(id)) || new Set(a).size !== a.length,
+          )
+        ) {
+          return fail(
+            ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+            `Replica assignments must name ${replicationFactor} distinct registered brokers`,
+          );
         }
       }
       if (!command.validateOnly) {
@@ -257,7 +341,15 @@ export class ControllerActor implements Actor {
         for (let i = 0; i < added; i++) {
           const partition = current + i;
           const replicas = request.assignments?.[i] ?? this.assignReplicas(partition, replicationFactor);
-          records.push({ type: 'partition', topicId: topic.topicId, partition, replicas, isr: replicas, leader: replicas[0]!, leaderEpoch: 0 });
+          records.push({
+            type: 'partition',
+            topicId: topic.topicId,
+            partition,
+            replicas,
+            isr: replicas,
+            leader: replicas[0]!,
+            leaderEpoch: 0,
+          });
         }
         this.commit(records);
       }
@@ -269,21 +361,45 @@ export class ControllerActor implements Actor {
     return command.resources.map((resource) => {
       const topicId = this.topicIdsByName.get(resource.topic);
       const topic = topicId ? this.topicsById.get(topicId) : undefined;
-      if (!topic) return { topic: resource.topic, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `Topic ${resource.topic} does not exist` };
+      if (!topic)
+        return {
+          topic: resource.topic,
+          errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+          errorMessage: `Topic ${resource.topic} does not exist`,
+        };
       const next: Record<string, string> = command.incremental ? { ...topic.configs } : {};
       for (const { name, op, value } of resource.ops) {
         if (op === 'delete') {
           delete next[name];
           continue;
         }
-        if (value === null) return { topic: resource.topic, errorCode: ErrorCode.INVALID_CONFIG, errorMessage: `Null value not supported for ${name}` };
+        if (value === null)
+          return {
+            topic: resource.topic,
+            errorCode: ErrorCode.INVALID_CONFIG,
+            errorMessage: `Null value not supported for ${name}`,
+          };
         if (op === 'set') next[name] = value;
         else {
           // APPEND / SUBTRACT apply to list configs only (cleanup.policy here), KIP-339.
-          if (name !== 'cleanup.policy') return { topic: resource.topic, errorCode: ErrorCode.INVALID_CONFIG, errorMessage: `Config ${name} is not a list: ${op.toUpperCase()} is not allowed` };
-          const current = (next[name] ?? 'delete').split(',').map((p) => p.trim()).filter(Boolean);
-          const items = value.split(',').map((p) => p.trim()).filter(Boolean);
-          const result = op === 'append' ? [...current, ...items.filter((i) => !current.includes(i))] : current.filter((c) => !items.includes(c));
+          if (name !== 'cleanup.policy')
+            return {
+              topic: resource.topic,
+              errorCode: ErrorCode.INVALID_CONFIG,
+              errorMessage: `Config ${name} is not a list: ${op.toUpperCase()} is not allowed`,
+            };
+          const current = (next[name] ?? 'delete')
+            .split(',')
+            .map((p) => p.trim())
+            .filter(Boolean);
+          const items = value
+            .split(',')
+            .map((p) => p.trim())
+            .filter(Boolean);
+          const result =
+            op === 'append'
+              ? [...current, ...items.filter((i) => !current.includes(i))]
+              : current.filter((c) => !items.includes(c));
           next[name] = result.join(',');
         }
       }
@@ -295,11 +411,24 @@ export class ControllerActor implements Actor {
   }
 
   private deleteTopic(request: { name: string | null; topicId: string | null }): DeleteTopicResult {
-    const topicId = request.topicId && request.topicId !== 'AAAAAAAAAAAAAAAAAAAAAA' ? request.topicId : (request.name ? this.topicIdsByName.get(request.name) : undefined);
+    const topicId =
+      request.topicId && request.topicId !== 'AAAAAAAAAAAAAAAAAAAAAA'
+        ? request.topicId
+        : request.name
+          ? this.topicIdsByName.get(request.name)
+          : undefined;
     const topic = topicId ? this.topicsById.get(topicId) : undefined;
     if (!topic) {
-      const errorCode = request.topicId && request.topicId !== 'AAAAAAAAAAAAAAAAAAAAAA' ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
-      return { name: request.name, topicId: request.topicId ?? 'AAAAAAAAAAAAAAAAAAAAAA', errorCode, errorMessage: 'This server does not host this topic-partition.' };
+      const errorCode =
+        request.topicId && request.topicId !== 'AAAAAAAAAAAAAAAAAAAAAA'
+          ? ErrorCode.UNKNOWN_TOPIC_ID
+          : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+      return {
+        name: request.name,
+        topicId: request.topicId ?? 'AAAAAAAAAAAAAAAAAAAAAA',
+        errorCode,
+        errorMessage: 'This server does not host this topic-partition.',
+      };
     }
     this.commit([{ type: 'remove-topic', topicId: topic.topicId }]);
     return { name: topic.name, topicId: topic.topicId, errorCode: ErrorCode.NONE, errorMessage: null };

@@ -19,7 +19,10 @@ const FRAME_HEADER_BYTES = 8;
 const packr = new Packr({ useRecords: false });
 
 export class MetadataLog {
-  private constructor(private readonly file: FileHandle, private sizeBytes: number) {}
+  private constructor(
+    private readonly file: FileHandle,
+    private sizeBytes: number,
+  ) {}
 
   /**
    * Opens (creating) `<dir>/metadata.log`, returns the log and every intact record in order.
@@ -42,12 +45,15 @@ export class MetadataLog {
       const end = position + FRAME_HEADER_BYTES + length;
       if (end > size) break;
       const body = bytes.subarray(position + FRAME_HEADER_BYTES, end);
-      if ((crc32c(body) >>> 0) !== crc) break;
+      if (crc32c(body) >>> 0 !== crc) break;
       records.push(packr.unpack(body) as MetadataRecord);
       position = end;
     }
     if (position < size) {
-      logger.warn({ path, validBytes: position, droppedBytes: size - position }, 'metadata log has a torn or corrupt tail; truncating');
+      logger.warn(
+        { path, validBytes: position, droppedBytes: size - position },
+        'metadata log has a torn or corrupt tail; truncating',
+      );
       file.truncate(position);
       file.sync();
     }

@@ -5,10 +5,18 @@
  */
 
 /** The cluster's id (22-char base64url UUID, as Kafka's `cluster.id`), written once on first start. */
-export interface ClusterRecord { type: 'cluster'; clusterId: string }
+export interface ClusterRecord {
+  type: 'cluster';
+  clusterId: string;
+}
 
 /** A topic exists, with its random topic ID and its topic-level config overrides. */
-export interface TopicRecord { type: 'topic'; name: string; topicId: string; configs: Record<string, string> }
+export interface TopicRecord {
+  type: 'topic';
+  name: string;
+  topicId: string;
+  configs: Record<string, string>;
+}
 
 /** A partition's assignment and leadership. Replaces the previous record for the same partition. */
 export interface PartitionRecord {
@@ -26,15 +34,26 @@ export interface PartitionRecord {
 }
 
 /** A topic's config overrides are replaced by `configs` (IncrementalAlterConfigs / AlterConfigs). */
-export interface TopicConfigRecord { type: 'topic-configs'; topicId: string; configs: Record<string, string> }
+export interface TopicConfigRecord {
+  type: 'topic-configs';
+  topicId: string;
+  configs: Record<string, string>;
+}
 
 /** A topic and all its partitions are gone. */
-export interface RemoveTopicRecord { type: 'remove-topic'; topicId: string }
+export interface RemoveTopicRecord {
+  type: 'remove-topic';
+  topicId: string;
+}
 
 /** Producer ids below `nextProducerId` have been handed out (InitProducerId). */
-export interface ProducerIdsRecord { type: 'producer-ids'; nextProducerId: number }
+export interface ProducerIdsRecord {
+  type: 'producer-ids';
+  nextProducerId: number;
+}
 
-export type MetadataRecord = ClusterRecord | TopicRecord | TopicConfigRecord | PartitionRecord | RemoveTopicRecord | ProducerIdsRecord;
+export type MetadataRecord =
+  ClusterRecord | TopicRecord | TopicConfigRecord | PartitionRecord | RemoveTopicRecord | ProducerIdsRecord;
 
 /** A partition as published to brokers and the network layer's metadata cache. */
 export interface PartitionState {

@@ -26,7 +26,10 @@ const VALID_PREVIOUS: Record<GroupState, readonly GroupState[]> = {
 };
 
 /** A (name, metadata) pair a member supports, in its order of preference (JoinGroup Protocols). */
-export interface MemberProtocol { name: string; metadata: Buffer }
+export interface MemberProtocol {
+  name: string;
+  metadata: Buffer;
+}
 
 /** A member of a classic group. Times are monotonic ms of the coordinator's clock. */
 export interface GroupMember {
@@ -67,13 +70,19 @@ export class ClassicGroup {
   /** `${topic}\0${partition}` -> committed offset. */
   readonly offsets = new Map<string, CommittedOffset>();
 
-  constructor(readonly groupId: string, nowMs: number) {
+  constructor(
+    readonly groupId: string,
+    nowMs: number,
+  ) {
     this.currentStateTimestampMs = nowMs;
   }
 
   /** Moves to `next`, asserting the transition is one of Kafka's (a broken invariant crashes the actor). */
   transitionTo(next: GroupState, nowMs: number): void {
-    assert.ok(VALID_PREVIOUS[next].includes(this.state), `group ${this.groupId}: illegal transition ${this.state} -> ${next}`);
+    assert.ok(
+      VALID_PREVIOUS[next].includes(this.state),
+      `group ${this.groupId}: illegal transition ${this.state} -> ${next}`,
+    );
     this.state = next;
     this.currentStateTimestampMs = nowMs;
   }
@@ -131,7 +140,8 @@ export class ClassicGroup {
     const member = this.members.get(memberId);
     if (!member) return undefined;
     this.members.delete(memberId);
-    if (member.groupInstanceId !== null && this.staticMembers.get(member.groupInstanceId) === memberId) this.staticMembers.delete(member.groupInstanceId);
+    if (member.groupInstanceId !== null && this.staticMembers.get(member.groupInstanceId) === memberId)
+      this.staticMembers.delete(member.groupInstanceId);
     if (this.leaderId === memberId) this.leaderId = this.members.keys().next().value ?? null;
     return member;
   }

@@ -29,10 +29,23 @@ import { buildRecordBatch } from '../protocol/record-batch/builder';
 import { decodeBatch } from '../protocol/record-batch/decode';
 import { batchSizeAt } from '../protocol/record-batch/view';
 import * as L from '../protocol/record-batch/layout';
-import { ClassicGroup, type CommittedOffset, type GroupMember, type GroupState, type MemberProtocol } from './classic-group';
+import {
+  ClassicGroup,
+  type CommittedOffset,
+  type GroupMember,
+  type GroupState,
+  type MemberProtocol,
+} from './classic-group';
 import { decodeConsumerSubscription } from '../protocol/consumer-protocol';
 import {
-  decodeGroupMetadataValue, decodeOffsetCommitValue, decodeOffsetsKey, groupMetadataKey, groupMetadataValue, offsetCommitKey, offsetCommitValue, OFFSETS_TOPIC,
+  decodeGroupMetadataValue,
+  decodeOffsetCommitValue,
+  decodeOffsetsKey,
+  groupMetadataKey,
+  groupMetadataValue,
+  offsetCommitKey,
+  offsetCommitValue,
+  OFFSETS_TOPIC,
 } from './offsets-records';
 
 /** Broker settings a coordinator follows (Kafka's GroupCoordinatorConfig names, in ms). */
@@ -62,60 +75,141 @@ export interface GroupCoordinatorArgs {
 }
 
 /** What every client request carries besides its body. */
-interface ClientRequest<T> { version: number; clientId: string; clientHost: string; request: T }
+interface ClientRequest<T> {
+  version: number;
+  clientId: string;
+  clientHost: string;
+  request: T;
+}
 
 interface JoinRequest {
-  groupId: string; sessionTimeoutMs: number; rebalanceTimeoutMs: number; memberId: string; groupInstanceId: string | null;
-  protocolType: string; protocols: { name: string; metadata: Buffer }[]; reason: string | null;
+  groupId: string;
+  sessionTimeoutMs: number;
+  rebalanceTimeoutMs: number;
+  memberId: string;
+  groupInstanceId: string | null;
+  protocolType: string;
+  protocols: { name: string; metadata: Buffer }[];
+  reason: string | null;
 }
 
 /** The JoinGroup outcome; `members` is filled for the leader only. */
 export interface JoinResult {
-  errorCode: number; generationId: number; protocolType: string | null; protocolName: string | null;
-  leader: string; memberId: string; skipAssignment: boolean;
+  errorCode: number;
+  generationId: number;
+  protocolType: string | null;
+  protocolName: string | null;
+  leader: string;
+  memberId: string;
+  skipAssignment: boolean;
   members: { memberId: string; groupInstanceId: string | null; metadata: Buffer }[];
 }
 
 interface SyncRequest {
-  groupId: string; generationId: number; memberId: string; groupInstanceId: string | null; protocolType: string | null; protocolName: string | null;
+  groupId: string;
+  generationId: number;
+  memberId: string;
+  groupInstanceId: string | null;
+  protocolType: string | null;
+  protocolName: string | null;
   assignments: { memberId: string; assignment: Buffer }[];
 }
 
 /** The SyncGroup outcome. */
-export interface SyncResult { errorCode: number; protocolType: string | null; protocolName: string | null; assignment: Buffer }
+export interface SyncResult {
+  errorCode: number;
+  protocolType: string | null;
+  protocolName: string | null;
+  assignment: Buffer;
+}
 
-interface HeartbeatRequest { groupId: string; generationId: number; memberId: string; groupInstanceId: string | null }
+interface HeartbeatRequest {
+  groupId: string;
+  generationId: number;
+  memberId: string;
+  groupInstanceId: string | null;
+}
 
-interface LeaveRequest { groupId: string; members: { memberId: string; groupInstanceId: string | null }[] }
+interface LeaveRequest {
+  groupId: string;
+  members: { memberId: string; groupInstanceId: string | null }[];
+}
 /** The LeaveGroup outcome: a top-level error and one per leaving member. */
-export interface LeaveResult { errorCode: number; members: { memberId: string; groupInstanceId: string | null; errorCode: number }[] }
+export interface LeaveResult {
+  errorCode: number;
+  members: { memberId: string; groupInstanceId: string | null; errorCode: number }[];
+}
 
 /** An OffsetCommit, with topics already checked against the metadata by the handler. */
 export interface CommitRequest {
-  groupId: string; generationId: number; memberId: string; groupInstanceId: string | null;
-  topics: { name: string; partitions: { partitionIndex: number; committedOffset: number; committedLeaderEpoch: number; committedMetadata: string | null }[] }[];
+  groupId: string;
+  generationId: number;
+  memberId: string;
+  groupInstanceId: string | null;
+  topics: {
+    name: string;
+    partitions: {
+      partitionIndex: number;
+      committedOffset: number;
+      committedLeaderEpoch: number;
+      committedMetadata: string | null;
+    }[];
+  }[];
 }
 /** Per-partition commit errors. */
-export interface CommitResult { topics: { name: string; partitions: { partitionIndex: number; errorCode: number }[] }[] }
+export interface CommitResult {
+  topics: { name: string; partitions: { partitionIndex: number; errorCode: number }[] }[];
+}
 
 /** OffsetFetch for one group; `topics` null = every committed offset of the group. */
-export interface FetchOffsetsRequest { groupId: string; topics: { name: string; partitionIndexes: number[] }[] | null }
+export interface FetchOffsetsRequest {
+  groupId: string;
+  topics: { name: string; partitionIndexes: number[] }[] | null;
+}
 export interface FetchOffsetsResult {
   errorCode: number;
-  topics: { name: string; partitions: { partitionIndex: number; committedOffset: number; committedLeaderEpoch: number; metadata: string | null; errorCode: number }[] }[];
+  topics: {
+    name: string;
+    partitions: {
+      partitionIndex: number;
+      committedOffset: number;
+      committedLeaderEpoch: number;
+      metadata: string | null;
+      errorCode: number;
+    }[];
+  }[];
 }
 
 /** A group as ListGroups shows it. */
-export interface ListedGroup { groupId: string; protocolType: string; groupState: GroupState; groupType: string }
+export interface ListedGroup {
+  groupId: string;
+  protocolType: string;
+  groupState: GroupState;
+  groupType: string;
+}
 
 /** A group as DescribeGroups shows it (Kafka's ClassicGroup.describe: metadata only when Stable). */
 export interface DescribedGroup {
-  errorCode: number; groupId: string; groupState: GroupState | 'Dead'; protocolType: string; protocolData: string;
-  members: { memberId: string; groupInstanceId: string | null; clientId: string; clientHost: string; memberMetadata: Buffer; memberAssignment: Buffer }[];
+  errorCode: number;
+  groupId: string;
+  groupState: GroupState | 'Dead';
+  protocolType: string;
+  protocolData: string;
+  members: {
+    memberId: string;
+    groupInstanceId: string | null;
+    clientId: string;
+    clientHost: string;
+    memberMetadata: Buffer;
+    memberAssignment: Buffer;
+  }[];
 }
 
 /** One record to append to the partition: a null value is a tombstone. */
-interface OffsetsRecord { key: Buffer; value: Buffer | null }
+interface OffsetsRecord {
+  key: Buffer;
+  value: Buffer | null;
+}
 
 /** How long a write to the offsets partition may wait for the HW (offsets.commit.timeout.ms default). */
 const OFFSETS_COMMIT_TIMEOUT_MS = 5000;
@@ -133,7 +227,10 @@ export class GroupCoordinatorActor implements Actor {
   private readonly sessionTimers = new Map<string, TimerHandle>();
   private readonly pendingMemberTimers = new Map<string, TimerHandle>();
   /** groupId -> the join-phase timer (DelayedJoin / InitialDelayedJoin). */
-  private readonly joinTimers = new Map<string, { handle: TimerHandle; initial: boolean; remainingMs: number; newMemberAdded: boolean }>();
+  private readonly joinTimers = new Map<
+    string,
+    { handle: TimerHandle; initial: boolean; remainingMs: number; newMemberAdded: boolean }
+  >();
   private readonly syncTimers = new Map<string, TimerHandle>();
   private expiryTimer: TimerHandle | null = null;
   /** Topics deleted from the cluster whose committed offsets still have to be tombstoned. */
@@ -151,8 +248,10 @@ export class GroupCoordinatorActor implements Actor {
 
   stop(ctx: ActorContext): void {
     this.stopped = true;
-    for (const waiter of [...this.joinWaiters.values(), ...this.syncWaiters.values()]) ctx.reply(waiter, { errorCode: ErrorCode.NOT_COORDINATOR });
-    for (const t of [...this.sessionTimers.values(), ...this.pendingMemberTimers.values(), ...this.syncTimers.values()]) ctx.timers.clearTimeout(t);
+    for (const waiter of [...this.joinWaiters.values(), ...this.syncWaiters.values()])
+      ctx.reply(waiter, { errorCode: ErrorCode.NOT_COORDINATOR });
+    for (const t of [...this.sessionTimers.values(), ...this.pendingMemberTimers.values(), ...this.syncTimers.values()])
+      ctx.timers.clearTimeout(t);
     for (const t of this.joinTimers.values()) ctx.timers.clearTimeout(t.handle);
     if (this.expiryTimer) ctx.timers.clearTimeout(this.expiryTimer);
   }
@@ -171,16 +270,29 @@ export class GroupCoordinatorActor implements Actor {
     }
     const body = envelope.body as any;
     switch (envelope.type) {
-      case 'join': return this.join(envelope, body, ctx);
-      case 'sync': return this.sync(envelope, body, ctx);
-      case 'heartbeat': return ctx.reply(envelope, { errorCode: this.heartbeat(body.request, ctx) });
-      case 'leave': return ctx.reply(envelope, this.leave(body.request, ctx));
-      case 'commit': return this.commit(envelope, body.request, body.version, ctx);
-      case 'fetch-offsets': return ctx.reply(envelope, this.fetchOffsets(body.request));
-      case 'list': return ctx.reply(envelope, { errorCode: ErrorCode.NONE, groups: this.list(body) });
-      case 'describe': return ctx.reply(envelope, (body.request.groupIds as string[]).map((id) => this.describe(id)));
-      case 'delete-groups': return this.deleteGroups(envelope, body.request.groupIds, ctx);
-      case 'offset-delete': return this.offsetDelete(envelope, body.request, ctx);
+      case 'join':
+        return this.join(envelope, body, ctx);
+      case 'sync':
+        return this.sync(envelope, body, ctx);
+      case 'heartbeat':
+        return ctx.reply(envelope, { errorCode: this.heartbeat(body.request, ctx) });
+      case 'leave':
+        return ctx.reply(envelope, this.leave(body.request, ctx));
+      case 'commit':
+        return this.commit(envelope, body.request, body.version, ctx);
+      case 'fetch-offsets':
+        return ctx.reply(envelope, this.fetchOffsets(body.request));
+      case 'list':
+        return ctx.reply(envelope, { errorCode: ErrorCode.NONE, groups: this.list(body) });
+      case 'describe':
+        return ctx.reply(
+          envelope,
+          (body.request.groupIds as string[]).map((id) => this.describe(id)),
+        );
+      case 'delete-groups':
+        return this.deleteGroups(envelope, body.request.groupIds, ctx);
+      case 'offset-delete':
+        return this.offsetDelete(envelope, body.request, ctx);
       default:
         ctx.log.warn({ type: envelope.type }, 'group coordinator: unknown message');
         ctx.reply(envelope, { errorCode: ErrorCode.UNKNOWN_SERVER_ERROR });
@@ -201,13 +313,21 @@ export class GroupCoordinatorActor implements Actor {
     let fetchOffset = 0;
     let records = 0;
     for (;;) {
-      const reply = await ctx.request<{ errorCode: number; highWatermark: number; logStartOffset: number; records: Buffer | null }>(
-        this.args.replicaActor, 'fetch', { fetchOffset, maxBytes: LOAD_FETCH_MAX_BYTES, minOneBatch: true }, 60_000);
+      const reply = await ctx.request<{
+        errorCode: number;
+        highWatermark: number;
+        logStartOffset: number;
+        records: Buffer | null;
+      }>(this.args.replicaActor, 'fetch', { fetchOffset, maxBytes: LOAD_FETCH_MAX_BYTES, minOneBatch: true }, 60_000);
       if (reply.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE && fetchOffset < reply.logStartOffset) {
         fetchOffset = reply.logStartOffset;
         continue;
       }
-      assert.equal(reply.errorCode, ErrorCode.NONE, `loading ${OFFSETS_TOPIC}-${this.args.partition}: fetch error ${reply.errorCode}`);
+      assert.equal(
+        reply.errorCode,
+        ErrorCode.NONE,
+        `loading ${OFFSETS_TOPIC}-${this.args.partition}: fetch error ${reply.errorCode}`,
+      );
       const bytes = reply.records;
       if (!bytes || bytes.length === 0 || fetchOffset >= reply.highWatermark) break;
       let position = 0;
@@ -240,8 +360,19 @@ export class GroupCoordinatorActor implements Actor {
     }
     this.loaded = true;
     if (this.deletedTopics.size > 0) this.dropDeletedTopicOffsets(ctx);
-    this.expiryTimer = ctx.timers.setTimeout(() => this.expireOffsets(ctx), this.args.config.offsetsRetentionCheckIntervalMs);
-    ctx.log.info({ partition: this.args.partition, groups: this.groups.size, records, loadMs: ctx.clock.monotonicMs() - startedMs }, 'group coordinator loaded');
+    this.expiryTimer = ctx.timers.setTimeout(
+      () => this.expireOffsets(ctx),
+      this.args.config.offsetsRetentionCheckIntervalMs,
+    );
+    ctx.log.info(
+      {
+        partition: this.args.partition,
+        groups: this.groups.size,
+        records,
+        loadMs: ctx.clock.monotonicMs() - startedMs,
+      },
+      'group coordinator loaded',
+    );
   }
 
   /** Applies one record of the partition, in log order: the latest record per key wins; null deletes. */
@@ -250,7 +381,10 @@ export class GroupCoordinatorActor implements Actor {
     try {
       decoded = decodeOffsetsKey(key);
     } catch (error) {
-      ctx.log.warn({ partition: this.args.partition, recordOffset, error: String(error) }, 'skipping an undecodable __consumer_offsets key');
+      ctx.log.warn(
+        { partition: this.args.partition, recordOffset, error: String(error) },
+        'skipping an undecodable __consumer_offsets key',
+      );
       return;
     }
     if (decoded === null) return;
@@ -263,7 +397,11 @@ export class GroupCoordinatorActor implements Actor {
       const v = decodeOffsetCommitValue(value);
       const target = group ?? this.createGroup(decoded.group, -1);
       target.offsets.set(OFFSET_KEY(decoded.topic, decoded.partition), {
-        offset: v.offset, leaderEpoch: v.leaderEpoch, metadata: v.metadata, commitTimestampMs: v.commitTimestamp, recordOffset,
+        offset: v.offset,
+        leaderEpoch: v.leaderEpoch,
+        metadata: v.metadata,
+        commitTimestampMs: v.commitTimestamp,
+        recordOffset,
       });
       return;
     }
@@ -283,10 +421,17 @@ export class GroupCoordinatorActor implements Actor {
     group.currentStateTimestampMs = v.currentStateTimestamp;
     for (const m of v.members) {
       group.members.set(m.memberId, {
-        memberId: m.memberId, groupInstanceId: m.groupInstanceId, clientId: m.clientId, clientHost: m.clientHost,
-        rebalanceTimeoutMs: m.rebalanceTimeout < 0 ? m.sessionTimeout : m.rebalanceTimeout, sessionTimeoutMs: m.sessionTimeout,
-        protocolType: v.protocolType, protocols: [{ name: v.protocol ?? '', metadata: Buffer.from(m.subscription) }],
-        assignment: Buffer.from(m.assignment), awaitingJoin: false, awaitingSync: false,
+        memberId: m.memberId,
+        groupInstanceId: m.groupInstanceId,
+        clientId: m.clientId,
+        clientHost: m.clientHost,
+        rebalanceTimeoutMs: m.rebalanceTimeout < 0 ? m.sessionTimeout : m.rebalanceTimeout,
+        sessionTimeoutMs: m.sessionTimeout,
+        protocolType: v.protocolType,
+        protocols: [{ name: v.protocol ?? '', metadata: Buffer.from(m.subscription) }],
+        assignment: Buffer.from(m.assignment),
+        awaitingJoin: false,
+        awaitingSync: false,
       });
       if (m.groupInstanceId !== null) group.staticMembers.set(m.groupInstanceId, m.memberId);
     }
@@ -306,10 +451,18 @@ export class GroupCoordinatorActor implements Actor {
    */
   private async append(records: OffsetsRecord[], ctx: ActorContext): Promise<number> {
     const nowMs = ctx.clock.nowMs();
-    const batch = buildRecordBatch(records.map((r) => ({ key: r.key, value: r.value, timestamp: nowMs })), { baseTimestamp: nowMs });
+    const batch = buildRecordBatch(
+      records.map((r) => ({ key: r.key, value: r.value, timestamp: nowMs })),
+      { baseTimestamp: nowMs },
+    );
     let reply: { errorCode: number; baseOffset: number };
     try {
-      reply = await ctx.request(this.args.replicaActor, 'produce', { records: batch, acks: -1, timeoutMs: OFFSETS_COMMIT_TIMEOUT_MS }, OFFSETS_COMMIT_TIMEOUT_MS * 2);
+      reply = await ctx.request(
+        this.args.replicaActor,
+        'produce',
+        { records: batch, acks: -1, timeoutMs: OFFSETS_COMMIT_TIMEOUT_MS },
+        OFFSETS_COMMIT_TIMEOUT_MS * 2,
+      );
     } catch {
       throw new CoordinatorWriteError(ErrorCode.COORDINATOR_NOT_AVAILABLE);
     }
@@ -327,9 +480,14 @@ export class GroupCoordinatorActor implements Actor {
         leader: group.members.size > 0 ? group.leaderId : null,
         currentStateTimestamp: group.currentStateTimestampMs,
         members: [...group.members.values()].map((m) => ({
-          memberId: m.memberId, groupInstanceId: m.groupInstanceId, clientId: m.clientId, clientHost: m.clientHost,
-          rebalanceTimeout: m.rebalanceTimeoutMs, sessionTimeout: m.sessionTimeoutMs,
-          subscription: group.metadataOf(m), assignment: assignments?.get(m.memberId) ?? m.assignment,
+          memberId: m.memberId,
+          groupInstanceId: m.groupInstanceId,
+          clientId: m.clientId,
+          clientHost: m.clientHost,
+          rebalanceTimeout: m.rebalanceTimeoutMs,
+          sessionTimeout: m.sessionTimeoutMs,
+          subscription: group.metadataOf(m),
+          assignment: assignments?.get(m.memberId) ?? m.assignment,
         })),
       }),
     };
@@ -349,7 +507,8 @@ export class GroupCoordinatorActor implements Actor {
     const fail = (errorCode: number, memberId = r.memberId) => ctx.reply(envelope, joinError(errorCode, memberId));
     const { config } = this.args;
     if (!r.groupId) return fail(ErrorCode.INVALID_GROUP_ID);
-    if (r.sessionTimeoutMs < config.minSessionTimeoutMs || r.sessionTimeoutMs > config.maxSessionTimeoutMs) return fail(ErrorCode.INVALID_SESSION_TIMEOUT);
+    if (r.sessionTimeoutMs < config.minSessionTimeoutMs || r.sessionTimeoutMs > config.maxSessionTimeoutMs)
+      return fail(ErrorCode.INVALID_SESSION_TIMEOUT);
     let group = this.groups.get(r.groupId);
     if (!group) {
       if (r.memberId !== '') return fail(ErrorCode.UNKNOWN_MEMBER_ID);
@@ -359,16 +518,31 @@ export class GroupCoordinatorActor implements Actor {
     const protocols: MemberProtocol[] = r.protocols.map((p) => ({ name: p.name, metadata: Buffer.from(p.metadata) }));
     if (!group.supportsProtocols(r.protocolType, protocols)) return fail(ErrorCode.INCONSISTENT_GROUP_PROTOCOL);
     const rebalanceTimeoutMs = version === 0 || r.rebalanceTimeoutMs < 0 ? r.sessionTimeoutMs : r.rebalanceTimeoutMs;
-    const joining = { clientId, clientHost, rebalanceTimeoutMs, sessionTimeoutMs: r.sessionTimeoutMs, protocolType: r.protocolType, protocols };
+    const joining = {
+      clientId,
+      clientHost,
+      rebalanceTimeoutMs,
+      sessionTimeoutMs: r.sessionTimeoutMs,
+      protocolType: r.protocolType,
+      protocols,
+    };
     if (r.memberId === '') this.joinUnknownMember(envelope, group, version, r.groupInstanceId, joining, ctx);
     else this.joinKnownMember(envelope, group, r.memberId, r.groupInstanceId, joining, ctx);
   }
 
-  private joinUnknownMember(envelope: Envelope, group: ClassicGroup, version: number, groupInstanceId: string | null, joining: JoiningMember, ctx: ActorContext): void {
+  private joinUnknownMember(
+    envelope: Envelope,
+    group: ClassicGroup,
+    version: number,
+    groupInstanceId: string | null,
+    joining: JoiningMember,
+    ctx: ActorContext,
+  ): void {
     const memberId = `${groupInstanceId ?? joining.clientId}-${formatUuid(ctx.random.bytes16())}`;
     if (groupInstanceId !== null) {
       const existing = group.staticMembers.get(groupInstanceId);
-      if (existing !== undefined) return this.rejoinStaticMember(envelope, group, version, groupInstanceId, existing, memberId, joining, ctx);
+      if (existing !== undefined)
+        return this.rejoinStaticMember(envelope, group, version, groupInstanceId, existing, memberId, joining, ctx);
     }
     if (group.members.size + group.pendingMembers.size >= this.args.config.maxSize) {
       ctx.reply(envelope, joinError(ErrorCode.GROUP_MAX_SIZE_REACHED, ''));
@@ -378,14 +552,24 @@ export class GroupCoordinatorActor implements Actor {
       // KIP-394: hand out the member id and let the client rejoin with it, so a client that never
       // comes back leaves no member behind (it expires after its session timeout).
       group.pendingMembers.add(memberId);
-      this.pendingMemberTimers.set(memberId, ctx.timers.setTimeout(() => this.expirePendingMember(group.groupId, memberId, ctx), joining.sessionTimeoutMs));
+      this.pendingMemberTimers.set(
+        memberId,
+        ctx.timers.setTimeout(() => this.expirePendingMember(group.groupId, memberId, ctx), joining.sessionTimeoutMs),
+      );
       ctx.reply(envelope, joinError(ErrorCode.MEMBER_ID_REQUIRED, memberId));
       return;
     }
     this.addMemberAndRebalance(envelope, group, memberId, groupInstanceId, joining, ctx);
   }
 
-  private joinKnownMember(envelope: Envelope, group: ClassicGroup, memberId: string, groupInstanceId: string | null, joining: JoiningMember, ctx: ActorContext): void {
+  private joinKnownMember(
+    envelope: Envelope,
+    group: ClassicGroup,
+    memberId: string,
+    groupInstanceId: string | null,
+    joining: JoiningMember,
+    ctx: ActorContext,
+  ): void {
     if (group.pendingMembers.delete(memberId)) {
       this.clearTimer(this.pendingMemberTimers, memberId, ctx);
       this.addMemberAndRebalance(envelope, group, memberId, groupInstanceId, joining, ctx);
@@ -414,7 +598,11 @@ export class GroupCoordinatorActor implements Actor {
       case 'Stable':
         if (memberId === group.leaderId || !sameProtocols(member.protocols, joining.protocols)) {
           this.updateMemberAndAwaitJoin(envelope, group, member, joining, ctx);
-          this.prepareRebalance(group, memberId === group.leaderId ? `leader ${memberId} rejoined` : `member ${memberId} changed its protocols`, ctx);
+          this.prepareRebalance(
+            group,
+            memberId === group.leaderId ? `leader ${memberId} rejoined` : `member ${memberId} changed its protocols`,
+            ctx,
+          );
           return;
         }
         this.resetSession(group, member, ctx);
@@ -431,23 +619,44 @@ export class GroupCoordinatorActor implements Actor {
    * member gets the current generation and keeps its assignment (a leader, from JoinGroup v9, with
    * every member and skipAssignment = true, KIP-814). In any other state the group rebalances.
    */
-  private rejoinStaticMember(envelope: Envelope, group: ClassicGroup, version: number, groupInstanceId: string, oldMemberId: string, newMemberId: string, joining: JoiningMember, ctx: ActorContext): void {
+  private rejoinStaticMember(
+    envelope: Envelope,
+    group: ClassicGroup,
+    version: number,
+    groupInstanceId: string,
+    oldMemberId: string,
+    newMemberId: string,
+    joining: JoiningMember,
+    ctx: ActorContext,
+  ): void {
     answerWaiter(this.joinWaiters, oldMemberId, joinError(ErrorCode.FENCED_INSTANCE_ID, oldMemberId), ctx);
     answerWaiter(this.syncWaiters, oldMemberId, syncError(ErrorCode.FENCED_INSTANCE_ID), ctx);
     this.clearTimer(this.sessionTimers, oldMemberId, ctx);
     const member = group.replaceStaticMember(groupInstanceId, oldMemberId, newMemberId);
     const previousProtocols = member.protocols;
-    Object.assign(member, { clientId: joining.clientId, clientHost: joining.clientHost, rebalanceTimeoutMs: joining.rebalanceTimeoutMs, sessionTimeoutMs: joining.sessionTimeoutMs, protocols: joining.protocols });
+    Object.assign(member, {
+      clientId: joining.clientId,
+      clientHost: joining.clientHost,
+      rebalanceTimeoutMs: joining.rebalanceTimeoutMs,
+      sessionTimeoutMs: joining.sessionTimeoutMs,
+      protocols: joining.protocols,
+    });
     if (group.is('PreparingRebalance')) {
       this.updateMemberAndAwaitJoin(envelope, group, member, joining, ctx);
       this.maybeCompleteJoin(group, ctx);
       return;
     }
     const isLeader = group.leaderId === newMemberId;
-    const protocolKept = group.protocolName !== null && group.candidateProtocols().has(group.protocolName) && group.selectProtocol() === group.protocolName;
+    const protocolKept =
+      group.protocolName !== null &&
+      group.candidateProtocols().has(group.protocolName) &&
+      group.selectProtocol() === group.protocolName;
     if (group.is('Stable') && protocolKept) {
       this.resetSession(group, member, ctx);
-      ctx.log.info({ groupId: group.groupId, groupInstanceId, oldMemberId, newMemberId }, 'static member rejoined without a rebalance');
+      ctx.log.info(
+        { groupId: group.groupId, groupInstanceId, oldMemberId, newMemberId },
+        'static member rejoined without a rebalance',
+      );
       // Kafka's updateStaticMemberAndRebalance: a Stable group would not hand out a new assignment,
       // so a returning leader must not compute one. From JoinGroup v9 it is told so (skipAssignment,
       // KIP-814) and gets the members; before v9 the answer names the old member id as leader, so the
@@ -456,7 +665,12 @@ export class GroupCoordinatorActor implements Actor {
       this.append([this.groupRecord(group, null)], ctx).then(
         () => {
           const current = this.joinResult(group, member);
-          ctx.reply(envelope, { ...current, leader: isLeader && !skipAssignment ? oldMemberId : current.leader, members: skipAssignment ? current.members : [], skipAssignment });
+          ctx.reply(envelope, {
+            ...current,
+            leader: isLeader && !skipAssignment ? oldMemberId : current.leader,
+            members: skipAssignment ? current.members : [],
+            skipAssignment,
+          });
         },
         (error: CoordinatorWriteError) => {
           // The new id could not be stored: undo the swap so the old member stays valid (Kafka's revert).
@@ -470,9 +684,21 @@ export class GroupCoordinatorActor implements Actor {
     this.prepareRebalance(group, `static member ${groupInstanceId} rejoined`, ctx);
   }
 
-  private addMemberAndRebalance(envelope: Envelope, group: ClassicGroup, memberId: string, groupInstanceId: string | null, joining: JoiningMember, ctx: ActorContext): void {
+  private addMemberAndRebalance(
+    envelope: Envelope,
+    group: ClassicGroup,
+    memberId: string,
+    groupInstanceId: string | null,
+    joining: JoiningMember,
+    ctx: ActorContext,
+  ): void {
     const member: GroupMember = {
-      memberId, groupInstanceId, ...joining, assignment: Buffer.alloc(0), awaitingJoin: false, awaitingSync: false,
+      memberId,
+      groupInstanceId,
+      ...joining,
+      assignment: Buffer.alloc(0),
+      awaitingJoin: false,
+      awaitingSync: false,
     };
     group.addMember(member);
     const timer = this.joinTimers.get(group.groupId);
@@ -482,10 +708,23 @@ export class GroupCoordinatorActor implements Actor {
     else this.prepareRebalance(group, `member ${memberId} joined`, ctx);
   }
 
-  private updateMemberAndAwaitJoin(envelope: Envelope, group: ClassicGroup, member: GroupMember, joining: JoiningMember, ctx: ActorContext): void {
-    Object.assign(member, { clientId: joining.clientId, clientHost: joining.clientHost, rebalanceTimeoutMs: joining.rebalanceTimeoutMs, sessionTimeoutMs: joining.sessionTimeoutMs, protocols: joining.protocols });
+  private updateMemberAndAwaitJoin(
+    envelope: Envelope,
+    group: ClassicGroup,
+    member: GroupMember,
+    joining: JoiningMember,
+    ctx: ActorContext,
+  ): void {
+    Object.assign(member, {
+      clientId: joining.clientId,
+      clientHost: joining.clientHost,
+      rebalanceTimeoutMs: joining.rebalanceTimeoutMs,
+      sessionTimeoutMs: joining.sessionTimeoutMs,
+      protocols: joining.protocols,
+    });
     const previous = this.joinWaiters.get(member.memberId);
-    if (previous && previous !== envelope) ctx.reply(previous, joinError(ErrorCode.REBALANCE_IN_PROGRESS, member.memberId));
+    if (previous && previous !== envelope)
+      ctx.reply(previous, joinError(ErrorCode.REBALANCE_IN_PROGRESS, member.memberId));
     this.awaitJoin(envelope, member);
   }
 
@@ -508,7 +747,13 @@ export class GroupCoordinatorActor implements Actor {
     if (!initial) this.maybeCompleteJoin(group, ctx);
   }
 
-  private scheduleJoinTimer(group: ClassicGroup, initial: boolean, delayMs: number, remainingMs: number, ctx: ActorContext): void {
+  private scheduleJoinTimer(
+    group: ClassicGroup,
+    initial: boolean,
+    delayMs: number,
+    remainingMs: number,
+    ctx: ActorContext,
+  ): void {
     const existing = this.joinTimers.get(group.groupId);
     if (existing) ctx.timers.clearTimeout(existing.handle);
     const entry = { handle: null as unknown as TimerHandle, initial, remainingMs, newMemberAdded: false };
@@ -540,12 +785,24 @@ export class GroupCoordinatorActor implements Actor {
     this.clearJoinTimer(group.groupId, ctx);
     for (const member of [...group.members.values()]) {
       if (member.awaitingJoin) continue;
-      ctx.log.info({ groupId: group.groupId, memberId: member.memberId }, 'removing member that did not rejoin within the rebalance timeout');
+      ctx.log.info(
+        { groupId: group.groupId, memberId: member.memberId },
+        'removing member that did not rejoin within the rebalance timeout',
+      );
       this.clearTimer(this.sessionTimers, member.memberId, ctx);
       group.removeMember(member.memberId);
     }
     group.initNextGeneration(ctx.clock.nowMs());
-    ctx.log.info({ groupId: group.groupId, generationId: group.generationId, protocol: group.protocolName, members: group.members.size, state: group.state }, 'join phase complete');
+    ctx.log.info(
+      {
+        groupId: group.groupId,
+        generationId: group.generationId,
+        protocol: group.protocolName,
+        members: group.members.size,
+        state: group.state,
+      },
+      'join phase complete',
+    );
     if (group.is('Empty')) {
       this.storeGroup(group, ctx);
       return;
@@ -557,7 +814,10 @@ export class GroupCoordinatorActor implements Actor {
     }
     // Members that never send SyncGroup are removed after the rebalance timeout (Kafka's pending sync).
     const generationId = group.generationId;
-    this.syncTimers.set(group.groupId, ctx.timers.setTimeout(() => this.expirePendingSync(group.groupId, generationId, ctx), group.rebalanceTimeoutMs()));
+    this.syncTimers.set(
+      group.groupId,
+      ctx.timers.setTimeout(() => this.expirePendingSync(group.groupId, generationId, ctx), group.rebalanceTimeoutMs()),
+    );
   }
 
   private joinResult(group: ClassicGroup, member: GroupMember): JoinResult {
@@ -570,7 +830,13 @@ export class GroupCoordinatorActor implements Actor {
       leader: group.leaderId ?? '',
       memberId: member.memberId,
       skipAssignment: false,
-      members: isLeader ? [...group.members.values()].map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId, metadata: group.metadataOf(m) })) : [],
+      members: isLeader
+        ? [...group.members.values()].map((m) => ({
+            memberId: m.memberId,
+            groupInstanceId: m.groupInstanceId,
+            metadata: group.metadataOf(m),
+          }))
+        : [],
     };
   }
 
@@ -586,7 +852,10 @@ export class GroupCoordinatorActor implements Actor {
     const error = this.memberError(group, r.memberId, r.groupInstanceId);
     if (error !== ErrorCode.NONE) return fail(error);
     if (r.generationId !== group.generationId) return fail(ErrorCode.ILLEGAL_GENERATION);
-    if ((r.protocolType !== null && r.protocolType !== group.protocolType) || (r.protocolName !== null && r.protocolName !== group.protocolName)) {
+    if (
+      (r.protocolType !== null && r.protocolType !== group.protocolType) ||
+      (r.protocolName !== null && r.protocolName !== group.protocolName)
+    ) {
       return fail(ErrorCode.INCONSISTENT_GROUP_PROTOCOL);
     }
     const member = group.members.get(r.memberId)!;
@@ -603,8 +872,10 @@ export class GroupCoordinatorActor implements Actor {
         this.resetSession(group, member, ctx);
         if (member.memberId !== group.leaderId) return;
         const assignments = new Map<string, Buffer>();
-        for (const a of r.assignments) if (group.members.has(a.memberId)) assignments.set(a.memberId, Buffer.from(a.assignment));
-        for (const m of group.members.values()) if (!assignments.has(m.memberId)) assignments.set(m.memberId, Buffer.alloc(0));
+        for (const a of r.assignments)
+          if (group.members.has(a.memberId)) assignments.set(a.memberId, Buffer.from(a.assignment));
+        for (const m of group.members.values())
+          if (!assignments.has(m.memberId)) assignments.set(m.memberId, Buffer.alloc(0));
         const generationId = group.generationId;
         this.append([this.groupRecord(group, assignments)], ctx).then(
           () => {
@@ -635,7 +906,12 @@ export class GroupCoordinatorActor implements Actor {
   }
 
   private syncResult(group: ClassicGroup, assignment: Buffer): SyncResult {
-    return { errorCode: ErrorCode.NONE, protocolType: group.protocolType, protocolName: group.protocolName, assignment };
+    return {
+      errorCode: ErrorCode.NONE,
+      protocolType: group.protocolType,
+      protocolName: group.protocolName,
+      assignment,
+    };
   }
 
   private failPendingSyncs(group: ClassicGroup, errorCode: number, ctx: ActorContext): void {
@@ -656,7 +932,10 @@ export class GroupCoordinatorActor implements Actor {
       this.clearTimer(this.sessionTimers, m.memberId, ctx);
       group.removeMember(m.memberId);
     }
-    ctx.log.info({ groupId, generationId, removed: laggards.map((m) => m.memberId) }, 'members did not send SyncGroup within the rebalance timeout');
+    ctx.log.info(
+      { groupId, generationId, removed: laggards.map((m) => m.memberId) },
+      'members did not send SyncGroup within the rebalance timeout',
+    );
     this.prepareRebalance(group, 'members did not sync', ctx);
   }
 
@@ -672,7 +951,8 @@ export class GroupCoordinatorActor implements Actor {
     if (r.generationId !== group.generationId) return ErrorCode.ILLEGAL_GENERATION;
     const member = group.members.get(r.memberId)!;
     switch (group.state) {
-      case 'Empty': return ErrorCode.UNKNOWN_MEMBER_ID;
+      case 'Empty':
+        return ErrorCode.UNKNOWN_MEMBER_ID;
       case 'PreparingRebalance':
         this.resetSession(group, member, ctx);
         return ErrorCode.REBALANCE_IN_PROGRESS;
@@ -686,7 +966,10 @@ export class GroupCoordinatorActor implements Actor {
   private resetSession(group: ClassicGroup, member: GroupMember, ctx: ActorContext): void {
     this.clearTimer(this.sessionTimers, member.memberId, ctx);
     const memberId = member.memberId;
-    this.sessionTimers.set(memberId, ctx.timers.setTimeout(() => this.expireSession(group.groupId, memberId, ctx), member.sessionTimeoutMs));
+    this.sessionTimers.set(
+      memberId,
+      ctx.timers.setTimeout(() => this.expireSession(group.groupId, memberId, ctx), member.sessionTimeoutMs),
+    );
   }
 
   private expireSession(groupId: string, memberId: string, ctx: ActorContext): void {
@@ -708,7 +991,8 @@ export class GroupCoordinatorActor implements Actor {
     const group = this.groups.get(groupId);
     if (!group || !group.pendingMembers.delete(memberId)) return;
     this.maybeCompleteJoin(group, ctx);
-    if (group.is('Empty') && group.members.size === 0 && group.offsets.size === 0 && group.generationId === 0) this.groups.delete(groupId);
+    if (group.is('Empty') && group.members.size === 0 && group.offsets.size === 0 && group.generationId === 0)
+      this.groups.delete(groupId);
   }
 
   private removeMemberAndUpdateGroup(group: ClassicGroup, memberId: string, ctx: ActorContext): void {
@@ -743,7 +1027,11 @@ export class GroupCoordinatorActor implements Actor {
   private leave(r: LeaveRequest, ctx: ActorContext): LeaveResult {
     const group = this.groups.get(r.groupId);
     if (!r.groupId) return { errorCode: ErrorCode.INVALID_GROUP_ID, members: [] };
-    if (!group) return { errorCode: ErrorCode.NONE, members: r.members.map((m) => ({ ...m, errorCode: ErrorCode.UNKNOWN_MEMBER_ID })) };
+    if (!group)
+      return {
+        errorCode: ErrorCode.NONE,
+        members: r.members.map((m) => ({ ...m, errorCode: ErrorCode.UNKNOWN_MEMBER_ID })),
+      };
     if (group.is('Dead')) return { errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, members: [] };
     const members = r.members.map((leaving) => {
       let memberId = leaving.memberId;
@@ -770,31 +1058,55 @@ export class GroupCoordinatorActor implements Actor {
 
   private commit(envelope: Envelope, r: CommitRequest, version: number, ctx: ActorContext): void {
     const everyPartition = (errorCode: number): CommitResult => ({
-      topics: r.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode })) })),
+      topics: r.topics.map((t) => ({
+        name: t.name,
+        partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode })),
+      })),
     });
     if (!r.groupId) return ctx.reply(envelope, everyPartition(ErrorCode.INVALID_GROUP_ID));
     let group = this.groups.get(r.groupId);
     // A commit naming a member or generation of a group that does not exist: Kafka's coordinator answers
     // ILLEGAL_GENERATION before OffsetCommit v9 and GROUP_ID_NOT_FOUND from v9 (KIP-848's versions).
     const asMember = r.generationId >= 0 || r.memberId !== '' || r.groupInstanceId !== null;
-    const missingGroupError = !asMember ? ErrorCode.NONE : (version >= 9 ? ErrorCode.GROUP_ID_NOT_FOUND : ErrorCode.ILLEGAL_GENERATION);
+    const missingGroupError = !asMember
+      ? ErrorCode.NONE
+      : version >= 9
+        ? ErrorCode.GROUP_ID_NOT_FOUND
+        : ErrorCode.ILLEGAL_GENERATION;
     const error = group ? this.commitError(group, r) : missingGroupError;
     if (error !== ErrorCode.NONE) return ctx.reply(envelope, everyPartition(error));
     group ??= this.createGroup(r.groupId, ctx.clock.nowMs());
     const nowMs = ctx.clock.nowMs();
     const records: OffsetsRecord[] = [];
     const pending: { key: string; value: CommittedOffset }[] = [];
-    const result: CommitResult = { topics: r.topics.map((t) => ({
-      name: t.name,
-      partitions: t.partitions.map((p) => {
-        const metadata = p.committedMetadata ?? '';
-        if (Buffer.byteLength(metadata, 'utf8') > this.args.config.offsetMetadataMaxBytes) return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.OFFSET_METADATA_TOO_LARGE };
-        const value = { offset: p.committedOffset, leaderEpoch: p.committedLeaderEpoch, metadata, commitTimestamp: nowMs };
-        records.push({ key: offsetCommitKey(r.groupId, t.name, p.partitionIndex), value: offsetCommitValue(value) });
-        pending.push({ key: OFFSET_KEY(t.name, p.partitionIndex), value: { offset: value.offset, leaderEpoch: value.leaderEpoch, metadata, commitTimestampMs: nowMs, recordOffset: -1 } });
-        return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.NONE };
-      }),
-    })) };
+    const result: CommitResult = {
+      topics: r.topics.map((t) => ({
+        name: t.name,
+        partitions: t.partitions.map((p) => {
+          const metadata = p.committedMetadata ?? '';
+          if (Buffer.byteLength(metadata, 'utf8') > this.args.config.offsetMetadataMaxBytes)
+            return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.OFFSET_METADATA_TOO_LARGE };
+          const value = {
+            offset: p.committedOffset,
+            leaderEpoch: p.committedLeaderEpoch,
+            metadata,
+            commitTimestamp: nowMs,
+          };
+          records.push({ key: offsetCommitKey(r.groupId, t.name, p.partitionIndex), value: offsetCommitValue(value) });
+          pending.push({
+            key: OFFSET_KEY(t.name, p.partitionIndex),
+            value: {
+              offset: value.offset,
+              leaderEpoch: value.leaderEpoch,
+              metadata,
+              commitTimestampMs: nowMs,
+              recordOffset: -1,
+            },
+          });
+          return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.NONE };
+        }),
+      })),
+    };
     if (records.length === 0) return ctx.reply(envelope, result);
     const target = group;
     this.append(records, ctx).then(
@@ -803,7 +1115,8 @@ export class GroupCoordinatorActor implements Actor {
         ctx.reply(envelope, result);
       },
       (writeError: CoordinatorWriteError) => {
-        for (const t of result.topics) for (const p of t.partitions) if (p.errorCode === ErrorCode.NONE) p.errorCode = writeError.errorCode;
+        for (const t of result.topics)
+          for (const p of t.partitions) if (p.errorCode === ErrorCode.NONE) p.errorCode = writeError.errorCode;
         ctx.reply(envelope, result);
       },
     );
@@ -835,8 +1148,14 @@ export class GroupCoordinatorActor implements Actor {
       for (const [key, committed] of group?.offsets ?? []) {
         const [topic, partition] = key.split('\0') as [string, string];
         let entry = byTopic.get(topic);
-        if (!entry) byTopic.set(topic, entry = { name: topic, partitions: [] });
-        entry.partitions.push({ partitionIndex: Number(partition), committedOffset: committed.offset, committedLeaderEpoch: committed.leaderEpoch, metadata: committed.metadata, errorCode: ErrorCode.NONE });
+        if (!entry) byTopic.set(topic, (entry = { name: topic, partitions: [] }));
+        entry.partitions.push({
+          partitionIndex: Number(partition),
+          committedOffset: committed.offset,
+          committedLeaderEpoch: committed.leaderEpoch,
+          metadata: committed.metadata,
+          errorCode: ErrorCode.NONE,
+        });
       }
       for (const entry of byTopic.values()) entry.partitions.sort((a, b) => a.partitionIndex - b.partitionIndex);
       return { errorCode: ErrorCode.NONE, topics: [...byTopic.values()] };
@@ -848,8 +1167,20 @@ export class GroupCoordinatorActor implements Actor {
         partitions: t.partitionIndexes.map((partitionIndex) => {
           const committed = group?.offsets.get(OFFSET_KEY(t.name, partitionIndex));
           return committed
-            ? { partitionIndex, committedOffset: committed.offset, committedLeaderEpoch: committed.leaderEpoch, metadata: committed.metadata, errorCode: ErrorCode.NONE }
-            : { partitionIndex, committedOffset: -1, committedLeaderEpoch: -1, metadata: '', errorCode: ErrorCode.NONE };
+            ? {
+                partitionIndex,
+                committedOffset: committed.offset,
+                committedLeaderEpoch: committed.leaderEpoch,
+                metadata: committed.metadata,
+                errorCode: ErrorCode.NONE,
+              }
+            : {
+                partitionIndex,
+                committedOffset: -1,
+                committedLeaderEpoch: -1,
+                metadata: '',
+                errorCode: ErrorCode.NONE,
+              };
         }),
       })),
     };
@@ -863,13 +1194,25 @@ export class GroupCoordinatorActor implements Actor {
     if (types.size > 0 && !types.has('classic')) return [];
     return [...this.groups.values()]
       .filter((g) => !g.is('Dead') && (states.size === 0 || states.has(g.state.toLowerCase())))
-      .map((g) => ({ groupId: g.groupId, protocolType: g.protocolType ?? '', groupState: g.state, groupType: 'classic' }));
+      .map((g) => ({
+        groupId: g.groupId,
+        protocolType: g.protocolType ?? '',
+        groupState: g.state,
+        groupType: 'classic',
+      }));
   }
 
   private describe(groupId: string): DescribedGroup {
     const group = this.groups.get(groupId);
     if (!group || group.is('Dead')) {
-      return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, groupId, groupState: 'Dead', protocolType: '', protocolData: '', members: [] };
+      return {
+        errorCode: ErrorCode.GROUP_ID_NOT_FOUND,
+        groupId,
+        groupState: 'Dead',
+        protocolType: '',
+        protocolData: '',
+        members: [],
+      };
     }
     const stable = group.is('Stable');
     return {
@@ -877,9 +1220,12 @@ export class GroupCoordinatorActor implements Actor {
       groupId,
       groupState: group.state,
       protocolType: group.protocolType ?? '',
-      protocolData: stable ? group.protocolName ?? '' : '',
+      protocolData: stable ? (group.protocolName ?? '') : '',
       members: [...group.members.values()].map((m) => ({
-        memberId: m.memberId, groupInstanceId: m.groupInstanceId, clientId: m.clientId, clientHost: m.clientHost,
+        memberId: m.memberId,
+        groupInstanceId: m.groupInstanceId,
+        clientId: m.clientId,
+        clientHost: m.clientHost,
         memberMetadata: stable ? group.metadataOf(m) : Buffer.alloc(0),
         memberAssignment: stable ? m.assignment : Buffer.alloc(0),
       })),
@@ -894,7 +1240,10 @@ export class GroupCoordinatorActor implements Actor {
       const group = this.groups.get(groupId);
       if (!group || group.is('Dead')) return { groupId, errorCode: ErrorCode.GROUP_ID_NOT_FOUND };
       if (!group.is('Empty')) return { groupId, errorCode: ErrorCode.NON_EMPTY_GROUP };
-      records.push(...this.tombstones(group, [...group.offsets.keys()]), { key: groupMetadataKey(groupId), value: null });
+      records.push(...this.tombstones(group, [...group.offsets.keys()]), {
+        key: groupMetadataKey(groupId),
+        value: null,
+      });
       deleted.push(group);
       return { groupId, errorCode: ErrorCode.NONE };
     });
@@ -905,7 +1254,10 @@ export class GroupCoordinatorActor implements Actor {
         ctx.reply(envelope, results);
       },
       (writeError: CoordinatorWriteError) => {
-        ctx.reply(envelope, results.map((r) => (r.errorCode === ErrorCode.NONE ? { ...r, errorCode: writeError.errorCode } : r)));
+        ctx.reply(
+          envelope,
+          results.map((r) => (r.errorCode === ErrorCode.NONE ? { ...r, errorCode: writeError.errorCode } : r)),
+        );
       },
     );
   }
@@ -917,12 +1269,20 @@ export class GroupCoordinatorActor implements Actor {
     ctx.log.info({ groupId: group.groupId }, 'group deleted');
   }
 
-  private offsetDelete(envelope: Envelope, body: { groupId: string; topics: { name: string; partitions: number[] }[] }, ctx: ActorContext): void {
+  private offsetDelete(
+    envelope: Envelope,
+    body: { groupId: string; topics: { name: string; partitions: number[] }[] },
+    ctx: ActorContext,
+  ): void {
     const group = this.groups.get(body.groupId);
-    const none = { errorCode: ErrorCode.NONE, topics: [] as { name: string; partitions: { partitionIndex: number; errorCode: number }[] }[] };
+    const none = {
+      errorCode: ErrorCode.NONE,
+      topics: [] as { name: string; partitions: { partitionIndex: number; errorCode: number }[] }[],
+    };
     if (!body.groupId) return ctx.reply(envelope, { ...none, errorCode: ErrorCode.INVALID_GROUP_ID });
     if (!group || group.is('Dead')) return ctx.reply(envelope, { ...none, errorCode: ErrorCode.GROUP_ID_NOT_FOUND });
-    if (!group.is('Empty') && group.protocolType !== 'consumer') return ctx.reply(envelope, { ...none, errorCode: ErrorCode.NON_EMPTY_GROUP });
+    if (!group.is('Empty') && group.protocolType !== 'consumer')
+      return ctx.reply(envelope, { ...none, errorCode: ErrorCode.NON_EMPTY_GROUP });
     const keys: string[] = [];
     const topics = body.topics.map((t) => {
       const subscribed = !group.is('Empty') && group.isSubscribedTo(t.name, subscribedTopics);
@@ -958,13 +1318,22 @@ export class GroupCoordinatorActor implements Actor {
       if (keys.length > 0) doomed.push({ group, keys });
     }
     if (doomed.length === 0) return;
-    this.append(doomed.flatMap(({ group, keys }) => this.tombstones(group, keys)), ctx).then(
+    this.append(
+      doomed.flatMap(({ group, keys }) => this.tombstones(group, keys)),
+      ctx,
+    ).then(
       () => {
         for (const { group, keys } of doomed) for (const key of keys) group.offsets.delete(key);
-        ctx.log.info({ partition: this.args.partition, topics: [...topics], groups: doomed.length }, 'removed the committed offsets of deleted topics');
+        ctx.log.info(
+          { partition: this.args.partition, topics: [...topics], groups: doomed.length },
+          'removed the committed offsets of deleted topics',
+        );
       },
       (error) => {
-        ctx.log.warn({ topics: [...topics], error: String(error) }, 'removing offsets of deleted topics failed; retrying at the next expiry check');
+        ctx.log.warn(
+          { topics: [...topics], error: String(error) },
+          'removing offsets of deleted topics failed; retrying at the next expiry check',
+        );
         for (const topic of topics) this.deletedTopics.add(topic);
       },
     );
@@ -983,7 +1352,10 @@ export class GroupCoordinatorActor implements Actor {
    * commit time. A group left with neither members nor offsets is removed with a tombstone.
    */
   private expireOffsets(ctx: ActorContext): void {
-    this.expiryTimer = ctx.timers.setTimeout(() => this.expireOffsets(ctx), this.args.config.offsetsRetentionCheckIntervalMs);
+    this.expiryTimer = ctx.timers.setTimeout(
+      () => this.expireOffsets(ctx),
+      this.args.config.offsetsRetentionCheckIntervalMs,
+    );
     if (this.deletedTopics.size > 0) this.dropDeletedTopicOffsets(ctx);
     const nowMs = ctx.clock.nowMs();
     const retentionMs = this.args.config.offsetsRetentionMs;
@@ -991,11 +1363,18 @@ export class GroupCoordinatorActor implements Actor {
     const expired: { group: ClassicGroup; keys: string[]; removeGroup: boolean }[] = [];
     for (const group of this.groups.values()) {
       if (!group.is('Empty')) continue;
-      const keys = group.protocolType === null
-        ? [...group.offsets.entries()].filter(([, o]) => o.commitTimestampMs + retentionMs <= nowMs).map(([k]) => k)
-        : (group.currentStateTimestampMs + retentionMs <= nowMs ? [...group.offsets.keys()] : []);
+      const keys =
+        group.protocolType === null
+          ? [...group.offsets.entries()].filter(([, o]) => o.commitTimestampMs + retentionMs <= nowMs).map(([k]) => k)
+          : group.currentStateTimestampMs + retentionMs <= nowMs
+            ? [...group.offsets.keys()]
+            : [];
       const removeGroup = keys.length === group.offsets.size && group.pendingMembers.size === 0;
-      if (keys.length === 0 && !(removeGroup && group.generationId > 0 && group.currentStateTimestampMs + retentionMs <= nowMs)) continue;
+      if (
+        keys.length === 0 &&
+        !(removeGroup && group.generationId > 0 && group.currentStateTimestampMs + retentionMs <= nowMs)
+      )
+        continue;
       records.push(...this.tombstones(group, keys));
       if (removeGroup) records.push({ key: groupMetadataKey(group.groupId), value: null });
       expired.push({ group, keys, removeGroup });
@@ -1007,7 +1386,14 @@ export class GroupCoordinatorActor implements Actor {
           for (const key of keys) group.offsets.delete(key);
           if (removeGroup && group.is('Empty') && group.offsets.size === 0) this.removeGroup(group, ctx);
         }
-        ctx.log.info({ partition: this.args.partition, groups: expired.length, offsets: expired.reduce((n, e) => n + e.keys.length, 0) }, 'expired committed offsets');
+        ctx.log.info(
+          {
+            partition: this.args.partition,
+            groups: expired.length,
+            offsets: expired.reduce((n, e) => n + e.keys.length, 0),
+          },
+          'expired committed offsets',
+        );
       },
       (error) => ctx.log.warn({ error: String(error) }, 'expiring offsets failed'),
     );
@@ -1030,7 +1416,12 @@ export class GroupCoordinatorActor implements Actor {
 
 /** A member's settings from its JoinGroup. */
 interface JoiningMember {
-  clientId: string; clientHost: string; rebalanceTimeoutMs: number; sessionTimeoutMs: number; protocolType: string; protocols: MemberProtocol[];
+  clientId: string;
+  clientHost: string;
+  rebalanceTimeoutMs: number;
+  sessionTimeoutMs: number;
+  protocolType: string;
+  protocols: MemberProtocol[];
 }
 
 /** A failed append, carrying the error code the client gets. */
@@ -1069,7 +1460,16 @@ function answerWaiter(waiters: Map<string, Envelope>, memberId: string, body: un
 }
 
 function joinError(errorCode: number, memberId: string): JoinResult {
-  return { errorCode, generationId: -1, protocolType: null, protocolName: null, leader: '', memberId, skipAssignment: false, members: [] };
+  return {
+    errorCode,
+    generationId: -1,
+    protocolType: null,
+    protocolName: null,
+    leader: '',
+    memberId,
+    skipAssignment: false,
+    members: [],
+  };
 }
 
 function syncError(errorCode: number): SyncResult {

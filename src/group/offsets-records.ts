@@ -31,7 +31,11 @@ export const OFFSET_COMMIT_VALUE_VERSION = 3;
 export const GROUP_METADATA_VALUE_VERSION = 3;
 
 const OffsetCommitKey = {
-  apiKey: 1, type: 'coordinator-key', name: 'OffsetCommitKey', validVersions: '0-1', flexibleVersions: 'none',
+  apiKey: 1,
+  type: 'coordinator-key',
+  name: 'OffsetCommitKey',
+  validVersions: '0-1',
+  flexibleVersions: 'none',
   fields: [
     { name: 'group', type: 'string', versions: '0+' },
     { name: 'topic', type: 'string', versions: '0+' },
@@ -40,12 +44,20 @@ const OffsetCommitKey = {
 } as const satisfies MessageSpec;
 
 const GroupMetadataKey = {
-  apiKey: 2, type: 'coordinator-key', name: 'GroupMetadataKey', validVersions: '2', flexibleVersions: 'none',
+  apiKey: 2,
+  type: 'coordinator-key',
+  name: 'GroupMetadataKey',
+  validVersions: '2',
+  flexibleVersions: 'none',
   fields: [{ name: 'group', type: 'string', versions: '2' }],
 } as const satisfies MessageSpec;
 
 const OffsetCommitValue = {
-  apiKey: 1, type: 'coordinator-value', name: 'OffsetCommitValue', validVersions: '0-4', flexibleVersions: '4+',
+  apiKey: 1,
+  type: 'coordinator-value',
+  name: 'OffsetCommitValue',
+  validVersions: '0-4',
+  flexibleVersions: '4+',
   fields: [
     { name: 'offset', type: 'int64', versions: '0+' },
     { name: 'leaderEpoch', type: 'int32', versions: '3+', default: -1 },
@@ -57,7 +69,11 @@ const OffsetCommitValue = {
 } as const satisfies MessageSpec;
 
 const GroupMetadataValue = {
-  apiKey: 2, type: 'coordinator-value', name: 'GroupMetadataValue', validVersions: '0-4', flexibleVersions: '4+',
+  apiKey: 2,
+  type: 'coordinator-value',
+  name: 'GroupMetadataValue',
+  validVersions: '0-4',
+  flexibleVersions: '4+',
   fields: [
     { name: 'protocolType', type: 'string', versions: '0+' },
     { name: 'generation', type: 'int32', versions: '0+' },
@@ -65,7 +81,9 @@ const GroupMetadataValue = {
     { name: 'leader', type: 'string', versions: '0+', nullableVersions: '0+' },
     { name: 'currentStateTimestamp', type: 'int64', versions: '2+', default: -1 },
     {
-      name: 'members', type: '[]MemberMetadata', versions: '0+',
+      name: 'members',
+      type: '[]MemberMetadata',
+      versions: '0+',
       fields: [
         { name: 'memberId', type: 'string', versions: '0+' },
         { name: 'groupInstanceId', type: 'string', versions: '3+', nullableVersions: '3+', default: null },
@@ -81,7 +99,12 @@ const GroupMetadataValue = {
 } as const satisfies MessageSpec;
 
 /** The layouts above, for the conformance test against Kafka's group-coordinator JSON. */
-export const OFFSETS_RECORD_SPECS = { OffsetCommitKey, GroupMetadataKey, OffsetCommitValue, GroupMetadataValue } as const;
+export const OFFSETS_RECORD_SPECS = {
+  OffsetCommitKey,
+  GroupMetadataKey,
+  OffsetCommitValue,
+  GroupMetadataValue,
+} as const;
 
 /** A committed offset as stored (OffsetCommitValue). Times in ms since the epoch. */
 export type OffsetCommitValueData = MessageValue<typeof OffsetCommitValue>;
@@ -92,8 +115,7 @@ export type StoredMember = GroupMetadataValueData['members'][number];
 
 /** A decoded key: an offset commit of (group, topic, partition), or a group's metadata. */
 export type OffsetsKey =
-  | { kind: 'offset'; group: string; topic: string; partition: number }
-  | { kind: 'group'; group: string };
+  { kind: 'offset'; group: string; topic: string; partition: number } | { kind: 'group'; group: string };
 
 function prefixed(version: number, body: Buffer): Buffer {
   const out = Buffer.allocUnsafe(2 + body.length);
@@ -104,7 +126,10 @@ function prefixed(version: number, body: Buffer): Buffer {
 
 /** Key bytes of a committed offset (key version 1). */
 export function offsetCommitKey(group: string, topic: string, partition: number): Buffer {
-  return prefixed(OFFSET_COMMIT_KEY_VERSION, encodeMessage(OffsetCommitKey, OFFSET_COMMIT_KEY_VERSION, { group, topic, partition }));
+  return prefixed(
+    OFFSET_COMMIT_KEY_VERSION,
+    encodeMessage(OffsetCommitKey, OFFSET_COMMIT_KEY_VERSION, { group, topic, partition }),
+  );
 }
 
 /** Key bytes of a group's metadata (key version 2). */
@@ -113,12 +138,22 @@ export function groupMetadataKey(group: string): Buffer {
 }
 
 /** Value bytes of a committed offset (value version 3: with leader epoch, no expire timestamp). */
-export function offsetCommitValue(value: { offset: number; leaderEpoch: number; metadata: string; commitTimestamp: number }): Buffer {
-  return prefixed(OFFSET_COMMIT_VALUE_VERSION, encodeMessage(OffsetCommitValue, OFFSET_COMMIT_VALUE_VERSION, { ...value, expireTimestamp: -1 }));
+export function offsetCommitValue(value: {
+  offset: number;
+  leaderEpoch: number;
+  metadata: string;
+  commitTimestamp: number;
+}): Buffer {
+  return prefixed(
+    OFFSET_COMMIT_VALUE_VERSION,
+    encodeMessage(OffsetCommitValue, OFFSET_COMMIT_VALUE_VERSION, { ...value, expireTimestamp: -1 }),
+  );
 }
 
 /** Value bytes of a group's metadata (value version 3: with static member ids). */
-export function groupMetadataValue(value: Omit<GroupMetadataValueData, 'members'> & { members: StoredMember[] }): Buffer {
+export function groupMetadataValue(
+  value: Omit<GroupMetadataValueData, 'members'> & { members: StoredMember[] },
+): Buffer {
   return prefixed(GROUP_METADATA_VALUE_VERSION, encodeMessage(GroupMetadataValue, GROUP_METADATA_VALUE_VERSION, value));
 }
 

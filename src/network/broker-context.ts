@@ -5,7 +5,15 @@
 import type { BrokerConfig } from '../config/broker-config';
 import type { Endpoint } from '../runtime/runtime';
 import type { Logger, ActorId } from '../runtime/actor';
-import type { AlterConfigResult, AlterTopicConfigsCommand, CreatePartitionsCommand, CreatePartitionsResult, CreateTopicsCommand, CreateTopicResult, DeleteTopicResult } from '../controller/controller-actor';
+import type {
+  AlterConfigResult,
+  AlterTopicConfigsCommand,
+  CreatePartitionsCommand,
+  CreatePartitionsResult,
+  CreateTopicsCommand,
+  CreateTopicResult,
+  DeleteTopicResult,
+} from '../controller/controller-actor';
 import type { TopicState } from '../controller/metadata-records';
 import type { ApiHandler } from './api-handler';
 
@@ -47,5 +55,12 @@ export interface BrokerContext {
   /** Creates __consumer_offsets if missing (the first FindCoordinator for a group, as in Kafka). */
   ensureOffsetsTopic(): Promise<void>;
   /** The log dirs and each local partition's size in bytes, for DescribeLogDirs. */
-  describeLogDirs(): Promise<{ logDir: string; totalBytes: number; usableBytes: number; partitions: { topic: string; partition: number; sizeBytes: number }[] }[]>;
+  describeLogDirs(): Promise<
+    {
+      logDir: string;
+      totalBytes: number;
+      usableBytes: number;
+      partitions: { topic: string; partition: number; sizeBytes: number }[];
+    }[]
+  >;
 }

@@ -23,7 +23,10 @@ export class CloseConnection extends Error {
   }
 }
 
-interface Slot { done: boolean; response: Buffer[] | null }
+interface Slot {
+  done: boolean;
+  response: Buffer[] | null;
+}
 
 export interface ConnectionLimits {
   socketRequestMaxBytes: number;
@@ -53,7 +56,8 @@ export class Connection {
     if (limits.connectionsMaxIdleMs >= 0) {
       socket.setTimeout(limits.connectionsMaxIdleMs);
       socket.on('timeout', () => {
-        if (this.slots.length === 0) this.close(`idle for connections.max.idle.ms=${limits.connectionsMaxIdleMs}`, 'debug');
+        if (this.slots.length === 0)
+          this.close(`idle for connections.max.idle.ms=${limits.connectionsMaxIdleMs}`, 'debug');
       });
     }
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
@@ -118,7 +122,10 @@ export class Connection {
       (error: unknown) => {
         if (error instanceof CloseConnection) this.close(error.message);
         else {
-          this.log.error({ remote: this.remote, error: error instanceof Error ? error.stack : String(error) }, 'request handler failed');
+          this.log.error(
+            { remote: this.remote, error: error instanceof Error ? error.stack : String(error) },
+            'request handler failed',
+          );
           this.close('internal error while handling a request');
         }
       },

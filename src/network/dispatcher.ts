@@ -17,7 +17,10 @@ import { CloseConnection, type Connection } from './connection';
 export class Dispatcher {
   private readonly byKey = new Map<number, ApiHandler>();
 
-  constructor(handlers: ApiHandler[], private readonly broker: () => BrokerContext) {
+  constructor(
+    handlers: ApiHandler[],
+    private readonly broker: () => BrokerContext,
+  ) {
     for (const handler of handlers) this.byKey.set(handler.apiKey, handler);
   }
 
@@ -37,13 +40,17 @@ export class Dispatcher {
     if (!handler) throw new CloseConnection(`unknown or unsupported API key ${peeked.apiKey}`);
     if (peeked.apiVersion < handler.minVersion || peeked.apiVersion > handler.maxVersion) {
       if (peeked.apiKey === ApiKey.ApiVersions) return [this.apiVersionsFallback(peeked.correlationId)];
-      throw new CloseConnection(`${handler.name} v${peeked.apiVersion} outside the supported range ${handler.minVersion}-${handler.maxVersion}`);
+      throw new CloseConnection(
+        `${handler.name} v${peeked.apiVersion} outside the supported range ${handler.minVersion}-${handler.maxVersion}`,
+      );
     }
     let decoded: ReturnType<typeof decodeRequest>;
     try {
       decoded = decodeRequest(frame);
     } catch (error) {
-      throw new CloseConnection(`unparsable ${handler.name} v${peeked.apiVersion} request: ${(error as Error).message}`);
+      throw new CloseConnection(
+        `unparsable ${handler.name} v${peeked.apiVersion} request: ${(error as Error).message}`,
+      );
     }
     const request: RequestContext = {
       apiKey: peeked.apiKey,

@@ -11,12 +11,19 @@ export class KafkaServer {
   private readonly connections = new Set<Connection>();
   private readonly sockets = new Set<net.Socket>();
 
-  constructor(handleFrame: FrameHandler, limits: ConnectionLimits & { maxConnections: number }, private readonly log: Logger) {
+  constructor(
+    handleFrame: FrameHandler,
+    limits: ConnectionLimits & { maxConnections: number },
+    private readonly log: Logger,
+  ) {
     this.server = net.createServer((socket) => {
       if (this.sockets.size >= limits.maxConnections) {
         // Kafka's acceptor waits for a slot; Node cannot hold an accepted socket unread for free, so
         // the connection over max.connections is closed at once (clients reconnect with backoff).
-        log.warn({ remote: `${socket.remoteAddress}:${socket.remotePort}`, maxConnections: limits.maxConnections }, 'closing connection over max.connections');
+        log.warn(
+          { remote: `${socket.remoteAddress}:${socket.remotePort}`, maxConnections: limits.maxConnections },
+          'closing connection over max.connections',
+        );
         socket.destroy();
         return;
       }

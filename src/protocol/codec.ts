@@ -183,7 +183,15 @@ function compileStruct(fields: readonly FieldSpec[], version: number, flexible: 
     assert.ok(!byTag.has(s.tag), `${path}: duplicate tag ${s.tag}`);
     byTag.set(s.tag, s);
   }
-  const cs: CompiledStruct = { flexible, steps, wire, tagged, byTag, encode: unreachableEncoder, decode: unreachableDecoder };
+  const cs: CompiledStruct = {
+    flexible,
+    steps,
+    wire,
+    tagged,
+    byTag,
+    encode: unreachableEncoder,
+    decode: unreachableDecoder,
+  };
   cs.encode = generateEncoder(cs);
   cs.decode = generateDecoder(cs);
   return cs;
@@ -198,7 +206,8 @@ function compileField(f: FieldSpec, version: number, flexible: boolean, path: st
   if (tagged) assert.ok(flexible, `${path}: tagged at non-flexible version ${version}`);
   const nullableRange = f.nullableVersions === undefined ? null : parseVersions(f.nullableVersions);
   const nullable = nullableRange !== null && inRange(nullableRange, version);
-  const nullableEverywhere = nullableRange !== null && nullableRange.min <= versions.min && nullableRange.max >= versions.max;
+  const nullableEverywhere =
+    nullableRange !== null && nullableRange.min <= versions.min && nullableRange.max >= versions.max;
   const mode = !present ? Mode.Absent : tagged ? Mode.Tagged : Mode.Wire;
 
   let kind: Kind;
@@ -271,7 +280,10 @@ function primitiveDefault(kind: Kind, nullable: boolean): unknown {
 
 function checkedDefault(kind: Kind, d: FieldDefault, path: string): unknown {
   if (d === null) {
-    assert.ok(kind === Kind.String || kind === Kind.Bytes || kind === Kind.Records || kind === Kind.Array, `${path}: null default on a non-nullable type`);
+    assert.ok(
+      kind === Kind.String || kind === Kind.Bytes || kind === Kind.Records || kind === Kind.Array,
+      `${path}: null default on a non-nullable type`,
+    );
     return null;
   }
   switch (kind) {
@@ -540,12 +552,21 @@ const EMPTY_OBJECT: Record<string, unknown> = Object.freeze({}) as Record<string
  * Throws EncodeError on a null in a non-nullable field, RangeError on an out-of-range number,
  * Error on an invalid version.
  */
-export function encodeMessageInto<M extends MessageSpec>(w: Writer, spec: M, version: number, value: EncodeInput<MessageValue<M>>): void {
+export function encodeMessageInto<M extends MessageSpec>(
+  w: Writer,
+  spec: M,
+  version: number,
+  value: EncodeInput<MessageValue<M>>,
+): void {
   encodeStruct(w, compiled(spec, version), value as Record<string, unknown>);
 }
 
 /** Encodes `value` as a body of `spec` at `version` into a new Buffer (see encodeMessageInto). */
-export function encodeMessage<M extends MessageSpec>(spec: M, version: number, value: EncodeInput<MessageValue<M>>): Buffer {
+export function encodeMessage<M extends MessageSpec>(
+  spec: M,
+  version: number,
+  value: EncodeInput<MessageValue<M>>,
+): Buffer {
   const w = new Writer(256);
   encodeMessageInto(w, spec, version, value);
   return w.finish();
@@ -598,7 +619,11 @@ function generateEncoder(cs: CompiledStruct): StructEncoder {
   const lines: string[] = ['let x;'];
   for (const s of cs.wire) {
     const path = paths.push(s.path) - 1;
-    const onNull = s.nullable ? (flexible ? 'w.unsignedVarint(0);' : `w.${s.kind === Kind.String ? 'int16' : 'int32'}(-1);`) : `throw E(P[${path}]);`;
+    const onNull = s.nullable
+      ? flexible
+        ? 'w.unsignedVarint(0);'
+        : `w.${s.kind === Kind.String ? 'int16' : 'int32'}(-1);`
+      : `throw E(P[${path}]);`;
     lines.push(`x = v[${JSON.stringify(s.key)}];`);
     const numberWriter = NUMBER_WRITERS[s.kind];
     if (numberWriter !== undefined) {
@@ -645,9 +670,32 @@ function generateEncoder(cs: CompiledStruct): StructEncoder {
     }
   }
   if (flexible) lines.push(cs.tagged.length === 0 ? 'w.emptyTaggedFields();' : 'WT(w, CS, v);');
-  const factory = new Function('S', 'ES', 'P', 'E', 'EB', 'EA', 'O', 'WV', 'WT', 'CS', `return function encodeStruct(w, v) {\n${lines.join('\n')}\n};`);
+  const factory = new Function(
+    'S',
+    'ES',
+    'P',
+    'E',
+    'EB',
+    'EA',
+    'O',
+    'WV',
+    'WT',
+    'CS',
+    `return function encodeStruct(w, v) {\n${lines.join('\n')}\n};`,
+  );
   const nullError = (path: string): EncodeError => new EncodeError(`${path}: null in a non-nullable field`);
-  return factory(subEncoders, elemSteps, paths, nullError, EMPTY_BUFFER, EMPTY_ARRAY, EMPTY_OBJECT, writeValue, writeTaggedSection, cs) as StructEncoder;
+  return factory(
+    subEncoders,
+    elemSteps,
+    paths,
+    nullError,
+    EMPTY_BUFFER,
+    EMPTY_ARRAY,
+    EMPTY_OBJECT,
+    writeValue,
+    writeTaggedSection,
+    cs,
+  ) as StructEncoder;
 }
 
 const NUMBER_READERS: Partial<Record<Kind, string>> = {
@@ -676,9 +724,21 @@ function generateDecoder(cs: CompiledStruct): StructDecoder {
     } else if (NUMBER_READERS[s.kind] !== undefined) {
       expr = NUMBER_READERS[s.kind]!;
     } else if (s.kind === Kind.String) {
-      expr = flexible ? (s.nullable ? 'r.compactNullableString()' : 'r.compactString()') : s.nullable ? 'r.nullableString()' : 'r.string()';
+      expr = flexible
+        ? s.nullable
+          ? 'r.compactNullableString()'
+          : 'r.compactString()'
+        : s.nullable
+          ? 'r.nullableString()'
+          : 'r.string()';
     } else if (s.kind === Kind.Bytes || s.kind === Kind.Records) {
-      expr = flexible ? (s.nullable ? 'r.compactNullableBytes()' : 'r.compactBytes()') : s.nullable ? 'r.nullableBytes()' : 'r.bytes()';
+      expr = flexible
+        ? s.nullable
+          ? 'r.compactNullableBytes()'
+          : 'r.compactBytes()'
+        : s.nullable
+          ? 'r.nullableBytes()'
+          : 'r.bytes()';
     } else if (s.kind === Kind.Array) {
       expr = `RV(r, ST[${steps.push(s) - 1}], ${flexible})`;
     } else if (s.kind === Kind.Struct) {

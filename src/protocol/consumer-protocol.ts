@@ -46,7 +46,10 @@ function array<T>(r: Reader, item: () => T): T[] {
 function topicPartitions(r: Reader): Map<string, number[]> {
   const out = new Map<string, number[]>();
   for (const [topic, partitions] of array(r, () => [r.string(), array(r, () => r.int32())] as const)) {
-    out.set(topic, [...(out.get(topic) ?? []), ...partitions].sort((a, b) => a - b));
+    out.set(
+      topic,
+      [...(out.get(topic) ?? []), ...partitions].sort((a, b) => a - b),
+    );
   }
   return new Map([...out].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
@@ -84,7 +87,11 @@ export function decodeConsumerSubscription(bytes: Buffer): ConsumerSubscription 
  * Encodes a ConsumerProtocolAssignment at `version` (default 0; the layout is the same for 0-3).
  * For tests and tools that act as a group leader.
  */
-export function encodeConsumerAssignment(partitions: ReadonlyMap<string, readonly number[]>, userData: Buffer | null = null, version = 0): Buffer {
+export function encodeConsumerAssignment(
+  partitions: ReadonlyMap<string, readonly number[]>,
+  userData: Buffer | null = null,
+  version = 0,
+): Buffer {
   const parts: Buffer[] = [int16(version), int32(partitions.size)];
   for (const [topic, list] of partitions) {
     parts.push(str(topic), int32(list.length), ...list.map(int32));
@@ -95,7 +102,12 @@ export function encodeConsumerAssignment(partitions: ReadonlyMap<string, readonl
 
 /** Encodes a ConsumerProtocolSubscription v0 (topics and user data). */
 export function encodeConsumerSubscription(topics: readonly string[], userData: Buffer | null = null): Buffer {
-  return Buffer.concat([int16(0), int32(topics.length), ...topics.map(str), userData === null ? int32(-1) : Buffer.concat([int32(userData.length), userData])]);
+  return Buffer.concat([
+    int16(0),
+    int32(topics.length),
+    ...topics.map(str),
+    userData === null ? int32(-1) : Buffer.concat([int32(userData.length), userData]),
+  ]);
 }
 
 /** `topic:0,1,2 other:3`: an assignment in one line, for tables. */

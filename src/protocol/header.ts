@@ -75,7 +75,11 @@ export function decodeRequestHeader(r: Reader, headerVersion: 0 | 1 | 2): Reques
 }
 
 /** Writes a request header of `headerVersion` (no tagged fields). */
-export function encodeRequestHeader(w: Writer, header: RequestHeaderPeek & { clientId: string | null }, headerVersion: 0 | 1 | 2): void {
+export function encodeRequestHeader(
+  w: Writer,
+  header: RequestHeaderPeek & { clientId: string | null },
+  headerVersion: 0 | 1 | 2,
+): void {
   w.int16(header.apiKey);
   w.int16(header.apiVersion);
   w.int32(header.correlationId);

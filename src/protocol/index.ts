@@ -8,7 +8,14 @@
  */
 import { apiKeyName } from './api-keys';
 import { decodeMessage, encodeMessageInto, isValidVersion } from './codec';
-import { decodeRequestHeader, decodeResponseHeader, encodeRequestHeader, encodeResponseHeader, headerVersions, peekRequestHeader } from './header';
+import {
+  decodeRequestHeader,
+  decodeResponseHeader,
+  encodeRequestHeader,
+  encodeResponseHeader,
+  headerVersions,
+  peekRequestHeader,
+} from './header';
 import type { RequestHeader, RequestHeaderPeek } from './header';
 import { ProtocolError, Reader, Writer } from './primitives';
 import { apiSchemas } from './registry';
@@ -18,8 +25,25 @@ export { ApiKey, apiKeyName } from './api-keys';
 export { ErrorCode, errorName } from './error-codes';
 export type { ErrorName, ErrorCodeValue } from './error-codes';
 export { ProtocolError, Reader, Writer, ZERO_UUID } from './primitives';
-export { EncodeError, decodeMessage, decodeBuffer, encodeMessage, encodeMessageInto, defaultMessage, isFlexible, isValidVersion, precompile } from './codec';
-export { headerVersions, peekRequestHeader, decodeRequestHeader, encodeRequestHeader, encodeResponseHeader, decodeResponseHeader } from './header';
+export {
+  EncodeError,
+  decodeMessage,
+  decodeBuffer,
+  encodeMessage,
+  encodeMessageInto,
+  defaultMessage,
+  isFlexible,
+  isValidVersion,
+  precompile,
+} from './codec';
+export {
+  headerVersions,
+  peekRequestHeader,
+  decodeRequestHeader,
+  encodeRequestHeader,
+  encodeResponseHeader,
+  decodeResponseHeader,
+} from './header';
 export type { RequestHeader, RequestHeaderPeek, HeaderVersions } from './header';
 export { apiSchemas } from './registry';
 export type { ApiSchema } from './registry';
@@ -127,7 +151,12 @@ export function encodeResponse(apiKey: number, apiVersion: number, correlationId
  * As encodeResponse, but as a list of Buffers for `socket.writev`/`cork`: record sets of 16 KiB
  * or more are included by reference, not copied (the fetch path).
  */
-export function encodeResponseChunks(apiKey: number, apiVersion: number, correlationId: number, body: object): Buffer[] {
+export function encodeResponseChunks(
+  apiKey: number,
+  apiVersion: number,
+  correlationId: number,
+  body: object,
+): Buffer[] {
   return writeResponse(apiKey, apiVersion, correlationId, body).finishChunks();
 }
 
@@ -135,7 +164,13 @@ export function encodeResponseChunks(apiKey: number, apiVersion: number, correla
  * Encodes a request (int32 size, request header v1/v2, body), for tests, tools and clients.
  * Returns one Buffer including the size prefix.
  */
-export function encodeRequest(apiKey: number, apiVersion: number, correlationId: number, clientId: string | null, body: object): Buffer {
+export function encodeRequest(
+  apiKey: number,
+  apiVersion: number,
+  correlationId: number,
+  clientId: string | null,
+  body: object,
+): Buffer {
   const api = schemaFor(apiKey);
   const w = new Writer(256);
   w.int32(0);
@@ -149,7 +184,11 @@ export function encodeRequest(apiKey: number, apiVersion: number, correlationId:
  * Decodes a response frame (bytes after the size) for `apiKey`/`apiVersion`, for tests, tools and
  * clients. Throws ProtocolError on malformed input.
  */
-export function decodeResponse(apiKey: number, apiVersion: number, frame: Buffer): { correlationId: number; body: Record<string, unknown> } {
+export function decodeResponse(
+  apiKey: number,
+  apiVersion: number,
+  frame: Buffer,
+): { correlationId: number; body: Record<string, unknown> } {
   const api = schemaFor(apiKey);
   const r = new Reader(frame);
   const correlationId = decodeResponseHeader(r, headerVersions(apiKey, apiVersion).response);

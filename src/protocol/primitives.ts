@@ -54,7 +54,11 @@ export class Reader {
    * @param offset first readable index
    * @param end one past the last readable index (defaults to buf.length)
    */
-  constructor(readonly buf: Buffer, offset = 0, readonly end = buf.length) {
+  constructor(
+    readonly buf: Buffer,
+    offset = 0,
+    readonly end = buf.length,
+  ) {
     if (offset < 0 || end > buf.length || offset > end) {
       throw new ProtocolError(`bad reader bounds [${offset}, ${end}) over ${buf.length} bytes`);
     }
@@ -286,7 +290,8 @@ export class Reader {
     const n = this.int32();
     if (n === -1) return -1;
     if (n < 0) throw new ProtocolError(`negative array length ${n}`);
-    if (n > this.end - this.offset) throw new ProtocolError(`array of ${n} elements exceeds the ${this.end - this.offset} bytes left`);
+    if (n > this.end - this.offset)
+      throw new ProtocolError(`array of ${n} elements exceeds the ${this.end - this.offset} bytes left`);
     return n;
   }
 
@@ -295,7 +300,8 @@ export class Reader {
     const n = this.unsignedVarint();
     if (n === 0) return -1;
     const count = n - 1;
-    if (count > this.end - this.offset) throw new ProtocolError(`compact array of ${count} elements exceeds the ${this.end - this.offset} bytes left`);
+    if (count > this.end - this.offset)
+      throw new ProtocolError(`compact array of ${count} elements exceeds the ${this.end - this.offset} bytes left`);
     return count;
   }
 
@@ -574,7 +580,8 @@ export class Writer {
   /** Overwrites an int32 at absolute output position `at` (must lie in the first chunk). */
   patchInt32(at: number, v: number): void {
     const first = this.chunks !== null ? this.chunks[0]! : this.buf.subarray(this.chunkStart, this.pos);
-    if (this.firstIsRef || at < 0 || at + 4 > first.length) throw new RangeError(`patch at ${at} outside the first chunk`);
+    if (this.firstIsRef || at < 0 || at + 4 > first.length)
+      throw new RangeError(`patch at ${at} outside the first chunk`);
     first.writeInt32BE(v, at);
   }
 

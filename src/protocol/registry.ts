@@ -51,14 +51,20 @@ export interface ApiSchema {
 }
 
 function entry(apiKey: ApiKey, request: MessageSpec, response: MessageSpec): [number, ApiSchema] {
-  if (request.apiKey !== apiKey || response.apiKey !== apiKey) throw new Error(`table key mismatch for ${ApiKey[apiKey]}`);
-  if (request.validVersions !== response.validVersions) throw new Error(`${ApiKey[apiKey]}: request and response version ranges differ`);
-  if (request.flexibleVersions !== response.flexibleVersions) throw new Error(`${ApiKey[apiKey]}: request and response flexible ranges differ`);
+  if (request.apiKey !== apiKey || response.apiKey !== apiKey)
+    throw new Error(`table key mismatch for ${ApiKey[apiKey]}`);
+  if (request.validVersions !== response.validVersions)
+    throw new Error(`${ApiKey[apiKey]}: request and response version ranges differ`);
+  if (request.flexibleVersions !== response.flexibleVersions)
+    throw new Error(`${ApiKey[apiKey]}: request and response flexible ranges differ`);
   precompile(request);
   precompile(response);
   const range = parseVersions(request.validVersions);
   const flexible = parseVersions(request.flexibleVersions);
-  return [apiKey, { apiKey, name: ApiKey[apiKey], request, response, minVersion: range.min, maxVersion: range.max, flexible }];
+  return [
+    apiKey,
+    { apiKey, name: ApiKey[apiKey], request, response, minVersion: range.min, maxVersion: range.max, flexible },
+  ];
 }
 
 /**

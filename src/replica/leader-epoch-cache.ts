@@ -7,10 +7,17 @@ import assert from 'node:assert/strict';
 import type { FileSystem } from '../storage/file-system';
 import { readLeaderEpochCheckpoint, writeLeaderEpochCheckpoint } from '../storage/checkpoint';
 
-export interface EpochEntry { epoch: number; startOffset: number }
+export interface EpochEntry {
+  epoch: number;
+  startOffset: number;
+}
 
 export class LeaderEpochCache {
-  private constructor(private readonly fs: FileSystem, private readonly dir: string, private readonly entries: EpochEntry[]) {}
+  private constructor(
+    private readonly fs: FileSystem,
+    private readonly dir: string,
+    private readonly entries: EpochEntry[],
+  ) {}
 
   /** Loads `<dir>/leader-epoch-checkpoint` (empty when missing or unreadable: it is rebuilt as epochs are assigned). */
   static load(fs: FileSystem, dir: string): LeaderEpochCache {
@@ -45,7 +52,9 @@ export class LeaderEpochCache {
     const higher = this.entries.find((e) => e.epoch > requestedEpoch);
     if (!higher) return { leaderEpoch: -1, endOffset: -1 };
     const floor = [...this.entries].reverse().find((e) => e.epoch <= requestedEpoch);
-    return floor ? { leaderEpoch: floor.epoch, endOffset: higher.startOffset } : { leaderEpoch: requestedEpoch, endOffset: higher.startOffset };
+    return floor
+      ? { leaderEpoch: floor.epoch, endOffset: higher.startOffset }
+      : { leaderEpoch: requestedEpoch, endOffset: higher.startOffset };
   }
 
   /** A copy of the entries, oldest first. */

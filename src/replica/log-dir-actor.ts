@@ -10,11 +10,25 @@
  * request; a request is answered after the files are written), `forget` {topic, partition} (request).
  */
 import type { Actor, ActorContext, Envelope } from '../runtime/actor';
-import { readMetaProperties, readOffsetCheckpoint, writeMetaProperties, writeOffsetCheckpoint } from '../storage/checkpoint';
+import {
+  readMetaProperties,
+  readOffsetCheckpoint,
+  writeMetaProperties,
+  writeOffsetCheckpoint,
+} from '../storage/checkpoint';
 
-export interface LogDirArgs { logDir: string; clusterId: string; nodeId: number; directoryId: string }
+export interface LogDirArgs {
+  logDir: string;
+  clusterId: string;
+  nodeId: number;
+  directoryId: string;
+}
 
-interface PartitionCheckpoint { recoveryPoint: number; highWatermark: number; logStartOffset: number }
+interface PartitionCheckpoint {
+  recoveryPoint: number;
+  highWatermark: number;
+  logStartOffset: number;
+}
 
 export class LogDirActor implements Actor {
   private readonly partitions = new Map<string, PartitionCheckpoint>();
@@ -28,16 +42,28 @@ export class LogDirActor implements Actor {
     const meta = readMetaProperties(fs, `${logDir}/meta.properties`, ctx.log);
     if (meta) {
       if (meta.clusterId !== undefined && meta.clusterId !== clusterId) {
-        throw new Error(`log dir ${logDir} belongs to cluster ${meta.clusterId}, not ${clusterId}: refusing it (meta.properties)`);
+        throw new Error(
+          `log dir ${logDir} belongs to cluster ${meta.clusterId}, not ${clusterId}: refusing it (meta.properties)`,
+        );
       }
       if (meta.nodeId !== undefined && meta.nodeId !== nodeId) {
-        throw new Error(`log dir ${logDir} belongs to node ${meta.nodeId}, not ${nodeId}: refusing it (meta.properties)`);
+        throw new Error(
+          `log dir ${logDir} belongs to node ${meta.nodeId}, not ${nodeId}: refusing it (meta.properties)`,
+        );
       }
     } else {
-      writeMetaProperties(fs, `${logDir}/meta.properties`, { version: 1, clusterId, nodeId, directoryId: this.args.directoryId });
+      writeMetaProperties(fs, `${logDir}/meta.properties`, {
+        version: 1,
+        clusterId,
+        nodeId,
+        directoryId: this.args.directoryId,
+      });
     }
     // Start from what the files say so partitions that do not report again keep their entries.
-    const read = (file: string) => new Map(readOffsetCheckpoint(fs, `${logDir}/${file}`, ctx.log).map((e) => [`${e.topic} ${e.partition}`, e.offset]));
+    const read = (file: string) =>
+      new Map(
+        readOffsetCheckpoint(fs, `${logDir}/${file}`, ctx.log).map((e) => [`${e.topic} ${e.partition}`, e.offset]),
+      );
     const hw = read('replication-offset-checkpoint');
     const start = read('log-start-offset-checkpoint');
     for (const [key, recoveryPoint] of read('recovery-point-offset-checkpoint')) {
@@ -49,7 +75,11 @@ export class LogDirActor implements Actor {
     const body = envelope.body as { topic: string; partition: number } & Partial<PartitionCheckpoint>;
     const key = `${body.topic} ${body.partition}`;
     if (envelope.type === 'checkpoint') {
-      this.partitions.set(key, { recoveryPoint: body.recoveryPoint!, highWatermark: body.highWatermark!, logStartOffset: body.logStartOffset! });
+      this.partitions.set(key, {
+        recoveryPoint: body.recoveryPoint!,
+        highWatermark: body.highWatermark!,
+        logStartOffset: body.logStartOffset!,
+      });
     } else if (envelope.type === 'forget') {
       this.partitions.delete(key);
     } else {
@@ -65,10 +95,11 @@ export class LogDirActor implements Actor {
   }
 
   private writeCheckpoints(ctx: ActorContext): void {
-    const pick = (field: keyof PartitionCheckpoint) => [...this.partitions].map(([key, value]) => {
-      const split = key.lastIndexOf(' ');
-      return { topic: key.slice(0, split), partition: Number(key.slice(split + 1)), offset: value[field] };
-    });
+    const pick = (field: keyof PartitionCheckpoint) =>
+      [...this.partitions].map(([key, value]) => {
+        const split = key.lastIndexOf(' ');
+        return { topic: key.slice(0, split), partition: Number(key.slice(split + 1)), offset: value[field] };
+      });
     const { logDir } = this.args;
     writeOffsetCheckpoint(ctx.fs, `${logDir}/recovery-point-offset-checkpoint`, pick('recoveryPoint'));
     writeOffsetCheckpoint(ctx.fs, `${logDir}/replication-offset-checkpoint`, pick('highWatermark'));

@@ -10,7 +10,10 @@ import { decodeBatch } from '../protocol/record-batch/decode';
 import { codecFromName, type CompressionCodecId } from '../protocol/record-batch/compression';
 import { recompressBatch } from '../protocol/record-batch/recompress';
 
-export interface BatchRejection { errorCode: number; errorMessage: string }
+export interface BatchRejection {
+  errorCode: number;
+  errorMessage: string;
+}
 
 /**
  * @param records the partition's `records` bytes from the Produce request (null when absent)
@@ -18,14 +21,23 @@ export interface BatchRejection { errorCode: number; errorMessage: string }
  */
 export function validateProducedBatch(records: Buffer | null, maxMessageBytes: number): BatchRejection | null {
   if (records === null || records.length === 0) {
-    return { errorCode: ErrorCode.INVALID_RECORD, errorMessage: 'Produce request has no record batch for this partition' };
+    return {
+      errorCode: ErrorCode.INVALID_RECORD,
+      errorMessage: 'Produce request has no record batch for this partition',
+    };
   }
   if (records.length < L.RECORD_BATCH_OVERHEAD) {
-    return { errorCode: ErrorCode.CORRUPT_MESSAGE, errorMessage: `Record batch of ${records.length} bytes is shorter than its header` };
+    return {
+      errorCode: ErrorCode.CORRUPT_MESSAGE,
+      errorMessage: `Record batch of ${records.length} bytes is shorter than its header`,
+    };
   }
   const magic = records.readInt8(L.MAGIC);
   if (magic !== L.CURRENT_MAGIC) {
-    return { errorCode: ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT, errorMessage: `Produce requests with version 3+ must use record batch magic 2, got ${magic}` };
+    return {
+      errorCode: ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT,
+      errorMessage: `Produce requests with version 3+ must use record batch magic 2, got ${magic}`,
+    };
   }
   const declaredSize = L.LOG_OVERHEAD + records.readInt32BE(L.BATCH_LENGTH);
   if (declaredSize > maxMessageBytes || records.length > maxMessageBytes) {
@@ -39,7 +51,10 @@ export function validateProducedBatch(records: Buffer | null, maxMessageBytes: n
     return { errorCode: ErrorCode.CORRUPT_MESSAGE, errorMessage: `Record batch is corrupt: ${checked}` };
   }
   if (checked !== records.length) {
-    return { errorCode: ErrorCode.INVALID_RECORD, errorMessage: 'Produce requests with version 3+ must contain exactly one record batch per partition' };
+    return {
+      errorCode: ErrorCode.INVALID_RECORD,
+      errorMessage: 'Produce requests with version 3+ must contain exactly one record batch per partition',
+    };
   }
   if (records.readBigInt64BE(L.BASE_OFFSET) !== 0n) {
     return { errorCode: ErrorCode.INVALID_RECORD, errorMessage: 'The baseOffset of a produced record batch must be 0' };
@@ -47,18 +62,27 @@ export function validateProducedBatch(records: Buffer | null, maxMessageBytes: n
   const count = records.readInt32BE(L.RECORDS_COUNT);
   const lastOffsetDelta = records.readInt32BE(L.LAST_OFFSET_DELTA);
   if (count <= 0 || lastOffsetDelta !== count - 1) {
-    return { errorCode: ErrorCode.INVALID_RECORD, errorMessage: `Record batch has recordsCount ${count} and lastOffsetDelta ${lastOffsetDelta}` };
+    return {
+      errorCode: ErrorCode.INVALID_RECORD,
+      errorMessage: `Record batch has recordsCount ${count} and lastOffsetDelta ${lastOffsetDelta}`,
+    };
   }
   const attributes = records.readInt16BE(L.ATTRIBUTES);
   if (attributes & L.CONTROL_FLAG_MASK) {
     return { errorCode: ErrorCode.INVALID_RECORD, errorMessage: 'Clients may not write control batches' };
   }
   if ((attributes & L.COMPRESSION_CODEC_MASK) > 4) {
-    return { errorCode: ErrorCode.CORRUPT_MESSAGE, errorMessage: `Unknown compression codec ${attributes & L.COMPRESSION_CODEC_MASK}` };
+    return {
+      errorCode: ErrorCode.CORRUPT_MESSAGE,
+      errorMessage: `Unknown compression codec ${attributes & L.COMPRESSION_CODEC_MASK}`,
+    };
   }
   const producerId = records.readBigInt64BE(L.PRODUCER_ID);
   if (producerId >= 0n && records.readInt32BE(L.BASE_SEQUENCE) < 0) {
-    return { errorCode: ErrorCode.INVALID_RECORD, errorMessage: 'Idempotent record batch has a negative base sequence' };
+    return {
+      errorCode: ErrorCode.INVALID_RECORD,
+      errorMessage: 'Idempotent record batch has a negative base sequence',
+    };
   }
   return null;
 }
@@ -67,10 +91,15 @@ export function validateProducedBatch(records: Buffer | null, maxMessageBytes: n
  * One record a Produce partition refuses: its index in the batch (0-based) and why (Kafka's
  * RecordErrors in the Produce response, KIP-467: BatchIndex, BatchIndexErrorMessage).
  */
-export interface RecordError { batchIndex: number; batchIndexErrorMessage: string | null }
+export interface RecordError {
+  batchIndex: number;
+  batchIndexErrorMessage: string | null;
+}
 
 /** A rejection that names the offending records (Kafka's RecordValidationException). */
-export interface RecordsRejection extends BatchRejection { recordErrors: RecordError[] }
+export interface RecordsRejection extends BatchRejection {
+  recordErrors: RecordError[];
+}
 
 /**
  * CreateTime bounds (KIP-937 / Kafka 4's message.timestamp.before.max.ms and after.max.ms): a batch
@@ -81,9 +110,18 @@ export interface RecordsRejection extends BatchRejection { recordErrors: RecordE
  * to name every offending record as Kafka's LogValidator does (record errors with batch index and
  * Kafka's wording; none when the batch cannot be decoded). Returns a rejection, or null.
  */
-export function createTimeOutOfBounds(batch: Buffer, nowMs: number, beforeMaxMs: number, afterMaxMs: number): RecordsRejection | null {
-  const outOfRange = (timestamp: number): boolean => timestamp >= 0 && (nowMs - timestamp > beforeMaxMs || timestamp - nowMs > afterMaxMs);
-  const headerTimestamps = [Number(batch.readBigInt64BE(L.BASE_TIMESTAMP)), Number(batch.readBigInt64BE(L.MAX_TIMESTAMP))];
+export function createTimeOutOfBounds(
+  batch: Buffer,
+  nowMs: number,
+  beforeMaxMs: number,
+  afterMaxMs: number,
+): RecordsRejection | null {
+  const outOfRange = (timestamp: number): boolean =>
+    timestamp >= 0 && (nowMs - timestamp > beforeMaxMs || timestamp - nowMs > afterMaxMs);
+  const headerTimestamps = [
+    Number(batch.readBigInt64BE(L.BASE_TIMESTAMP)),
+    Number(batch.readBigInt64BE(L.MAX_TIMESTAMP)),
+  ];
   if (!headerTimestamps.some(outOfRange)) return null;
   const errorMessage = 'One or more records have been rejected due to invalid timestamp';
   let records;
@@ -98,7 +136,10 @@ export function createTimeOutOfBounds(batch: Buffer, nowMs: number, beforeMaxMs:
   const recordErrors: RecordError[] = [];
   records.forEach((r, batchIndex) => {
     if (outOfRange(r.timestamp)) {
-      recordErrors.push({ batchIndex, batchIndexErrorMessage: `Timestamp ${r.timestamp} of message with offset ${r.offset} is out of range. The timestamp should be within ${window}` });
+      recordErrors.push({
+        batchIndex,
+        batchIndexErrorMessage: `Timestamp ${r.timestamp} of message with offset ${r.offset} is out of range. The timestamp should be within ${window}`,
+      });
     }
   });
   return { errorCode: ErrorCode.INVALID_TIMESTAMP, errorMessage, recordErrors };
@@ -119,13 +160,22 @@ export function keylessRecordRejection(batch: Buffer, topicPartition: string): R
   try {
     records = decodeBatch(batch).records;
   } catch (error) {
-    return { errorCode: ErrorCode.CORRUPT_MESSAGE, errorMessage: `Record batch is corrupt: ${(error as Error).message}`, recordErrors: [] };
+    return {
+      errorCode: ErrorCode.CORRUPT_MESSAGE,
+      errorMessage: `Record batch is corrupt: ${(error as Error).message}`,
+      recordErrors: [],
+    };
   }
   const message = `Compacted topic cannot accept message without key in topic partition ${topicPartition}`;
-  const recordErrors = records.flatMap((r, batchIndex): RecordError[] => (r.key === null ? [{ batchIndex, batchIndexErrorMessage: message }] : []));
+  const recordErrors = records.flatMap((r, batchIndex): RecordError[] =>
+    r.key === null ? [{ batchIndex, batchIndexErrorMessage: message }] : [],
+  );
   if (recordErrors.length === 0) return null;
   // Kafka's summary of a RecordValidationException (the first three record errors).
-  const shown = recordErrors.slice(0, 3).map((e) => `RecordError(batchIndex=${e.batchIndex}, message='${e.batchIndexErrorMessage}')`).join(', ');
+  const shown = recordErrors
+    .slice(0, 3)
+    .map((e) => `RecordError(batchIndex=${e.batchIndex}, message='${e.batchIndexErrorMessage}')`)
+    .join(', ');
   return {
     errorCode: ErrorCode.INVALID_RECORD,
     errorMessage: `One or more records have been rejected due to ${recordErrors.length} record errors in total, and only showing the first three errors at most: [${shown}]`,
@@ -154,15 +204,26 @@ export function toTopicCompression(batch: Buffer, topic: TopicCompression): Buff
   if (topic.compressionType === 'producer') return batch;
   const codec: CompressionCodecId = topic.compressionType === 'uncompressed' ? 0 : codecFromName(topic.compressionType);
   if ((batch.readInt16BE(L.ATTRIBUTES) & L.COMPRESSION_CODEC_MASK) === codec) return batch;
-  const level = topic.compressionType === 'gzip' ? topic.compressionGzipLevel : topic.compressionType === 'zstd' ? topic.compressionZstdLevel : undefined;
+  const level =
+    topic.compressionType === 'gzip'
+      ? topic.compressionGzipLevel
+      : topic.compressionType === 'zstd'
+        ? topic.compressionZstdLevel
+        : undefined;
   let rewritten: Buffer;
   try {
     rewritten = recompressBatch(batch, codec, level);
   } catch (error) {
-    return { errorCode: ErrorCode.CORRUPT_MESSAGE, errorMessage: `Record batch is corrupt: ${(error as Error).message}` };
+    return {
+      errorCode: ErrorCode.CORRUPT_MESSAGE,
+      errorMessage: `Record batch is corrupt: ${(error as Error).message}`,
+    };
   }
   if (rewritten.length > topic.maxMessageBytes) {
-    return { errorCode: ErrorCode.MESSAGE_TOO_LARGE, errorMessage: `The record batch is ${rewritten.length} bytes once written as ${topic.compressionType}, larger than max.message.bytes ${topic.maxMessageBytes}` };
+    return {
+      errorCode: ErrorCode.MESSAGE_TOO_LARGE,
+      errorMessage: `The record batch is ${rewritten.length} bytes once written as ${topic.compressionType}, larger than max.message.bytes ${topic.maxMessageBytes}`,
+    };
   }
   return rewritten;
 }

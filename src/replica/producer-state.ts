@@ -15,8 +15,16 @@ import { ErrorCode } from '../protocol/error-codes';
 export const BATCHES_TO_RETAIN = 5;
 
 /** An appended batch: its sequence range, base offset, and max timestamp (ms, as stored: after LogAppendTime stamping). */
-interface BatchMetadata { firstSeq: number; lastSeq: number; baseOffset: number; maxTimestampMs: number }
-interface ProducerEntry { epoch: number; batches: BatchMetadata[] }
+interface BatchMetadata {
+  firstSeq: number;
+  lastSeq: number;
+  baseOffset: number;
+  maxTimestampMs: number;
+}
+interface ProducerEntry {
+  epoch: number;
+  batches: BatchMetadata[];
+}
 
 export type SequenceCheck =
   | { kind: 'append' }
@@ -36,23 +44,44 @@ export class ProducerStateTable {
     const entry = this.producers.get(producerId);
     if (!entry) return { kind: 'append' };
     if (epoch < entry.epoch) {
-      return { kind: 'error', errorCode: ErrorCode.INVALID_PRODUCER_EPOCH, errorMessage: `Epoch ${epoch} of producer ${producerId} is older than the current epoch ${entry.epoch}` };
+      return {
+        kind: 'error',
+        errorCode: ErrorCode.INVALID_PRODUCER_EPOCH,
+        errorMessage: `Epoch ${epoch} of producer ${producerId} is older than the current epoch ${entry.epoch}`,
+      };
     }
     if (epoch > entry.epoch) {
-      return firstSeq === 0 ? { kind: 'append' }
-        : { kind: 'error', errorCode: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, errorMessage: `A new epoch ${epoch} of producer ${producerId} must start at sequence 0, got ${firstSeq}` };
+      return firstSeq === 0
+        ? { kind: 'append' }
+        : {
+            kind: 'error',
+            errorCode: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+            errorMessage: `A new epoch ${epoch} of producer ${producerId} must start at sequence 0, got ${firstSeq}`,
+          };
     }
     const duplicate = entry.batches.find((b) => b.firstSeq === firstSeq && b.lastSeq === lastSeq);
-    if (duplicate) return { kind: 'duplicate', baseOffset: duplicate.baseOffset, maxTimestampMs: duplicate.maxTimestampMs };
+    if (duplicate)
+      return { kind: 'duplicate', baseOffset: duplicate.baseOffset, maxTimestampMs: duplicate.maxTimestampMs };
     const last = entry.batches[entry.batches.length - 1];
     if (last && firstSeq !== nextSeq(last.lastSeq)) {
-      return { kind: 'error', errorCode: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, errorMessage: `Out of order sequence number for producer ${producerId}: ${firstSeq} (incoming seq. number), ${last.lastSeq} (current end sequence number)` };
+      return {
+        kind: 'error',
+        errorCode: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+        errorMessage: `Out of order sequence number for producer ${producerId}: ${firstSeq} (incoming seq. number), ${last.lastSeq} (current end sequence number)`,
+      };
     }
     return { kind: 'append' };
   }
 
   /** Records an appended batch (after {@link check} said append); `maxTimestampMs` is the batch's stored maxTimestamp. */
-  update(producerId: number, epoch: number, firstSeq: number, lastSeq: number, baseOffset: number, maxTimestampMs: number): void {
+  update(
+    producerId: number,
+    epoch: number,
+    firstSeq: number,
+    lastSeq: number,
+    baseOffset: number,
+    maxTimestampMs: number,
+  ): void {
     let entry = this.producers.get(producerId);
     if (!entry || entry.epoch !== epoch) {
       entry = { epoch, batches: [] };

@@ -37,7 +37,12 @@ import { Log } from '../storage/log';
 import { cleanLog, planCleaning, type CleanerConfig } from '../storage/log-cleaner';
 import { readOffsetCheckpoint, readPartitionMetadata, writePartitionMetadata } from '../storage/checkpoint';
 import type { ReplicaLogConfig } from '../config/topic-config';
-import { createTimeOutOfBounds, keylessRecordRejection, toTopicCompression, validateProducedBatch } from './produce-validation';
+import {
+  createTimeOutOfBounds,
+  keylessRecordRejection,
+  toTopicCompression,
+  validateProducedBatch,
+} from './produce-validation';
 import type { RecordError } from './produce-validation';
 import { LeaderEpochCache } from './leader-epoch-cache';
 import { ProducerStateTable } from './producer-state';
@@ -67,14 +72,44 @@ export interface ReplicaArgs {
  * A partition's Produce answer. `logStartOffset` is -1 for the errors Kafka answers without log
  * information (MESSAGE_TOO_LARGE, CORRUPT_MESSAGE); `recordErrors` names refused records (KIP-467).
  */
-export interface ProduceReply { errorCode: number; errorMessage: string | null; baseOffset: number; logAppendTimeMs: number; logStartOffset: number; recordErrors: RecordError[] }
-export interface FetchReply { errorCode: number; highWatermark: number; lastStableOffset: number; logStartOffset: number; records: Buffer | null }
-export interface ListOffsetReply { errorCode: number; offset: number; timestamp: number; leaderEpoch: number }
+export interface ProduceReply {
+  errorCode: number;
+  errorMessage: string | null;
+  baseOffset: number;
+  logAppendTimeMs: number;
+  logStartOffset: number;
+  recordErrors: RecordError[];
+}
+export interface FetchReply {
+  errorCode: number;
+  highWatermark: number;
+  lastStableOffset: number;
+  logStartOffset: number;
+  records: Buffer | null;
+}
+export interface ListOffsetReply {
+  errorCode: number;
+  offset: number;
+  timestamp: number;
+  leaderEpoch: number;
+}
 
-interface PendingProduce { requiredOffset: number; envelope: Envelope; reply: ProduceReply; timer: TimerHandle }
-interface PendingWatch { fetchOffset: number; envelope: Envelope; timer: TimerHandle }
+interface PendingProduce {
+  requiredOffset: number;
+  envelope: Envelope;
+  reply: ProduceReply;
+  timer: TimerHandle;
+}
+interface PendingWatch {
+  fetchOffset: number;
+  envelope: Envelope;
+  timer: TimerHandle;
+}
 /** A read parked until the HW reaches `requiredHw`; `run` handles it again then (without parking). */
-interface DeferredRead { requiredHw: number; run: () => void }
+interface DeferredRead {
+  requiredHw: number;
+  run: () => void;
+}
 
 export class ReplicaActor implements Actor {
   private log!: Log;
@@ -112,21 +147,32 @@ export class ReplicaActor implements Actor {
 
   start(ctx: ActorContext): void {
     const { fs } = ctx;
-    const existingTopicId = fs.exists(this.dir) ? readPartitionMetadata(fs, `${this.dir}/partition.metadata`, ctx.log)?.topicId ?? null : null;
+    const existingTopicId = fs.exists(this.dir)
+      ? (readPartitionMetadata(fs, `${this.dir}/partition.metadata`, ctx.log)?.topicId ?? null)
+      : null;
     if (existingTopicId !== null && existingTopicId !== this.args.topicId) {
-      ctx.log.warn({ dir: this.dir, existingTopicId, topicId: this.args.topicId }, 'partition directory belongs to a deleted topic of the same name; removing it');
+      ctx.log.warn(
+        { dir: this.dir, existingTopicId, topicId: this.args.topicId },
+        'partition directory belongs to a deleted topic of the same name; removing it',
+      );
       fs.rmrf(this.dir);
     }
-    const checkpointed = (file: string) => readOffsetCheckpoint(fs, `${this.args.logDir}/${file}`, ctx.log)
-      .find((c) => c.topic === this.args.topic && c.partition === this.args.partition)?.offset;
+    const checkpointed = (file: string) =>
+      readOffsetCheckpoint(fs, `${this.args.logDir}/${file}`, ctx.log).find(
+        (c) => c.topic === this.args.topic && c.partition === this.args.partition,
+      )?.offset;
     this.log = Log.open({
-      fs, dir: this.dir, logger: ctx.log, clock: ctx.clock,
+      fs,
+      dir: this.dir,
+      logger: ctx.log,
+      clock: ctx.clock,
       recoveryPoint: checkpointed('recovery-point-offset-checkpoint') ?? 0,
       logStartOffset: checkpointed('log-start-offset-checkpoint'),
       config: this.logConfig(),
       compacted: this.args.config.compactEnabled,
     });
-    if (existingTopicId === null) writePartitionMetadata(fs, `${this.dir}/partition.metadata`, { topicId: this.args.topicId });
+    if (existingTopicId === null)
+      writePartitionMetadata(fs, `${this.dir}/partition.metadata`, { topicId: this.args.topicId });
     this.epochs = LeaderEpochCache.load(fs, this.dir);
     this.epochs.assign(this.args.leaderEpoch, this.log.logEndOffset);
     // Whatever survived in the page cache is made durable before it becomes visible: after a restart the
@@ -137,7 +183,15 @@ export class ReplicaActor implements Actor {
     this.retentionTimer = ctx.timers.setTimeout(() => this.retentionTick(ctx), this.args.retentionCheckIntervalMs);
     if (this.args.config.flushMs !== null) this.scheduleTimedFlush(ctx);
     this.scheduleCleaner(ctx);
-    ctx.log.info({ dir: this.dir, logStartOffset: this.log.logStartOffset, logEndOffset: this.log.logEndOffset, leaderEpoch: this.args.leaderEpoch }, 'replica started as leader');
+    ctx.log.info(
+      {
+        dir: this.dir,
+        logStartOffset: this.log.logStartOffset,
+        logEndOffset: this.log.logEndOffset,
+        leaderEpoch: this.args.leaderEpoch,
+      },
+      'replica started as leader',
+    );
   }
 
   receive(envelope: Envelope, ctx: ActorContext): void | Promise<void> {
@@ -157,12 +211,19 @@ export class ReplicaActor implements Actor {
       case 'delete-records':
         return this.deleteRecords(envelope, ctx);
       case 'offset-for-epoch':
-        ctx.reply(envelope, this.epochs.endOffsetFor((envelope.body as { leaderEpoch: number }).leaderEpoch, this.log.logEndOffset));
+        ctx.reply(
+          envelope,
+          this.epochs.endOffsetFor((envelope.body as { leaderEpoch: number }).leaderEpoch, this.log.logEndOffset),
+        );
         return;
       case 'describe':
         ctx.reply(envelope, {
-          sizeBytes: this.log.sizeBytes, logStartOffset: this.log.logStartOffset, logEndOffset: this.log.logEndOffset, highWatermark: this.highWatermark,
-          firstDirtyOffset: this.log.firstDirtyOffset, cleaner: { passes: this.cleanerPasses, running: this.cleaning, last: this.lastCleaning },
+          sizeBytes: this.log.sizeBytes,
+          logStartOffset: this.log.logStartOffset,
+          logEndOffset: this.log.logEndOffset,
+          highWatermark: this.highWatermark,
+          firstDirtyOffset: this.log.firstDirtyOffset,
+          cleaner: { passes: this.cleanerPasses, running: this.cleaning, last: this.lastCleaning },
         });
         return;
       default:
@@ -197,14 +258,23 @@ export class ReplicaActor implements Actor {
     }
     const { config } = this.args;
     if (acks === -1 && this.args.isr.length < config.minInsyncReplicas) {
-      ctx.reply(envelope, this.produceReply(ErrorCode.NOT_ENOUGH_REPLICAS,
-        `The size of the current ISR ${this.args.isr.length} is insufficient to satisfy the min.isr requirement of ${config.minInsyncReplicas}`, -1));
+      ctx.reply(
+        envelope,
+        this.produceReply(
+          ErrorCode.NOT_ENOUGH_REPLICAS,
+          `The size of the current ISR ${this.args.isr.length} is insufficient to satisfy the min.isr requirement of ${config.minInsyncReplicas}`,
+          -1,
+        ),
+      );
       return;
     }
     if (config.compactEnabled) {
       const keyless = keylessRecordRejection(records!, `${this.args.topic}-${this.args.partition}`);
       if (keyless) {
-        ctx.reply(envelope, { ...this.produceReply(keyless.errorCode, keyless.errorMessage, -1), recordErrors: keyless.recordErrors });
+        ctx.reply(envelope, {
+          ...this.produceReply(keyless.errorCode, keyless.errorMessage, -1),
+          recordErrors: keyless.recordErrors,
+        });
         return;
       }
     }
@@ -221,9 +291,17 @@ export class ReplicaActor implements Actor {
       stampLogAppendTime(batch, nowMs);
       logAppendTimeMs = nowMs;
     } else {
-      const invalid = createTimeOutOfBounds(batch, nowMs, config.messageTimestampBeforeMaxMs, config.messageTimestampAfterMaxMs);
+      const invalid = createTimeOutOfBounds(
+        batch,
+        nowMs,
+        config.messageTimestampBeforeMaxMs,
+        config.messageTimestampAfterMaxMs,
+      );
       if (invalid) {
-        ctx.reply(envelope, { ...this.produceReply(invalid.errorCode, invalid.errorMessage, -1), recordErrors: invalid.recordErrors });
+        ctx.reply(envelope, {
+          ...this.produceReply(invalid.errorCode, invalid.errorMessage, -1),
+          recordErrors: invalid.recordErrors,
+        });
         return;
       }
     }
@@ -240,12 +318,27 @@ export class ReplicaActor implements Actor {
       if (check.kind === 'duplicate') {
         // A retry of a batch already in the log: answer with its original offset, and with its
         // max timestamp as logAppendTimeMs (Kafka answers from its cached BatchMetadata).
-        this.replyWhenCovered(envelope, ctx, acks, timeoutMs, check.baseOffset + batch.readInt32BE(L.LAST_OFFSET_DELTA), { ...this.produceReply(ErrorCode.NONE, null, check.baseOffset), logAppendTimeMs: check.maxTimestampMs });
+        this.replyWhenCovered(
+          envelope,
+          ctx,
+          acks,
+          timeoutMs,
+          check.baseOffset + batch.readInt32BE(L.LAST_OFFSET_DELTA),
+          { ...this.produceReply(ErrorCode.NONE, null, check.baseOffset), logAppendTimeMs: check.maxTimestampMs },
+        );
         return;
       }
     }
     const { baseOffset, lastOffset } = this.log.append(batch, this.args.leaderEpoch);
-    if (producerId >= 0) this.producerStates.update(producerId, producerEpoch, firstSeq, lastSeq, baseOffset, Number(batch.readBigInt64BE(L.MAX_TIMESTAMP)));
+    if (producerId >= 0)
+      this.producerStates.update(
+        producerId,
+        producerEpoch,
+        firstSeq,
+        lastSeq,
+        baseOffset,
+        Number(batch.readBigInt64BE(L.MAX_TIMESTAMP)),
+      );
     this.appendedMessages += recordsCountOf(batch);
     const reply = { ...this.produceReply(ErrorCode.NONE, null, baseOffset), logAppendTimeMs };
     if (this.appendedMessages - this.flushedMessages >= config.flushMessages) this.flush(ctx);
@@ -255,7 +348,14 @@ export class ReplicaActor implements Actor {
   }
 
   /** acks=0/1 answer now; acks=all waits in the purgatory until the HW passes `lastOffset`. */
-  private replyWhenCovered(envelope: Envelope, ctx: ActorContext, acks: number, timeoutMs: number, lastOffset: number, reply: ProduceReply): void {
+  private replyWhenCovered(
+    envelope: Envelope,
+    ctx: ActorContext,
+    acks: number,
+    timeoutMs: number,
+    lastOffset: number,
+    reply: ProduceReply,
+  ): void {
     if (acks !== -1 || this.highWatermark > lastOffset) {
       ctx.reply(envelope, reply);
       return;
@@ -267,33 +367,67 @@ export class ReplicaActor implements Actor {
   private produceReply(errorCode: number, errorMessage: string | null, baseOffset: number): ProduceReply {
     // Kafka answers these without consulting the log (LogAppendInfo.UNKNOWN_LOG_APPEND_INFO).
     const withoutLog = errorCode === ErrorCode.MESSAGE_TOO_LARGE || errorCode === ErrorCode.CORRUPT_MESSAGE;
-    return { errorCode, errorMessage, baseOffset, logAppendTimeMs: -1, logStartOffset: withoutLog ? -1 : this.log.logStartOffset, recordErrors: [] };
+    return {
+      errorCode,
+      errorMessage,
+      baseOffset,
+      logAppendTimeMs: -1,
+      logStartOffset: withoutLog ? -1 : this.log.logStartOffset,
+      recordErrors: [],
+    };
   }
 
   private expireProduce(envelope: Envelope, ctx: ActorContext): void {
     const index = this.pendingProduces.findIndex((p) => p.envelope === envelope);
     if (index < 0) return;
     const [pending] = this.pendingProduces.splice(index, 1);
-    ctx.reply(envelope, { ...pending!.reply, errorCode: ErrorCode.REQUEST_TIMED_OUT, errorMessage: 'acks=all produce timed out waiting for the high watermark' });
+    ctx.reply(envelope, {
+      ...pending!.reply,
+      errorCode: ErrorCode.REQUEST_TIMED_OUT,
+      errorMessage: 'acks=all produce timed out waiting for the high watermark',
+    });
   }
 
   private fetch(envelope: Envelope, ctx: ActorContext, mayDefer = true): void {
-    const { fetchOffset, maxBytes, minOneBatch } = envelope.body as { fetchOffset: number; maxBytes: number; minOneBatch: boolean };
-    const base = { highWatermark: this.highWatermark, lastStableOffset: this.highWatermark, logStartOffset: this.log.logStartOffset };
+    const { fetchOffset, maxBytes, minOneBatch } = envelope.body as {
+      fetchOffset: number;
+      maxBytes: number;
+      minOneBatch: boolean;
+    };
+    const base = {
+      highWatermark: this.highWatermark,
+      lastStableOffset: this.highWatermark,
+      logStartOffset: this.log.logStartOffset,
+    };
     // Kafka: below the log start or past the LEO is out of range; between the HW and the LEO is empty.
     if (fetchOffset < this.log.logStartOffset || fetchOffset > this.log.logEndOffset) {
       // Kafka's error partition response carries no offsets: HW, LSO and log start are -1.
-      ctx.reply(envelope, { highWatermark: -1, lastStableOffset: -1, logStartOffset: -1, errorCode: ErrorCode.OFFSET_OUT_OF_RANGE, records: null } satisfies FetchReply);
+      ctx.reply(envelope, {
+        highWatermark: -1,
+        lastStableOffset: -1,
+        logStartOffset: -1,
+        errorCode: ErrorCode.OFFSET_OUT_OF_RANGE,
+        records: null,
+      } satisfies FetchReply);
       return;
     }
     if (fetchOffset >= this.highWatermark) {
-      if (mayDefer && fetchOffset < this.log.logEndOffset && this.deferUntilFlushed(ctx, () => this.fetch(envelope, ctx, false))) return;
+      if (
+        mayDefer &&
+        fetchOffset < this.log.logEndOffset &&
+        this.deferUntilFlushed(ctx, () => this.fetch(envelope, ctx, false))
+      )
+        return;
       ctx.reply(envelope, { ...base, errorCode: ErrorCode.NONE, records: null } satisfies FetchReply);
       return;
     }
     const result = this.log.read(fetchOffset, maxBytes, this.highWatermark, minOneBatch);
     assert.equal(result.kind, 'ok', 'an offset between the log start and the HW is readable');
-    ctx.reply(envelope, { ...base, errorCode: ErrorCode.NONE, records: result.kind === 'ok' ? result.records : null } satisfies FetchReply);
+    ctx.reply(envelope, {
+      ...base,
+      errorCode: ErrorCode.NONE,
+      records: result.kind === 'ok' ? result.records : null,
+    } satisfies FetchReply);
   }
 
   private watch(envelope: Envelope, ctx: ActorContext): void {
@@ -302,30 +436,57 @@ export class ReplicaActor implements Actor {
       ctx.reply(envelope, { ready: true });
       return;
     }
-    const timer = ctx.timers.setTimeout(() => {
-      const index = this.pendingWatches.findIndex((w) => w.envelope === envelope);
-      if (index >= 0) this.pendingWatches.splice(index, 1);
-      ctx.reply(envelope, { ready: false });
-    }, Math.max(0, maxWaitMs));
+    const timer = ctx.timers.setTimeout(
+      () => {
+        const index = this.pendingWatches.findIndex((w) => w.envelope === envelope);
+        if (index >= 0) this.pendingWatches.splice(index, 1);
+        ctx.reply(envelope, { ready: false });
+      },
+      Math.max(0, maxWaitMs),
+    );
     this.pendingWatches.push({ fetchOffset, envelope, timer });
   }
 
   private listOffsets(envelope: Envelope, ctx: ActorContext, mayDefer = true): void {
     const { timestamp } = envelope.body as { timestamp: number };
     const leaderEpoch = this.args.leaderEpoch;
-    if (mayDefer && timestamp !== -2 && this.deferUntilFlushed(ctx, () => this.listOffsets(envelope, ctx, false))) return;
+    if (mayDefer && timestamp !== -2 && this.deferUntilFlushed(ctx, () => this.listOffsets(envelope, ctx, false)))
+      return;
     if (timestamp === -2) {
-      ctx.reply(envelope, { errorCode: ErrorCode.NONE, offset: this.log.logStartOffset, timestamp: -1, leaderEpoch } satisfies ListOffsetReply);
+      ctx.reply(envelope, {
+        errorCode: ErrorCode.NONE,
+        offset: this.log.logStartOffset,
+        timestamp: -1,
+        leaderEpoch,
+      } satisfies ListOffsetReply);
     } else if (timestamp === -1) {
-      ctx.reply(envelope, { errorCode: ErrorCode.NONE, offset: this.highWatermark, timestamp: -1, leaderEpoch } satisfies ListOffsetReply);
+      ctx.reply(envelope, {
+        errorCode: ErrorCode.NONE,
+        offset: this.highWatermark,
+        timestamp: -1,
+        leaderEpoch,
+      } satisfies ListOffsetReply);
     } else if (timestamp === -3 || timestamp >= 0) {
       // -3: the record with the largest timestamp (KIP-734); >= 0: the first record at or after it (KIP-79).
       const found = timestamp === -3 ? this.log.maxTimestampOffset() : this.log.offsetForTimestamp(timestamp);
-      ctx.reply(envelope, found === null || found.offset >= this.highWatermark
-        ? { errorCode: ErrorCode.NONE, offset: -1, timestamp: -1, leaderEpoch: -1 }
-        : { errorCode: ErrorCode.NONE, offset: found.offset, timestamp: found.timestamp, leaderEpoch } satisfies ListOffsetReply);
+      ctx.reply(
+        envelope,
+        found === null || found.offset >= this.highWatermark
+          ? { errorCode: ErrorCode.NONE, offset: -1, timestamp: -1, leaderEpoch: -1 }
+          : ({
+              errorCode: ErrorCode.NONE,
+              offset: found.offset,
+              timestamp: found.timestamp,
+              leaderEpoch,
+            } satisfies ListOffsetReply),
+      );
     } else {
-      ctx.reply(envelope, { errorCode: ErrorCode.INVALID_REQUEST, offset: -1, timestamp: -1, leaderEpoch: -1 } satisfies ListOffsetReply);
+      ctx.reply(envelope, {
+        errorCode: ErrorCode.INVALID_REQUEST,
+        offset: -1,
+        timestamp: -1,
+        leaderEpoch: -1,
+      } satisfies ListOffsetReply);
     }
   }
 
@@ -342,7 +503,12 @@ export class ReplicaActor implements Actor {
     this.log.delete();
     this.log = undefined as unknown as Log;
     try {
-      await ctx.request(this.args.logDirActor, 'forget', { topic: this.args.topic, partition: this.args.partition }, 5000);
+      await ctx.request(
+        this.args.logDirActor,
+        'forget',
+        { topic: this.args.topic, partition: this.args.partition },
+        5000,
+      );
     } catch (error) {
       ctx.log.warn({ error: String(error) }, 'log-dir actor did not confirm forgetting a deleted partition');
     }
@@ -381,7 +547,8 @@ export class ReplicaActor implements Actor {
       ctx.reply(envelope, { errorCode: ErrorCode.OFFSET_OUT_OF_RANGE, lowWatermark: -1 });
       return;
     }
-    const lowWatermark = offset > this.log.logStartOffset ? this.log.deleteRecordsBefore(offset) : this.log.logStartOffset;
+    const lowWatermark =
+      offset > this.log.logStartOffset ? this.log.deleteRecordsBefore(offset) : this.log.logStartOffset;
     this.checkpointSoon(ctx);
     ctx.reply(envelope, { errorCode: ErrorCode.NONE, lowWatermark });
   }
@@ -392,9 +559,23 @@ export class ReplicaActor implements Actor {
     const { config } = this.args;
     if (config.deleteEnabled && (config.retentionMs >= 0 || config.retentionBytes >= 0)) {
       const before = this.log.logStartOffset;
-      const result = this.log.deleteRetentionSegments(ctx.clock.nowMs(), config.retentionMs, config.retentionBytes, this.highWatermark);
+      const result = this.log.deleteRetentionSegments(
+        ctx.clock.nowMs(),
+        config.retentionMs,
+        config.retentionBytes,
+        this.highWatermark,
+      );
       if (result.deletedSegments > 0) {
-        ctx.log.info({ topic: this.args.topic, partition: this.args.partition, deletedSegments: result.deletedSegments, logStartOffset: result.logStartOffset, previousLogStartOffset: before }, 'retention deleted segments');
+        ctx.log.info(
+          {
+            topic: this.args.topic,
+            partition: this.args.partition,
+            deletedSegments: result.deletedSegments,
+            logStartOffset: result.logStartOffset,
+            previousLogStartOffset: before,
+          },
+          'retention deleted segments',
+        );
         this.checkpointSoon(ctx);
       }
     }
@@ -405,12 +586,15 @@ export class ReplicaActor implements Actor {
   private scheduleCleaner(ctx: ActorContext): void {
     const { config } = this.args;
     if (this.cleanerTimer !== null || !config.compactEnabled || !config.cleanerEnable) return;
-    this.cleanerTimer = ctx.timers.setTimeout(() => {
-      this.cleanerTimer = null;
-      if (!this.log) return;
-      this.cleanerTick(ctx);
-      this.scheduleCleaner(ctx);
-    }, Math.max(1, config.cleanerBackoffMs));
+    this.cleanerTimer = ctx.timers.setTimeout(
+      () => {
+        this.cleanerTimer = null;
+        if (!this.log) return;
+        this.cleanerTick(ctx);
+        this.scheduleCleaner(ctx);
+      },
+      Math.max(1, config.cleanerBackoffMs),
+    );
   }
 
   /** Plans a cleaning and, if there is one and none runs, starts it (the CPU work runs on ctx.cpu). */
@@ -425,14 +609,36 @@ export class ReplicaActor implements Actor {
       segmentBytes: config.segmentBytes,
     };
     const nowMs = ctx.clock.nowMs();
-    const plan = planCleaning(this.log, { config: cleanerConfig, highWatermark: this.highWatermark, nowMs, pendingDeleteHorizonMs: this.pendingDeleteHorizonMs });
+    const plan = planCleaning(this.log, {
+      config: cleanerConfig,
+      highWatermark: this.highWatermark,
+      nowMs,
+      pendingDeleteHorizonMs: this.pendingDeleteHorizonMs,
+    });
     if (plan === null) return;
     const log = this.log;
     this.cleaning = true;
     const startedMs = ctx.clock.monotonicMs();
     const where = { topic: this.args.topic, partition: this.args.partition };
-    ctx.log.debug({ ...where, reason: plan.reason, dirtyRatio: plan.dirtyRatio, firstDirtyOffset: plan.firstDirtyOffset, cleanEndOffset: plan.cleanEndOffset, groups: plan.groups.length }, 'log cleaning started');
-    cleanLog(log, { plan, cpu: ctx.cpu, deleteRetentionMs: config.deleteRetentionMs, nowMs, isCurrent: () => this.log === log && !log.isClosed, logger: ctx.log })
+    ctx.log.debug(
+      {
+        ...where,
+        reason: plan.reason,
+        dirtyRatio: plan.dirtyRatio,
+        firstDirtyOffset: plan.firstDirtyOffset,
+        cleanEndOffset: plan.cleanEndOffset,
+        groups: plan.groups.length,
+      },
+      'log cleaning started',
+    );
+    cleanLog(log, {
+      plan,
+      cpu: ctx.cpu,
+      deleteRetentionMs: config.deleteRetentionMs,
+      nowMs,
+      isCurrent: () => this.log === log && !log.isClosed,
+      logger: ctx.log,
+    })
       .then((outcome) => {
         this.cleaning = false;
         if (this.log !== log) return;
@@ -440,9 +646,18 @@ export class ReplicaActor implements Actor {
           this.cleanerPasses++;
           this.pendingDeleteHorizonMs = outcome.earliestDeleteHorizonMs;
         } else if (outcome.earliestDeleteHorizonMs >= 0) {
-          this.pendingDeleteHorizonMs = this.pendingDeleteHorizonMs < 0 ? outcome.earliestDeleteHorizonMs : Math.min(this.pendingDeleteHorizonMs, outcome.earliestDeleteHorizonMs);
+          this.pendingDeleteHorizonMs =
+            this.pendingDeleteHorizonMs < 0
+              ? outcome.earliestDeleteHorizonMs
+              : Math.min(this.pendingDeleteHorizonMs, outcome.earliestDeleteHorizonMs);
         }
-        this.lastCleaning = { reason: plan.reason, completed: outcome.completed, groupsSwapped: outcome.groupsSwapped, ...outcome.stats, elapsedMs: ctx.clock.monotonicMs() - startedMs };
+        this.lastCleaning = {
+          reason: plan.reason,
+          completed: outcome.completed,
+          groupsSwapped: outcome.groupsSwapped,
+          ...outcome.stats,
+          elapsedMs: ctx.clock.monotonicMs() - startedMs,
+        };
         ctx.log.info({ ...where, ...this.lastCleaning, cleanEndOffset: plan.cleanEndOffset }, 'log cleaned');
       })
       .catch((error: unknown) => {
@@ -462,7 +677,8 @@ export class ReplicaActor implements Actor {
   }
 
   private clearTimers(ctx: ActorContext): void {
-    for (const timer of [this.checkpointTimer, this.flushTimer, this.retentionTimer, this.cleanerTimer]) if (timer) ctx.timers.clearTimeout(timer);
+    for (const timer of [this.checkpointTimer, this.flushTimer, this.retentionTimer, this.cleanerTimer])
+      if (timer) ctx.timers.clearTimeout(timer);
     this.cleanerTimer = null;
     this.checkpointTimer = null;
     this.flushTimer = null;
@@ -483,11 +699,14 @@ export class ReplicaActor implements Actor {
   }
 
   private scheduleTimedFlush(ctx: ActorContext): void {
-    this.flushTimer = ctx.timers.setTimeout(() => {
-      if (!this.log) return;
-      if (this.log.hasUnflushed) this.startFlush(ctx);
-      this.scheduleTimedFlush(ctx);
-    }, Math.max(1, this.args.config.flushMs ?? 1000));
+    this.flushTimer = ctx.timers.setTimeout(
+      () => {
+        if (!this.log) return;
+        if (this.log.hasUnflushed) this.startFlush(ctx);
+        this.scheduleTimedFlush(ctx);
+      },
+      Math.max(1, this.args.config.flushMs ?? 1000),
+    );
   }
 
   /**
@@ -502,10 +721,11 @@ export class ReplicaActor implements Actor {
     this.flushing = true;
     flushed.then(
       () => ctx.timers.setTimeout(() => this.onFlushed(ctx, messages), 0),
-      (error: unknown) => ctx.timers.setTimeout(() => {
-        this.flushing = false;
-        throw error;
-      }, 0),
+      (error: unknown) =>
+        ctx.timers.setTimeout(() => {
+          this.flushing = false;
+          throw error;
+        }, 0),
     );
   }
 
@@ -581,7 +801,11 @@ export class ReplicaActor implements Actor {
     for (const read of this.deferredReads.splice(0)) read.run();
     for (const pending of this.pendingProduces.splice(0)) {
       ctx.timers.clearTimeout(pending.timer);
-      ctx.reply(pending.envelope, { ...pending.reply, errorCode, errorMessage: 'replica stopped before the high watermark covered the batch' });
+      ctx.reply(pending.envelope, {
+        ...pending.reply,
+        errorCode,
+        errorMessage: 'replica stopped before the high watermark covered the batch',
+      });
     }
     for (const watch of this.pendingWatches.splice(0)) {
       ctx.timers.clearTimeout(watch.timer);
@@ -591,8 +815,11 @@ export class ReplicaActor implements Actor {
 
   private checkpointBody() {
     return {
-      topic: this.args.topic, partition: this.args.partition,
-      recoveryPoint: this.log.recoveryPoint, highWatermark: this.highWatermark, logStartOffset: this.log.logStartOffset,
+      topic: this.args.topic,
+      partition: this.args.partition,
+      recoveryPoint: this.log.recoveryPoint,
+      highWatermark: this.highWatermark,
+      logStartOffset: this.log.logStartOffset,
     };
   }
 

@@ -66,7 +66,11 @@ export interface Envelope {
 
 /** Raised (as a rejected promise) when a request gets no reply within its timeout. */
 export class RequestTimeoutError extends Error {
-  constructor(readonly to: ActorId, readonly type: string, readonly timeoutMs: number) {
+  constructor(
+    readonly to: ActorId,
+    readonly type: string,
+    readonly timeoutMs: number,
+  ) {
     super(`request ${type} to ${to} timed out after ${timeoutMs} ms`);
     this.name = 'RequestTimeoutError';
   }

@@ -48,7 +48,14 @@ export class LocalEndpoint implements Endpoint {
 
   reply(request: Envelope, body: unknown): void {
     if (request.corr === undefined || this.closed) return;
-    this.transport.sendEnvelope({ to: request.from, from: this.id, type: 'reply', body, corr: request.corr, isReply: true });
+    this.transport.sendEnvelope({
+      to: request.from,
+      from: this.id,
+      type: 'reply',
+      body,
+      corr: request.corr,
+      isReply: true,
+    });
   }
 
   onMessage(handler: (envelope: Envelope) => void): void {
@@ -71,7 +78,10 @@ export class LocalEndpoint implements Endpoint {
       return;
     }
     if (this.handler === undefined) {
-      this.log.warn({ endpoint: this.id, from: envelope.from, type: envelope.type }, 'endpoint has no handler: message dropped');
+      this.log.warn(
+        { endpoint: this.id, from: envelope.from, type: envelope.type },
+        'endpoint has no handler: message dropped',
+      );
       return;
     }
     this.handler(envelope);

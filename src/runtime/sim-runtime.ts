@@ -336,7 +336,8 @@ export class SimRuntime implements Runtime, EndpointTransport {
       this.traceLine(`restart ${id}`);
       await this.startCell(crashed.spec);
     }
-    for (const handler of this.restartHandlers) handler({ actorIds: [...list], error: reasons[0] ?? 'simulated crash' });
+    for (const handler of this.restartHandlers)
+      handler({ actorIds: [...list], error: reasons[0] ?? 'simulated crash' });
   }
 
   /** Ids of live actors, sorted. */
@@ -443,11 +444,13 @@ export class SimRuntime implements Runtime, EndpointTransport {
     }
     const cell = this.actors.get(envelope.to);
     if (envelope.isReply === true) {
-      if (cell !== undefined && envelope.corr !== undefined) cell.pending.resolve(envelope.corr, envelope.from, envelope.body);
+      if (cell !== undefined && envelope.corr !== undefined)
+        cell.pending.resolve(envelope.corr, envelope.from, envelope.body);
       return;
     }
     if (cell === undefined || cell.state !== 'running' || cell.exitRequested) {
-      const reason: UnavailableReason = cell !== undefined ? 'stopped' : this.crashed.has(envelope.to) ? 'crashed' : 'unknown-actor';
+      const reason: UnavailableReason =
+        cell !== undefined ? 'stopped' : this.crashed.has(envelope.to) ? 'crashed' : 'unknown-actor';
       if (envelope.corr !== undefined) this.bounce(envelope.from, envelope.corr, reason);
       return;
     }
@@ -534,7 +537,8 @@ export class SimRuntime implements Runtime, EndpointTransport {
       for (const message of channel.drain()) bounced.push(decodeEnvelope(message.bytes));
     }
     for (const envelope of bounced) {
-      if (envelope.corr !== undefined && envelope.isReply !== true) this.bounce(envelope.from, envelope.corr, reason as UnavailableReason);
+      if (envelope.corr !== undefined && envelope.isReply !== true)
+        this.bounce(envelope.from, envelope.corr, reason as UnavailableReason);
     }
   }
 
@@ -545,7 +549,14 @@ export class SimRuntime implements Runtime, EndpointTransport {
     const random = new Xoshiro128(this.actorSeeds.nextUint32());
     const log = this.log.child({ actor: id });
     const sim = this;
-    const cell: SimCell = { spec, actor, pending, state: 'starting', exitRequested: false, ctx: undefined as unknown as ActorContext };
+    const cell: SimCell = {
+      spec,
+      actor,
+      pending,
+      state: 'starting',
+      exitRequested: false,
+      ctx: undefined as unknown as ActorContext,
+    };
     cell.ctx = {
       self: id,
       clock: this.clock,

@@ -33,7 +33,12 @@ export class TrackedTimers implements Timers {
     };
     // Node fires a delay past 2^31-1 ms after 1 ms (TimeoutOverflowWarning): clamp it to the largest
     // one (~24.8 days), so a client's Integer.MAX_VALUE timeout means "very long", never "now".
-    this.live.set(id, delayMs <= 0 ? { immediate: setImmediate(fire) } : { timeout: setTimeout(fire, Math.min(delayMs, MAX_TIMER_DELAY_MS)) });
+    this.live.set(
+      id,
+      delayMs <= 0
+        ? { immediate: setImmediate(fire) }
+        : { timeout: setTimeout(fire, Math.min(delayMs, MAX_TIMER_DELAY_MS)) },
+    );
     return { id };
   }
 

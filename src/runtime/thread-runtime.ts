@@ -118,7 +118,10 @@ export class ThreadRuntime implements Runtime, EndpointTransport {
     this.log = options.logger;
     this.pools.set('controller', { capacity: 1, slots: [] });
     for (const broker of options.brokers) {
-      assert(Number.isInteger(broker.numIoThreads) && broker.numIoThreads >= 1, `broker ${broker.brokerId}: numIoThreads must be >= 1`);
+      assert(
+        Number.isInteger(broker.numIoThreads) && broker.numIoThreads >= 1,
+        `broker ${broker.brokerId}: numIoThreads must be >= 1`,
+      );
       const key = `broker/${broker.brokerId}`;
       assert(!this.pools.has(key), `broker ${broker.brokerId} listed twice`);
       this.pools.set(key, { capacity: broker.numIoThreads, slots: [] });
@@ -164,7 +167,8 @@ export class ThreadRuntime implements Runtime, EndpointTransport {
         await record.slot.request({ k: 'stop', id });
       } catch (error) {
         // The worker reported a failing stop() (already logged there) or died: the actor is gone either way.
-        if (!(error instanceof WorkerExitedError)) this.log.error({ actor: id, error: errorMessage(error) }, 'actor stop failed');
+        if (!(error instanceof WorkerExitedError))
+          this.log.error({ actor: id, error: errorMessage(error) }, 'actor stop failed');
       }
       this.forget(record);
     })();
@@ -220,7 +224,12 @@ export class ThreadRuntime implements Runtime, EndpointTransport {
     const out: WorkerInfo[] = [];
     for (const pool of this.pools.values()) {
       for (const slot of pool.slots) {
-        out.push({ pool: slot.pool, index: slot.index, threadId: slot.worker?.threadId ?? null, actorIds: [...slot.actors].sort() });
+        out.push({
+          pool: slot.pool,
+          index: slot.index,
+          threadId: slot.worker?.threadId ?? null,
+          actorIds: [...slot.actors].sort(),
+        });
       }
     }
     return out;
@@ -230,7 +239,12 @@ export class ThreadRuntime implements Runtime, EndpointTransport {
   workerOf(id: ActorId): WorkerInfo | undefined {
     const slot = this.actors.get(id)?.slot;
     if (slot === undefined) return undefined;
-    return { pool: slot.pool, index: slot.index, threadId: slot.worker?.threadId ?? null, actorIds: [...slot.actors].sort() };
+    return {
+      pool: slot.pool,
+      index: slot.index,
+      threadId: slot.worker?.threadId ?? null,
+      actorIds: [...slot.actors].sort(),
+    };
   }
 
   // ---- EndpointTransport (main-thread endpoints) ----
@@ -278,7 +292,10 @@ export class ThreadRuntime implements Runtime, EndpointTransport {
   private place(placement: Placement): WorkerSlot {
     const pool = this.pool(placement);
     const key = placement.pool === 'controller' ? 'controller' : `broker/${placement.brokerId}`;
-    const index = chooseWorker(pool.slots.map((s) => s.actors.size), pool.capacity);
+    const index = chooseWorker(
+      pool.slots.map((s) => s.actors.size),
+      pool.capacity,
+    );
     if (index === pool.slots.length) pool.slots.push(new WorkerSlot(key, index));
     const slot = pool.slots[index] as WorkerSlot;
     if (slot.worker === null) this.startWorker(slot);
@@ -313,10 +330,12 @@ export class ThreadRuntime implements Runtime, EndpointTransport {
 
   private startOn(record: ActorRecord): Promise<void> {
     record.state = 'starting';
-    return record.slot.request({ k: 'spawn', id: record.id, kind: record.kind, ref: record.ref, args: record.args }).then(() => {
-      if (record.state === 'starting') record.state = 'running';
-      record.started = true;
-    });
+    return record.slot
+      .request({ k: 'spawn', id: record.id, kind: record.kind, ref: record.ref, args: record.args })
+      .then(() => {
+        if (record.state === 'starting') record.state = 'running';
+        record.started = true;
+      });
   }
 
   private forget(record: ActorRecord): void {
@@ -394,9 +413,13 @@ export class ThreadRuntime implements Runtime, EndpointTransport {
     }
 
     const nowMs = performance.now();
-    while (slot.restartTimesMs.length > 0 && nowMs - (slot.restartTimesMs[0] as number) > this.restartWindowMs) slot.restartTimesMs.shift();
+    while (slot.restartTimesMs.length > 0 && nowMs - (slot.restartTimesMs[0] as number) > this.restartWindowMs)
+      slot.restartTimesMs.shift();
     if (slot.restartTimesMs.length >= this.maxRestarts) {
-      this.log.error({ worker: slot.name, actors: restart.map((r) => r.id) }, 'worker crashes too often: giving up its actors');
+      this.log.error(
+        { worker: slot.name, actors: restart.map((r) => r.id) },
+        'worker crashes too often: giving up its actors',
+      );
       for (const record of restart) this.forget(record);
       return;
     }

@@ -163,7 +163,8 @@ export class WorkerHost implements ActorHostServices {
   private deliver(envelope: Envelope): void {
     const actor = this.actors.get(envelope.to);
     if (envelope.isReply === true) {
-      if (actor !== undefined && envelope.corr !== undefined) actor.pending.resolve(envelope.corr, envelope.from, envelope.body);
+      if (actor !== undefined && envelope.corr !== undefined)
+        actor.pending.resolve(envelope.corr, envelope.from, envelope.body);
       return;
     }
     if (actor === undefined) {
@@ -215,7 +216,9 @@ export class WorkerHost implements ActorHostServices {
       if (actor !== undefined && this.actors.get(message.id) === actor) this.actors.delete(message.id);
       this.log.warn({ actor: message.id, kind: message.kind, error }, 'actor failed to start');
     }
-    this.post(error === undefined ? { k: 'spawned', reqId: message.reqId } : { k: 'spawned', reqId: message.reqId, error });
+    this.post(
+      error === undefined ? { k: 'spawned', reqId: message.reqId } : { k: 'spawned', reqId: message.reqId, error },
+    );
   }
 
   private async stop(reqId: number, id: ActorId): Promise<void> {

@@ -8,7 +8,10 @@ import type { FromWorker, ToWorker } from './worker-protocol';
 
 /** A spawn or stop the worker never answered because it exited. */
 export class WorkerExitedError extends Error {
-  constructor(readonly workerName: string, readonly reason: string) {
+  constructor(
+    readonly workerName: string,
+    readonly reason: string,
+  ) {
     super(`worker ${workerName} exited: ${reason}`);
     this.name = 'WorkerExitedError';
   }

@@ -164,7 +164,13 @@ export function parseOffsetCheckpoint(text: string): TopicPartitionOffset[] | st
  */
 export function writeOffsetCheckpoint(fs: FileSystem, path: string, entries: readonly TopicPartitionOffset[]): void {
   for (const e of entries) {
-    if (!TOPIC_NAME.test(e.topic) || !Number.isSafeInteger(e.partition) || e.partition < 0 || !Number.isSafeInteger(e.offset) || e.offset < 0) {
+    if (
+      !TOPIC_NAME.test(e.topic) ||
+      !Number.isSafeInteger(e.partition) ||
+      e.partition < 0 ||
+      !Number.isSafeInteger(e.offset) ||
+      e.offset < 0
+    ) {
       throw new RangeError(`bad checkpoint entry ${JSON.stringify(e)}`);
     }
   }

@@ -106,7 +106,11 @@ function isControl(bytes: Buffer, position: number): boolean {
   return (bytes.readInt16BE(position + L.ATTRIBUTES) & L.CONTROL_FLAG_MASK) !== 0;
 }
 
-function tryDecode(bytes: Buffer, position: number, decompress: Decompress | undefined): ReturnType<typeof decodeBatch> | null {
+function tryDecode(
+  bytes: Buffer,
+  position: number,
+  decompress: Decompress | undefined,
+): ReturnType<typeof decodeBatch> | null {
   try {
     return decodeBatch(bytes, position, decompress);
   } catch (err) {
@@ -218,8 +222,16 @@ export function filterSegmentBytes(segmentBytes: Buffer, options: FilterOptions)
   const { offsetMap, nowMs, deleteRetentionMs } = options;
   const compress = options.compress ?? defaultCompress;
   const stats: FilterStats = {
-    batchesRead: 0, batchesWritten: 0, batchesCopied: 0, recordsRead: 0, recordsRetained: 0,
-    tombstonesRemoved: 0, keylessRemoved: 0, undecodableBatches: 0, bytesRead: segmentBytes.length, bytesWritten: 0,
+    batchesRead: 0,
+    batchesWritten: 0,
+    batchesCopied: 0,
+    recordsRead: 0,
+    recordsRetained: 0,
+    tombstonesRemoved: 0,
+    keylessRemoved: 0,
+    undecodableBatches: 0,
+    bytesRead: segmentBytes.length,
+    bytesWritten: 0,
   };
   const out: Buffer[] = [];
   let earliestDeleteHorizonMs = -1;

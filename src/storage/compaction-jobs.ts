@@ -18,7 +18,8 @@ export interface OffsetMapJobInput {
 /** key -> latest offset over the dirty range of the given segments. */
 export function offsetMapJob(input: OffsetMapJobInput): OffsetMap {
   const map: OffsetMap = new Map();
-  for (const bytes of input.segments) latestOffsetsOf(asBuffer(bytes), input.fromOffset, input.toOffsetExclusive, undefined, map);
+  for (const bytes of input.segments)
+    latestOffsetsOf(asBuffer(bytes), input.fromOffset, input.toOffsetExclusive, undefined, map);
   return map;
 }
 
@@ -32,5 +33,9 @@ export interface FilterJobInput {
 
 /** The group's cleaned bytes and stats (filterSegmentBytes). */
 export function filterJob(input: FilterJobInput): FilterResult {
-  return filterSegmentBytes(asBuffer(input.bytes), { offsetMap: input.offsetMap, nowMs: input.nowMs, deleteRetentionMs: input.deleteRetentionMs });
+  return filterSegmentBytes(asBuffer(input.bytes), {
+    offsetMap: input.offsetMap,
+    nowMs: input.nowMs,
+    deleteRetentionMs: input.deleteRetentionMs,
+  });
 }

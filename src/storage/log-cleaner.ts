@@ -110,11 +110,15 @@ export function planCleaning(log: Log, args: PlanArgs): CleaningPlan | null {
   const total = cleanBytes + dirtyBytes;
   const dirtyRatio = total === 0 ? 0 : dirtyBytes / total;
   const firstDirtyInfo = infos.find((i) => i.endOffset > firstDirty && !i.active);
-  const lagMs = firstDirtyInfo !== undefined && firstDirtyInfo.firstBatchTimestampMs >= 0 ? nowMs - firstDirtyInfo.firstBatchTimestampMs : -1;
+  const lagMs =
+    firstDirtyInfo !== undefined && firstDirtyInfo.firstBatchTimestampMs >= 0
+      ? nowMs - firstDirtyInfo.firstBatchTimestampMs
+      : -1;
   let reason: CleaningReason | null = null;
   if (dirtyBytes > 0 && dirtyRatio > config.minCleanableDirtyRatio) reason = 'dirty-ratio';
   else if (dirtyBytes > 0 && lagMs > config.maxCompactionLagMs) reason = 'max-compaction-lag';
-  else if (args.pendingDeleteHorizonMs >= 0 && nowMs >= args.pendingDeleteHorizonMs && total > 0) reason = 'delete-horizon';
+  else if (args.pendingDeleteHorizonMs >= 0 && nowMs >= args.pendingDeleteHorizonMs && total > 0)
+    reason = 'delete-horizon';
   if (reason === null) return null;
   return {
     reason,
@@ -132,7 +136,10 @@ export function planCleaning(log: Log, args: PlanArgs): CleaningPlan | null {
  * Kafka's groupSegmentsBySize: adjacent segments in order, a new group whenever adding the next
  * would pass `segmentBytes` or an int32 offset range from the group's base.
  */
-export function groupSegmentsBySize(segments: readonly SegmentInfo[], segmentBytes: number): Array<{ baseOffsets: number[] }> {
+export function groupSegmentsBySize(
+  segments: readonly SegmentInfo[],
+  segmentBytes: number,
+): Array<{ baseOffsets: number[] }> {
   const groups: Array<{ baseOffsets: number[] }> = [];
   let current: number[] = [];
   let bytes = 0;
@@ -177,8 +184,16 @@ export interface CleanArgs {
 
 function emptyStats(): FilterStats {
   return {
-    batchesRead: 0, batchesWritten: 0, batchesCopied: 0, recordsRead: 0, recordsRetained: 0,
-    tombstonesRemoved: 0, keylessRemoved: 0, undecodableBatches: 0, bytesRead: 0, bytesWritten: 0,
+    batchesRead: 0,
+    batchesWritten: 0,
+    batchesCopied: 0,
+    recordsRead: 0,
+    recordsRetained: 0,
+    tombstonesRemoved: 0,
+    keylessRemoved: 0,
+    undecodableBatches: 0,
+    bytesRead: 0,
+    bytesWritten: 0,
   };
 }
 
@@ -196,10 +211,20 @@ export async function cleanLog(log: Log, args: CleanArgs): Promise<CleaningOutco
   const { plan, cpu } = args;
   const stats = emptyStats();
   let earliest = -1;
-  const outcome = (completed: boolean, groupsSwapped: number): CleaningOutcome => ({ completed, groupsSwapped, stats, earliestDeleteHorizonMs: earliest });
+  const outcome = (completed: boolean, groupsSwapped: number): CleaningOutcome => ({
+    completed,
+    groupsSwapped,
+    stats,
+    earliestDeleteHorizonMs: earliest,
+  });
   const segmentBytes = (base: number): Buffer => log.readSegmentBytes(base);
   const present = (bases: readonly number[]): boolean => {
-    const live = new Set(log.segmentInfos().filter((i) => !i.active).map((i) => i.baseOffset));
+    const live = new Set(
+      log
+        .segmentInfos()
+        .filter((i) => !i.active)
+        .map((i) => i.baseOffset),
+    );
     return bases.every((b) => live.has(b));
   };
 
@@ -232,7 +257,8 @@ export async function cleanLog(log: Log, args: CleanArgs): Promise<CleaningOutco
     }
     swapped++;
     addStats(stats, result.stats);
-    if (result.earliestDeleteHorizonMs >= 0 && (earliest < 0 || result.earliestDeleteHorizonMs < earliest)) earliest = result.earliestDeleteHorizonMs;
+    if (result.earliestDeleteHorizonMs >= 0 && (earliest < 0 || result.earliestDeleteHorizonMs < earliest))
+      earliest = result.earliestDeleteHorizonMs;
   }
   log.markCleanedUpTo(plan.cleanEndOffset);
   return outcome(true, swapped);

@@ -55,7 +55,7 @@ export async function lockLogDir(logDir: string): Promise<void> {
     }
     const [pidText, startTicks] = (await fsp.readFile(lockPath, 'utf8').catch(() => '')).trim().split(/\s+/);
     const owner = Number(pidText);
-    if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && await ownerAlive(owner, startTicks)) {
+    if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && (await ownerAlive(owner, startTicks))) {
       throw new Error(`log dir ${logDir} is in use by another broker (process ${owner} holds ${lockPath})`);
     }
     // Stale (its owner is gone) or ours from an earlier start in this process: take it over.

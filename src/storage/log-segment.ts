@@ -344,15 +344,22 @@ export class LogSegment {
     const lastTime = this.timeIndex.lastEntry();
     const timeBeyondLog = lastTime !== null && lastTime.offset >= expected;
     if (timeBeyondLog) {
-      this.logger.warn({ segment: this.timeIndexPath, offset: lastTime.offset, nextOffset: expected }, 'dropping time index entries beyond the log');
+      this.logger.warn(
+        { segment: this.timeIndexPath, offset: lastTime.offset, nextOffset: expected },
+        'dropping time index entries beyond the log',
+      );
       this.timeIndex.truncateToOffset(expected);
       this.markUnsynced();
     }
     if (missing.length > 0) {
-      this.logger.info({ segment: this.indexPath, entries: missing.length }, 'adding offset index entries missing after the last one');
+      this.logger.info(
+        { segment: this.indexPath, entries: missing.length },
+        'adding offset index entries missing after the last one',
+      );
       for (const e of missing) {
         this.index.append(e.offset, e.position, false);
-        if (!timeBeyondLog && e.max.timestampMs >= 0) this.timeIndex.maybeAppend(e.max.timestampMs, e.max.offset, false);
+        if (!timeBeyondLog && e.max.timestampMs >= 0)
+          this.timeIndex.maybeAppend(e.max.timestampMs, e.max.offset, false);
       }
       this.index.writePending();
       this.timeIndex.writePending();
@@ -437,9 +444,9 @@ export class LogSegment {
       const delta = buf.readInt32BE(at + L.LAST_OFFSET_DELTA);
       if (base === null || (this.allowOffsetGaps ? base < expected : base !== expected)) {
         reason = `batch starts at offset ${base ?? 'out of range'}, expected ${this.allowOffsetGaps ? 'at least ' : ''}${expected}`;
-      }
-      else if (delta < 0) reason = `negative lastOffsetDelta ${delta}`;
-      else if (base + delta - this.baseOffset > INT32_MAX) reason = `offset ${base + delta} beyond the segment's int32 range`;
+      } else if (delta < 0) reason = `negative lastOffsetDelta ${delta}`;
+      else if (base + delta - this.baseOffset > INT32_MAX)
+        reason = `offset ${base + delta} beyond the segment's int32 range`;
       if (reason !== null) break;
       const lastOffset = base! + delta;
       const batchMaxTimestampMs = Number(buf.readBigInt64BE(at + L.MAX_TIMESTAMP));
@@ -530,8 +537,15 @@ export class LogSegment {
     this.assertOpen();
     assert.equal(baseOffset, this.nextOffset, `${this.logPath}: append at ${baseOffset}, next offset ${this.next}`);
     assert.ok(lastOffset >= baseOffset && lastOffset - this.baseOffset <= INT32_MAX, `bad last offset ${lastOffset}`);
-    assert.ok(batch.length >= L.RECORD_BATCH_OVERHEAD && batchSizeAt(batch, 0) === batch.length, `${this.logPath}: append takes one whole batch`);
-    assert.equal(baseOffset + lastOffsetDeltaOf(batch), lastOffset, `${this.logPath}: last offset disagrees with the batch`);
+    assert.ok(
+      batch.length >= L.RECORD_BATCH_OVERHEAD && batchSizeAt(batch, 0) === batch.length,
+      `${this.logPath}: append takes one whole batch`,
+    );
+    assert.equal(
+      baseOffset + lastOffsetDeltaOf(batch),
+      lastOffset,
+      `${this.logPath}: last offset disagrees with the batch`,
+    );
     assert.ok(this.size + batch.length <= INT32_MAX, `${this.logPath}: segment would exceed int32 positions`);
     const position = this.size;
     const maxTimestampMs = maxTimestampOf(batch);
@@ -556,7 +570,8 @@ export class LogSegment {
    */
   onBecomeInactive(): void {
     this.assertOpen();
-    if (this.maxSoFar.timestampMs >= 0 && this.timeIndex.maybeAppend(this.maxSoFar.timestampMs, this.maxSoFar.offset)) this.markUnsynced();
+    if (this.maxSoFar.timestampMs >= 0 && this.timeIndex.maybeAppend(this.maxSoFar.timestampMs, this.maxSoFar.offset))
+      this.markUnsynced();
   }
 
   /**
@@ -621,7 +636,10 @@ export class LogSegment {
     // Dense offsets: a batch starting past `offset` means a corrupt index entry sent the scan too
     // far; crash rather than serve the wrong batch. A compacted log has gaps: the next batch is the answer.
     const batch = found as BatchHeader | null;
-    assert.ok(this.allowOffsetGaps || batch === null || batch.baseOffset <= offset, `${this.indexPath}: index entry skipped offset ${offset}`);
+    assert.ok(
+      this.allowOffsetGaps || batch === null || batch.baseOffset <= offset,
+      `${this.indexPath}: index entry skipped offset ${offset}`,
+    );
     return batch;
   }
 
@@ -635,7 +653,10 @@ export class LogSegment {
 
   /** Copies `length` bytes from byte `position` of the `.log` into `target[targetOffset..]`. */
   readInto(target: Buffer, targetOffset: number, position: number, length: number): void {
-    assert.ok(position >= 0 && position + length <= this.size, `${this.logPath}: read [${position}, +${length}) beyond ${this.size}`);
+    assert.ok(
+      position >= 0 && position + length <= this.size,
+      `${this.logPath}: read [${position}, +${length}) beyond ${this.size}`,
+    );
     const n = this.readAt(target, targetOffset, length, position);
     assert.equal(n, length, `${this.logPath}: short read at ${position}`);
   }
@@ -677,7 +698,12 @@ export class LogSegment {
    * first offset >= `startingOffset` and its maxTimestamp. With `recordLevel` false every batch
    * answers so (the max-timestamp fallback when a batch's header claims more than its records hold).
    */
-  findOffsetByTimestamp(targetTimestampMs: number, startingOffset: number, decompress: Decompress | null, recordLevel = true): TimestampAndOffset | null {
+  findOffsetByTimestamp(
+    targetTimestampMs: number,
+    startingOffset: number,
+    decompress: Decompress | null,
+    recordLevel = true,
+  ): TimestampAndOffset | null {
     this.assertOpen();
     const entry = this.timeIndex.lookup(targetTimestampMs);
     let position = this.index.lookup(Math.max(entry.offset, startingOffset)).position;
@@ -761,7 +787,10 @@ export class LogSegment {
     try {
       if (this.maxSoFar.timestampMs >= 0) this.timeIndex.maybeAppend(this.maxSoFar.timestampMs, this.maxSoFar.offset);
     } catch (err) {
-      this.logger.warn({ segment: this.timeIndexPath, error: String(err) }, 'could not append the final time index entry on close');
+      this.logger.warn(
+        { segment: this.timeIndexPath, error: String(err) },
+        'could not append the final time index entry on close',
+      );
     }
     this.closeFiles();
   }
@@ -813,19 +842,28 @@ export class LogSegment {
   ): TimestampAndOffset | null {
     const leaderEpoch = h.partitionLeaderEpoch >= 0 ? h.partitionLeaderEpoch : -1;
     const records = recordLevel ? this.readRecordTimestamps(h, decompress) : null;
-    if (records === null) return { offset: Math.max(h.baseOffset, startingOffset), timestamp: h.maxTimestampMs, leaderEpoch };
-    for (const r of records) if (r.offset >= startingOffset && accept(r.timestampMs)) return { offset: r.offset, timestamp: r.timestampMs, leaderEpoch };
+    if (records === null)
+      return { offset: Math.max(h.baseOffset, startingOffset), timestamp: h.maxTimestampMs, leaderEpoch };
+    for (const r of records)
+      if (r.offset >= startingOffset && accept(r.timestampMs))
+        return { offset: r.offset, timestamp: r.timestampMs, leaderEpoch };
     return null;
   }
 
   /** Records of batch `h` (offsets, timestamps), or null when they cannot be read (compressed without decompress, malformed). */
-  private readRecordTimestamps(h: BatchHeader, decompress: Decompress | null): Array<{ offset: number; timestampMs: number }> | null {
+  private readRecordTimestamps(
+    h: BatchHeader,
+    decompress: Decompress | null,
+  ): Array<{ offset: number; timestampMs: number }> | null {
     const bytes = Buffer.allocUnsafe(h.sizeBytes);
     this.readInto(bytes, 0, h.position, h.sizeBytes);
     const result = recordTimestamps(bytes, decompress);
     if (result.kind === 'ok') return result.records;
     if (result.kind === 'undecodable') {
-      this.logger.warn({ segment: this.logPath, position: h.position, reason: result.reason }, 'cannot decode a batch\'s records: answering at batch granularity');
+      this.logger.warn(
+        { segment: this.logPath, position: h.position, reason: result.reason },
+        "cannot decode a batch's records: answering at batch granularity",
+      );
     }
     return null;
   }

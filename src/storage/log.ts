@@ -168,7 +168,11 @@ export class Log {
    */
   private syncFailure: unknown = null;
 
-  private constructor(args: LogOpenArgs, segments: LogSegment[], state: { rp: number; lso: number; dirDirty: boolean }) {
+  private constructor(
+    args: LogOpenArgs,
+    segments: LogSegment[],
+    state: { rp: number; lso: number; dirDirty: boolean },
+  ) {
     this.dir = args.dir;
     this.fs = args.fs;
     this.config = { ...args.config };
@@ -212,7 +216,10 @@ export class Log {
     fs.mkdirp(dir);
     if (args.compacted) markCompacted(fs, dir);
     else if (fs.exists(`${dir}/${COMPACTED_MARKER}`)) args = { ...args, compacted: true };
-    assert.ok(Number.isSafeInteger(args.recoveryPoint) && args.recoveryPoint >= 0, `recoveryPoint ${args.recoveryPoint}`);
+    assert.ok(
+      Number.isSafeInteger(args.recoveryPoint) && args.recoveryPoint >= 0,
+      `recoveryPoint ${args.recoveryPoint}`,
+    );
     const lsoHint = args.logStartOffset;
     assert.ok(lsoHint === undefined || (Number.isSafeInteger(lsoHint) && lsoHint >= 0), `logStartOffset ${lsoHint}`);
     const segmentArgs = (baseOffset: number): LogSegmentArgs => ({
@@ -229,7 +236,12 @@ export class Log {
     // Kafka's LogLoader: .cleaned files are dropped, .swap files (a committed cleaning) completed.
     recoverCleanerLeftovers(fs, dir, logger);
     const loaded = listSegmentBases(fs, dir, logger).map((base) => LogSegment.load(segmentArgs(base)));
-    const { kept, truncated, deleted: deletedInRecovery, rpBound } = recoverSegments(loaded, args.recoveryPoint, dir, logger, args.compacted ?? false);
+    const {
+      kept,
+      truncated,
+      deleted: deletedInRecovery,
+      rpBound,
+    } = recoverSegments(loaded, args.recoveryPoint, dir, logger, args.compacted ?? false);
     let deleted = deletedInRecovery;
 
     let lso = Math.max(lsoHint ?? 0, kept[0]?.baseOffset ?? 0);
@@ -239,7 +251,10 @@ export class Log {
     if (kept.length === 0 || lso > leo) {
       // Kafka's LogLoader: a log ending before its start offset (or none at all) restarts there.
       if (kept.length > 0) {
-        logger.warn({ dir, logStartOffset: lso, logEndOffset: leo }, 'log end offset below log start offset: deleting all segments');
+        logger.warn(
+          { dir, logStartOffset: lso, logEndOffset: leo },
+          'log end offset below log start offset: deleting all segments',
+        );
         for (const s of kept) s.delete();
         deleted += kept.length;
         kept.length = 0;
@@ -262,7 +277,15 @@ export class Log {
     // process crash between a roll and the next flush): the first flush syncs the directory.
     const log = new Log(args, kept, { rp, lso: Math.min(lso, logEndOffset), dirDirty: true });
     logger.info(
-      { dir, logStartOffset: log.lso, logEndOffset, recoveryPoint: rp, segments: kept.length, truncated: truncatedKept !== null, deletedSegments: deleted },
+      {
+        dir,
+        logStartOffset: log.lso,
+        logEndOffset,
+        recoveryPoint: rp,
+        segments: kept.length,
+        truncated: truncatedKept !== null,
+        deletedSegments: deleted,
+      },
       'log loaded',
     );
     return log;
@@ -302,7 +325,11 @@ export class Log {
 
   /** Resolves once no {@link flushAsync} is in flight (never rejects: the flush's caller sees its error). */
   async whenFlushed(): Promise<void> {
-    while (this.flushing !== null) await this.flushing.then(() => undefined, () => undefined);
+    while (this.flushing !== null)
+      await this.flushing.then(
+        () => undefined,
+        () => undefined,
+      );
   }
 
   /** Whether a {@link flush} has anything to fsync. */
@@ -343,7 +370,10 @@ export class Log {
   append(batch: Buffer, leaderEpoch: number): LogAppendInfo {
     this.assertOpen();
     assert.equal(this.assertWholeBatch(batch, 0, batch.length), batch.length, 'append takes exactly one batch');
-    assert.ok(Number.isInteger(leaderEpoch) && leaderEpoch >= 0 && leaderEpoch <= INT32_MAX, `leaderEpoch ${leaderEpoch}`);
+    assert.ok(
+      Number.isInteger(leaderEpoch) && leaderEpoch >= 0 && leaderEpoch <= INT32_MAX,
+      `leaderEpoch ${leaderEpoch}`,
+    );
     const delta = lastOffsetDeltaOf(batch);
     assert.ok(delta >= 0, `lastOffsetDelta ${delta}`);
     const baseOffset = this.leo;
@@ -449,7 +479,8 @@ export class Log {
    */
   read(fetchOffset: number, maxBytes: number, maxOffsetExclusive: number, minOneBatch: boolean): LogReadResult {
     this.assertOpen();
-    if (!Number.isSafeInteger(fetchOffset) || fetchOffset < this.lso || fetchOffset > this.leo) return { kind: 'out-of-range' };
+    if (!Number.isSafeInteger(fetchOffset) || fetchOffset < this.lso || fetchOffset > this.leo)
+      return { kind: 'out-of-range' };
     const spans: Array<{ segment: LogSegment; position: number; sizeBytes: number }> = [];
     let total = 0;
     let firstOffset: number | null = null;
@@ -463,7 +494,10 @@ export class Log {
         if (h.lastOffset < fetchOffset) return true;
         // Dense offsets: the first batch reached must contain fetchOffset, or the index misled us.
         // A compacted log has gaps: then the first batch after fetchOffset is the answer (Kafka's).
-        assert.ok(this.compacted || firstOffset !== null || h.baseOffset <= fetchOffset, `${segment.logPath}: no batch holds offset ${fetchOffset}`);
+        assert.ok(
+          this.compacted || firstOffset !== null || h.baseOffset <= fetchOffset,
+          `${segment.logPath}: no batch holds offset ${fetchOffset}`,
+        );
         if (h.lastOffset >= maxOffsetExclusive) {
           done = true;
           return false;
@@ -530,7 +564,10 @@ export class Log {
     let max = NO_TIMESTAMP;
     for (let i = this.segmentIndexFor(this.lso); i < this.segments.length; i++) {
       const segment = this.segments[i]!;
-      const segmentMax = segment.baseOffset < this.lso ? segment.maxTimestampFrom(this.lso, this.decompress) : segment.maxTimestampSoFar.timestampMs;
+      const segmentMax =
+        segment.baseOffset < this.lso
+          ? segment.maxTimestampFrom(this.lso, this.decompress)
+          : segment.maxTimestampSoFar.timestampMs;
       if (segmentMax > max) max = segmentMax;
     }
     if (max < 0) return null;
@@ -554,29 +591,56 @@ export class Log {
    * renames them `.deleted` and deletes them after file.delete.delay.ms). The caller checkpoints the
    * new logStartOffset. Asserts `highWatermark` is within [0, LEO].
    */
-  deleteRetentionSegments(nowMs: number, retentionMs: number, retentionBytes: number, highWatermark: number): RetentionResult {
+  deleteRetentionSegments(
+    nowMs: number,
+    retentionMs: number,
+    retentionBytes: number,
+    highWatermark: number,
+  ): RetentionResult {
     this.assertOpen();
     assert.ok(Number.isSafeInteger(nowMs), `now ${nowMs}`);
-    assert.ok(Number.isSafeInteger(retentionMs) && Number.isSafeInteger(retentionBytes), `retention ${retentionMs} ms, ${retentionBytes} bytes`);
-    assert.ok(Number.isSafeInteger(highWatermark) && highWatermark >= 0 && highWatermark <= this.leo, `high watermark ${highWatermark}, log end offset ${this.leo}`);
-    let deleted = this.deleteOldSegments(highWatermark, (_s, next) => next !== null && next.baseOffset <= this.lso, 'log start offset breach');
+    assert.ok(
+      Number.isSafeInteger(retentionMs) && Number.isSafeInteger(retentionBytes),
+      `retention ${retentionMs} ms, ${retentionBytes} bytes`,
+    );
+    assert.ok(
+      Number.isSafeInteger(highWatermark) && highWatermark >= 0 && highWatermark <= this.leo,
+      `high watermark ${highWatermark}, log end offset ${this.leo}`,
+    );
+    let deleted = this.deleteOldSegments(
+      highWatermark,
+      (_s, next) => next !== null && next.baseOffset <= this.lso,
+      'log start offset breach',
+    );
     if (retentionBytes >= 0) {
       const size = this.sizeBytes;
       if (size >= retentionBytes) {
         let excess = size - retentionBytes;
-        deleted += this.deleteOldSegments(highWatermark, (segment) => {
-          if (excess - segment.sizeBytes < 0) return false;
-          excess -= segment.sizeBytes;
-          return true;
-        }, `retention.bytes ${retentionBytes} breach`);
+        deleted += this.deleteOldSegments(
+          highWatermark,
+          (segment) => {
+            if (excess - segment.sizeBytes < 0) return false;
+            excess -= segment.sizeBytes;
+            return true;
+          },
+          `retention.bytes ${retentionBytes} breach`,
+        );
       }
     }
     if (retentionMs >= 0) {
-      deleted += this.deleteOldSegments(highWatermark, (segment) => {
-        const largestMs = segment.largestTimestampMs;
-        if (nowMs < largestMs) this.logger.warn({ dir: this.dir, segment: segment.baseOffset, largestTimestampMs: largestMs, nowMs }, 'segment has future timestamps: not deleted by retention.ms');
-        return nowMs - largestMs > retentionMs;
-      }, `retention.ms ${retentionMs} breach`);
+      deleted += this.deleteOldSegments(
+        highWatermark,
+        (segment) => {
+          const largestMs = segment.largestTimestampMs;
+          if (nowMs < largestMs)
+            this.logger.warn(
+              { dir: this.dir, segment: segment.baseOffset, largestTimestampMs: largestMs, nowMs },
+              'segment has future timestamps: not deleted by retention.ms',
+            );
+          return nowMs - largestMs > retentionMs;
+        },
+        `retention.ms ${retentionMs} breach`,
+      );
     }
     return { deletedSegments: deleted, logStartOffset: this.lso };
   }
@@ -591,12 +655,22 @@ export class Log {
    */
   deleteRecordsBefore(offset: number): number {
     this.assertOpen();
-    assert.ok(Number.isSafeInteger(offset) && offset >= 0 && offset <= this.leo, `delete records before ${offset}, log end offset ${this.leo}`);
+    assert.ok(
+      Number.isSafeInteger(offset) && offset >= 0 && offset <= this.leo,
+      `delete records before ${offset}, log end offset ${this.leo}`,
+    );
     if (offset <= this.lso) return this.lso;
     const before = this.lso;
     this.lso = offset;
-    this.logger.info({ dir: this.dir, logStartOffset: offset, previousLogStartOffset: before }, 'log start offset raised by DeleteRecords');
-    this.deleteOldSegments(offset, (_s, next) => next !== null && next.baseOffset <= this.lso, 'log start offset breach');
+    this.logger.info(
+      { dir: this.dir, logStartOffset: offset, previousLogStartOffset: before },
+      'log start offset raised by DeleteRecords',
+    );
+    this.deleteOldSegments(
+      offset,
+      (_s, next) => next !== null && next.baseOffset <= this.lso,
+      'log start offset breach',
+    );
     this.checkInvariants();
     return this.lso;
   }
@@ -730,7 +804,10 @@ export class Log {
     while (pos < cleaned.length) {
       const size = this.assertWholeBatch(cleaned, pos, cleaned.length - pos);
       const b = baseOffsetNumber(cleaned, pos);
-      assert.ok(b >= base && b + lastOffsetDeltaOf(cleaned, pos) < end, `cleaned batch at ${b} outside [${base}, ${end})`);
+      assert.ok(
+        b >= base && b + lastOffsetDeltaOf(cleaned, pos) < end,
+        `cleaned batch at ${b} outside [${base}, ${end})`,
+      );
       pos += size;
     }
     writeSwapFile(this.fs, this.dir, base, cleaned);
@@ -783,7 +860,12 @@ export class Log {
 
   private segmentArgs(baseOffset: number): LogSegmentArgs {
     return {
-      fs: this.fs, dir: this.dir, baseOffset, indexIntervalBytes: this.config.indexIntervalBytes, logger: this.logger, clock: this.clock,
+      fs: this.fs,
+      dir: this.dir,
+      baseOffset,
+      indexIntervalBytes: this.config.indexIntervalBytes,
+      logger: this.logger,
+      clock: this.clock,
       allowOffsetGaps: this.compacted,
     };
   }
@@ -806,7 +888,11 @@ export class Log {
    * Raises logStartOffset (and the recovery point) to the first remaining segment's base, unlinks the
    * files and syncs the directory. Returns the number deleted.
    */
-  private deleteOldSegments(highWatermark: number, predicate: (segment: LogSegment, next: LogSegment | null) => boolean, reason: string): number {
+  private deleteOldSegments(
+    highWatermark: number,
+    predicate: (segment: LogSegment, next: LogSegment | null) => boolean,
+    reason: string,
+  ): number {
     let count = 0;
     for (let i = 0; i < this.segments.length; i++) {
       const segment = this.segments[i]!;
@@ -827,7 +913,14 @@ export class Log {
     this.fs.syncDir(this.dir);
     this.dirDirty = false;
     this.logger.info(
-      { dir: this.dir, reason, deletedSegments: count, baseOffsets: deletable.map((s) => s.baseOffset), logStartOffset: this.lso, previousLogStartOffset: before },
+      {
+        dir: this.dir,
+        reason,
+        deletedSegments: count,
+        baseOffsets: deletable.map((s) => s.baseOffset),
+        logStartOffset: this.lso,
+        previousLogStartOffset: before,
+      },
       'deleted old segments',
     );
     this.checkInvariants();
@@ -892,7 +985,10 @@ export class Log {
   private assertWholeBatch(buf: Buffer, position: number, available: number): number {
     assert.ok(available >= L.RECORD_BATCH_OVERHEAD, `batch of ${available} bytes is shorter than a v2 header`);
     const size = batchSizeAt(buf, position);
-    assert.ok(size >= L.RECORD_BATCH_OVERHEAD && size <= available, `batchLength says ${size} bytes, ${available} given`);
+    assert.ok(
+      size >= L.RECORD_BATCH_OVERHEAD && size <= available,
+      `batchLength says ${size} bytes, ${available} given`,
+    );
     assert.equal(buf.readInt8(position + L.MAGIC), L.CURRENT_MAGIC, 'only magic 2 batches are stored');
     return size;
   }
@@ -916,11 +1012,23 @@ export class Log {
 
 /** Asserts (programmer error) that `config` is within Kafka's ranges (see {@link LogConfig}). */
 function validateConfig(config: LogConfig): void {
-  assert.ok(Number.isInteger(config.segmentBytes) && config.segmentBytes >= 1 && config.segmentBytes <= INT32_MAX, `segmentBytes ${config.segmentBytes}`);
-  assert.ok(Number.isInteger(config.indexIntervalBytes) && config.indexIntervalBytes >= 0, `indexIntervalBytes ${config.indexIntervalBytes}`);
-  assert.ok(config.segmentMs === undefined || (Number.isSafeInteger(config.segmentMs) && config.segmentMs >= 1), `segmentMs ${config.segmentMs}`);
   assert.ok(
-    config.segmentIndexBytes === undefined || (Number.isInteger(config.segmentIndexBytes) && config.segmentIndexBytes >= 4 && config.segmentIndexBytes <= INT32_MAX),
+    Number.isInteger(config.segmentBytes) && config.segmentBytes >= 1 && config.segmentBytes <= INT32_MAX,
+    `segmentBytes ${config.segmentBytes}`,
+  );
+  assert.ok(
+    Number.isInteger(config.indexIntervalBytes) && config.indexIntervalBytes >= 0,
+    `indexIntervalBytes ${config.indexIntervalBytes}`,
+  );
+  assert.ok(
+    config.segmentMs === undefined || (Number.isSafeInteger(config.segmentMs) && config.segmentMs >= 1),
+    `segmentMs ${config.segmentMs}`,
+  );
+  assert.ok(
+    config.segmentIndexBytes === undefined ||
+      (Number.isInteger(config.segmentIndexBytes) &&
+        config.segmentIndexBytes >= 4 &&
+        config.segmentIndexBytes <= INT32_MAX),
     `segmentIndexBytes ${config.segmentIndexBytes}`,
   );
 }
@@ -961,7 +1069,13 @@ interface SegmentsRecovery {
  * Steps 2-4 of {@link Log.open} over the loaded segments (ascending base offsets), with
  * `hint` = the checkpointed recovery point.
  */
-function recoverSegments(loaded: LogSegment[], hint: number, dir: string, logger: Logger, allowOffsetGaps: boolean): SegmentsRecovery {
+function recoverSegments(
+  loaded: LogSegment[],
+  hint: number,
+  dir: string,
+  logger: Logger,
+  allowOffsetGaps: boolean,
+): SegmentsRecovery {
   const kept: LogSegment[] = [];
   let trusted = true;
   let rpBound = hint;
@@ -976,8 +1090,14 @@ function recoverSegments(loaded: LogSegment[], hint: number, dir: string, logger
   for (let i = 0; i < loaded.length; i++) {
     const seg = loaded[i]!;
     const prev = kept[kept.length - 1];
-    if (prev !== undefined && (allowOffsetGaps ? seg.baseOffset < prev.nextOffset : seg.baseOffset !== prev.nextOffset)) {
-      deleteFrom(i, 'segment does not continue the log: deleting it and all later segments', { segment: seg.baseOffset, expected: prev.nextOffset });
+    if (
+      prev !== undefined &&
+      (allowOffsetGaps ? seg.baseOffset < prev.nextOffset : seg.baseOffset !== prev.nextOffset)
+    ) {
+      deleteFrom(i, 'segment does not continue the log: deleting it and all later segments', {
+        segment: seg.baseOffset,
+        expected: prev.nextOffset,
+      });
       break;
     }
     kept.push(seg);
@@ -993,18 +1113,24 @@ function recoverSegments(loaded: LogSegment[], hint: number, dir: string, logger
         }
         problem ??= seg.loadNextOffset();
         if (problem === null) continue;
-        logger.warn({ segment: seg.logPath, reason: problem }, 'segment below the recovery point is damaged: recovering it');
+        logger.warn(
+          { segment: seg.logPath, reason: problem },
+          'segment below the recovery point is damaged: recovering it',
+        );
         fromOffset = seg.baseOffset;
         trusted = false;
         rpBound = Math.min(rpBound, seg.baseOffset);
       } else {
         logger.warn({ segment: seg.indexPath, reason: seg.indexProblem }, 'rebuilding damaged offset index');
-        if (seg.timeIndexProblem !== null) logger.warn({ segment: seg.timeIndexPath, reason: seg.timeIndexProblem }, 'rebuilding damaged time index');
+        if (seg.timeIndexProblem !== null)
+          logger.warn({ segment: seg.timeIndexPath, reason: seg.timeIndexProblem }, 'rebuilding damaged time index');
         fromOffset = Number.MAX_SAFE_INTEGER; // from its last valid entry on
       }
     } else {
-      if (seg.indexProblem !== null) logger.info({ segment: seg.indexPath, reason: seg.indexProblem }, 'offset index rebuilt by recovery');
-      if (seg.timeIndexProblem !== null) logger.info({ segment: seg.timeIndexPath, reason: seg.timeIndexProblem }, 'time index rebuilt by recovery');
+      if (seg.indexProblem !== null)
+        logger.info({ segment: seg.indexPath, reason: seg.indexProblem }, 'offset index rebuilt by recovery');
+      if (seg.timeIndexProblem !== null)
+        logger.info({ segment: seg.timeIndexPath, reason: seg.timeIndexProblem }, 'time index rebuilt by recovery');
       fromOffset = trusted ? hint : seg.baseOffset;
       trusted = false;
     }

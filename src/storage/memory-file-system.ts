@@ -50,7 +50,8 @@ export interface CrashReport {
 }
 
 /** A write or truncation since the last sync; `seq` orders the operations of one file. */
-type PendingOp = { kind: 'write'; seq: number; position: number; data: Buffer } | { kind: 'truncate'; seq: number; sizeBytes: number };
+type PendingOp =
+  { kind: 'write'; seq: number; position: number; data: Buffer } | { kind: 'truncate'; seq: number; sizeBytes: number };
 
 /** Options of {@link MemoryFileSystem}. */
 export interface MemoryFileSystemOptions {
@@ -152,7 +153,9 @@ class MemFile {
     const durableSize = durable.size;
     // The current content still starts with the new durable content unless a later operation
     // reaches below its end: then the durable content needs its own copy.
-    const untouched = rest.every((op) => (op.kind === 'write' ? op.position >= durableSize : op.sizeBytes >= durableSize));
+    const untouched = rest.every((op) =>
+      op.kind === 'write' ? op.position >= durableSize : op.sizeBytes >= durableSize,
+    );
     this.durableSnapshot = untouched ? null : Buffer.from(durable.data.subarray(0, durableSize));
     this.durableSize = durableSize;
     this.pending = rest;
@@ -212,7 +215,8 @@ class MemHandle implements FileHandle {
 
   private live(syscall: string): MemFile {
     if (this.closed) throw fsError('EBADF', syscall, this.path, 'handle closed');
-    if (this.owner.generation !== this.generation) throw fsError('EBADF', syscall, this.path, 'handle from before a crash');
+    if (this.owner.generation !== this.generation)
+      throw fsError('EBADF', syscall, this.path, 'handle from before a crash');
     return this.file;
   }
 
@@ -319,7 +323,10 @@ export class MemoryFileSystem implements FileSystem {
   }
 
   private static parts(path: string): string[] {
-    return posix.resolve('/', path).split('/').filter((p) => p.length > 0);
+    return posix
+      .resolve('/', path)
+      .split('/')
+      .filter((p) => p.length > 0);
   }
 
   private lookup(path: string, syscall: string): MemNode | undefined {
@@ -520,9 +527,11 @@ export class MemoryFileSystem implements FileSystem {
   /** Flips bits of the byte at `position` (xor `mask`) in both current and durable content. */
   flipByte(path: string, position: number, mask = 0xff): void {
     const file = this.file(path, 'flip');
-    if (position < 0 || position >= file.size) throw new RangeError(`position ${position} outside ${path} (${file.size} bytes)`);
+    if (position < 0 || position >= file.size)
+      throw new RangeError(`position ${position} outside ${path} (${file.size} bytes)`);
     file.data[position]! ^= mask;
-    if (file.durableSnapshot !== null && position < file.durableSnapshot.length) file.durableSnapshot[position]! ^= mask;
+    if (file.durableSnapshot !== null && position < file.durableSnapshot.length)
+      file.durableSnapshot[position]! ^= mask;
   }
 
   /** Bytes written to `path` since its last sync (0 when fully synced). */

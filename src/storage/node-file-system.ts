@@ -18,7 +18,10 @@ class NodeFileHandle implements FileHandle {
   /** A descriptor whose close waits for the syncs in flight. */
   private closingFd: number | null = null;
 
-  constructor(fd: number, private readonly path: string) {
+  constructor(
+    fd: number,
+    private readonly path: string,
+  ) {
     this.fd = fd;
   }
 

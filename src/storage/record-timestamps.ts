@@ -20,7 +20,10 @@ export interface RecordTimestamp {
 }
 
 /** Records of a batch, or why they could not be read (`compressed`: no decompress function). */
-export type RecordTimestamps = { kind: 'ok'; records: RecordTimestamp[] } | { kind: 'compressed'; codec: number } | { kind: 'undecodable'; reason: string };
+export type RecordTimestamps =
+  | { kind: 'ok'; records: RecordTimestamp[] }
+  | { kind: 'compressed'; codec: number }
+  | { kind: 'undecodable'; reason: string };
 
 /**
  * Offsets and timestamps of every record of the v2 batch that is exactly `batch`, in order. For a
@@ -37,9 +40,15 @@ export function recordTimestamps(batch: Buffer, decompress: Decompress | null): 
     const logAppendTime = (attributes & L.TIMESTAMP_TYPE_MASK) !== 0;
     return {
       kind: 'ok',
-      records: decoded.records.map((r) => ({ offset: r.offset, timestampMs: logAppendTime ? decoded.maxTimestamp : r.timestamp })),
+      records: decoded.records.map((r) => ({
+        offset: r.offset,
+        timestampMs: logAppendTime ? decoded.maxTimestamp : r.timestamp,
+      })),
     };
   } catch (err) {
-    return { kind: 'undecodable', reason: codec !== 0 ? `codec ${codec}: ${(err as Error).message}` : (err as Error).message };
+    return {
+      kind: 'undecodable',
+      reason: codec !== 0 ? `codec ${codec}: ${(err as Error).message}` : (err as Error).message,
+    };
   }
 }

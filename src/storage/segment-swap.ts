@@ -22,7 +22,13 @@ import type { Logger } from '../runtime/actor';
 import * as L from '../protocol/record-batch/layout';
 import { checkBatch } from '../protocol/record-batch/view';
 import type { FileSystem } from './file-system';
-import { INDEX_FILE_SUFFIX, LOG_FILE_SUFFIX, parseSegmentFileName, segmentFileName, TIME_INDEX_FILE_SUFFIX } from './log-segment';
+import {
+  INDEX_FILE_SUFFIX,
+  LOG_FILE_SUFFIX,
+  parseSegmentFileName,
+  segmentFileName,
+  TIME_INDEX_FILE_SUFFIX,
+} from './log-segment';
 
 /** Suffix of a cleaned segment being written (Kafka's CleanedFileSuffix). */
 export const CLEANED_FILE_SUFFIX = '.cleaned';
@@ -82,7 +88,11 @@ export function recoverCleanerLeftovers(fs: FileSystem, dir: string, logger: Log
   let completed = 0;
   const names = fs.readdir(dir);
   for (const name of names) {
-    if (!name.endsWith(CLEANED_FILE_SUFFIX) && !(name.endsWith(SWAP_FILE_SUFFIX) && !name.endsWith(LOG_FILE_SUFFIX + SWAP_FILE_SUFFIX))) continue;
+    if (
+      !name.endsWith(CLEANED_FILE_SUFFIX) &&
+      !(name.endsWith(SWAP_FILE_SUFFIX) && !name.endsWith(LOG_FILE_SUFFIX + SWAP_FILE_SUFFIX))
+    )
+      continue;
     logger.info({ dir, file: name }, 'deleting an unfinished cleaner file');
     fs.unlink(posix.join(dir, name));
     changed = true;
@@ -92,7 +102,8 @@ export function recoverCleanerLeftovers(fs: FileSystem, dir: string, logger: Log
     .filter((m): m is RegExpExecArray => m !== null)
     .map((m) => Number(m[1]));
   if (swaps.length > 0) {
-    const bases = fs.readdir(dir)
+    const bases = fs
+      .readdir(dir)
       .map(parseSegmentFileName)
       .filter((p): p is { baseOffset: number; suffix: string } => p !== null && p.suffix === LOG_FILE_SUFFIX)
       .map((p) => p.baseOffset);
@@ -106,7 +117,10 @@ export function recoverCleanerLeftovers(fs: FileSystem, dir: string, logger: Log
         unlinkIfExists(fs, posix.join(dir, segmentFileName(b, TIME_INDEX_FILE_SUFFIX)));
       }
       fs.rename(swap, posix.join(dir, segmentFileName(base, LOG_FILE_SUFFIX)));
-      logger.warn({ dir, baseOffset: base, lastOffset, replacedSegments: replaced }, 'completed an interrupted segment swap of the log cleaner');
+      logger.warn(
+        { dir, baseOffset: base, lastOffset, replacedSegments: replaced },
+        'completed an interrupted segment swap of the log cleaner',
+      );
       changed = true;
       completed++;
     }

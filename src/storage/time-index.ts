@@ -151,7 +151,8 @@ export class TimeIndex {
     const rel = offset - this.baseOffset;
     const last = this.lastEntry();
     if (timestampMs <= (last?.timestampMs ?? NO_TIMESTAMP)) return false;
-    if (last !== null) assert.ok(offset >= last.offset, `time index offset ${offset} below the last entry's ${last.offset}`);
+    if (last !== null)
+      assert.ok(offset >= last.offset, `time index offset ${offset} below the last entry's ${last.offset}`);
     assert.ok(rel >= 0 && rel <= INT32_MAX, `time index offset ${offset} not relative to base ${this.baseOffset}`);
     if (this.count === this.timestamps.length) {
       const timestamps = new Float64Array(this.count * 2);

@@ -41,7 +41,16 @@ describe('skiff client commands against a broker process', () => {
   });
 
   test('topic create / list / describe / delete', { timeout: TIMEOUT_MS }, async () => {
-    const created = await skiff(['topic', 'create', 'cli-admin', 'cli-admin-2', '-p', '3', '-c', 'retention.ms=3600000']);
+    const created = await skiff([
+      'topic',
+      'create',
+      'cli-admin',
+      'cli-admin-2',
+      '-p',
+      '3',
+      '-c',
+      'retention.ms=3600000',
+    ]);
     assert.match(created.stdout, /^cli-admin\s+OK$/m);
     assert.match(created.stdout, /^cli-admin-2\s+OK$/m);
     const again = await skiff(['topic', 'create', 'cli-admin'], '', 1);
@@ -54,11 +63,18 @@ describe('skiff client commands against a broker process', () => {
     await skiff(['produce', 'cli-admin', '-p', '1'], 'a\nb\n');
     const described = await skiff(['topic', 'describe', 'cli-admin']);
     assert.match(described.stdout, /^PARTITIONS\s+3$/m);
-    assert.match(described.stdout, /^PARTITION\s+LEADER\s+EPOCH\s+REPLICAS\s+ISR\s+LOG-START-OFFSET\s+HIGH-WATERMARK$/m);
+    assert.match(
+      described.stdout,
+      /^PARTITION\s+LEADER\s+EPOCH\s+REPLICAS\s+ISR\s+LOG-START-OFFSET\s+HIGH-WATERMARK$/m,
+    );
     assert.match(described.stdout, /^0\s+0\s+\d+\s+\[0\]\s+\[0\]\s+0\s+0$/m);
     assert.match(described.stdout, /^1\s+0\s+\d+\s+\[0\]\s+\[0\]\s+0\s+2$/m);
     // Configs when the broker has DescribeConfigs, else a line saying why not.
-    assert.ok(/^retention\.ms\s+3600000\s+DYNAMIC_TOPIC_CONFIG$/m.test(described.stdout) || /^\(not shown: .*DescribeConfigs/m.test(described.stdout), described.stdout);
+    assert.ok(
+      /^retention\.ms\s+3600000\s+DYNAMIC_TOPIC_CONFIG$/m.test(described.stdout) ||
+        /^\(not shown: .*DescribeConfigs/m.test(described.stdout),
+      described.stdout,
+    );
 
     const deleted = await skiff(['topic', 'delete', 'cli-admin', 'cli-admin-2']);
     assert.match(deleted.stdout, /^cli-admin\s+OK$/m);
@@ -68,12 +84,26 @@ describe('skiff client commands against a broker process', () => {
     assert.match(missing.stderr, /UNKNOWN_TOPIC_OR_PARTITION/);
     // As kafka-topics: the internal offsets topic is not deleted from the CLI.
     const internal = await skiff(['topic', 'delete', '__consumer_offsets'], '', 1);
-    assert.match(internal.stdout, /^__consumer_offsets\s+INVALID_REQUEST: Topic __consumer_offsets is a kafka internal topic and is not allowed to be marked for deletion\.$/m);
+    assert.match(
+      internal.stdout,
+      /^__consumer_offsets\s+INVALID_REQUEST: Topic __consumer_offsets is a kafka internal topic and is not allowed to be marked for deletion\.$/m,
+    );
   });
 
   test('topic alter-config sets and deletes configs (or says why it cannot)', { timeout: TIMEOUT_MS }, async () => {
     await skiff(['topic', 'create', 'cli-alter', '-c', 'retention.ms=1000']);
-    const r = await run(process.execPath, [SKIFF, 'topic', 'alter-config', 'cli-alter', '--set', 'segment.ms=123456', '--delete', 'retention.ms', '--brokers', brokers]);
+    const r = await run(process.execPath, [
+      SKIFF,
+      'topic',
+      'alter-config',
+      'cli-alter',
+      '--set',
+      'segment.ms=123456',
+      '--delete',
+      'retention.ms',
+      '--brokers',
+      brokers,
+    ]);
     if (r.code !== 0) {
       assert.equal(r.code, 1);
       assert.match(r.stderr, /IncrementalAlterConfigs/);
@@ -85,40 +115,81 @@ describe('skiff client commands against a broker process', () => {
     assert.doesNotMatch(described.stdout, /^retention\.ms\s+1000\s/m);
   });
 
-  test('keyed lines with headers come back exactly, on the murmur2 partitions, with --count and -e', { timeout: TIMEOUT_MS }, async () => {
-    await skiff(['topic', 'create', 'cli-keys', '-p', '4']);
-    const lines = Array.from({ length: 40 }, (_, i) => `key-${i % 10}|value ${i} with | bars`);
-    const produced = await skiff(['produce', 'cli-keys', '--key-separator', '|', '--header', 'source=cli', '--header', 'eq=a=b'], lines.join('\n') + '\nno separator here\n');
-    assert.match(produced.stdout, /^produced 41 records to cli-keys: partition \d+ offsets \d+-\d+/);
+  test(
+    'keyed lines with headers come back exactly, on the murmur2 partitions, with --count and -e',
+    { timeout: TIMEOUT_MS },
+    async () => {
+      await skiff(['topic', 'create', 'cli-keys', '-p', '4']);
+      const lines = Array.from({ length: 40 }, (_, i) => `key-${i % 10}|value ${i} with | bars`);
+      const produced = await skiff(
+        ['produce', 'cli-keys', '--key-separator', '|', '--header', 'source=cli', '--header', 'eq=a=b'],
+        lines.join('\n') + '\nno separator here\n',
+      );
+      assert.match(produced.stdout, /^produced 41 records to cli-keys: partition \d+ offsets \d+-\d+/);
 
-    const format = '%p\\t%o\\t%k\\t%v\\t%h\\n';
-    const all = await skiff(['consume', 'cli-keys', '--from-beginning', '-e', '--format', format]);
-    const rows = all.stdout.trimEnd().split('\n').map((l) => l.split('\t'));
-    assert.equal(rows.length, 41);
-    for (const [partition, , key, , headers] of rows) {
-      assert.equal(headers, 'source=cli,eq=a=b');
-      if (key !== '') assert.equal(Number(partition), partitionForKey(Buffer.from(key!), 4), `key ${key}`);
-    }
-    const byPartition = (r: string[][]): string[] => r.map((x) => x.slice(0, 4).join('\t')).sort();
-    const expected = lines.map((l) => l.split('|')).map(([k, ...v]) => [k!, v.join('|')]);
-    assert.deepEqual(rows.map((r) => `${r[2]}\t${r[3]}`).sort(), [...expected.map(([k, v]) => `${k}\t${v}`), '\tno separator here'].sort());
-    // Offsets per partition are dense from 0, and each key keeps its send order.
-    for (const p of new Set(rows.map((r) => r[0]))) {
-      assert.deepEqual(rows.filter((r) => r[0] === p).map((r) => Number(r[1])), rows.filter((r) => r[0] === p).map((_, i) => i));
-    }
-    const key3 = rows.filter((r) => r[2] === 'key-3').map((r) => r[3]);
-    assert.deepEqual(key3, ['value 3 with | bars', 'value 13 with | bars', 'value 23 with | bars', 'value 33 with | bars']);
+      const format = '%p\\t%o\\t%k\\t%v\\t%h\\n';
+      const all = await skiff(['consume', 'cli-keys', '--from-beginning', '-e', '--format', format]);
+      const rows = all.stdout
+        .trimEnd()
+        .split('\n')
+        .map((l) => l.split('\t'));
+      assert.equal(rows.length, 41);
+      for (const [partition, , key, , headers] of rows) {
+        assert.equal(headers, 'source=cli,eq=a=b');
+        if (key !== '') assert.equal(Number(partition), partitionForKey(Buffer.from(key!), 4), `key ${key}`);
+      }
+      const byPartition = (r: string[][]): string[] => r.map((x) => x.slice(0, 4).join('\t')).sort();
+      const expected = lines.map((l) => l.split('|')).map(([k, ...v]) => [k!, v.join('|')]);
+      assert.deepEqual(
+        rows.map((r) => `${r[2]}\t${r[3]}`).sort(),
+        [...expected.map(([k, v]) => `${k}\t${v}`), '\tno separator here'].sort(),
+      );
+      // Offsets per partition are dense from 0, and each key keeps its send order.
+      for (const p of new Set(rows.map((r) => r[0]))) {
+        assert.deepEqual(
+          rows.filter((r) => r[0] === p).map((r) => Number(r[1])),
+          rows.filter((r) => r[0] === p).map((_, i) => i),
+        );
+      }
+      const key3 = rows.filter((r) => r[2] === 'key-3').map((r) => r[3]);
+      assert.deepEqual(key3, [
+        'value 3 with | bars',
+        'value 13 with | bars',
+        'value 23 with | bars',
+        'value 33 with | bars',
+      ]);
 
-    const counted = await skiff(['consume', 'cli-keys', '--from-beginning', '--count', '5', '--format', format]);
-    assert.equal(counted.stdout.trimEnd().split('\n').length, 5);
-    assert.deepEqual(byPartition(counted.stdout.trimEnd().split('\n').map((l) => l.split('\t'))).every((r) => byPartition(rows).includes(r)), true);
+      const counted = await skiff(['consume', 'cli-keys', '--from-beginning', '--count', '5', '--format', format]);
+      assert.equal(counted.stdout.trimEnd().split('\n').length, 5);
+      assert.deepEqual(
+        byPartition(
+          counted.stdout
+            .trimEnd()
+            .split('\n')
+            .map((l) => l.split('\t')),
+        ).every((r) => byPartition(rows).includes(r)),
+        true,
+      );
 
-    const onePartition = rows.find((r) => r[2] === 'key-3')![0]!;
-    const single = await skiff(['consume', 'cli-keys', '-p', onePartition, '--from-beginning', '-e', '--format', '%p|%k|\\n']);
-    const singleLines = single.stdout.trimEnd().split('\n');
-    assert.equal(singleLines.length, rows.filter((r) => r[0] === onePartition).length);
-    assert.ok(singleLines.every((l) => l.startsWith(`${onePartition}|`)), single.stdout);
-  });
+      const onePartition = rows.find((r) => r[2] === 'key-3')![0]!;
+      const single = await skiff([
+        'consume',
+        'cli-keys',
+        '-p',
+        onePartition,
+        '--from-beginning',
+        '-e',
+        '--format',
+        '%p|%k|\\n',
+      ]);
+      const singleLines = single.stdout.trimEnd().split('\n');
+      assert.equal(singleLines.length, rows.filter((r) => r[0] === onePartition).length);
+      assert.ok(
+        singleLines.every((l) => l.startsWith(`${onePartition}|`)),
+        single.stdout,
+      );
+    },
+  );
 
   test('consume --from-beginning, --offset and --timestamp', { timeout: TIMEOUT_MS }, async () => {
     await skiff(['topic', 'create', 'cli-start']);
@@ -126,9 +197,18 @@ describe('skiff client commands against a broker process', () => {
     await new Promise((resolve) => setTimeout(resolve, 30));
     await skiff(['produce', 'cli-start'], 'b3\nb4\n');
     const all = await skiff(['consume', 'cli-start', '--from-beginning', '-e', '--format', '%o %t %v\\n']);
-    const rows = all.stdout.trimEnd().split('\n').map((l) => l.split(' '));
-    assert.deepEqual(rows.map((r) => r[2]), ['a0', 'a1', 'a2', 'b3', 'b4']);
-    assert.deepEqual(rows.map((r) => Number(r[0])), [0, 1, 2, 3, 4]);
+    const rows = all.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => l.split(' '));
+    assert.deepEqual(
+      rows.map((r) => r[2]),
+      ['a0', 'a1', 'a2', 'b3', 'b4'],
+    );
+    assert.deepEqual(
+      rows.map((r) => Number(r[0])),
+      [0, 1, 2, 3, 4],
+    );
 
     const fromOffset = await skiff(['consume', 'cli-start', '--offset', '2', '-e']);
     assert.equal(fromOffset.stdout, 'a2\nb3\nb4\n');
@@ -136,7 +216,13 @@ describe('skiff client commands against a broker process', () => {
     assert.ok(Number(secondBatchTime) > Number(rows[2]![1]), 'the second produce has a later timestamp');
     const fromTime = await skiff(['consume', 'cli-start', '--timestamp', secondBatchTime, '-e']);
     assert.equal(fromTime.stdout, 'b3\nb4\n');
-    const future = await skiff(['consume', 'cli-start', '--timestamp', String(Number(secondBatchTime) + 3_600_000), '-e']);
+    const future = await skiff([
+      'consume',
+      'cli-start',
+      '--timestamp',
+      String(Number(secondBatchTime) + 3_600_000),
+      '-e',
+    ]);
     assert.equal(future.stdout, '');
     const atEnd = await skiff(['consume', 'cli-start', '-e']);
     assert.equal(atEnd.stdout, '');
@@ -152,23 +238,55 @@ describe('skiff client commands against a broker process', () => {
   });
 
   for (const codec of CODECS) {
-    test(`produce --compression ${codec}: skiff consume and kcat read the records back`, { timeout: TIMEOUT_MS }, async () => {
-      const topic = `cli-codec-${codec}`;
-      const lines = Array.from({ length: 500 }, (_, i) => `k${i % 7}:${codec} record ${i} ${'x'.repeat(i % 50)}`);
-      await skiff(['produce', topic, '-k', ':', '--compression', codec, '--linger-ms', '5'], lines.join('\n') + '\n');
-      const expected = lines.map((l) => l.replace(':', '=')).sort();
-      const viaSkiff = await skiff(['consume', topic, '--from-beginning', '-e', '--format', '%k=%v\\n']);
-      assert.deepEqual(viaSkiff.stdout.trimEnd().split('\n').sort(), expected);
-      if (!HAVE_KCAT) return;
-      const viaKcat = await run('kcat', ['-b', brokers, '-C', '-t', topic, '-o', 'beginning', '-e', '-q', '-f', '%k=%s\\n']);
-      assert.equal(viaKcat.code, 0, viaKcat.stderr);
-      assert.deepEqual(viaKcat.stdout.trimEnd().split('\n').sort(), expected);
-    });
+    test(
+      `produce --compression ${codec}: skiff consume and kcat read the records back`,
+      { timeout: TIMEOUT_MS },
+      async () => {
+        const topic = `cli-codec-${codec}`;
+        const lines = Array.from({ length: 500 }, (_, i) => `k${i % 7}:${codec} record ${i} ${'x'.repeat(i % 50)}`);
+        await skiff(['produce', topic, '-k', ':', '--compression', codec, '--linger-ms', '5'], lines.join('\n') + '\n');
+        const expected = lines.map((l) => l.replace(':', '=')).sort();
+        const viaSkiff = await skiff(['consume', topic, '--from-beginning', '-e', '--format', '%k=%v\\n']);
+        assert.deepEqual(viaSkiff.stdout.trimEnd().split('\n').sort(), expected);
+        if (!HAVE_KCAT) return;
+        const viaKcat = await run('kcat', [
+          '-b',
+          brokers,
+          '-C',
+          '-t',
+          topic,
+          '-o',
+          'beginning',
+          '-e',
+          '-q',
+          '-f',
+          '%k=%s\\n',
+        ]);
+        assert.equal(viaKcat.code, 0, viaKcat.stderr);
+        assert.deepEqual(viaKcat.stdout.trimEnd().split('\n').sort(), expected);
+      },
+    );
   }
 
   test('perf produce and perf consume report parseable totals', { timeout: TIMEOUT_MS }, async () => {
-    const produced = await skiff(['perf', 'produce', '--topic', 'cli-perf', '--records', '20000', '--record-size', '100', '--partitions', '2', '--acks', '-1']);
-    const p = /^(\d+) records sent, ([\d.]+) records\/sec \(([\d.]+) MB\/sec\), ([\d.]+) ms avg latency, ([\d.]+) ms max latency, ([\d.]+) ms 50th, ([\d.]+) ms 99th, ([\d.]+) ms 99\.9th\.$/m.exec(produced.stdout);
+    const produced = await skiff([
+      'perf',
+      'produce',
+      '--topic',
+      'cli-perf',
+      '--records',
+      '20000',
+      '--record-size',
+      '100',
+      '--partitions',
+      '2',
+      '--acks',
+      '-1',
+    ]);
+    const p =
+      /^(\d+) records sent, ([\d.]+) records\/sec \(([\d.]+) MB\/sec\), ([\d.]+) ms avg latency, ([\d.]+) ms max latency, ([\d.]+) ms 50th, ([\d.]+) ms 99th, ([\d.]+) ms 99\.9th\.$/m.exec(
+        produced.stdout,
+      );
     assert.ok(p, produced.stdout);
     assert.equal(Number(p[1]), 20000);
     assert.ok(Number(p[2]) > 0 && Number(p[3]) > 0);
@@ -177,18 +295,42 @@ describe('skiff client commands against a broker process', () => {
     assert.match(produced.stderr, /created topic cli-perf with 2 partitions/);
 
     const consumed = await skiff(['perf', 'consume', '--topic', 'cli-perf', '--records', '20000']);
-    const c = /^(\d+) records received, ([\d.]+) records\/sec \(([\d.]+) MB\/sec\), ([\d.]+) MB in (\d+) ms\.$/m.exec(consumed.stdout);
+    const c = /^(\d+) records received, ([\d.]+) records\/sec \(([\d.]+) MB\/sec\), ([\d.]+) MB in (\d+) ms\.$/m.exec(
+      consumed.stdout,
+    );
     assert.ok(c, consumed.stdout);
     assert.equal(Number(c[1]), 20000);
     assert.equal(Number(c[4]), Number(((20000 * 100) / 1024 / 1024).toFixed(2)));
 
     const described = await skiff(['topic', 'describe', 'cli-perf']);
-    const hw = [...described.stdout.matchAll(/^[01]\s+0\s+\d+\s+\[0\]\s+\[0\]\s+0\s+(\d+)$/gm)].map((m) => Number(m[1]));
-    assert.equal(hw.reduce((a, b) => a + b, 0), 20000);
+    const hw = [...described.stdout.matchAll(/^[01]\s+0\s+\d+\s+\[0\]\s+\[0\]\s+0\s+(\d+)$/gm)].map((m) =>
+      Number(m[1]),
+    );
+    assert.equal(
+      hw.reduce((a, b) => a + b, 0),
+      20000,
+    );
 
-    const compressed = await skiff(['perf', 'produce', '--topic', 'cli-perf', '--records', '2000', '--record-size', '50', '--acks', '1', '--compression', 'zstd']);
+    const compressed = await skiff([
+      'perf',
+      'produce',
+      '--topic',
+      'cli-perf',
+      '--records',
+      '2000',
+      '--record-size',
+      '50',
+      '--acks',
+      '1',
+      '--compression',
+      'zstd',
+    ]);
     assert.match(compressed.stdout, /^2000 records sent/m);
-    const tooMany = await skiff(['perf', 'consume', '--topic', 'cli-perf', '--records', '30000', '--timeout-ms', '300'], '', 1);
+    const tooMany = await skiff(
+      ['perf', 'consume', '--topic', 'cli-perf', '--records', '30000', '--timeout-ms', '300'],
+      '',
+      1,
+    );
     assert.match(tooMany.stdout, /^22000 records received/m);
   });
 

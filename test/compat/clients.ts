@@ -43,7 +43,11 @@ export interface ProcessResult {
 }
 
 /** Runs `cmd args`, feeding `stdin`; SIGKILLs it after `timeoutMs`. Never rejects on exit status. */
-export function runProcess(cmd: string, args: readonly string[], opts: { timeoutMs: number; stdin?: Buffer | string; cwd?: string; env?: NodeJS.ProcessEnv }): Promise<ProcessResult> {
+export function runProcess(
+  cmd: string,
+  args: readonly string[],
+  opts: { timeoutMs: number; stdin?: Buffer | string; cwd?: string; env?: NodeJS.ProcessEnv },
+): Promise<ProcessResult> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -74,14 +78,24 @@ export function runProcess(cmd: string, args: readonly string[], opts: { timeout
 }
 
 function describe(what: string, r: ProcessResult): string {
-  const status = r.timedOut ? `timed out after ${r.elapsedMs} ms` : `exited with code ${r.code}${r.signal ? ` (signal ${r.signal})` : ''}`;
+  const status = r.timedOut
+    ? `timed out after ${r.elapsedMs} ms`
+    : `exited with code ${r.code}${r.signal ? ` (signal ${r.signal})` : ''}`;
   const tail = r.stderr.length > 6000 ? `...${r.stderr.slice(-6000)}` : r.stderr;
   return `${what} ${status}\n--- stderr ---\n${tail}\n--- stdout (first 2000 bytes) ---\n${r.stdout.subarray(0, 2000).toString('utf8')}`;
 }
 
 /** Runs a Python client script with `python` (default Debian's); resolves with its last stdout line parsed as JSON. */
-export async function runPythonScript<T = Record<string, unknown>>(script: string, args: readonly string[], timeoutMs: number, python: string = PYTHON): Promise<T> {
-  const r = await runProcess(python, [path.join(PYTHON_SCRIPTS_DIR, script), ...args], { timeoutMs, cwd: PYTHON_SCRIPTS_DIR });
+export async function runPythonScript<T = Record<string, unknown>>(
+  script: string,
+  args: readonly string[],
+  timeoutMs: number,
+  python: string = PYTHON,
+): Promise<T> {
+  const r = await runProcess(python, [path.join(PYTHON_SCRIPTS_DIR, script), ...args], {
+    timeoutMs,
+    cwd: PYTHON_SCRIPTS_DIR,
+  });
   if (r.code !== 0 || r.timedOut) throw new Error(describe(`${python} ${script} ${args.join(' ')}`, r));
   const lines = r.stdout.toString('utf8').trim().split('\n');
   return JSON.parse(lines[lines.length - 1]) as T;
@@ -120,11 +134,13 @@ export async function kcatProduce(o: KcatProduceOptions): Promise<void> {
     if (o.partition !== undefined) args.push('-p', String(o.partition));
     if (o.keyDelimiter !== undefined) args.push('-K', o.keyDelimiter);
     if (o.emptyAsNull) args.push('-Z');
-    for (const [name, value] of o.headers ?? []) args.push('-H', value === null ? name : `${name}=${value.toString('utf8')}`);
+    for (const [name, value] of o.headers ?? [])
+      args.push('-H', value === null ? name : `${name}=${value.toString('utf8')}`);
     for (const [k, v] of Object.entries(o.config ?? {})) args.push('-X', `${k}=${v}`);
     args.push('-l', file);
     const r = await runProcess('kcat', args, { timeoutMs: o.timeoutMs });
-    if (r.code !== 0 || r.timedOut || /Delivery failed|ERROR/.test(r.stderr)) throw new Error(describe(`kcat ${args.join(' ')}`, r));
+    if (r.code !== 0 || r.timedOut || /Delivery failed|ERROR/.test(r.stderr))
+      throw new Error(describe(`kcat ${args.join(' ')}`, r));
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -138,9 +154,27 @@ const KCAT_FORMAT = '%p %o %K %S %k%s\\n';
  * value bytes (null = length -1) and offsets. kcat's -f output cannot carry header bytes exactly,
  * so headers come back empty: check headers with another consumer.
  */
-export async function kcatConsume(o: { bootstrap: string; topic: string; partition: number; timeoutMs: number; offset?: number }): Promise<TestRecord[]> {
-  const args = ['-b', o.bootstrap, '-C', '-t', o.topic, '-p', String(o.partition), '-o', o.offset === undefined ? 'beginning' : String(o.offset), '-e',
-    '-f', KCAT_FORMAT];
+export async function kcatConsume(o: {
+  bootstrap: string;
+  topic: string;
+  partition: number;
+  timeoutMs: number;
+  offset?: number;
+}): Promise<TestRecord[]> {
+  const args = [
+    '-b',
+    o.bootstrap,
+    '-C',
+    '-t',
+    o.topic,
+    '-p',
+    String(o.partition),
+    '-o',
+    o.offset === undefined ? 'beginning' : String(o.offset),
+    '-e',
+    '-f',
+    KCAT_FORMAT,
+  ];
   const r = await runProcess('kcat', args, { timeoutMs: o.timeoutMs });
   if (r.code !== 0 || r.timedOut || /ERROR/.test(r.stderr)) throw new Error(describe(`kcat ${args.join(' ')}`, r));
   return parseKcatOutput(r.stdout);
@@ -172,7 +206,8 @@ export function parseKcatOutput(buf: Buffer): TestRecord[] {
     const valueLen = number();
     const key = take(keyLen);
     const value = take(valueLen);
-    if (buf[pos] !== 0x0a) throw new Error(`kcat output: record at offset ${offset} not followed by a newline (byte ${pos})`);
+    if (buf[pos] !== 0x0a)
+      throw new Error(`kcat output: record at offset ${offset} not followed by a newline (byte ${pos})`);
     pos += 1;
     records.push({ partition, offset, key, value, headers: [] });
   }
@@ -185,7 +220,11 @@ export async function createTopic(bootstrap: string, topic: string, numPartition
   const admin = new Kafka({ brokers: [bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 3 } }).admin();
   await admin.connect();
   try {
-    const created = await admin.createTopics({ topics: [{ topic, numPartitions, replicationFactor: 1 }], waitForLeaders: true, timeout: 10_000 });
+    const created = await admin.createTopics({
+      topics: [{ topic, numPartitions, replicationFactor: 1 }],
+      waitForLeaders: true,
+      timeout: 10_000,
+    });
     if (!created) throw new Error(`createTopics: topic ${topic} already exists`);
   } finally {
     await admin.disconnect();
@@ -231,13 +270,30 @@ export async function pythonProduce(client: PythonClient, o: PythonProduceOption
   try {
     const input = path.join(dir, 'input.krec');
     writeRecordFile(input, o.records);
-    const args = ['--bootstrap', o.bootstrap, '--topic', o.topic, '--input', input, '--acks', String(o.acks ?? -1),
-      '--create-partitions', String(o.createPartitions ?? 0), '--timeout', String(Math.max(1, o.timeoutMs / 1000 - 5))];
+    const args = [
+      '--bootstrap',
+      o.bootstrap,
+      '--topic',
+      o.topic,
+      '--input',
+      input,
+      '--acks',
+      String(o.acks ?? -1),
+      '--create-partitions',
+      String(o.createPartitions ?? 0),
+      '--timeout',
+      String(Math.max(1, o.timeoutMs / 1000 - 5)),
+    ];
     if (o.compression !== undefined) args.push('--compression', o.compression);
     if (o.lingerMs !== undefined && client === 'confluent-kafka') args.push('--linger-ms', String(o.lingerMs));
     if (o.idempotent) args.push('--idempotent');
     if (o.debug !== undefined) args.push(...(client === 'confluent-kafka' ? ['--debug', o.debug] : ['--debug']));
-    const result = await runPythonScript<{ produced: number; offsets: Array<[number, number]> }>(`${SCRIPT_PREFIX[client]}_produce.py`, args, o.timeoutMs, o.python);
+    const result = await runPythonScript<{ produced: number; offsets: Array<[number, number]> }>(
+      `${SCRIPT_PREFIX[client]}_produce.py`,
+      args,
+      o.timeoutMs,
+      o.python,
+    );
     return result.offsets;
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
@@ -248,11 +304,23 @@ export async function pythonProduce(client: PythonClient, o: PythonProduceOption
  * Consumes `partitions` (default: all, from Metadata) of `topic` from the beginning with a Python
  * client (under `python`, default Debian's), without a consumer group, until the end of each partition.
  */
-export async function pythonConsume(client: PythonClient, o: { bootstrap: string; topic: string; partitions?: number[]; timeoutMs: number; python?: string }): Promise<TestRecord[]> {
+export async function pythonConsume(
+  client: PythonClient,
+  o: { bootstrap: string; topic: string; partitions?: number[]; timeoutMs: number; python?: string },
+): Promise<TestRecord[]> {
   const dir = makeTempDir(client);
   try {
     const output = path.join(dir, 'output.krec');
-    const args = ['--bootstrap', o.bootstrap, '--topic', o.topic, '--output', output, '--timeout', String(Math.max(1, o.timeoutMs / 1000 - 5))];
+    const args = [
+      '--bootstrap',
+      o.bootstrap,
+      '--topic',
+      o.topic,
+      '--output',
+      output,
+      '--timeout',
+      String(Math.max(1, o.timeoutMs / 1000 - 5)),
+    ];
     if (o.partitions !== undefined) args.push('--partitions', o.partitions.join(','));
     await runPythonScript(`${SCRIPT_PREFIX[client]}_consume.py`, args, o.timeoutMs, o.python);
     return readRecordFile(output);
@@ -291,12 +359,15 @@ export interface PythonClientVersions {
  */
 export async function pythonClientVersions(python: string): Promise<PythonClientVersions> {
   if (!fs.existsSync(python)) {
-    throw new Error(`no Python interpreter at ${python}: run \`bash scripts/install-peers.sh\` (install_python_venv makes the virtual environment)`);
+    throw new Error(
+      `no Python interpreter at ${python}: run \`bash scripts/install-peers.sh\` (install_python_venv makes the virtual environment)`,
+    );
   }
   try {
     return await runPythonScript<PythonClientVersions>('versions.py', [], 30_000, python);
   } catch (e) {
-    (e as Error).message = `the Python clients do not import under ${python} (run \`bash scripts/install-peers.sh\`): ${(e as Error).message}`;
+    (e as Error).message =
+      `the Python clients do not import under ${python} (run \`bash scripts/install-peers.sh\`): ${(e as Error).message}`;
     throw e;
   }
 }

@@ -14,7 +14,15 @@ import { checkSplitAndTakeover, NumberedRecords, PARTITIONS, type SplitRun } fro
 const PER_PARTITION = 10;
 
 function fakeMember(name: string, events: MemberEvent[], commitsOnClose = false): GroupMember {
-  return { name, events, commitsOnClose, stop: async () => undefined, kill: () => undefined, output: () => '', failure: () => null };
+  return {
+    name,
+    events,
+    commitsOnClose,
+    stop: async () => undefined,
+    kill: () => undefined,
+    output: () => '',
+    failure: () => null,
+  };
 }
 
 function fakeRecords(): NumberedRecords {
@@ -38,7 +46,12 @@ function reads(partition: number, from: number, to: number): Array<[number, numb
  * past its commit (the uncommitted tail); member-2 owns 3-5, reads 0..4, then takes over and reads
  * 0-2 from 5 (partition 0 from 5 again: an allowed duplicate) and everything to 10.
  */
-function goodRun(): { leaver: MemberEvent[]; stayerBefore: MemberEvent[]; stayerAfter: MemberEvent[]; reader: MemberEvent[] } {
+function goodRun(): {
+  leaver: MemberEvent[];
+  stayerBefore: MemberEvent[];
+  stayerAfter: MemberEvent[];
+  reader: MemberEvent[];
+} {
   const t = 0;
   const leaver: MemberEvent[] = [
     { ev: 'assigned', partitions: [0, 1, 2], t },
@@ -67,8 +80,13 @@ function goodRun(): { leaver: MemberEvent[]; stayerBefore: MemberEvent[]; stayer
 
 function toRun(e: ReturnType<typeof goodRun>, split = { leaver: [0, 1, 2], stayer: [3, 4, 5] }): SplitRun {
   return {
-    leaver: fakeMember('member-1', e.leaver), stayer: fakeMember('member-2', [...e.stayerBefore, ...e.stayerAfter]), reader: fakeMember('second-group', e.reader),
-    split, stayerEventsBeforeLeave: e.stayerBefore.length, records: fakeRecords(), leftAt: 0,
+    leaver: fakeMember('member-1', e.leaver),
+    stayer: fakeMember('member-2', [...e.stayerBefore, ...e.stayerAfter]),
+    reader: fakeMember('second-group', e.reader),
+    split,
+    stayerEventsBeforeLeave: e.stayerBefore.length,
+    records: fakeRecords(),
+    leftAt: 0,
   };
 }
 
@@ -80,7 +98,7 @@ function takeoverReads(e: ReturnType<typeof goodRun>, partition: number, from: n
 }
 
 describe('group scenario checks (made-up events, no broker)', () => {
-  test('a correct run passes, including a duplicate in the leaver\'s uncommitted tail', () => {
+  test("a correct run passes, including a duplicate in the leaver's uncommitted tail", () => {
     checkSplitAndTakeover(toRun(goodRun()), 'good run');
   });
 
@@ -93,7 +111,10 @@ describe('group scenario checks (made-up events, no broker)', () => {
   test('a taker that starts past the committed offset (a skipped record) fails', () => {
     const e = goodRun();
     takeoverReads(e, 1, 6, 10);
-    assert.throws(() => checkSplitAndTakeover(toRun(e), 'skip'), /first offset on partition 1 vs member-1's committed offset/);
+    assert.throws(
+      () => checkSplitAndTakeover(toRun(e), 'skip'),
+      /first offset on partition 1 vs member-1's committed offset/,
+    );
   });
 
   test('a taker that starts below the committed offset (re-reading committed records) fails', () => {
@@ -108,7 +129,7 @@ describe('group scenario checks (made-up events, no broker)', () => {
     assert.throws(() => checkSplitAndTakeover(toRun(e), 'both'), /partition 1 was read by both members/);
   });
 
-  test('a gap inside one member\'s reads fails', () => {
+  test("a gap inside one member's reads fails", () => {
     const e = goodRun();
     const ev = e.stayerBefore[1];
     assert.ok(ev.ev === 'records');
@@ -129,11 +150,17 @@ describe('group scenario checks (made-up events, no broker)', () => {
     const ev = e.reader[1];
     assert.ok(ev.ev === 'records');
     ev.records = ev.records.filter(([p, o]) => !(p === 5 && o === 0));
-    assert.throws(() => checkSplitAndTakeover(toRun(e), 'second group'), /the second group read 59 records, want exactly 60/);
+    assert.throws(
+      () => checkSplitAndTakeover(toRun(e), 'second group'),
+      /the second group read 59 records, want exactly 60/,
+    );
   });
 
   test('a split that is not 3 + 3 fails', () => {
-    assert.throws(() => checkSplitAndTakeover(toRun(goodRun(), { leaver: [0, 1, 2, 3], stayer: [4, 5] }), 'split'), /member-1's share of the split/);
+    assert.throws(
+      () => checkSplitAndTakeover(toRun(goodRun(), { leaver: [0, 1, 2, 3], stayer: [4, 5] }), 'split'),
+      /member-1's share of the split/,
+    );
   });
 
   test('after a crash the taker may start anywhere from the printed commit to after the last record read, not past it', () => {
@@ -143,16 +170,26 @@ describe('group scenario checks (made-up events, no broker)', () => {
     takeoverReads(e, 0, 6, 10);
     checkSplitAndTakeover({ ...toRun(e), leaverCrashed: true }, 'crash at 6');
     takeoverReads(e, 0, 7, 10);
-    assert.throws(() => checkSplitAndTakeover({ ...toRun(e), leaverCrashed: true }, 'crash skip'), /first offset on partition 0 is 7/);
+    assert.throws(
+      () => checkSplitAndTakeover({ ...toRun(e), leaverCrashed: true }, 'crash skip'),
+      /first offset on partition 0 is 7/,
+    );
     takeoverReads(e, 0, 4, 10);
-    assert.throws(() => checkSplitAndTakeover({ ...toRun(e), leaverCrashed: true }, 'crash re-read'), /first offset on partition 0 is 4/);
+    assert.throws(
+      () => checkSplitAndTakeover({ ...toRun(e), leaverCrashed: true }, 'crash re-read'),
+      /first offset on partition 0 is 4/,
+    );
   });
 
   test('kcat-style members (commit on close) are judged by what the leaver read', () => {
     const e = goodRun();
     const run = toRun(e);
     // With commit-on-close, member-1 committed 6 on partition 0 (it read 5): the taker must start at 6.
-    const leaver = fakeMember('member-1', e.leaver.filter((x) => x.ev !== 'committed'), true);
+    const leaver = fakeMember(
+      'member-1',
+      e.leaver.filter((x) => x.ev !== 'committed'),
+      true,
+    );
     assert.throws(() => checkSplitAndTakeover({ ...run, leaver }, 'kcat'), /first offset on partition 0/);
     takeoverReads(e, 0, 6, 10);
     checkSplitAndTakeover({ ...toRun(e), leaver }, 'kcat');

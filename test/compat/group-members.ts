@@ -75,18 +75,30 @@ export function consumedBy(m: GroupMember): Array<[number, number, string | null
 /** The offset of `m`'s last successful commit per partition. */
 export function lastCommits(m: GroupMember): Map<number, number> {
   const last = new Map<number, number>();
-  for (const e of m.events) if (e.ev === 'committed') for (const [p, o] of Object.entries(e.offsets)) last.set(Number(p), o);
+  for (const e of m.events)
+    if (e.ev === 'committed') for (const [p, o] of Object.entries(e.offsets)) last.set(Number(p), o);
   return last;
 }
 
 /** Polls `check` (every 100 ms) until it returns true; fails after `timeoutMs` naming `what` and the members' states. */
-export async function waitUntil(what: string, timeoutMs: number, check: () => boolean, members: readonly GroupMember[] = []): Promise<void> {
+export async function waitUntil(
+  what: string,
+  timeoutMs: number,
+  check: () => boolean,
+  members: readonly GroupMember[] = [],
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
     const failed = members.find((m) => m.failure() !== null);
-    if (failed !== undefined) throw new Error(`${failed.name} failed while waiting for ${what}: ${failed.failure()}\n--- ${failed.name} output ---\n${failed.output().slice(-4000)}`);
+    if (failed !== undefined)
+      throw new Error(
+        `${failed.name} failed while waiting for ${what}: ${failed.failure()}\n--- ${failed.name} output ---\n${failed.output().slice(-4000)}`,
+      );
     if (Date.now() > deadline) {
-      const states = members.map((m) => `${m.name}: owns [${ownedPartitions(m)}], consumed ${consumedBy(m).length}, last events ${JSON.stringify(m.events.slice(-4)).slice(0, 600)}\n--- ${m.name} output ---\n${m.output().slice(-3000)}`);
+      const states = members.map(
+        (m) =>
+          `${m.name}: owns [${ownedPartitions(m)}], consumed ${consumedBy(m).length}, last events ${JSON.stringify(m.events.slice(-4)).slice(0, 600)}\n--- ${m.name} output ---\n${m.output().slice(-3000)}`,
+      );
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n${states.join('\n')}`);
     }
     await new Promise((r) => setTimeout(r, 100));
@@ -108,7 +120,12 @@ export class ProcessMember implements GroupMember {
   private stopping = false;
   private exit: string | null = null;
 
-  constructor(readonly name: string, cmd: string, args: readonly string[], opts: { cwd?: string; timeoutMs: number }) {
+  constructor(
+    readonly name: string,
+    cmd: string,
+    args: readonly string[],
+    opts: { cwd?: string; timeoutMs: number },
+  ) {
     this.proc = spawn(cmd, args, { cwd: opts.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
     this.proc.stdout!.setEncoding('utf8');
     this.proc.stderr!.setEncoding('utf8');
@@ -119,10 +136,12 @@ export class ProcessMember implements GroupMember {
     });
     this.proc.stdin!.on('error', () => undefined);
     const timer = setTimeout(() => this.proc.kill('SIGKILL'), opts.timeoutMs);
-    this.exited = new Promise((resolve) => this.proc.once('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal });
-    }));
+    this.exited = new Promise((resolve) =>
+      this.proc.once('close', (code, signal) => {
+        clearTimeout(timer);
+        resolve({ code, signal });
+      }),
+    );
     liveMembers.add(this);
     void this.exited.then(({ code, signal }) => {
       liveMembers.delete(this);
@@ -148,14 +167,26 @@ export class ProcessMember implements GroupMember {
     this.stopping = true;
     this.proc.stdin!.end('stop\n');
     let timer: NodeJS.Timeout | undefined;
-    const r = await Promise.race([this.exited, new Promise<'timeout'>((res) => (timer = setTimeout(() => res('timeout'), timeoutMs)))]);
+    const r = await Promise.race([
+      this.exited,
+      new Promise<'timeout'>((res) => (timer = setTimeout(() => res('timeout'), timeoutMs))),
+    ]);
     clearTimeout(timer);
     if (r === 'timeout') {
       this.kill();
-      throw new Error(`${this.name} did not leave within ${timeoutMs} ms of "stop"\n--- output ---\n${this.stderr.slice(-4000)}`);
+      throw new Error(
+        `${this.name} did not leave within ${timeoutMs} ms of "stop"\n--- output ---\n${this.stderr.slice(-4000)}`,
+      );
     }
-    assert.equal(r.code, 0, `${this.name} exited with ${r.code ?? r.signal}\n--- output ---\n${this.stderr.slice(-6000)}`);
-    assert.ok(this.events.some((e) => e.ev === 'closed'), `${this.name} exited without closing its consumer`);
+    assert.equal(
+      r.code,
+      0,
+      `${this.name} exited with ${r.code ?? r.signal}\n--- output ---\n${this.stderr.slice(-6000)}`,
+    );
+    assert.ok(
+      this.events.some((e) => e.ev === 'closed'),
+      `${this.name} exited without closing its consumer`,
+    );
   }
 
   kill(): void {
@@ -184,10 +215,33 @@ export interface MemberOptions {
 }
 
 /** confluent-kafka or kafka-python under `python`, through python/group_member.py. */
-export function pythonMember(name: string, client: 'confluent' | 'kafka-python', python: string, o: MemberOptions & { instanceId?: string; assignor?: string }): ProcessMember {
-  return new ProcessMember(name, python, [path.join(PYTHON_SCRIPTS_DIR, 'group_member.py'), 'member', '--client', client, '--bootstrap', o.bootstrap,
-    '--group', o.group, '--topic', o.topic, '--timeout', String(Math.round(o.timeoutMs / 1000)), ...(o.instanceId === undefined ? [] : ['--instance-id', o.instanceId]), ...(o.assignor === undefined ? [] : ['--assignor', o.assignor])],
-  { cwd: PYTHON_SCRIPTS_DIR, timeoutMs: o.timeoutMs + 5_000 });
+export function pythonMember(
+  name: string,
+  client: 'confluent' | 'kafka-python',
+  python: string,
+  o: MemberOptions & { instanceId?: string; assignor?: string },
+): ProcessMember {
+  return new ProcessMember(
+    name,
+    python,
+    [
+      path.join(PYTHON_SCRIPTS_DIR, 'group_member.py'),
+      'member',
+      '--client',
+      client,
+      '--bootstrap',
+      o.bootstrap,
+      '--group',
+      o.group,
+      '--topic',
+      o.topic,
+      '--timeout',
+      String(Math.round(o.timeoutMs / 1000)),
+      ...(o.instanceId === undefined ? [] : ['--instance-id', o.instanceId]),
+      ...(o.assignor === undefined ? [] : ['--assignor', o.assignor]),
+    ],
+    { cwd: PYTHON_SCRIPTS_DIR, timeoutMs: o.timeoutMs + 5_000 },
+  );
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -199,20 +253,37 @@ export class KafkajsMember implements GroupMember {
   private log = '';
   private crash: string | null = null;
 
-  private constructor(readonly name: string, o: MemberOptions) {
+  private constructor(
+    readonly name: string,
+    o: MemberOptions,
+  ) {
     const kafka = new Kafka({
-      clientId: name, brokers: [o.bootstrap], retry: { retries: 5 },
+      clientId: name,
+      brokers: [o.bootstrap],
+      retry: { retries: 5 },
       logLevel: logLevel.WARN,
-      logCreator: () => ({ namespace, log }) => {
-        this.log += `${namespace}: ${log.message} ${JSON.stringify(log).slice(0, 400)}\n`;
-      },
+      logCreator:
+        () =>
+        ({ namespace, log }) => {
+          this.log += `${namespace}: ${log.message} ${JSON.stringify(log).slice(0, 400)}\n`;
+        },
     });
-    this.consumer = kafka.consumer({ groupId: o.group, heartbeatInterval: 500, sessionTimeout: 10_000, rebalanceTimeout: 20_000, maxWaitTimeInMs: 100 });
+    this.consumer = kafka.consumer({
+      groupId: o.group,
+      heartbeatInterval: 500,
+      sessionTimeout: 10_000,
+      rebalanceTimeout: 20_000,
+      maxWaitTimeInMs: 100,
+    });
     this.consumer.on(this.consumer.events.CRASH, (e) => {
       this.crash = `kafkajs consumer crashed: ${String(e.payload.error)}`;
     });
     this.consumer.on(this.consumer.events.GROUP_JOIN, (e) => {
-      this.events.push({ ev: 'assigned', partitions: [...(e.payload.memberAssignment[o.topic] ?? [])].sort((a, b) => a - b), t: Date.now() });
+      this.events.push({
+        ev: 'assigned',
+        partitions: [...(e.payload.memberAssignment[o.topic] ?? [])].sort((a, b) => a - b),
+        t: Date.now(),
+      });
     });
   }
 
@@ -225,7 +296,15 @@ export class KafkajsMember implements GroupMember {
       autoCommit: false,
       eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
         if (batch.messages.length === 0) return;
-        m.events.push({ ev: 'records', records: batch.messages.map((r) => [batch.partition, Number(r.offset), r.value === null ? null : r.value.toString('latin1')]), t: Date.now() });
+        m.events.push({
+          ev: 'records',
+          records: batch.messages.map((r) => [
+            batch.partition,
+            Number(r.offset),
+            r.value === null ? null : r.value.toString('latin1'),
+          ]),
+          t: Date.now(),
+        });
         const next = Number(batch.messages[batch.messages.length - 1].offset) + 1;
         const offsets = { [String(batch.partition)]: next };
         try {
@@ -244,10 +323,14 @@ export class KafkajsMember implements GroupMember {
 
   async stop(timeoutMs = 30_000): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
-    const r = await Promise.race([this.consumer.disconnect().then(() => 'ok' as const), new Promise<'timeout'>((res) => (timer = setTimeout(() => res('timeout'), timeoutMs)))]);
+    const r = await Promise.race([
+      this.consumer.disconnect().then(() => 'ok' as const),
+      new Promise<'timeout'>((res) => (timer = setTimeout(() => res('timeout'), timeoutMs))),
+    ]);
     clearTimeout(timer);
     liveMembers.delete(this);
-    if (r === 'timeout') throw new Error(`${this.name}: kafkajs disconnect took over ${timeoutMs} ms\n${this.log.slice(-3000)}`);
+    if (r === 'timeout')
+      throw new Error(`${this.name}: kafkajs disconnect took over ${timeoutMs} ms\n${this.log.slice(-3000)}`);
     this.events.push({ ev: 'closed', t: Date.now() });
   }
 
@@ -286,12 +369,31 @@ export class KcatMember implements GroupMember {
   private stopping = false;
   private exit: string | null = null;
 
-  constructor(readonly name: string, o: MemberOptions & { extra?: Record<string, string> }) {
+  constructor(
+    readonly name: string,
+    o: MemberOptions & { extra?: Record<string, string> },
+  ) {
     const conf: Record<string, string> = {
-      'enable.auto.commit': 'true', 'auto.commit.interval.ms': '200', 'auto.offset.reset': 'earliest', 'heartbeat.interval.ms': '500',
-      'session.timeout.ms': '10000', 'fetch.wait.max.ms': '100', 'topic.metadata.refresh.interval.ms': '2000', ...(o.extra ?? {}),
+      'enable.auto.commit': 'true',
+      'auto.commit.interval.ms': '200',
+      'auto.offset.reset': 'earliest',
+      'heartbeat.interval.ms': '500',
+      'session.timeout.ms': '10000',
+      'fetch.wait.max.ms': '100',
+      'topic.metadata.refresh.interval.ms': '2000',
+      ...(o.extra ?? {}),
     };
-    const args = ['-b', o.bootstrap, '-G', o.group, o.topic, '-u', '-f', '%p %o %s\\n', ...Object.entries(conf).flatMap(([k, v]) => ['-X', `${k}=${v}`])];
+    const args = [
+      '-b',
+      o.bootstrap,
+      '-G',
+      o.group,
+      o.topic,
+      '-u',
+      '-f',
+      '%p %o %s\\n',
+      ...Object.entries(conf).flatMap(([k, v]) => ['-X', `${k}=${v}`]),
+    ];
     this.proc = spawn('kcat', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.proc.stdout!.setEncoding('utf8');
     this.proc.stderr!.setEncoding('utf8');
@@ -318,17 +420,23 @@ export class KcatMember implements GroupMember {
           this.events.push({ ev: 'assigned', partitions, t: Date.now() });
         } else if (m[1] === 'assignment') {
           // Incremental: the member's whole assignment is what it owned plus these.
-          this.events.push({ ev: 'assigned', partitions: [...new Set([...ownedPartitions(this), ...partitions])].sort((a, b) => a - b), t: Date.now() });
+          this.events.push({
+            ev: 'assigned',
+            partitions: [...new Set([...ownedPartitions(this), ...partitions])].sort((a, b) => a - b),
+            t: Date.now(),
+          });
         } else {
           this.events.push({ ev: 'revoked', partitions, t: Date.now() });
         }
       }
     });
     const timer = setTimeout(() => this.proc.kill('SIGKILL'), o.timeoutMs);
-    this.exited = new Promise((resolve) => this.proc.once('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal });
-    }));
+    this.exited = new Promise((resolve) =>
+      this.proc.once('close', (code, signal) => {
+        clearTimeout(timer);
+        resolve({ code, signal });
+      }),
+    );
     liveMembers.add(this);
     void this.exited.then(({ code, signal }) => {
       liveMembers.delete(this);
@@ -344,13 +452,19 @@ export class KcatMember implements GroupMember {
     this.stopping = true;
     this.proc.kill('SIGTERM');
     let timer: NodeJS.Timeout | undefined;
-    const r = await Promise.race([this.exited, new Promise<'timeout'>((res) => (timer = setTimeout(() => res('timeout'), timeoutMs)))]);
+    const r = await Promise.race([
+      this.exited,
+      new Promise<'timeout'>((res) => (timer = setTimeout(() => res('timeout'), timeoutMs))),
+    ]);
     clearTimeout(timer);
     if (r === 'timeout') {
       this.kill();
       throw new Error(`${this.name}: kcat did not exit within ${timeoutMs} ms of SIGTERM\n${this.stderr.slice(-4000)}`);
     }
-    assert.ok(r.code === 0 || r.signal === null, `${this.name}: kcat ended with ${r.code ?? r.signal}\n${this.stderr.slice(-4000)}`);
+    assert.ok(
+      r.code === 0 || r.signal === null,
+      `${this.name}: kcat ended with ${r.code ?? r.signal}\n${this.stderr.slice(-4000)}`,
+    );
     this.events.push({ ev: 'closed', t: Date.now() });
   }
 

@@ -33,12 +33,25 @@ import { consumedBy, lastCommits, ownedPartitions, ProcessMember, waitUntil, typ
  * A group's committed offsets through kafkajs's Admin.fetchOffsets (OffsetFetch): partition ->
  * offset and metadata, partitions without a commit left out.
  */
-export async function kafkajsFetchOffsets(bootstrap: string, group: string, topic: string): Promise<Map<number, { offset: number; metadata: string | null }>> {
-  const admin = new Kafka({ clientId: 'skiff-group-offsets', brokers: [bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 5 } }).admin();
+export async function kafkajsFetchOffsets(
+  bootstrap: string,
+  group: string,
+  topic: string,
+): Promise<Map<number, { offset: number; metadata: string | null }>> {
+  const admin = new Kafka({
+    clientId: 'skiff-group-offsets',
+    brokers: [bootstrap],
+    logLevel: logLevel.NOTHING,
+    retry: { retries: 5 },
+  }).admin();
   await admin.connect();
   try {
     const [t] = await admin.fetchOffsets({ groupId: group, topics: [topic] });
-    return new Map(t.partitions.filter((p) => Number(p.offset) >= 0).map((p) => [p.partition, { offset: Number(p.offset), metadata: p.metadata ?? null }]));
+    return new Map(
+      t.partitions
+        .filter((p) => Number(p.offset) >= 0)
+        .map((p) => [p.partition, { offset: Number(p.offset), metadata: p.metadata ?? null }]),
+    );
   } finally {
     await admin.disconnect();
   }
@@ -62,8 +75,16 @@ export class NumberedRecords {
    * `r<i>` (zero-padded) and goes to partition i % 6, so its offset follows from the order.
    */
   async produce(bootstrap: string, topic: string, n: number): Promise<void> {
-    const kafka = new Kafka({ clientId: 'skiff-group-producer', brokers: [bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 5 } });
-    const producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
+    const kafka = new Kafka({
+      clientId: 'skiff-group-producer',
+      brokers: [bootstrap],
+      logLevel: logLevel.NOTHING,
+      retry: { retries: 5 },
+    });
+    const producer = kafka.producer({
+      allowAutoTopicCreation: false,
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
     await producer.connect();
     try {
       for (let sent = 0; sent < n; sent += 1000) {
@@ -136,17 +157,32 @@ export async function runSplitAndTakeover(o: SplitOptions): Promise<SplitRun> {
     const stayer = await o.makeMember('member-2', o.group);
     started.push(stayer);
     const members = [leaver, stayer];
-    await waitUntil('the two members to split the 6 partitions 3 + 3', o.waitMs, () => {
-      const a = ownedPartitions(leaver);
-      const b = ownedPartitions(stayer);
-      return a.length === 3 && b.length === 3 && new Set([...a, ...b]).size === PARTITIONS;
-    }, members);
+    await waitUntil(
+      'the two members to split the 6 partitions 3 + 3',
+      o.waitMs,
+      () => {
+        const a = ownedPartitions(leaver);
+        const b = ownedPartitions(stayer);
+        return a.length === 3 && b.length === 3 && new Set([...a, ...b]).size === PARTITIONS;
+      },
+      members,
+    );
     const split = { leaver: ownedPartitions(leaver), stayer: ownedPartitions(stayer) };
     await checkDescribedGroup(o.bootstrap, o.group, o.topic, [split.leaver, split.stayer]);
 
     await records.produce(o.bootstrap, o.topic, o.recordsPerPhase);
-    await waitUntil(`the two members to read all ${records.count} records`, o.waitMs, () => records.coveredBy(members), members);
-    await waitUntil('member-1 to commit what it read', o.waitMs, () => leaver.commitsOnClose === true || committedEverything(leaver), members);
+    await waitUntil(
+      `the two members to read all ${records.count} records`,
+      o.waitMs,
+      () => records.coveredBy(members),
+      members,
+    );
+    await waitUntil(
+      'member-1 to commit what it read',
+      o.waitMs,
+      () => leaver.commitsOnClose === true || committedEverything(leaver),
+      members,
+    );
 
     const stayerEventsBeforeLeave = stayer.events.length;
     const leftAt = Date.now();
@@ -156,17 +192,41 @@ export async function runSplitAndTakeover(o: SplitOptions): Promise<SplitRun> {
     } else {
       await leaver.stop();
     }
-    await waitUntil('member-2 to take over all 6 partitions', o.waitMs, () => ownedPartitions(stayer).length === PARTITIONS, members);
+    await waitUntil(
+      'member-2 to take over all 6 partitions',
+      o.waitMs,
+      () => ownedPartitions(stayer).length === PARTITIONS,
+      members,
+    );
     await records.produce(o.bootstrap, o.topic, o.recordsPerPhase);
-    await waitUntil(`member-2 to read up to the end (${records.count} records in all)`, o.waitMs, () => readToEnd(stayer, records), members);
+    await waitUntil(
+      `member-2 to read up to the end (${records.count} records in all)`,
+      o.waitMs,
+      () => readToEnd(stayer, records),
+      members,
+    );
     await stayer.stop();
     await checkDescribedGroup(o.bootstrap, o.group, o.topic, []);
 
     const reader = await o.makeMember('second-group', o.secondGroup);
     started.push(reader);
-    await waitUntil(`the second group to read all ${records.count} records`, o.waitMs, () => records.coveredBy([reader]), [reader]);
+    await waitUntil(
+      `the second group to read all ${records.count} records`,
+      o.waitMs,
+      () => records.coveredBy([reader]),
+      [reader],
+    );
     await reader.stop();
-    return { leaver, stayer, reader, split, stayerEventsBeforeLeave, records, leaverCrashed: o.leave === 'crash', leftAt };
+    return {
+      leaver,
+      stayer,
+      reader,
+      split,
+      stayerEventsBeforeLeave,
+      records,
+      leaverCrashed: o.leave === 'crash',
+      leftAt,
+    };
   } catch (e) {
     for (const m of started) m.kill();
     throw e;
@@ -178,8 +238,18 @@ export async function runSplitAndTakeover(o: SplitOptions): Promise<SplitRun> {
  * entry of `assignments` (each member's decoded assignment of `topic` is one of them, all used
  * once), or Empty with no members when `assignments` is empty.
  */
-async function checkDescribedGroup(bootstrap: string, group: string, topic: string, assignments: number[][]): Promise<void> {
-  const admin = new Kafka({ clientId: 'skiff-group-describe', brokers: [bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 5 } }).admin();
+async function checkDescribedGroup(
+  bootstrap: string,
+  group: string,
+  topic: string,
+  assignments: number[][],
+): Promise<void> {
+  const admin = new Kafka({
+    clientId: 'skiff-group-describe',
+    brokers: [bootstrap],
+    logLevel: logLevel.NOTHING,
+    retry: { retries: 5 },
+  }).admin();
   await admin.connect();
   try {
     const { groups } = await admin.describeGroups([group]);
@@ -189,17 +259,28 @@ async function checkDescribedGroup(bootstrap: string, group: string, topic: stri
     assert.equal(g.groupId, group);
     const want = assignments.map((a) => JSON.stringify(a)).sort();
     if (assignments.length === 0) {
-      assert.deepEqual({ state: g.state, members: g.members.length }, { state: 'Empty', members: 0 }, `DescribeGroups ${group} after every member left`);
+      assert.deepEqual(
+        { state: g.state, members: g.members.length },
+        { state: 'Empty', members: 0 },
+        `DescribeGroups ${group} after every member left`,
+      );
     } else {
       assert.equal(g.state, 'Stable', `DescribeGroups ${group}: state while both members hold their split`);
       assert.equal(g.protocolType, 'consumer', `DescribeGroups ${group}: protocol type`);
       assert.ok(g.protocol.length > 0, `DescribeGroups ${group}: the assignor chosen`);
-      const described = g.members.map((m) => {
-        const decoded = AssignerProtocol.MemberAssignment.decode(m.memberAssignment);
-        return JSON.stringify([...(decoded?.assignment[topic] ?? [])].sort((a, b) => a - b));
-      }).sort();
-      assert.deepEqual(described, want, `DescribeGroups ${group}: each member's assignment (as SyncGroup gave it) vs what the members report`);
-      for (const m of g.members) assert.ok(m.memberId.length > 0 && m.clientId.length > 0, `DescribeGroups ${group}: member id and client id`);
+      const described = g.members
+        .map((m) => {
+          const decoded = AssignerProtocol.MemberAssignment.decode(m.memberAssignment);
+          return JSON.stringify([...(decoded?.assignment[topic] ?? [])].sort((a, b) => a - b));
+        })
+        .sort();
+      assert.deepEqual(
+        described,
+        want,
+        `DescribeGroups ${group}: each member's assignment (as SyncGroup gave it) vs what the members report`,
+      );
+      for (const m of g.members)
+        assert.ok(m.memberId.length > 0 && m.clientId.length > 0, `DescribeGroups ${group}: member id and client id`);
     }
     const listed = (await admin.listGroups()).groups.find((x) => x.groupId === group);
     assert.deepEqual(listed, { groupId: group, protocolType: 'consumer' }, `ListGroups lists ${group}`);
@@ -236,25 +317,45 @@ export async function runStaticRejoin(o: StaticRejoinOptions): Promise<void> {
     await waitUntil('static member a to get an assignment', o.waitMs, () => ownedPartitions(a).length > 0, [a]);
     const b = await o.makeMember('static b', 'static-b');
     started.push(b);
-    await waitUntil('the static members to split 3 + 3', o.waitMs, () => ownedPartitions(a).length === 3 && ownedPartitions(b).length === 3, [a, b]);
+    await waitUntil(
+      'the static members to split 3 + 3',
+      o.waitMs,
+      () => ownedPartitions(a).length === 3 && ownedPartitions(b).length === 3,
+      [a, b],
+    );
     const [leaving, staying] = o.restart === 'leader' ? [a, b] : [b, a];
     const instanceId = o.restart === 'leader' ? 'static-a' : 'static-b';
     const split = ownedPartitions(leaving);
     const records = new NumberedRecords();
     await records.produce(o.bootstrap, o.topic, 600);
-    await waitUntil('a and b to read and commit the records', o.waitMs, () => records.coveredBy([a, b]) && committedEverything(leaving), [a, b]);
+    await waitUntil(
+      'a and b to read and commit the records',
+      o.waitMs,
+      () => records.coveredBy([a, b]) && committedEverything(leaving),
+      [a, b],
+    );
     const stayingEventsBefore = staying.events.length;
     const commits = lastCommits(leaving);
     await leaving.stop(); // a static member's close sends no LeaveGroup: it stays in the group until session.timeout.ms
     const again = await o.makeMember(`${leaving.name} again`, instanceId);
     started.push(again);
-    await waitUntil('the returning static member to get an assignment', o.waitMs, () => ownedPartitions(again).length > 0, [again, staying]);
+    await waitUntil(
+      'the returning static member to get an assignment',
+      o.waitMs,
+      () => ownedPartitions(again).length > 0,
+      [again, staying],
+    );
     assert.deepEqual(ownedPartitions(again), split, 'the returning static member gets its old partitions');
     await records.produce(o.bootstrap, o.topic, 600);
     await waitUntil('both to read up to the end', o.waitMs, () => records.coveredBy([a, b, again]), [again, staying]);
     const changes = staying.events.slice(stayingEventsBefore).filter((e) => e.ev === 'assigned' || e.ev === 'revoked');
     assert.deepEqual(changes, [], `${staying.name} saw a rebalance while the static ${o.restart} was away and back`);
-    for (const p of split) assert.equal(consumedBy(again).find(([q]) => q === p)?.[1], commits.get(p), `the returning member's first offset on partition ${p}`);
+    for (const p of split)
+      assert.equal(
+        consumedBy(again).find(([q]) => q === p)?.[1],
+        commits.get(p),
+        `the returning member's first offset on partition ${p}`,
+      );
     await again.stop();
     await staying.stop();
   } catch (e) {
@@ -290,7 +391,11 @@ export function checkSplitAndTakeover(run: SplitRun, what: string): void {
   const { leaver, stayer, reader, split, records } = run;
   assert.equal(split.leaver.length, 3, `${what}: member-1's share of the split`);
   assert.equal(split.stayer.length, 3, `${what}: member-2's share of the split`);
-  assert.deepEqual([...new Set([...split.leaver, ...split.stayer])].sort(), [0, 1, 2, 3, 4, 5], `${what}: split covers every partition once`);
+  assert.deepEqual(
+    [...new Set([...split.leaver, ...split.stayer])].sort(),
+    [0, 1, 2, 3, 4, 5],
+    `${what}: split covers every partition once`,
+  );
 
   // While both were members, each partition was read by one of them only: the one it was assigned to.
   const before = stayer.events.slice(0, run.stayerEventsBeforeLeave);
@@ -312,9 +417,14 @@ export function checkSplitAndTakeover(run: SplitRun, what: string): void {
   for (const m of [leaver, stayer, reader]) {
     const last = new Map<number, number>();
     for (const [p, o, value] of consumedBy(m)) {
-      assert.equal(value, records.values.get(`${p}:${o}`), `${what}: ${m.name} read partition ${p} offset ${o}: wrong value`);
+      assert.equal(
+        value,
+        records.values.get(`${p}:${o}`),
+        `${what}: ${m.name} read partition ${p} offset ${o}: wrong value`,
+      );
       const prev = last.get(p);
-      if (prev !== undefined) assert.equal(o, prev + 1, `${what}: ${m.name} read partition ${p} offset ${o} after offset ${prev}`);
+      if (prev !== undefined)
+        assert.equal(o, prev + 1, `${what}: ${m.name} read partition ${p} offset ${o} after offset ${prev}`);
       last.set(p, o);
     }
   }
@@ -324,19 +434,29 @@ export function checkSplitAndTakeover(run: SplitRun, what: string): void {
     const first = consumedBy(stayer).find(([q]) => q === p);
     assert.ok(first !== undefined, `${what}: member-2 never read partition ${p} after member-1 left`);
     if (run.leaverCrashed === true) {
-      const read = consumedBy(leaver).filter(([q]) => q === p).map(([, o]) => o + 1);
+      const read = consumedBy(leaver)
+        .filter(([q]) => q === p)
+        .map(([, o]) => o + 1);
       const lastRead = read.length === 0 ? 0 : Math.max(...read);
       const committed = committedAtLeave(leaver, p);
-      assert.ok(first[1] >= committed && first[1] <= lastRead, `${what}: member-2's first offset on partition ${p} is ${first[1]}: ` +
-        `member-1 crashed with offset ${committed} committed (as printed) and had read up to offset ${lastRead - 1}`);
+      assert.ok(
+        first[1] >= committed && first[1] <= lastRead,
+        `${what}: member-2's first offset on partition ${p} is ${first[1]}: ` +
+          `member-1 crashed with offset ${committed} committed (as printed) and had read up to offset ${lastRead - 1}`,
+      );
     } else {
-      assert.equal(first[1], committedAtLeave(leaver, p), `${what}: member-2's first offset on partition ${p} vs member-1's committed offset`);
+      assert.equal(
+        first[1],
+        committedAtLeave(leaver, p),
+        `${what}: member-2's first offset on partition ${p} vs member-1's committed offset`,
+      );
     }
   }
 
   // Nothing lost; duplicates only in the leaver's uncommitted tail.
   const counts = new Map<string, number>();
-  for (const m of [leaver, stayer]) for (const [p, o] of consumedBy(m)) counts.set(`${p}:${o}`, (counts.get(`${p}:${o}`) ?? 0) + 1);
+  for (const m of [leaver, stayer])
+    for (const [p, o] of consumedBy(m)) counts.set(`${p}:${o}`, (counts.get(`${p}:${o}`) ?? 0) + 1);
   const lost = [...records.values.keys()].filter((k) => !counts.has(k));
   assert.deepEqual(lost.slice(0, 20), [], `${what}: ${lost.length} records read by no member of the group`);
   for (const [k, n] of counts) {
@@ -350,8 +470,16 @@ export function checkSplitAndTakeover(run: SplitRun, what: string): void {
 
   // The second group: every record once, from offset 0 of every partition (the first group's commits are not its own).
   const second = consumedBy(reader);
-  assert.equal(second.length, records.count, `${what}: the second group read ${second.length} records, want exactly ${records.count}`);
-  assert.equal(new Set(second.map(([p, o]) => `${p}:${o}`)).size, records.count, `${what}: the second group read some record twice`);
+  assert.equal(
+    second.length,
+    records.count,
+    `${what}: the second group read ${second.length} records, want exactly ${records.count}`,
+  );
+  assert.equal(
+    new Set(second.map(([p, o]) => `${p}:${o}`)).size,
+    records.count,
+    `${what}: the second group read some record twice`,
+  );
   for (let p = 0; p < PARTITIONS; p++) {
     const first = second.find(([q]) => q === p);
     assert.equal(first?.[1], 0, `${what}: the second group's first offset on partition ${p}`);

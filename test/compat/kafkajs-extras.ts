@@ -70,8 +70,19 @@ export interface KafkajsRecord extends TestRecord {
  * kafkajs's consumer does. Records below the fetch offset in the first batch are dropped, as
  * consumers do. Header values come back grouped by key (kafkajs's representation).
  */
-export async function kafkajsFetchAll(bootstrap: string, topic: string, partition: number, timeoutMs: number, fromOffset = 0): Promise<KafkajsRecord[]> {
-  const kafka = new Kafka({ clientId: 'skiff-compat-kafkajs-reader', brokers: [bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 3 } });
+export async function kafkajsFetchAll(
+  bootstrap: string,
+  topic: string,
+  partition: number,
+  timeoutMs: number,
+  fromOffset = 0,
+): Promise<KafkajsRecord[]> {
+  const kafka = new Kafka({
+    clientId: 'skiff-compat-kafkajs-reader',
+    brokers: [bootstrap],
+    logLevel: logLevel.NOTHING,
+    retry: { retries: 3 },
+  });
   const symbol = Object.getOwnPropertySymbols(kafka).find((s) => s.description === 'private:Kafka:createCluster');
   if (symbol === undefined) throw new Error('kafkajs internals changed: no private:Kafka:createCluster');
   const cluster = (kafka as any)[symbol]({ allowAutoTopicCreation: false, isolationLevel: 1 });
@@ -87,13 +98,23 @@ export async function kafkajsFetchAll(bootstrap: string, topic: string, partitio
     const out: KafkajsRecord[] = [];
     let offset = fromOffset;
     for (;;) {
-      if (Date.now() > deadline) throw new Error(`kafkajs fetch of ${topic}-${partition} timed out at offset ${offset}`);
+      if (Date.now() > deadline)
+        throw new Error(`kafkajs fetch of ${topic}-${partition} timed out at offset ${offset}`);
       const response = await broker.fetch({
-        replicaId: -1, isolationLevel: 1, maxWaitTime: 100, minBytes: 1, maxBytes: 16 << 20,
+        replicaId: -1,
+        isolationLevel: 1,
+        maxWaitTime: 100,
+        minBytes: 1,
+        maxBytes: 16 << 20,
         topics: [{ topic, partitions: [{ partition, fetchOffset: String(offset), maxBytes: 4 << 20 }] }],
       });
-      const p = response.responses[0].partitions[0] as { errorCode: number; highWatermark: string; messages: KafkajsMessage[] };
-      if (p.errorCode !== 0) throw new Error(`kafkajs fetch of ${topic}-${partition} at ${offset}: error ${p.errorCode}`);
+      const p = response.responses[0].partitions[0] as {
+        errorCode: number;
+        highWatermark: string;
+        messages: KafkajsMessage[];
+      };
+      if (p.errorCode !== 0)
+        throw new Error(`kafkajs fetch of ${topic}-${partition} at ${offset}: error ${p.errorCode}`);
       const highWatermark = Number(p.highWatermark);
       for (const m of p.messages) {
         const o = Number(m.offset);
@@ -102,7 +123,15 @@ export async function kafkajsFetchAll(bootstrap: string, topic: string, partitio
         for (const [k, v] of Object.entries(m.headers ?? {})) {
           for (const value of Array.isArray(v) ? v : [v]) headers.push([k, value ?? null]);
         }
-        out.push({ partition, offset: o, key: m.key, value: m.value, headers, timestamp: Number(m.timestamp), timestampType: m.batchContext?.timestampType ?? -1 });
+        out.push({
+          partition,
+          offset: o,
+          key: m.key,
+          value: m.value,
+          headers,
+          timestamp: Number(m.timestamp),
+          timestampType: m.batchContext?.timestampType ?? -1,
+        });
         offset = o + 1;
       }
       if (offset >= highWatermark) return out;

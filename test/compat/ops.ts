@@ -16,20 +16,29 @@ export interface OpError {
   str: string;
 }
 
-const OPS_SCRIPT: Record<PythonClient, string> = { 'kafka-python': 'kafka_python_ops.py', 'confluent-kafka': 'confluent_ops.py' };
+const OPS_SCRIPT: Record<PythonClient, string> = {
+  'kafka-python': 'kafka_python_ops.py',
+  'confluent-kafka': 'confluent_ops.py',
+};
 
 /**
  * Runs one operation of a Python ops script (see the script's docstring): `request` goes to its
  * stdin as JSON, its last stdout line comes back parsed. Fails with the script's output on a
  * non-zero exit or a timeout.
  */
-export async function pythonOp<T = Record<string, unknown>>(client: PythonClient, request: Record<string, unknown> & { op: string; bootstrap: string }, timeoutMs = 60_000): Promise<T> {
+export async function pythonOp<T = Record<string, unknown>>(
+  client: PythonClient,
+  request: Record<string, unknown> & { op: string; bootstrap: string },
+  timeoutMs = 60_000,
+): Promise<T> {
   const script = path.join(PYTHON_SCRIPTS_DIR, OPS_SCRIPT[client]);
   const r = await runProcess(PYTHON, [script], { timeoutMs, cwd: PYTHON_SCRIPTS_DIR, stdin: JSON.stringify(request) });
   const out = r.stdout.toString('utf8').trim();
   if (r.code !== 0 || r.timedOut) {
     const status = r.timedOut ? `timed out after ${r.elapsedMs} ms` : `exited with code ${r.code}`;
-    throw new Error(`${OPS_SCRIPT[client]} ${request.op} ${status}\nrequest: ${JSON.stringify(request).slice(0, 1000)}\n--- stderr ---\n${r.stderr.slice(-6000)}\n--- stdout ---\n${out.slice(0, 2000)}`);
+    throw new Error(
+      `${OPS_SCRIPT[client]} ${request.op} ${status}\nrequest: ${JSON.stringify(request).slice(0, 1000)}\n--- stderr ---\n${r.stderr.slice(-6000)}\n--- stdout ---\n${out.slice(0, 2000)}`,
+    );
   }
   const lines = out.split('\n');
   return JSON.parse(lines[lines.length - 1]) as T;
@@ -45,13 +54,28 @@ export type CodecName = (typeof CODECS)[number];
  * 200 ms so no batch is a single record: librdkafka sends a batch uncompressed when compressing
  * would not shrink it.
  */
-export async function pythonProduceCompressed(client: PythonClient, o: { bootstrap: string; topic: string; records: readonly TestRecord[]; compression: CodecName; timeoutMs: number }): Promise<Array<[number, number]>> {
+export async function pythonProduceCompressed(
+  client: PythonClient,
+  o: { bootstrap: string; topic: string; records: readonly TestRecord[]; compression: CodecName; timeoutMs: number },
+): Promise<Array<[number, number]>> {
   const dir = makeTempDir(client);
   try {
     const input = path.join(dir, 'input.krec');
     writeRecordFile(input, o.records);
-    const args = ['--bootstrap', o.bootstrap, '--topic', o.topic, '--input', input, '--acks', '-1', '--compression', o.compression,
-      '--timeout', String(Math.max(1, o.timeoutMs / 1000 - 5))];
+    const args = [
+      '--bootstrap',
+      o.bootstrap,
+      '--topic',
+      o.topic,
+      '--input',
+      input,
+      '--acks',
+      '-1',
+      '--compression',
+      o.compression,
+      '--timeout',
+      String(Math.max(1, o.timeoutMs / 1000 - 5)),
+    ];
     if (client === 'confluent-kafka') args.push('--linger-ms', '200');
     const script = client === 'kafka-python' ? 'kafka_python_produce.py' : 'confluent_produce.py';
     const result = await runPythonScript<{ offsets: Array<[number, number]> }>(script, args, o.timeoutMs);
@@ -65,13 +89,21 @@ export async function pythonProduceCompressed(client: PythonClient, o: { bootstr
  * `kcat -Q -t topic:partition:timestamp`: the offset of the first record whose timestamp is at or
  * after `timestamp` (ListOffsets by timestamp), as kcat prints it (`topic [p] offset N`).
  */
-export async function kcatOffsetForTime(bootstrap: string, topic: string, partition: number, timestamp: number, timeoutMs = 30_000): Promise<number> {
+export async function kcatOffsetForTime(
+  bootstrap: string,
+  topic: string,
+  partition: number,
+  timestamp: number,
+  timeoutMs = 30_000,
+): Promise<number> {
   const args = ['-b', bootstrap, '-Q', '-t', `${topic}:${partition}:${timestamp}`];
   const r = await runProcess('kcat', args, { timeoutMs });
   const out = r.stdout.toString('utf8');
   const m = /\[(\d+)\]\s+offset\s+(-?\d+)/.exec(out);
   if (r.code !== 0 || r.timedOut || m === null) {
-    throw new Error(`kcat ${args.join(' ')} ${r.timedOut ? 'timed out' : `exited with code ${r.code}`}\n--- stderr ---\n${r.stderr}\n--- stdout ---\n${out}`);
+    throw new Error(
+      `kcat ${args.join(' ')} ${r.timedOut ? 'timed out' : `exited with code ${r.code}`}\n--- stderr ---\n${r.stderr}\n--- stdout ---\n${out}`,
+    );
   }
   return Number(m[2]);
 }
@@ -101,7 +133,10 @@ export interface StoredBatch {
  */
 export function readStoredBatches(dataDir: string, topic: string, partition: number): StoredBatch[] {
   const dir = path.join(dataDir, `${topic}-${partition}`);
-  const files = fs.readdirSync(dir).filter((f) => /^\d{20}\.log$/.test(f)).sort();
+  const files = fs
+    .readdirSync(dir)
+    .filter((f) => /^\d{20}\.log$/.test(f))
+    .sort();
   const batches: StoredBatch[] = [];
   for (const file of files) {
     const buf = fs.readFileSync(path.join(dir, file));
@@ -112,9 +147,17 @@ export function readStoredBatches(dataDir: string, topic: string, partition: num
       const baseOffset = Number(buf.readBigInt64BE(pos));
       const attributes = buf.readInt16BE(pos + 21);
       batches.push({
-        file, position: pos, baseOffset, lastOffset: baseOffset + buf.readInt32BE(pos + 23), magic: buf.readInt8(pos + 16), attributes,
-        codec: attributes & 7, timestampType: (attributes >> 3) & 1, baseTimestamp: Number(buf.readBigInt64BE(pos + 27)),
-        maxTimestamp: Number(buf.readBigInt64BE(pos + 35)), recordCount: buf.readInt32BE(pos + 57),
+        file,
+        position: pos,
+        baseOffset,
+        lastOffset: baseOffset + buf.readInt32BE(pos + 23),
+        magic: buf.readInt8(pos + 16),
+        attributes,
+        codec: attributes & 7,
+        timestampType: (attributes >> 3) & 1,
+        baseTimestamp: Number(buf.readBigInt64BE(pos + 27)),
+        maxTimestamp: Number(buf.readBigInt64BE(pos + 35)),
+        recordCount: buf.readInt32BE(pos + 57),
       });
       pos += 12 + batchLength;
     }
@@ -123,7 +166,12 @@ export function readStoredBatches(dataDir: string, topic: string, partition: num
 }
 
 /** Polls `check` every `intervalMs` until it returns a value other than undefined; fails after `timeoutMs` with `what`. */
-export async function waitFor<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined>, intervalMs = 250): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  timeoutMs: number,
+  check: () => Promise<T | undefined>,
+  intervalMs = 250,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -133,7 +181,10 @@ export async function waitFor<T>(what: string, timeoutMs: number, check: () => P
     } catch (e) {
       last = e;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `; last error: ${(last as Error).message}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${last ? `; last error: ${(last as Error).message}` : ''}`,
+      );
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }

@@ -12,10 +12,24 @@
 import * as assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startBrokerProcess, type BrokerProcess } from '../helpers/broker-process';
-import { PYPI_PYTHON, pythonClientVersions, pythonConsume, pythonProduce, withBrokerLog, type PythonClient, type PythonClientVersions } from './clients';
+import {
+  PYPI_PYTHON,
+  pythonClientVersions,
+  pythonConsume,
+  pythonProduce,
+  withBrokerLog,
+  type PythonClient,
+  type PythonClientVersions,
+} from './clients';
 import { CODECS, readStoredBatches, type CodecName } from './ops';
 import { assertDenseOffsets, assertSameRecords, record } from './record-file';
-import { assertAcksMatch, assertPartitionedOrder, edgeCaseRecords, fixtureRecords, keyedFixtureRecords } from './workloads';
+import {
+  assertAcksMatch,
+  assertPartitionedOrder,
+  edgeCaseRecords,
+  fixtureRecords,
+  keyedFixtureRecords,
+} from './workloads';
 
 const TIMEOUT_MS = 60_000;
 /** The whole text fixture (264,173 records): a bound for a loaded CI machine, not the usual time. */
@@ -39,44 +53,90 @@ describe('kafka-python 3.x from PyPI round trips through Skiff', () => {
   });
 
   test('the virtual environment holds kafka-python 3.x with every codec', (t) => {
-    t.diagnostic(`kafka-python ${versions.kafkaPython} (codecs: ${versions.kafkaPythonCodecs.join(', ')}), confluent-kafka ${versions.confluentKafka}, librdkafka ${versions.librdkafka}, Python ${versions.python}`);
-    assert.ok(Number(versions.kafkaPython.split('.')[0]) >= 3, `kafka-python ${versions.kafkaPython} under ${python}: want 3.x`);
-    assert.deepEqual(versions.kafkaPythonCodecs, ['gzip', 'snappy', 'lz4', 'zstd'], `kafka-python codecs under ${python}`);
+    t.diagnostic(
+      `kafka-python ${versions.kafkaPython} (codecs: ${versions.kafkaPythonCodecs.join(', ')}), confluent-kafka ${versions.confluentKafka}, librdkafka ${versions.librdkafka}, Python ${versions.python}`,
+    );
+    assert.ok(
+      Number(versions.kafkaPython.split('.')[0]) >= 3,
+      `kafka-python ${versions.kafkaPython} under ${python}: want 3.x`,
+    );
+    assert.deepEqual(
+      versions.kafkaPythonCodecs,
+      ['gzip', 'snappy', 'lz4', 'zstd'],
+      `kafka-python codecs under ${python}`,
+    );
   });
 
-  test('every line of the text fixture (null keys, acks=all) comes back byte-equal and in order (topic from KafkaAdminClient)', { timeout: FIXTURE_TIMEOUT_MS }, () =>
-    withBrokerLog(broker, async () => {
-      const topic = 'pypi-kafka-python-text-fixture';
-      const input = fixtureRecords();
-      const acked = await pythonProduce(CLIENT, { python, bootstrap, topic, records: input, acks: -1, createPartitions: 1, timeoutMs: FIXTURE_STEP_MS });
-      const consumed = await pythonConsume(CLIENT, { python, bootstrap, topic, timeoutMs: FIXTURE_STEP_MS });
-      assertDenseOffsets(consumed, 'kafka-python (PyPI) consumer');
-      assertSameRecords(consumed, input, 'kafka-python (PyPI) -> kafka-python (PyPI)');
-      assertAcksMatch(input, acked, consumed, 'kafka-python (PyPI) acks');
-    }));
+  test(
+    'every line of the text fixture (null keys, acks=all) comes back byte-equal and in order (topic from KafkaAdminClient)',
+    { timeout: FIXTURE_TIMEOUT_MS },
+    () =>
+      withBrokerLog(broker, async () => {
+        const topic = 'pypi-kafka-python-text-fixture';
+        const input = fixtureRecords();
+        const acked = await pythonProduce(CLIENT, {
+          python,
+          bootstrap,
+          topic,
+          records: input,
+          acks: -1,
+          createPartitions: 1,
+          timeoutMs: FIXTURE_STEP_MS,
+        });
+        const consumed = await pythonConsume(CLIENT, { python, bootstrap, topic, timeoutMs: FIXTURE_STEP_MS });
+        assertDenseOffsets(consumed, 'kafka-python (PyPI) consumer');
+        assertSameRecords(consumed, input, 'kafka-python (PyPI) -> kafka-python (PyPI)');
+        assertAcksMatch(input, acked, consumed, 'kafka-python (PyPI) acks');
+      }),
+  );
 
-  test('null and empty keys and values, binary bytes and headers survive byte for byte (acks=1, auto-created topic), read back by kafka-python and confluent-kafka (PyPI)', { timeout: TIMEOUT_MS }, () =>
-    withBrokerLog(broker, async () => {
-      const topic = 'pypi-kafka-python-edge-cases';
-      // kafka-python refuses a record with both key and value null, and null header values.
-      const input = edgeCaseRecords({ nullKeyAndValue: false, headers: true, nullHeaderValues: false, repeatedHeaderKeys: true });
-      const acked = await pythonProduce(CLIENT, { python, bootstrap, topic, records: input, acks: 1, timeoutMs: 30_000 });
-      const consumed = await pythonConsume(CLIENT, { python, bootstrap, topic, timeoutMs: 30_000 });
-      assertSameRecords(consumed, input, 'kafka-python (PyPI) -> kafka-python (PyPI)');
-      assertAcksMatch(input, acked, consumed, 'kafka-python (PyPI) acks');
-      const viaConfluent = await pythonConsume('confluent-kafka', { python, bootstrap, topic, timeoutMs: 30_000 });
-      assertSameRecords(viaConfluent, input, 'kafka-python (PyPI) -> confluent-kafka (PyPI)');
-    }));
+  test(
+    'null and empty keys and values, binary bytes and headers survive byte for byte (acks=1, auto-created topic), read back by kafka-python and confluent-kafka (PyPI)',
+    { timeout: TIMEOUT_MS },
+    () =>
+      withBrokerLog(broker, async () => {
+        const topic = 'pypi-kafka-python-edge-cases';
+        // kafka-python refuses a record with both key and value null, and null header values.
+        const input = edgeCaseRecords({
+          nullKeyAndValue: false,
+          headers: true,
+          nullHeaderValues: false,
+          repeatedHeaderKeys: true,
+        });
+        const acked = await pythonProduce(CLIENT, {
+          python,
+          bootstrap,
+          topic,
+          records: input,
+          acks: 1,
+          timeoutMs: 30_000,
+        });
+        const consumed = await pythonConsume(CLIENT, { python, bootstrap, topic, timeoutMs: 30_000 });
+        assertSameRecords(consumed, input, 'kafka-python (PyPI) -> kafka-python (PyPI)');
+        assertAcksMatch(input, acked, consumed, 'kafka-python (PyPI) acks');
+        const viaConfluent = await pythonConsume('confluent-kafka', { python, bootstrap, topic, timeoutMs: 30_000 });
+        assertSameRecords(viaConfluent, input, 'kafka-python (PyPI) -> confluent-kafka (PyPI)');
+      }),
+  );
 
   test('keyed records over 3 partitions: each partition keeps its keys in produce order', { timeout: TIMEOUT_MS }, () =>
     withBrokerLog(broker, async () => {
       const topic = 'pypi-kafka-python-3-partitions';
       const input = keyedFixtureRecords(20_000, 50);
-      const acked = await pythonProduce(CLIENT, { python, bootstrap, topic, records: input, acks: -1, createPartitions: 3, timeoutMs: 45_000 });
+      const acked = await pythonProduce(CLIENT, {
+        python,
+        bootstrap,
+        topic,
+        records: input,
+        acks: -1,
+        createPartitions: 3,
+        timeoutMs: 45_000,
+      });
       const consumed = await pythonConsume(CLIENT, { python, bootstrap, topic, timeoutMs: 45_000 });
       assertPartitionedOrder(input, consumed, 3, 'kafka-python (PyPI) 3 partitions');
       assertAcksMatch(input, acked, consumed, 'kafka-python (PyPI) acks');
-    }));
+    }),
+  );
 
   // Every value repeats its line and a run of dashes, so even a lone record compresses
   // (kafka-python sends a batch uncompressed when the codec would not shrink it).
@@ -85,28 +145,60 @@ describe('kafka-python 3.x from PyPI round trips through Skiff', () => {
     return record(r.key, `${line} | ${line} | ${line} | ${'-'.repeat(120)}`);
   });
   for (const codec of CODECS) {
-    test(`compression_type=${codec}: ${codecInput.length} records stored as ${codec}, read back by kafka-python and confluent-kafka (PyPI)`, { timeout: TIMEOUT_MS }, () =>
-      withBrokerLog(broker, async () => {
-        const topic = `pypi-kafka-python-codec-${codec}`;
-        await pythonProduce(CLIENT, { python, bootstrap, topic, records: codecInput, acks: -1, createPartitions: 1, compression: codec, timeoutMs: 30_000 });
-        assertStoredCodec(broker, topic, codec, codecInput.length);
-        for (const reader of ['kafka-python', 'confluent-kafka'] as const) {
-          const consumed = await pythonConsume(reader, { python, bootstrap, topic, partitions: [0], timeoutMs: 30_000 });
-          assertDenseOffsets(consumed, `kafka-python (PyPI) ${codec} -> ${reader} (PyPI)`);
-          assertSameRecords(consumed, codecInput, `kafka-python (PyPI) ${codec} -> ${reader} (PyPI)`);
-        }
-      }));
+    test(
+      `compression_type=${codec}: ${codecInput.length} records stored as ${codec}, read back by kafka-python and confluent-kafka (PyPI)`,
+      { timeout: TIMEOUT_MS },
+      () =>
+        withBrokerLog(broker, async () => {
+          const topic = `pypi-kafka-python-codec-${codec}`;
+          await pythonProduce(CLIENT, {
+            python,
+            bootstrap,
+            topic,
+            records: codecInput,
+            acks: -1,
+            createPartitions: 1,
+            compression: codec,
+            timeoutMs: 30_000,
+          });
+          assertStoredCodec(broker, topic, codec, codecInput.length);
+          for (const reader of ['kafka-python', 'confluent-kafka'] as const) {
+            const consumed = await pythonConsume(reader, {
+              python,
+              bootstrap,
+              topic,
+              partitions: [0],
+              timeoutMs: 30_000,
+            });
+            assertDenseOffsets(consumed, `kafka-python (PyPI) ${codec} -> ${reader} (PyPI)`);
+            assertSameRecords(consumed, codecInput, `kafka-python (PyPI) ${codec} -> ${reader} (PyPI)`);
+          }
+        }),
+    );
   }
 
-  test('the idempotent producer (enable_idempotence=True, 3.x\'s default: InitProducerId, sequence-numbered batches) over 3 partitions', { timeout: TIMEOUT_MS }, () =>
-    withBrokerLog(broker, async () => {
-      const topic = 'pypi-kafka-python-idempotent';
-      const input = keyedFixtureRecords(20_000, 50);
-      const acked = await pythonProduce(CLIENT, { python, bootstrap, topic, records: input, acks: -1, createPartitions: 3, idempotent: true, timeoutMs: 30_000 });
-      const consumed = await pythonConsume(CLIENT, { python, bootstrap, topic, timeoutMs: 30_000 });
-      assertPartitionedOrder(input, consumed, 3, 'kafka-python (PyPI) idempotent');
-      assertAcksMatch(input, acked, consumed, 'kafka-python (PyPI) idempotent acks');
-    }));
+  test(
+    "the idempotent producer (enable_idempotence=True, 3.x's default: InitProducerId, sequence-numbered batches) over 3 partitions",
+    { timeout: TIMEOUT_MS },
+    () =>
+      withBrokerLog(broker, async () => {
+        const topic = 'pypi-kafka-python-idempotent';
+        const input = keyedFixtureRecords(20_000, 50);
+        const acked = await pythonProduce(CLIENT, {
+          python,
+          bootstrap,
+          topic,
+          records: input,
+          acks: -1,
+          createPartitions: 3,
+          idempotent: true,
+          timeoutMs: 30_000,
+        });
+        const consumed = await pythonConsume(CLIENT, { python, bootstrap, topic, timeoutMs: 30_000 });
+        assertPartitionedOrder(input, consumed, 3, 'kafka-python (PyPI) idempotent');
+        assertAcksMatch(input, acked, consumed, 'kafka-python (PyPI) idempotent acks');
+      }),
+  );
 });
 
 /** Every batch stored for `topic` partition 0 carries `codec`, and they hold `records` records in all. */
@@ -114,7 +206,14 @@ function assertStoredCodec(broker: BrokerProcess, topic: string, codec: CodecNam
   const batches = readStoredBatches(broker.dataDir, topic, 0);
   assert.ok(batches.length > 0, `${topic}: no batches in the segment files`);
   const wrong = batches.filter((b) => b.codec !== CODECS.indexOf(codec));
-  assert.deepEqual(wrong.map((b) => ({ baseOffset: b.baseOffset, records: b.recordCount, codec: CODECS[b.codec] ?? b.codec })), [],
-    `${topic}: every stored batch should be ${codec} (${batches.length} batches)`);
-  assert.equal(batches.reduce((n, b) => n + b.recordCount, 0), records, `${topic}: records in stored batches`);
+  assert.deepEqual(
+    wrong.map((b) => ({ baseOffset: b.baseOffset, records: b.recordCount, codec: CODECS[b.codec] ?? b.codec })),
+    [],
+    `${topic}: every stored batch should be ${codec} (${batches.length} batches)`,
+  );
+  assert.equal(
+    batches.reduce((n, b) => n + b.recordCount, 0),
+    records,
+    `${topic}: records in stored batches`,
+  );
 }

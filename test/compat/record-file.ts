@@ -28,8 +28,13 @@ export interface TestRecord {
 }
 
 /** A record with no partition, offset or headers. */
-export function record(key: Buffer | string | null, value: Buffer | string | null, headers: RecordHeader[] = []): TestRecord {
-  const bytes = (v: Buffer | string | null): Buffer | null => (v === null ? null : Buffer.isBuffer(v) ? v : Buffer.from(v, 'utf8'));
+export function record(
+  key: Buffer | string | null,
+  value: Buffer | string | null,
+  headers: RecordHeader[] = [],
+): TestRecord {
+  const bytes = (v: Buffer | string | null): Buffer | null =>
+    v === null ? null : Buffer.isBuffer(v) ? v : Buffer.from(v, 'utf8');
   return { partition: -1, offset: -1, key: bytes(key), value: bytes(value), headers };
 }
 
@@ -107,7 +112,10 @@ export function readRecordFile(path: string): TestRecord[] {
 }
 
 /** The text fixture's lines as records: value = the line's UTF-8 bytes, key = `keyOf(i)` (or null). */
-export function linesAsRecords(lines: readonly string[], keyOf: ((index: number) => string) | null = null): TestRecord[] {
+export function linesAsRecords(
+  lines: readonly string[],
+  keyOf: ((index: number) => string) | null = null,
+): TestRecord[] {
   return lines.map((line, i) => record(keyOf === null ? null : keyOf(i), line));
 }
 
@@ -131,7 +139,8 @@ export function recordDifference(actual: TestRecord, expected: TestRecord): stri
   if (!sameBytes(actual.key, expected.key)) return `key: got ${show(actual.key)}, want ${show(expected.key)}`;
   if (!sameBytes(actual.value, expected.value)) return `value: got ${show(actual.value)}, want ${show(expected.value)}`;
   if (!sameHeaders(actual.headers, expected.headers)) {
-    const fmt = (hs: readonly RecordHeader[]): string => `[${hs.map(([k, v]) => `${JSON.stringify(k)}=${show(v)}`).join(', ')}]`;
+    const fmt = (hs: readonly RecordHeader[]): string =>
+      `[${hs.map(([k, v]) => `${JSON.stringify(k)}=${show(v)}`).join(', ')}]`;
     return `headers: got ${fmt(actual.headers)}, want ${fmt(expected.headers)}`;
   }
   return null;
@@ -148,12 +157,17 @@ export function assertSameRecords(actual: readonly TestRecord[], expected: reado
     const diff = recordDifference(actual[i], expected[i]);
     if (diff !== null) assert.fail(`${what}: record ${i} (offset ${actual[i].offset}) differs: ${diff}`);
   }
-  assert.equal(actual.length, expected.length, `${what}: consumed ${actual.length} records, produced ${expected.length}`);
+  assert.equal(
+    actual.length,
+    expected.length,
+    `${what}: consumed ${actual.length} records, produced ${expected.length}`,
+  );
 }
 
 /** Asserts offsets `first, first+1, ...` (dense, in order) within one partition. */
 export function assertDenseOffsets(records: readonly TestRecord[], what: string, first = 0): void {
   for (let i = 0; i < records.length; i++) {
-    if (records[i].offset !== first + i) assert.fail(`${what}: record ${i} has offset ${records[i].offset}, want ${first + i}`);
+    if (records[i].offset !== first + i)
+      assert.fail(`${what}: record ${i} has offset ${records[i].offset}, want ${first + i}`);
   }
 }

@@ -23,7 +23,12 @@ function allBytes(times: number): Buffer {
  * multi-byte UTF-8 payloads, a 100 KiB value, and (when `headers`) headers with empty values,
  * null values if `nullHeaderValues`, and a repeated key if `repeatedHeaderKeys`.
  */
-export function edgeCaseRecords(opts: { nullKeyAndValue: boolean; headers: boolean; nullHeaderValues: boolean; repeatedHeaderKeys: boolean }): TestRecord[] {
+export function edgeCaseRecords(opts: {
+  nullKeyAndValue: boolean;
+  headers: boolean;
+  nullHeaderValues: boolean;
+  repeatedHeaderKeys: boolean;
+}): TestRecord[] {
   const records = [
     record(null, ''),
     record('', null),
@@ -39,11 +44,27 @@ export function edgeCaseRecords(opts: { nullKeyAndValue: boolean; headers: boole
     records.push(
       record('h1', 'one header', [['trace-id', Buffer.from('abc-123')]]),
       record('h2', 'empty header value', [['empty', Buffer.alloc(0)]]),
-      record('h3', 'binary header value', [['bin', allBytes(1)], ['utf8 ключ', Buffer.from('✓')]]),
+      record('h3', 'binary header value', [
+        ['bin', allBytes(1)],
+        ['utf8 ключ', Buffer.from('✓')],
+      ]),
       record('', null, [['tombstone-with-header', Buffer.from('x')]]),
     );
-    if (opts.nullHeaderValues) records.push(record('h4', 'null header value', [['null', null], ['after-null', Buffer.from('y')]]));
-    if (opts.repeatedHeaderKeys) records.push(record('h5', 'repeated header key', [['dup', Buffer.from('1')], ['other', Buffer.from('2')], ['dup', Buffer.from('3')]]));
+    if (opts.nullHeaderValues)
+      records.push(
+        record('h4', 'null header value', [
+          ['null', null],
+          ['after-null', Buffer.from('y')],
+        ]),
+      );
+    if (opts.repeatedHeaderKeys)
+      records.push(
+        record('h5', 'repeated header key', [
+          ['dup', Buffer.from('1')],
+          ['other', Buffer.from('2')],
+          ['dup', Buffer.from('3')],
+        ]),
+      );
   }
   return records;
 }
@@ -71,16 +92,25 @@ export function byPartition(records: readonly TestRecord[]): Map<number, TestRec
  * holds exactly the input records of its keys in input order (byte-equal, dense offsets from 0),
  * nothing is lost or duplicated, and more than one partition was used.
  */
-export function assertPartitionedOrder(input: readonly TestRecord[], consumed: readonly TestRecord[], partitionCount: number, what: string): void {
+export function assertPartitionedOrder(
+  input: readonly TestRecord[],
+  consumed: readonly TestRecord[],
+  partitionCount: number,
+  what: string,
+): void {
   const groups = byPartition(consumed);
   const partitionOfKey = new Map<string, number>();
   for (const [partition, records] of groups) {
-    assert.ok(partition >= 0 && partition < partitionCount, `${what}: record in partition ${partition} of ${partitionCount}`);
+    assert.ok(
+      partition >= 0 && partition < partitionCount,
+      `${what}: record in partition ${partition} of ${partitionCount}`,
+    );
     for (const r of records) {
       assert.ok(r.key !== null, `${what}: null key at partition ${partition} offset ${r.offset}`);
       const key = r.key.toString('hex');
       const seen = partitionOfKey.get(key);
-      if (seen !== undefined && seen !== partition) assert.fail(`${what}: key ${r.key.toString()} in partitions ${seen} and ${partition}`);
+      if (seen !== undefined && seen !== partition)
+        assert.fail(`${what}: key ${r.key.toString()} in partitions ${seen} and ${partition}`);
       partitionOfKey.set(key, partition);
     }
   }
@@ -99,7 +129,12 @@ export function assertPartitionedOrder(input: readonly TestRecord[], consumed: r
  * Checks the (partition, offset) a producer reported for each input record against what the
  * consumer got there: the ack points at the record that was produced.
  */
-export function assertAcksMatch(input: readonly TestRecord[], acked: ReadonlyArray<readonly [number, number]>, consumed: readonly TestRecord[], what: string): void {
+export function assertAcksMatch(
+  input: readonly TestRecord[],
+  acked: ReadonlyArray<readonly [number, number]>,
+  consumed: readonly TestRecord[],
+  what: string,
+): void {
   assert.equal(acked.length, input.length, `${what}: ${acked.length} acks for ${input.length} records`);
   const at = new Map<string, TestRecord>();
   for (const r of consumed) at.set(`${r.partition}:${r.offset}`, r);
@@ -108,6 +143,7 @@ export function assertAcksMatch(input: readonly TestRecord[], acked: ReadonlyArr
     const got = at.get(`${partition}:${offset}`);
     if (got === undefined) assert.fail(`${what}: record ${i} acked at ${partition}:${offset}, which no consumer saw`);
     const diff = recordDifference(got, input[i]);
-    if (diff !== null) assert.fail(`${what}: record ${i} acked at ${partition}:${offset}, which holds another record: ${diff}`);
+    if (diff !== null)
+      assert.fail(`${what}: record ${i} acked at ${partition}:${offset}, which holds another record: ${diff}`);
   }
 }

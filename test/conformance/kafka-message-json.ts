@@ -78,7 +78,11 @@ export interface KafkaMessage {
   readonly flexibleVersions: string;
   readonly latestVersionUnstable?: boolean;
   readonly fields: readonly KafkaField[];
-  readonly commonStructs?: readonly { readonly name: string; readonly versions: string; readonly fields: readonly KafkaField[] }[];
+  readonly commonStructs?: readonly {
+    readonly name: string;
+    readonly versions: string;
+    readonly fields: readonly KafkaField[];
+  }[];
 }
 
 /** Removes `//` comments outside string literals (Kafka's JSON files carry license and version notes). */
@@ -128,9 +132,15 @@ export function loadKafkaMessages(jar: string): Map<string, KafkaMessage> {
 export function fetchKafkaClientsJars(versions: readonly string[]): Map<string, string> {
   const root = path.resolve(__dirname, '..', '..', '..');
   const script = path.join(root, 'scripts', 'fetch-kafka-clients-jar.sh');
-  const stdout = execFileSync('bash', [script, ...versions], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 300_000 });
+  const stdout = execFileSync('bash', [script, ...versions], {
+    cwd: root,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    timeout: 300_000,
+  });
   const lines = stdout.trim().split('\n');
-  if (lines.length !== versions.length) throw new Error(`fetch-kafka-clients-jar.sh printed ${lines.length} paths for ${versions.length} versions`);
+  if (lines.length !== versions.length)
+    throw new Error(`fetch-kafka-clients-jar.sh printed ${lines.length} paths for ${versions.length} versions`);
   return new Map(versions.map((v, i) => [v, lines[i]!]));
 }
 
@@ -155,7 +165,20 @@ export interface WireField {
 
 type AnyField = KafkaField | FieldSpec;
 
-const PRIMITIVES = new Set(['bool', 'int8', 'int16', 'int32', 'int64', 'uint16', 'uint32', 'float64', 'string', 'bytes', 'records', 'uuid']);
+const PRIMITIVES = new Set([
+  'bool',
+  'int8',
+  'int16',
+  'int32',
+  'int64',
+  'uint16',
+  'uint32',
+  'float64',
+  'string',
+  'bytes',
+  'records',
+  'uuid',
+]);
 
 function isStructType(f: AnyField, structs: ReadonlyMap<string, readonly AnyField[]>): readonly AnyField[] | null {
   if (f.fields !== undefined) return f.fields;
@@ -222,7 +245,12 @@ function ourDefault(f: FieldSpec, structFields: boolean): unknown {
  * at some valid version (the handler then sees the default, as Kafka's would), or it sits inside
  * such a struct. A response field's default at versions without it never reaches anyone.
  */
-function defaultMatters(f: AnyField, valid: { min: number; max: number }, parentMatters: boolean, isRequest: boolean): boolean {
+function defaultMatters(
+  f: AnyField,
+  valid: { min: number; max: number },
+  parentMatters: boolean,
+  isRequest: boolean,
+): boolean {
   if (parentMatters || f.taggedVersions !== undefined) return true;
   if (!isRequest) return false;
   const v = parseVersions(f.versions);
@@ -251,7 +279,8 @@ export function effectiveFields(
     const tagged = f.taggedVersions !== undefined && inRange(parseVersions(f.taggedVersions), version);
     const nullable = f.nullableVersions !== undefined && inRange(parseVersions(f.nullableVersions), version);
     const type = sub !== null ? (isArray ? '[]struct' : 'struct') : f.type;
-    const flexibleOverride = 'flexibleVersions' in f && typeof f.flexibleVersions === 'string' ? f.flexibleVersions : null;
+    const flexibleOverride =
+      'flexibleVersions' in f && typeof f.flexibleVersions === 'string' ? f.flexibleVersions : null;
     const matters = defaultMatters(f, valid, parentMatters, isRequest);
     out.push({
       name: f.name,
@@ -292,15 +321,27 @@ export function compareAtVersion(ours: MessageSpec, theirs: KafkaMessage, versio
   return diffs;
 }
 
-function compareStructs(ours: readonly WireField[], theirs: readonly WireField[], prefix: string, pathPrefix: string, diffs: string[]): void {
+function compareStructs(
+  ours: readonly WireField[],
+  theirs: readonly WireField[],
+  prefix: string,
+  pathPrefix: string,
+  diffs: string[],
+): void {
   const at = pathPrefix === '' ? '<message>' : pathPrefix.slice(0, -1);
   const ourWire = ours.filter((f) => f.tag === null).map((f) => f.name);
   const theirWire = theirs.filter((f) => f.tag === null).map((f) => f.name);
   if (ourWire.join(',') !== theirWire.join(',')) {
     diffs.push(`${prefix}${at}: fields [${ourWire.join(', ')}] vs Kafka [${theirWire.join(', ')}]`);
   }
-  const ourTagged = ours.filter((f) => f.tag !== null).map((f) => `${f.tag}:${f.name}`).sort();
-  const theirTagged = theirs.filter((f) => f.tag !== null).map((f) => `${f.tag}:${f.name}`).sort();
+  const ourTagged = ours
+    .filter((f) => f.tag !== null)
+    .map((f) => `${f.tag}:${f.name}`)
+    .sort();
+  const theirTagged = theirs
+    .filter((f) => f.tag !== null)
+    .map((f) => `${f.tag}:${f.name}`)
+    .sort();
   if (ourTagged.join(',') !== theirTagged.join(',')) {
     diffs.push(`${prefix}${at}: tagged fields [${ourTagged.join(', ')}] vs Kafka [${theirTagged.join(', ')}]`);
   }
@@ -312,7 +353,8 @@ function compareStructs(ours: readonly WireField[], theirs: readonly WireField[]
     if (o.type !== t.type) diffs.push(`${prefix}${p}: type ${o.type} vs Kafka ${t.type}`);
     if (o.nullable !== t.nullable) diffs.push(`${prefix}${p}: nullable ${o.nullable} vs Kafka ${t.nullable}`);
     if (o.tag !== t.tag) diffs.push(`${prefix}${p}: tag ${o.tag} vs Kafka ${t.tag}`);
-    if (o.flexibleOverride !== t.flexibleOverride) diffs.push(`${prefix}${p}: flexibleVersions override ${o.flexibleOverride} vs Kafka ${t.flexibleOverride}`);
+    if (o.flexibleOverride !== t.flexibleOverride)
+      diffs.push(`${prefix}${p}: flexibleVersions override ${o.flexibleOverride} vs Kafka ${t.flexibleOverride}`);
     if ((o.defaultMatters || t.defaultMatters) && !Object.is(o.default, t.default) && o.default !== t.default) {
       diffs.push(`${prefix}${p}: default ${JSON.stringify(o.default)} vs Kafka ${JSON.stringify(t.default)}`);
     }

@@ -23,11 +23,15 @@ before(async () => {
   const lib = await ensureKafkaJars();
   const jar = readdirSync(lib).find((f) => /^kafka-group-coordinator-\d.*\.jar$/.test(f));
   assert.ok(jar, `a kafka-group-coordinator jar in ${lib}`);
-  const entries = readJarEntries(path.join(lib, jar), (n) => /^common\/message\/(OffsetCommit|GroupMetadata)(Key|Value)\.json$/.test(n));
-  kafka = new Map([...entries.values()].map((bytes) => {
-    const m = parseMessageJson(stripJsonComments(bytes.toString('utf8')));
-    return [m.name, m];
-  }));
+  const entries = readJarEntries(path.join(lib, jar), (n) =>
+    /^common\/message\/(OffsetCommit|GroupMetadata)(Key|Value)\.json$/.test(n),
+  );
+  kafka = new Map(
+    [...entries.values()].map((bytes) => {
+      const m = parseMessageJson(stripJsonComments(bytes.toString('utf8')));
+      return [m.name, m];
+    }),
+  );
   assert.equal(kafka.size, 4, 'the four record definitions are in the jar');
 });
 
@@ -36,7 +40,7 @@ function asVersionZero(spec: MessageSpec): MessageSpec {
   return { ...spec, validVersions: '0', fields: spec.fields.map((f) => ({ ...f, versions: '0+' })) };
 }
 
-describe('__consumer_offsets records match Kafka\'s group-coordinator definitions', () => {
+describe("__consumer_offsets records match Kafka's group-coordinator definitions", () => {
   const cases: [MessageSpec, number[]][] = [
     [asVersionZero(OFFSETS_RECORD_SPECS.OffsetCommitKey), [0]],
     [asVersionZero(OFFSETS_RECORD_SPECS.GroupMetadataKey), [0]],

@@ -79,7 +79,8 @@ describe('schema tables match Kafka message definitions', () => {
         }
       }
       const left = unexplained(diffs);
-      if (left.length > 0) assert.fail(`${api.name}: ${left.length} differences from Kafka's message JSON:\n  ${left.join('\n  ')}`);
+      if (left.length > 0)
+        assert.fail(`${api.name}: ${left.length} differences from Kafka's message JSON:\n  ${left.join('\n  ')}`);
     });
   }
 });
@@ -91,10 +92,14 @@ test(`every registered API reaches Kafka ${KAFKA}'s maximum version`, () => {
     const max = parseVersions(theirs.validVersions).max;
     const behind = BEHIND.get(api.name);
     if (behind !== undefined) {
-      assert.ok(api.maxVersion === behind.ours && behind.ours < max, `BEHIND names ${api.name} at v${behind.ours}, but ours is ${api.maxVersion} and Kafka's ${max}: update BEHIND`);
+      assert.ok(
+        api.maxVersion === behind.ours && behind.ours < max,
+        `BEHIND names ${api.name} at v${behind.ours}, but ours is ${api.maxVersion} and Kafka's ${max}: update BEHIND`,
+      );
       continue;
     }
-    if (api.maxVersion !== max) short.push(`${api.name}: ours ${api.minVersion}-${api.maxVersion}, Kafka ${KAFKA} ${theirs.validVersions}`);
+    if (api.maxVersion !== max)
+      short.push(`${api.name}: ours ${api.minVersion}-${api.maxVersion}, Kafka ${KAFKA} ${theirs.validVersions}`);
   }
   assert.deepStrictEqual(short, []);
 });
@@ -107,7 +112,8 @@ test('every allowlist entry explains some difference', { skip: ALLOWLIST.length 
 
 describe('the comparison itself', () => {
   type Mutable = { -readonly [K in keyof FieldSpec]: FieldSpec[K] } & { fields?: Mutable[] };
-  const copy = (m: MessageSpec): MessageSpec & { fields: Mutable[]; flexibleVersions: string } => JSON.parse(JSON.stringify(m));
+  const copy = (m: MessageSpec): MessageSpec & { fields: Mutable[]; flexibleVersions: string } =>
+    JSON.parse(JSON.stringify(m));
   const field = (fields: Mutable[], path: string): Mutable => {
     const [head, ...rest] = path.split('.');
     const f = fields.find((x) => x.name === head)!;
@@ -120,9 +126,15 @@ describe('the comparison itself', () => {
     field(fetch.fields, 'MaxBytes').default = 100; // request field absent in v0-2: observable
     field(fetch.fields, 'Topics.Partitions').fields!.reverse();
     const d18 = compareAtVersion(fetch, current.get('FetchRequest')!, 18);
-    assert.ok(d18.includes('FetchRequest v18 Topics.Partitions.HighWatermark: default -1 vs Kafka 9223372036854776000'), d18.join('\n'));
+    assert.ok(
+      d18.includes('FetchRequest v18 Topics.Partitions.HighWatermark: default -1 vs Kafka 9223372036854776000'),
+      d18.join('\n'),
+    );
     assert.ok(d18.includes('FetchRequest v18 MaxBytes: default 100 vs Kafka 2147483647'), d18.join('\n'));
-    assert.ok(d18.some((d) => d.startsWith('FetchRequest v18 Topics.Partitions: fields [PartitionMaxBytes, ')), d18.join('\n'));
+    assert.ok(
+      d18.some((d) => d.startsWith('FetchRequest v18 Topics.Partitions: fields [PartitionMaxBytes, ')),
+      d18.join('\n'),
+    );
 
     const produce = copy(ProduceResponse);
     produce.flexibleVersions = '10+';
@@ -154,6 +166,9 @@ describe('the comparison itself', () => {
   });
 
   it('strips // comments but not // inside strings', () => {
-    assert.deepStrictEqual(JSON.parse(stripJsonComments('// c\n{ "a": "x // y", // z\n "b": "\\"//" }')), { a: 'x // y', b: '"//' });
+    assert.deepStrictEqual(JSON.parse(stripJsonComments('// c\n{ "a": "x // y", // z\n "b": "\\"//" }')), {
+      a: 'x // y',
+      b: '"//',
+    });
   });
 });

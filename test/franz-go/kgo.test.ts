@@ -26,7 +26,14 @@ import { after, before, describe, test } from 'node:test';
 import { startBrokerProcess, type BrokerProcess } from '../helpers/broker-process';
 import { startKafka, type KafkaFixture } from '../helpers/kafka-fixture';
 import { repoRoot } from '../compat/clients';
-import { BROKER_TESTS, EXPECTED_SKIPS, FRANZ_GO_MODULE, FRANZ_GO_VERSION, OUT_OF_SCOPE, SELECTED_TESTS } from './allowlist';
+import {
+  BROKER_TESTS,
+  EXPECTED_SKIPS,
+  FRANZ_GO_MODULE,
+  FRANZ_GO_VERSION,
+  OUT_OF_SCOPE,
+  SELECTED_TESTS,
+} from './allowlist';
 
 const ROOT = repoRoot();
 const GO_DIR = path.join(ROOT, '.cache', 'go');
@@ -36,9 +43,15 @@ const KGO_DIR = path.join(MODULE_COPY, 'pkg', 'kgo');
 /** go test's own time box: past it the test binary panics and prints every running test's stack. */
 const GO_TEST_TIMEOUT_S = 150;
 /** Out-of-scope tests to run anyway (comma-separated names in SKIFF_KGO_INCLUDE). */
-const INCLUDED = new Set((process.env.SKIFF_KGO_INCLUDE ?? '').split(',').map((n) => n.trim()).filter((n) => n !== ''));
+const INCLUDED = new Set(
+  (process.env.SKIFF_KGO_INCLUDE ?? '')
+    .split(',')
+    .map((n) => n.trim())
+    .filter((n) => n !== ''),
+);
 const RUN_TESTS = BROKER_TESTS.filter((name) => SELECTED_TESTS.includes(name) || INCLUDED.has(name));
-const INSTALL_HINT = 'run `bash scripts/install-peers.sh` (install_go_peers downloads the module and warms the build cache)';
+const INSTALL_HINT =
+  'run `bash scripts/install-peers.sh` (install_go_peers downloads the module and warms the build cache)';
 
 /** The go command: $GO, else `go` on PATH, else the usual /usr/local/go install. */
 function goBinary(): string {
@@ -119,8 +132,19 @@ function parseGoTestJson(stdout: string): Pick<GoTestRun, 'results' | 'packageOu
  * group of its own so a hung run is ended with its test binary (go test's child).
  */
 function runGoTests(tests: readonly string[], seeds: string): Promise<GoTestRun> {
-  const args = ['test', './pkg/kgo/', '-run', `^(${tests.join('|')})$`, '-count=1', '-json', '-vet=off', '-parallel', '4',
-    '-timeout', `${GO_TEST_TIMEOUT_S}s`];
+  const args = [
+    'test',
+    './pkg/kgo/',
+    '-run',
+    `^(${tests.join('|')})$`,
+    '-count=1',
+    '-json',
+    '-vet=off',
+    '-parallel',
+    '4',
+    '-timeout',
+    `${GO_TEST_TIMEOUT_S}s`,
+  ];
   const env = goEnv({ KGO_SEEDS: seeds, KGO_TEST_RF: '1', KGO_TEST_RECORDS: '5000' });
   const started = Date.now();
   return new Promise((resolve, reject) => {
@@ -144,10 +168,13 @@ function runGoTests(tests: readonly string[], seeds: string): Promise<GoTestRun>
         // already gone
       }
     };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup();
-    }, (GO_TEST_TIMEOUT_S + 60) * 1000);
+    const timer = setTimeout(
+      () => {
+        timedOut = true;
+        killGroup();
+      },
+      (GO_TEST_TIMEOUT_S + 60) * 1000,
+    );
     process.once('exit', killGroup);
     child.once('error', (e) => {
       clearTimeout(timer);
@@ -168,9 +195,13 @@ function runGoTests(tests: readonly string[], seeds: string): Promise<GoTestRun>
  * documents): a check that allowlist.ts still describes the pinned release.
  */
 function scanBrokerTests(): string[] {
-  const markers = /\b(adm\(\)|newTestClient\(|testClientOpts\(|getSeedBrokers\(|tmpTopic\w*\(|tmpNamedTopicPartitions\(|tmpGroup\(|tmpShareGroup\(|internalTopic\(|testChainETL\()/;
+  const markers =
+    /\b(adm\(\)|newTestClient\(|testClientOpts\(|getSeedBrokers\(|tmpTopic\w*\(|tmpNamedTopicPartitions\(|tmpGroup\(|tmpShareGroup\(|internalTopic\(|testChainETL\()/;
   const found: string[] = [];
-  for (const file of fs.readdirSync(KGO_DIR).filter((f) => f.endsWith('_test.go')).sort()) {
+  for (const file of fs
+    .readdirSync(KGO_DIR)
+    .filter((f) => f.endsWith('_test.go'))
+    .sort()) {
     const lines = fs.readFileSync(path.join(KGO_DIR, file), 'utf8').split('\n');
     let current: string | null = null;
     let reaches = false;
@@ -206,24 +237,27 @@ describe(`franz-go ${FRANZ_GO_VERSION} kgo integration tests against ${ON_KAFKA 
   let run: GoTestRun | undefined;
   let setupError: Error | undefined;
 
-  before(async () => {
-    try {
-      if (!fs.existsSync(path.join(KGO_DIR, 'helpers_test.go'))) {
-        throw new Error(`no copy of ${FRANZ_GO_MODULE}@${FRANZ_GO_VERSION} at ${MODULE_COPY}: ${INSTALL_HINT}`);
+  before(
+    async () => {
+      try {
+        if (!fs.existsSync(path.join(KGO_DIR, 'helpers_test.go'))) {
+          throw new Error(`no copy of ${FRANZ_GO_MODULE}@${FRANZ_GO_VERSION} at ${MODULE_COPY}: ${INSTALL_HINT}`);
+        }
+        let seeds: string;
+        if (ON_KAFKA) {
+          kafka = await startKafka();
+          seeds = kafka.bootstrap;
+        } else {
+          broker = await startBrokerProcess({ overrides: { 'write.caching.default': 'true' } });
+          seeds = `127.0.0.1:${broker.port}`;
+        }
+        run = await runGoTests(RUN_TESTS, seeds);
+      } catch (e) {
+        setupError = e as Error;
       }
-      let seeds: string;
-      if (ON_KAFKA) {
-        kafka = await startKafka();
-        seeds = kafka.bootstrap;
-      } else {
-        broker = await startBrokerProcess({ overrides: { 'write.caching.default': 'true' } });
-        seeds = `127.0.0.1:${broker.port}`;
-      }
-      run = await runGoTests(RUN_TESTS, seeds);
-    } catch (e) {
-      setupError = e as Error;
-    }
-  }, { timeout: (GO_TEST_TIMEOUT_S + 120) * 1000 });
+    },
+    { timeout: (GO_TEST_TIMEOUT_S + 120) * 1000 },
+  );
 
   after(async () => {
     await broker?.stop();
@@ -232,7 +266,8 @@ describe(`franz-go ${FRANZ_GO_VERSION} kgo integration tests against ${ON_KAFKA 
 
   /** What went wrong around a failed kgo test: its output, go's own, and the broker's complaints. */
   function context(result: GoTestResult | undefined): string {
-    const name = (r: GoTestResult): string => [...(run?.results.entries() ?? [])].find(([, v]) => v === r)?.[0] ?? 'the test';
+    const name = (r: GoTestResult): string =>
+      [...(run?.results.entries() ?? [])].find(([, v]) => v === r)?.[0] ?? 'the test';
     const parts: string[] = [];
     if (result !== undefined) {
       // t.Log/t.Error lines are attributed to their test; the kgo clients' loggers write to the
@@ -244,9 +279,13 @@ describe(`franz-go ${FRANZ_GO_VERSION} kgo integration tests against ${ON_KAFKA 
       parts.push(`--- other lines printed meanwhile (client logs, from any parallel test) ---\n${tail(others, 15)}`);
     }
     if (run !== undefined && (result === undefined || result.action === 'unfinished')) {
-      parts.push(`--- go test (exit ${run.exitCode}${run.timedOut ? ', killed' : ''}, ${Math.round(run.elapsedMs / 1000)} s) ---\n${tail(run.packageOutput, 40)}`);
+      parts.push(
+        `--- go test (exit ${run.exitCode}${run.timedOut ? ', killed' : ''}, ${Math.round(run.elapsedMs / 1000)} s) ---\n${tail(run.packageOutput, 40)}`,
+      );
     }
-    const complaints = (broker?.logs() ?? '').split('\n').filter((l) => /unsupported|unknown|closing connection|"level":(40|50)/.test(l));
+    const complaints = (broker?.logs() ?? '')
+      .split('\n')
+      .filter((l) => /unsupported|unknown|closing connection|"level":(40|50)/.test(l));
     if (complaints.length > 0) parts.push(`--- broker warnings ---\n${tail(complaints, 20)}`);
     return parts.join('\n');
   }
@@ -255,23 +294,33 @@ describe(`franz-go ${FRANZ_GO_VERSION} kgo integration tests against ${ON_KAFKA 
     if (!fs.existsSync(KGO_DIR)) assert.fail(`no ${KGO_DIR}: ${INSTALL_HINT}`);
     const scanned = scanBrokerTests();
     const listed = [...BROKER_TESTS].sort();
-    assert.deepEqual({ added: scanned.filter((n) => !listed.includes(n)), removed: listed.filter((n) => !scanned.includes(n)) }, { added: [], removed: [] },
-      `pkg/kgo of ${FRANZ_GO_VERSION} vs allowlist.ts BROKER_TESTS`);
+    assert.deepEqual(
+      { added: scanned.filter((n) => !listed.includes(n)), removed: listed.filter((n) => !scanned.includes(n)) },
+      { added: [], removed: [] },
+      `pkg/kgo of ${FRANZ_GO_VERSION} vs allowlist.ts BROKER_TESTS`,
+    );
     for (const name of [...Object.keys(OUT_OF_SCOPE), ...Object.keys(EXPECTED_SKIPS)]) {
       assert.ok(listed.includes(name), `allowlist.ts names ${name}, which is not a broker test`);
     }
-    for (const name of INCLUDED) assert.ok(listed.includes(name), `SKIFF_KGO_INCLUDE names ${name}, which is not a broker test`);
-    t.diagnostic(`${RUN_TESTS.length} of ${listed.length} broker tests run; out of scope: ${Object.keys(OUT_OF_SCOPE).join(', ')}`);
+    for (const name of INCLUDED)
+      assert.ok(listed.includes(name), `SKIFF_KGO_INCLUDE names ${name}, which is not a broker test`);
+    t.diagnostic(
+      `${RUN_TESTS.length} of ${listed.length} broker tests run; out of scope: ${Object.keys(OUT_OF_SCOPE).join(', ')}`,
+    );
   });
 
   test('go test ran to completion within its time box', (t) => {
     if (setupError !== undefined) throw setupError;
     assert.ok(run !== undefined);
-    t.diagnostic(`go test: exit ${run.exitCode} after ${(run.elapsedMs / 1000).toFixed(1)} s; ` +
-      `passed ${[...run.results.values()].filter((r) => r.action === 'pass').length}, failed ${[...run.results.values()].filter((r) => r.action === 'fail').length}`);
+    t.diagnostic(
+      `go test: exit ${run.exitCode} after ${(run.elapsedMs / 1000).toFixed(1)} s; ` +
+        `passed ${[...run.results.values()].filter((r) => r.action === 'pass').length}, failed ${[...run.results.values()].filter((r) => r.action === 'fail').length}`,
+    );
     const unfinished = RUN_TESTS.filter((name) => (run!.results.get(name)?.action ?? 'unfinished') === 'unfinished');
-    assert.ok(!run.timedOut && unfinished.length === 0,
-      `go test did not finish every selected test (unfinished: ${unfinished.join(', ') || 'none'})\n${context(undefined)}`);
+    assert.ok(
+      !run.timedOut && unfinished.length === 0,
+      `go test did not finish every selected test (unfinished: ${unfinished.join(', ') || 'none'})\n${context(undefined)}`,
+    );
   });
 
   for (const name of BROKER_TESTS) {
@@ -286,7 +335,8 @@ describe(`franz-go ${FRANZ_GO_VERSION} kgo integration tests against ${ON_KAFKA 
       const action = result?.action ?? 'unfinished';
       if (action === 'skip') {
         const skipReason = EXPECTED_SKIPS[name];
-        if (skipReason === undefined) assert.fail(`kgo ${name} skipped itself, and allowlist.ts does not expect it\n${context(result)}`);
+        if (skipReason === undefined)
+          assert.fail(`kgo ${name} skipped itself, and allowlist.ts does not expect it\n${context(result)}`);
         t.diagnostic(`skipped as expected: ${skipReason}`);
         return;
       }

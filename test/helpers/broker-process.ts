@@ -84,7 +84,10 @@ export async function startBrokerProcess(opts: BrokerProcessOptions = {}): Promi
       proc.kill('SIGKILL');
       reject(new Error(`skiff broker ${reason}\n--- broker output ---\n${output}`));
     };
-    const timer = setTimeout(() => fail(`printed no listening line within ${opts.startTimeoutMs ?? 20_000} ms`), opts.startTimeoutMs ?? 20_000);
+    const timer = setTimeout(
+      () => fail(`printed no listening line within ${opts.startTimeoutMs ?? 20_000} ms`),
+      opts.startTimeoutMs ?? 20_000,
+    );
     proc.stdout?.on('data', (chunk: string) => {
       output += chunk;
       stdout += chunk;
@@ -116,7 +119,9 @@ export async function startBrokerProcess(opts: BrokerProcessOptions = {}): Promi
       if (result === 'timeout') {
         proc.kill('SIGKILL');
         await exited;
-        throw new Error(`skiff broker did not exit within ${STOP_TIMEOUT_MS} ms of ${signal}\n--- broker output ---\n${output}`);
+        throw new Error(
+          `skiff broker did not exit within ${STOP_TIMEOUT_MS} ms of ${signal}\n--- broker output ---\n${output}`,
+        );
       }
       return result.code;
     },

@@ -10,7 +10,14 @@ import { startBroker, type RunningBroker } from '../../src/broker';
 import { createLogger } from '../../src/runtime/logger';
 import { ThreadRuntime } from '../../src/runtime/thread-runtime';
 
-export interface TestBroker { broker: RunningBroker; runtime: ThreadRuntime; port: number; dataDir: string; stop(): Promise<void>; restart(): Promise<TestBroker> }
+export interface TestBroker {
+  broker: RunningBroker;
+  runtime: ThreadRuntime;
+  port: number;
+  dataDir: string;
+  stop(): Promise<void>;
+  restart(): Promise<TestBroker>;
+}
 
 export async function startTestBroker(overrides: Record<string, string> = {}, dataDir?: string): Promise<TestBroker> {
   const dir = dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'skiff-test-'));
@@ -23,7 +30,11 @@ export async function startTestBroker(overrides: Record<string, string> = {}, da
   ]);
   const config = buildBrokerConfig(props);
   const logger = createLogger({ fd: 2 });
-  const runtime = new ThreadRuntime({ brokers: [{ brokerId: config.nodeId, numIoThreads: config.numIoThreads }], logger, workerLogFd: 2 });
+  const runtime = new ThreadRuntime({
+    brokers: [{ brokerId: config.nodeId, numIoThreads: config.numIoThreads }],
+    logger,
+    workerLogFd: 2,
+  });
   const broker = await startBroker(config, logger, { runtime });
   const handle: TestBroker = {
     broker,

@@ -102,10 +102,15 @@ function fixtureScript(): string {
  */
 export function ensureKafkaJars(): Promise<string> {
   libDirPromise ??= new Promise<string>((resolve, reject) => {
-    execFile('bash', [fixtureScript(), 'lib'], { cwd: repoRoot(), timeout: 15 * 60_000, maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
-      if (err !== null) reject(new Error(`kafka-fixture.sh lib failed: ${err.message}\n${stderr}`));
-      else resolve(stdout.trim().split('\n').pop()!);
-    });
+    execFile(
+      'bash',
+      [fixtureScript(), 'lib'],
+      { cwd: repoRoot(), timeout: 15 * 60_000, maxBuffer: 1 << 20 },
+      (err, stdout, stderr) => {
+        if (err !== null) reject(new Error(`kafka-fixture.sh lib failed: ${err.message}\n${stderr}`));
+        else resolve(stdout.trim().split('\n').pop()!);
+      },
+    );
   });
   libDirPromise.catch(() => {
     libDirPromise = null;
@@ -116,7 +121,9 @@ export function ensureKafkaJars(): Promise<string> {
 /** The Kafka version the fixture script uses (KAFKA_VERSION or its default). */
 export function kafkaVersion(): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile('bash', [fixtureScript(), 'version'], { cwd: repoRoot(), timeout: 10_000 }, (err, stdout) => (err !== null ? reject(err) : resolve(stdout.trim())));
+    execFile('bash', [fixtureScript(), 'version'], { cwd: repoRoot(), timeout: 10_000 }, (err, stdout) =>
+      err !== null ? reject(err) : resolve(stdout.trim()),
+    );
   });
 }
 
@@ -167,7 +174,9 @@ export async function runKafkaTool(cls: string, args: readonly string[], opts: T
 
 /** One-line summary of a tool run for assertion messages. */
 export function describeToolRun(cls: string, args: readonly string[], r: ToolResult): string {
-  const how = r.timedOut ? `timed out after ${r.durationMs} ms` : `exited ${r.code ?? r.signal} after ${r.durationMs} ms`;
+  const how = r.timedOut
+    ? `timed out after ${r.durationMs} ms`
+    : `exited ${r.code ?? r.signal} after ${r.durationMs} ms`;
   return `${cls} ${args.join(' ')}: ${how}\n--- stdout ---\n${r.stdout.slice(-4000)}\n--- stderr ---\n${r.stderr.slice(-4000)}`;
 }
 
@@ -217,7 +226,9 @@ export async function startKafka(opts: KafkaStartOptions = {}): Promise<KafkaFix
         if (run.state.exit === null) {
           run.proc.kill('SIGTERM');
           let timer: NodeJS.Timeout | undefined;
-          const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), STOP_TIMEOUT_MS)));
+          const timedOut = new Promise<'timeout'>(
+            (resolve) => (timer = setTimeout(() => resolve('timeout'), STOP_TIMEOUT_MS)),
+          );
           const result = await Promise.race([run.exited, timedOut]);
           clearTimeout(timer);
           if (result === 'timeout') {
@@ -257,7 +268,12 @@ function readServerLog(dir: string): string {
  * Server started" line after what it held before (a rerun appends to the old log). Kills the
  * JVM and rejects on exit or timeout (a fresh `run` dir is removed then; a rerun's dir is kept).
  */
-async function launchBroker(args: string[], env: Record<string, string>, startTimeoutMs: number, knownDir: string | null): Promise<BrokerRun> {
+async function launchBroker(
+  args: string[],
+  env: Record<string, string>,
+  startTimeoutMs: number,
+  knownDir: string | null,
+): Promise<BrokerRun> {
   const logBefore = knownDir === null ? 0 : readServerLog(knownDir).length;
   const proc = spawn('bash', [fixtureScript(), ...args], {
     cwd: repoRoot(),
@@ -283,7 +299,8 @@ async function launchBroker(args: string[], env: Record<string, string>, startTi
     proc.kill('SIGKILL');
     await exited;
     const tail = dir === null ? '' : readServerLog(dir).slice(logBefore).split('\n').slice(-60).join('\n');
-    if (dir !== null && knownDir === null && process.env.SKIFF_TEST_KEEP_DATA !== '1') fs.rmSync(dir, { recursive: true, force: true });
+    if (dir !== null && knownDir === null && process.env.SKIFF_TEST_KEEP_DATA !== '1')
+      fs.rmSync(dir, { recursive: true, force: true });
     throw new Error(`Kafka fixture ${reason}\n--- fixture output ---\n${output}\n--- server.log (tail) ---\n${tail}`);
   };
 

@@ -25,7 +25,12 @@ export function repoRoot(): string {
 export const SKIFF_BIN = path.join(repoRoot(), 'bin', 'skiff.js');
 
 /** Runs `command args` with `input` on stdin; resolves with its exit code and output. */
-export function runCommand(command: string, args: string[], input = '', opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<RunResult> {
+export function runCommand(
+  command: string,
+  args: string[],
+  input = '',
+  opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'], env: opts.env ?? process.env });
     let stdout = '';

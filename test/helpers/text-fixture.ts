@@ -7,7 +7,13 @@ import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 
 /** Absolute path of the gzip-compressed fixture (found from the repo root, in src or dist layout). */
-export const TEXT_FIXTURE_PATH = path.join(repoRoot(), 'test', 'fixtures', 'text', 'debian-bookworm-main-packages.txt.gz');
+export const TEXT_FIXTURE_PATH = path.join(
+  repoRoot(),
+  'test',
+  'fixtures',
+  'text',
+  'debian-bookworm-main-packages.txt.gz',
+);
 
 let cachedLines: string[] | null = null;
 

@@ -15,11 +15,15 @@ import type { Json } from './context';
 /** Paths whose leaf holds a broker node id. */
 const NODE_ID_PATH = /(^|\.)(nodeId|brokerId|controllerId|leader|leaderId)$|\.(replicas|isr)\[\d+\]$/;
 
-const is = (expectedKafka: Json | undefined, expectedSkiff: Json | undefined) => (kafka: Json | undefined, skiff: Json | undefined): boolean =>
-  JSON.stringify(kafka) === JSON.stringify(expectedKafka) && JSON.stringify(skiff) === JSON.stringify(expectedSkiff);
+const is =
+  (expectedKafka: Json | undefined, expectedSkiff: Json | undefined) =>
+  (kafka: Json | undefined, skiff: Json | undefined): boolean =>
+    JSON.stringify(kafka) === JSON.stringify(expectedKafka) && JSON.stringify(skiff) === JSON.stringify(expectedSkiff);
 
 const range = (v: Json | undefined): { minVersion: number; maxVersion: number } | null =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) && typeof v.minVersion === 'number' ? (v as { minVersion: number; maxVersion: number }) : null;
+  typeof v === 'object' && v !== null && !Array.isArray(v) && typeof v.minVersion === 'number'
+    ? (v as { minVersion: number; maxVersion: number })
+    : null;
 
 export const ALLOWLIST: readonly (AllowlistEntry & { kind: 'deployment' | 'gap' })[] = [
   // ---- deployment facts ----
@@ -27,14 +31,16 @@ export const ALLOWLIST: readonly (AllowlistEntry & { kind: 'deployment' | 'gap' 
     id: 'cluster-id',
     kind: 'deployment',
     path: /(^|\.)clusterId$/,
-    reason: 'Each cluster has its own random id (Kafka: chosen when the fixture formats its storage; Skiff: generated on first start).',
+    reason:
+      'Each cluster has its own random id (Kafka: chosen when the fixture formats its storage; Skiff: generated on first start).',
     check: (kafka, skiff, facts) => kafka === facts.kafka.clusterId && skiff === facts.skiff.clusterId,
   },
   {
     id: 'node-ids',
     kind: 'deployment',
     path: NODE_ID_PATH,
-    reason: 'The Kafka fixture runs as node.id=1 (KRaft combined mode), Skiff with its default node.id=0: each side must name its own node.',
+    reason:
+      'The Kafka fixture runs as node.id=1 (KRaft combined mode), Skiff with its default node.id=0: each side must name its own node.',
     check: (kafka, skiff, facts) => kafka === facts.kafka.nodeId && skiff === facts.skiff.nodeId,
   },
   {
@@ -50,13 +56,15 @@ export const ALLOWLIST: readonly (AllowlistEntry & { kind: 'deployment' | 'gap' 
     scenario: 'describe-log-dirs',
     path: /^results\[\d+\]\.logDir$/,
     reason: "Each broker's log.dirs is its own temp folder.",
-    check: (kafka, skiff) => typeof kafka === 'string' && typeof skiff === 'string' && kafka.startsWith('/') && skiff.startsWith('/'),
+    check: (kafka, skiff) =>
+      typeof kafka === 'string' && typeof skiff === 'string' && kafka.startsWith('/') && skiff.startsWith('/'),
   },
   {
     id: 'error-messages',
     kind: 'deployment',
     path: /(^|\.)errorMessage$/,
-    reason: 'Error messages are free text and the codes beside them are compared; Skiff may explain an error Kafka leaves without a message, but must not drop a message Kafka gives.',
+    reason:
+      'Error messages are free text and the codes beside them are compared; Skiff may explain an error Kafka leaves without a message, but must not drop a message Kafka gives.',
     check: (kafka, skiff) => kafka === null || typeof skiff === 'string',
   },
   {
@@ -64,15 +72,19 @@ export const ALLOWLIST: readonly (AllowlistEntry & { kind: 'deployment' | 'gap' 
     kind: 'deployment',
     scenario: 'unknown-topic',
     path: /^autoCreate\[0\]\.error$/,
-    reason: "Timing: Kafka creates an auto-created topic asynchronously through its controller, so the Metadata that triggers it answers UNKNOWN_TOPIC_OR_PARTITION or LEADER_NOT_AVAILABLE; Skiff creates it before answering. The topic's state once created is compared.",
-    check: (kafka, skiff) => ['UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE', 'NONE'].includes(kafka as string) && ['LEADER_NOT_AVAILABLE', 'NONE'].includes(skiff as string),
+    reason:
+      "Timing: Kafka creates an auto-created topic asynchronously through its controller, so the Metadata that triggers it answers UNKNOWN_TOPIC_OR_PARTITION or LEADER_NOT_AVAILABLE; Skiff creates it before answering. The topic's state once created is compared.",
+    check: (kafka, skiff) =>
+      ['UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE', 'NONE'].includes(kafka as string) &&
+      ['LEADER_NOT_AVAILABLE', 'NONE'].includes(skiff as string),
   },
   {
     id: 'min-insync-replicas-source',
     kind: 'deployment',
     scenario: 'topic-configs',
     path: /\.configs\.min\.insync\.replicas\.source$/,
-    reason: "Kafka 4.x's storage format writes min.insync.replicas=1 as a cluster-wide dynamic default (KIP-966, eligible leader replicas), so Kafka reports source DYNAMIC_DEFAULT_BROKER_CONFIG (3); Skiff reports DEFAULT_CONFIG (5). The values are compared.",
+    reason:
+      "Kafka 4.x's storage format writes min.insync.replicas=1 as a cluster-wide dynamic default (KIP-966, eligible leader replicas), so Kafka reports source DYNAMIC_DEFAULT_BROKER_CONFIG (3); Skiff reports DEFAULT_CONFIG (5). The values are compared.",
     check: is(3, 5),
   },
   {
@@ -80,7 +92,8 @@ export const ALLOWLIST: readonly (AllowlistEntry & { kind: 'deployment' | 'gap' 
     kind: 'deployment',
     scenario: 'topic-configs',
     path: /^allNames\.(remote\.[a-z.]+|local\.retention\.(bytes|ms)|(leader|follower)\.replication\.throttled\.replicas|errors\.deadletterqueue\.group\.enable)$/,
-    reason: 'Topic configs of features outside a single-host broker: tiered storage (remote.*, local.retention.*), replication throttling, and the dead-letter queue of Kafka Streams/share groups.',
+    reason:
+      'Topic configs of features outside a single-host broker: tiered storage (remote.*, local.retention.*), replication throttling, and the dead-letter queue of Kafka Streams/share groups.',
     check: is(true, undefined),
   },
   {
@@ -96,7 +109,8 @@ export const ALLOWLIST: readonly (AllowlistEntry & { kind: 'deployment' | 'gap' 
     kind: 'deployment',
     scenario: 'api-versions',
     path: /^apis\.\w+\.minVersion$/,
-    reason: 'Kafka 4.0 removed old request versions (KIP-896); Skiff still serves them for older clients. Skiff may start lower, never higher.',
+    reason:
+      'Kafka 4.0 removed old request versions (KIP-896); Skiff still serves them for older clients. Skiff may start lower, never higher.',
     check: (kafka, skiff) => typeof kafka === 'number' && typeof skiff === 'number' && skiff <= kafka,
   },
 

@@ -38,7 +38,8 @@ export function diffJson(kafka: Json | undefined, skiff: Json | undefined, path 
   if (Array.isArray(kafka) && Array.isArray(skiff)) {
     const out: Difference[] = [];
     if (kafka.length !== skiff.length) out.push({ path: `${path}.length`, kafka: kafka.length, skiff: skiff.length });
-    for (let i = 0; i < Math.max(kafka.length, skiff.length); i++) out.push(...diffJson(kafka[i], skiff[i], `${path}[${i}]`));
+    for (let i = 0; i < Math.max(kafka.length, skiff.length); i++)
+      out.push(...diffJson(kafka[i], skiff[i], `${path}[${i}]`));
     return out;
   }
   if (isObject(kafka) && isObject(skiff)) {
@@ -64,7 +65,12 @@ export function applyAllowlist(
   const tolerated: Array<{ diff: Difference; entry: AllowlistEntry }> = [];
   const failing: Difference[] = [];
   for (const diff of diffs) {
-    const entry = allowlist.find((e) => scenarioMatches(e, scenario) && e.path.test(diff.path) && (e.check === undefined || e.check(diff.kafka, diff.skiff, facts, diff)));
+    const entry = allowlist.find(
+      (e) =>
+        scenarioMatches(e, scenario) &&
+        e.path.test(diff.path) &&
+        (e.check === undefined || e.check(diff.kafka, diff.skiff, facts, diff)),
+    );
     if (entry !== undefined) tolerated.push({ diff, entry });
     else failing.push(diff);
   }

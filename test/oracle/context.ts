@@ -69,7 +69,11 @@ export class ScenarioContext {
 
   /** Connects to `target` and clamps the negotiated versions to `common`. */
   static async open(target: Target, common: VersionRanges, baseTimestamp: number): Promise<ScenarioContext> {
-    const client = await KafkaClient.connect({ brokers: target.bootstrap, clientId: 'skiff-oracle', requestTimeoutMs: 30_000 });
+    const client = await KafkaClient.connect({
+      brokers: target.bootstrap,
+      clientId: 'skiff-oracle',
+      requestTimeoutMs: 30_000,
+    });
     clampVersions(client, common);
     return new ScenarioContext(target, client, common, baseTimestamp);
   }
@@ -109,7 +113,10 @@ export class ScenarioContext {
   }
 
   /** Creates topics (CreateTopics at the common version) and returns each outcome as JSON. */
-  async createTopics(topics: Array<{ name: string; partitions?: number; replicationFactor?: number; configs?: Record<string, string> }>, validateOnly = false): Promise<Json> {
+  async createTopics(
+    topics: Array<{ name: string; partitions?: number; replicationFactor?: number; configs?: Record<string, string> }>,
+    validateOnly = false,
+  ): Promise<Json> {
     const body = await this.request(ApiKey.CreateTopics, {
       topics: topics.map((t) => ({
         name: t.name,
@@ -132,8 +139,12 @@ export class ScenarioContext {
 
   /** Creates one topic and waits until every partition has a leader; throws if creation fails. */
   async createTopic(name: string, partitions = 1, configs: Record<string, string> = {}): Promise<void> {
-    const [result] = (await this.createTopics([{ name, partitions, replicationFactor: 1, configs }])) as Array<{ error: string; errorMessage: string | null }>;
-    if (result!.error !== 'NONE') throw new Error(`${this.target.name}: creating ${name} failed: ${result!.error} ${result!.errorMessage ?? ''}`);
+    const [result] = (await this.createTopics([{ name, partitions, replicationFactor: 1, configs }])) as Array<{
+      error: string;
+      errorMessage: string | null;
+    }>;
+    if (result!.error !== 'NONE')
+      throw new Error(`${this.target.name}: creating ${name} failed: ${result!.error} ${result!.errorMessage ?? ''}`);
     await this.waitForTopic(name, partitions);
   }
 
@@ -143,14 +154,20 @@ export class ScenarioContext {
     for (;;) {
       const md = await this.client.metadata([topic]);
       const t = md.topics.find((x) => x.name === topic);
-      if (t !== undefined && t.errorCode === 0 && t.partitions.length === partitions && t.partitions.every((p) => p.leader >= 0 && p.errorCode === 0)) {
+      if (
+        t !== undefined &&
+        t.errorCode === 0 &&
+        t.partitions.length === partitions &&
+        t.partitions.every((p) => p.leader >= 0 && p.errorCode === 0)
+      ) {
         this.topicIds.set(topic, t.topicId);
         // Kafka's Metadata can name a leader before that broker's replica manager hosts the
         // partition (Produce then gets NOT_LEADER_OR_FOLLOWER): wait until each answers ListOffsets.
         const answers = await Promise.all(t.partitions.map((p) => this.listOffset(topic, p.partition, -1)));
         if (answers.every((a) => (a as { error: string }).error === 'NONE')) return;
       }
-      if (Date.now() > deadline) throw new Error(`${this.target.name}: ${topic} not ready after ${MAX_WAIT_TOPIC_MS} ms: ${JSON.stringify(t)}`);
+      if (Date.now() > deadline)
+        throw new Error(`${this.target.name}: ${topic} not ready after ${MAX_WAIT_TOPIC_MS} ms: ${JSON.stringify(t)}`);
       await sleep(100);
     }
   }
@@ -183,7 +200,12 @@ export class ScenarioContext {
    * returns the partition's answer as JSON: error, baseOffset, logStartOffset, logAppendTime (see
    * {@link logAppendTimeJson}), record errors (batch index, message with its numbers as N: they hold broker times).
    */
-  async produce(topic: string, partition: number, records: readonly ScenarioRecord[], opts: ProduceOptions = {}): Promise<Json> {
+  async produce(
+    topic: string,
+    partition: number,
+    records: readonly ScenarioRecord[],
+    opts: ProduceOptions = {},
+  ): Promise<Json> {
     const batch = buildBatch(
       records.map((r) => ({
         key: toBuf(r.key ?? null),
@@ -210,7 +232,9 @@ export class ScenarioContext {
       transactionalId: null,
       acks,
       timeoutMs: 30_000,
-      topicData: [{ name: topic, ...(topicId !== undefined ? { topicId } : {}), partitionData: [{ index: partition, records }] }],
+      topicData: [
+        { name: topic, ...(topicId !== undefined ? { topicId } : {}), partitionData: [{ index: partition, records }] },
+      ],
     });
     const responses = body.responses as Array<{ partitionResponses: Array<Record<string, unknown>> }>;
     const p = responses[0]?.partitionResponses[0];
@@ -220,7 +244,10 @@ export class ScenarioContext {
       baseOffset: p.baseOffset as number,
       logStartOffset: (p.logStartOffset as number | undefined) ?? null,
       logAppendTime: logAppendTimeJson(this, (p.logAppendTimeMs as number | undefined) ?? -1),
-      recordErrors: ((p.recordErrors as Array<Record<string, unknown>> | undefined) ?? []).map((e) => ({ batchIndex: e.batchIndex as number, message: messageShape((e.batchIndexErrorMessage as string | null | undefined) ?? null) })),
+      recordErrors: ((p.recordErrors as Array<Record<string, unknown>> | undefined) ?? []).map((e) => ({
+        batchIndex: e.batchIndex as number,
+        message: messageShape((e.batchIndexErrorMessage as string | null | undefined) ?? null),
+      })),
       errorMessage: (p.errorMessage as string | null | undefined) ?? null,
     };
   }
@@ -229,7 +256,12 @@ export class ScenarioContext {
    * One raw Fetch of one partition (maxWait 0 unless given) at the common version. Returns the
    * partition's error, high watermark, log start offset and the fetched batches and records.
    */
-  async fetch(topic: string, partition: number, fetchOffset: number, opts: { partitionMaxBytes?: number; maxBytes?: number; maxWaitMs?: number } = {}): Promise<FetchResult> {
+  async fetch(
+    topic: string,
+    partition: number,
+    fetchOffset: number,
+    opts: { partitionMaxBytes?: number; maxBytes?: number; maxWaitMs?: number } = {},
+  ): Promise<FetchResult> {
     const version = this.v(ApiKey.Fetch);
     const topicId = version >= 13 ? await this.topicId(topic) : undefined;
     const body = await this.request(ApiKey.Fetch, {
@@ -242,13 +274,35 @@ export class ScenarioContext {
       isolationLevel: 0,
       sessionId: 0,
       sessionEpoch: -1,
-      topics: [{ topic, ...(topicId !== undefined ? { topicId } : {}), partitions: [{ partition, currentLeaderEpoch: -1, fetchOffset, lastFetchedEpoch: -1, logStartOffset: -1, partitionMaxBytes: opts.partitionMaxBytes ?? 1024 * 1024 }] }],
+      topics: [
+        {
+          topic,
+          ...(topicId !== undefined ? { topicId } : {}),
+          partitions: [
+            {
+              partition,
+              currentLeaderEpoch: -1,
+              fetchOffset,
+              lastFetchedEpoch: -1,
+              logStartOffset: -1,
+              partitionMaxBytes: opts.partitionMaxBytes ?? 1024 * 1024,
+            },
+          ],
+        },
+      ],
       forgottenTopicsData: [],
       rackId: '',
     });
     const topLevel = (body.errorCode as number | undefined) ?? 0;
     const p = (body.responses as Array<{ partitions: Array<Record<string, unknown>> }>)[0]?.partitions[0];
-    if (topLevel !== 0 || p === undefined) return { error: err(topLevel !== 0 ? topLevel : ErrorCode.UNKNOWN_SERVER_ERROR), highWatermark: -1, logStartOffset: -1, batches: [], records: [] };
+    if (topLevel !== 0 || p === undefined)
+      return {
+        error: err(topLevel !== 0 ? topLevel : ErrorCode.UNKNOWN_SERVER_ERROR),
+        highWatermark: -1,
+        logStartOffset: -1,
+        batches: [],
+        records: [],
+      };
     const raw = (p.records as Buffer | null) ?? Buffer.alloc(0);
     const batches = decodeBatches(raw);
     return {
@@ -268,7 +322,10 @@ export class ScenarioContext {
         b.records.map((r) => ({
           offset: b.baseOffset + r.offsetDelta,
           // CreateTime as an offset from baseTimestamp; LogAppendTime as whether it falls in this context's lifetime.
-          ts: (b.attributes & L.TIMESTAMP_TYPE_MASK) !== 0 ? { logAppendTimeDuringRun: this.duringRun(b.maxTimestamp) } : b.baseTimestamp + r.timestampDelta - this.baseTimestamp,
+          ts:
+            (b.attributes & L.TIMESTAMP_TYPE_MASK) !== 0
+              ? { logAppendTimeDuringRun: this.duringRun(b.maxTimestamp) }
+              : b.baseTimestamp + r.timestampDelta - this.baseTimestamp,
           key: bufJson(r.key),
           value: bufJson(r.value),
           headers: r.headers.map((h) => [h.key, bufJson(h.value)] as Json),
@@ -283,7 +340,8 @@ export class ScenarioContext {
     let position = offset;
     for (let i = 0; i < 1000; i++) {
       const f = await this.fetch(topic, partition, position);
-      if (f.error !== 'NONE') throw new Error(`${this.target.name}: fetch ${topic}/${partition}@${position}: ${f.error}`);
+      if (f.error !== 'NONE')
+        throw new Error(`${this.target.name}: fetch ${topic}/${partition}@${position}: ${f.error}`);
       const fresh = f.records.filter((r) => r.offset >= position);
       out.push(...fresh);
       if (fresh.length > 0) position = fresh[fresh.length - 1]!.offset + 1;
@@ -298,13 +356,23 @@ export class ScenarioContext {
     const body = await this.request(ApiKey.ListOffsets, {
       replicaId: -1,
       isolationLevel: 0,
-      topics: [{ name: topic, partitions: [{ partitionIndex: partition, currentLeaderEpoch: -1, timestamp, maxNumOffsets: 1 }] }],
+      topics: [
+        {
+          name: topic,
+          partitions: [{ partitionIndex: partition, currentLeaderEpoch: -1, timestamp, maxNumOffsets: 1 }],
+        },
+      ],
       timeoutMs: 30_000,
     });
     const p = (body.topics as Array<{ partitions: Array<Record<string, unknown>> }>)[0]?.partitions[0];
     if (p === undefined) return { error: 'NO_PARTITION_IN_RESPONSE' };
     const ts = p.timestamp as number;
-    return { error: err(p.errorCode as number), offset: p.offset as number, ts: ts >= 0 ? ts - this.baseTimestamp : ts, leaderEpoch: (p.leaderEpoch as number | undefined) ?? null };
+    return {
+      error: err(p.errorCode as number),
+      offset: p.offset as number,
+      ts: ts >= 0 ? ts - this.baseTimestamp : ts,
+      leaderEpoch: (p.leaderEpoch as number | undefined) ?? null,
+    };
   }
 
   /**
@@ -314,16 +382,31 @@ export class ScenarioContext {
   async initProducerId(): Promise<Record<string, unknown>> {
     const deadline = Date.now() + MAX_WAIT_TOPIC_MS;
     for (;;) {
-      const body = await this.request(ApiKey.InitProducerId, { transactionalId: null, transactionTimeoutMs: 60_000, producerId: -1, producerEpoch: -1 });
+      const body = await this.request(ApiKey.InitProducerId, {
+        transactionalId: null,
+        transactionTimeoutMs: 60_000,
+        producerId: -1,
+        producerEpoch: -1,
+      });
       const code = body.errorCode as number;
-      const retriable = code === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS || code === ErrorCode.COORDINATOR_NOT_AVAILABLE || code === ErrorCode.NOT_COORDINATOR || code === ErrorCode.CONCURRENT_TRANSACTIONS;
+      const retriable =
+        code === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS ||
+        code === ErrorCode.COORDINATOR_NOT_AVAILABLE ||
+        code === ErrorCode.NOT_COORDINATOR ||
+        code === ErrorCode.CONCURRENT_TRANSACTIONS;
       if (!retriable || Date.now() > deadline) return body;
       await sleep(100);
     }
   }
 
   /** DescribeConfigs of one topic: every entry as {value, source, readOnly, sensitive}, keyed by name. */
-  async describeTopicConfigs(topic: string, keys: string[] | null = null): Promise<{ error: string; configs: Record<string, { value: string | null; source: number; readOnly: boolean; sensitive: boolean }> }> {
+  async describeTopicConfigs(
+    topic: string,
+    keys: string[] | null = null,
+  ): Promise<{
+    error: string;
+    configs: Record<string, { value: string | null; source: number; readOnly: boolean; sensitive: boolean }>;
+  }> {
     const body = await this.request(ApiKey.DescribeConfigs, {
       resources: [{ resourceType: 2, resourceName: topic, configurationKeys: keys }],
       includeSynonyms: false,
@@ -332,7 +415,12 @@ export class ScenarioContext {
     const r = (body.results as Array<Record<string, unknown>>)[0]!;
     const configs: Record<string, { value: string | null; source: number; readOnly: boolean; sensitive: boolean }> = {};
     for (const c of r.configs as Array<Record<string, unknown>>) {
-      configs[c.name as string] = { value: c.value as string | null, source: c.configSource as number, readOnly: c.readOnly as boolean, sensitive: c.isSensitive as boolean };
+      configs[c.name as string] = {
+        value: c.value as string | null,
+        source: c.configSource as number,
+        readOnly: c.readOnly as boolean,
+        sensitive: c.isSensitive as boolean,
+      };
     }
     return { error: err(r.errorCode as number), configs };
   }
@@ -370,7 +458,12 @@ export class GroupMemberConnection {
   }
 
   /** JoinGroup (protocol type `consumer`) with one protocol per [name, metadata]. */
-  join(groupId: string, memberId: string, protocols: Array<[string, Buffer]>, opts: { sessionTimeoutMs?: number; rebalanceTimeoutMs?: number; groupInstanceId?: string | null } = {}): Promise<Record<string, unknown>> {
+  join(
+    groupId: string,
+    memberId: string,
+    protocols: Array<[string, Buffer]>,
+    opts: { sessionTimeoutMs?: number; rebalanceTimeoutMs?: number; groupInstanceId?: string | null } = {},
+  ): Promise<Record<string, unknown>> {
     return this.request(ApiKey.JoinGroup, {
       groupId,
       sessionTimeoutMs: opts.sessionTimeoutMs ?? 10_000,
@@ -383,7 +476,13 @@ export class GroupMemberConnection {
     });
   }
 
-  sync(groupId: string, generationId: number, memberId: string, protocolName: string, assignments: Array<[string, Buffer]>): Promise<Record<string, unknown>> {
+  sync(
+    groupId: string,
+    generationId: number,
+    memberId: string,
+    protocolName: string,
+    assignments: Array<[string, Buffer]>,
+  ): Promise<Record<string, unknown>> {
     return this.request(ApiKey.SyncGroup, {
       groupId,
       generationId,
@@ -401,26 +500,53 @@ export class GroupMemberConnection {
 
   leave(groupId: string, memberIds: string[]): Promise<Record<string, unknown>> {
     const v = this.ctx.v(ApiKey.LeaveGroup);
-    return this.request(ApiKey.LeaveGroup, v >= 3 ? { groupId, members: memberIds.map((memberId) => ({ memberId, groupInstanceId: null, reason: null })) } : { groupId, memberId: memberIds[0] });
+    return this.request(
+      ApiKey.LeaveGroup,
+      v >= 3
+        ? { groupId, members: memberIds.map((memberId) => ({ memberId, groupInstanceId: null, reason: null })) }
+        : { groupId, memberId: memberIds[0] },
+    );
   }
 
   /**
    * OffsetCommit (the common version capped at v9, or `version`): per partition [topic, partition,
    * offset, metadata]. Returns {topic: {partition: error}}.
    */
-  async commit(groupId: string, generationId: number, memberId: string, offsets: Array<[string, number, number, string | null]>, version?: number): Promise<Json> {
+  async commit(
+    groupId: string,
+    generationId: number,
+    memberId: string,
+    offsets: Array<[string, number, number, string | null]>,
+    version?: number,
+  ): Promise<Json> {
     const byTopic = new Map<string, Array<[number, number, string | null]>>();
     for (const [t, p, o, m] of offsets) byTopic.set(t, [...(byTopic.get(t) ?? []), [p, o, m]]);
-    const body = await this.request(ApiKey.OffsetCommit, {
-      groupId,
-      generationIdOrMemberEpoch: generationId,
-      memberId,
-      groupInstanceId: null,
-      retentionTimeMs: -1,
-      topics: [...byTopic].map(([name, ps]) => ({ name, partitions: ps.map(([partitionIndex, committedOffset, committedMetadata]) => ({ partitionIndex, committedOffset, committedLeaderEpoch: -1, commitTimestamp: -1, committedMetadata })) })),
-    }, version ?? Math.min(this.ctx.v(ApiKey.OffsetCommit), 9));
+    const body = await this.request(
+      ApiKey.OffsetCommit,
+      {
+        groupId,
+        generationIdOrMemberEpoch: generationId,
+        memberId,
+        groupInstanceId: null,
+        retentionTimeMs: -1,
+        topics: [...byTopic].map(([name, ps]) => ({
+          name,
+          partitions: ps.map(([partitionIndex, committedOffset, committedMetadata]) => ({
+            partitionIndex,
+            committedOffset,
+            committedLeaderEpoch: -1,
+            commitTimestamp: -1,
+            committedMetadata,
+          })),
+        })),
+      },
+      version ?? Math.min(this.ctx.v(ApiKey.OffsetCommit), 9),
+    );
     const out: Record<string, Json> = {};
-    for (const t of body.topics as Array<{ name: string; partitions: Array<{ partitionIndex: number; errorCode: number }> }>) {
+    for (const t of body.topics as Array<{
+      name: string;
+      partitions: Array<{ partitionIndex: number; errorCode: number }>;
+    }>) {
       out[t.name] = Object.fromEntries(t.partitions.map((p) => [String(p.partitionIndex), err(p.errorCode)]));
     }
     return out;
@@ -429,15 +555,31 @@ export class GroupMemberConnection {
   /** OffsetFetch (v <= 9) of `topics` (null: all): {error, topics: {topic: {partition: {offset, metadata, error}}}}, sorted. */
   async fetchOffsets(groupId: string, topics: Array<[string, number[]]> | null): Promise<Json> {
     const v = Math.min(this.ctx.v(ApiKey.OffsetFetch), 9);
-    const requestTopics = topics === null ? null : topics.map(([name, partitionIndexes]) => ({ name, partitionIndexes }));
-    const body = await this.request(ApiKey.OffsetFetch, v >= 8 ? { groups: [{ groupId, memberId: null, memberEpoch: -1, topics: requestTopics }], requireStable: false } : { groupId, topics: requestTopics, requireStable: false }, v);
+    const requestTopics =
+      topics === null ? null : topics.map(([name, partitionIndexes]) => ({ name, partitionIndexes }));
+    const body = await this.request(
+      ApiKey.OffsetFetch,
+      v >= 8
+        ? { groups: [{ groupId, memberId: null, memberEpoch: -1, topics: requestTopics }], requireStable: false }
+        : { groupId, topics: requestTopics, requireStable: false },
+      v,
+    );
     const group = v >= 8 ? (body.groups as Array<Record<string, unknown>>)[0]! : body;
     const out: Record<string, Json> = {};
-    for (const t of [...(group.topics as Array<{ name: string; partitions: Array<Record<string, unknown>> }>)].sort((a, b) => a.name.localeCompare(b.name))) {
+    for (const t of [...(group.topics as Array<{ name: string; partitions: Array<Record<string, unknown>> }>)].sort(
+      (a, b) => a.name.localeCompare(b.name),
+    )) {
       out[t.name] = Object.fromEntries(
         [...t.partitions]
           .sort((a, b) => (a.partitionIndex as number) - (b.partitionIndex as number))
-          .map((p) => [String(p.partitionIndex), { offset: p.committedOffset as number, metadata: (p.metadata as string | null) ?? null, error: err(p.errorCode as number) }]),
+          .map((p) => [
+            String(p.partitionIndex),
+            {
+              offset: p.committedOffset as number,
+              metadata: (p.metadata as string | null) ?? null,
+              error: err(p.errorCode as number),
+            },
+          ]),
       );
     }
     return { error: err((group.errorCode as number | undefined) ?? 0), topics: out };
@@ -449,7 +591,15 @@ export interface FetchResult {
   error: string;
   highWatermark: number;
   logStartOffset: number;
-  batches: Array<{ baseOffset: number; lastOffsetDelta: number; codec: number; timestampType: string; producerId: number; baseSequence: number; recordCount: number }>;
+  batches: Array<{
+    baseOffset: number;
+    lastOffsetDelta: number;
+    codec: number;
+    timestampType: string;
+    producerId: number;
+    baseSequence: number;
+    recordCount: number;
+  }>;
   records: Array<{ offset: number; ts: Json; key: Json; value: Json; headers: Json[] }>;
 }
 

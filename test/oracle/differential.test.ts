@@ -31,7 +31,9 @@ const SKIFF_AS_FIXTURE = {
 };
 const SCENARIO_TIMEOUT_MS = 60_000;
 
-async function describeBroker(bootstrap: string): Promise<{ ranges: VersionRanges; nodeId: number; port: number; clusterId: string }> {
+async function describeBroker(
+  bootstrap: string,
+): Promise<{ ranges: VersionRanges; nodeId: number; port: number; clusterId: string }> {
   const client = await KafkaClient.connect({ brokers: bootstrap, clientId: 'skiff-oracle' });
   try {
     const md = await client.metadata([]);
@@ -52,26 +54,46 @@ describe('differential: Apache Kafka (oracle) vs Skiff', () => {
   const outDir = process.env.SKIFF_ORACLE_OUT;
   const usedEntries = new Set<string>();
 
-  before(async () => {
-    const started = Date.now();
-    const [k, s] = await Promise.allSettled([startKafka({ startTimeoutMs: 120_000 }), startBrokerProcess({ overrides: SKIFF_AS_FIXTURE })]);
-    if (k.status === 'fulfilled') kafka = k.value;
-    if (s.status === 'fulfilled') skiff = s.value;
-    if (k.status === 'rejected') throw k.reason;
-    if (s.status === 'rejected') throw s.reason;
-    targets = { kafka: { name: 'kafka', bootstrap: kafka!.bootstrap }, skiff: { name: 'skiff', bootstrap: `127.0.0.1:${skiff!.port}` } };
-    const [dk, ds] = await Promise.all([describeBroker(targets.kafka.bootstrap), describeBroker(targets.skiff.bootstrap)]);
-    facts = { kafka: { nodeId: dk.nodeId, port: dk.port, clusterId: dk.clusterId }, skiff: { nodeId: ds.nodeId, port: ds.port, clusterId: ds.clusterId } };
-    common = commonVersions(dk.ranges, ds.ranges);
-    baseTimestamp = Math.floor((Date.now() - 60_000) / 1000) * 1000;
-    if (outDir !== undefined) fs.mkdirSync(outDir, { recursive: true });
-    console.log(`# oracle: Kafka at ${targets.kafka.bootstrap}, Skiff at ${targets.skiff.bootstrap}, both serving after ${Date.now() - started} ms`);
-  }, { timeout: START_TIMEOUT_MS });
+  before(
+    async () => {
+      const started = Date.now();
+      const [k, s] = await Promise.allSettled([
+        startKafka({ startTimeoutMs: 120_000 }),
+        startBrokerProcess({ overrides: SKIFF_AS_FIXTURE }),
+      ]);
+      if (k.status === 'fulfilled') kafka = k.value;
+      if (s.status === 'fulfilled') skiff = s.value;
+      if (k.status === 'rejected') throw k.reason;
+      if (s.status === 'rejected') throw s.reason;
+      targets = {
+        kafka: { name: 'kafka', bootstrap: kafka!.bootstrap },
+        skiff: { name: 'skiff', bootstrap: `127.0.0.1:${skiff!.port}` },
+      };
+      const [dk, ds] = await Promise.all([
+        describeBroker(targets.kafka.bootstrap),
+        describeBroker(targets.skiff.bootstrap),
+      ]);
+      facts = {
+        kafka: { nodeId: dk.nodeId, port: dk.port, clusterId: dk.clusterId },
+        skiff: { nodeId: ds.nodeId, port: ds.port, clusterId: ds.clusterId },
+      };
+      common = commonVersions(dk.ranges, ds.ranges);
+      baseTimestamp = Math.floor((Date.now() - 60_000) / 1000) * 1000;
+      if (outDir !== undefined) fs.mkdirSync(outDir, { recursive: true });
+      console.log(
+        `# oracle: Kafka at ${targets.kafka.bootstrap}, Skiff at ${targets.skiff.bootstrap}, both serving after ${Date.now() - started} ms`,
+      );
+    },
+    { timeout: START_TIMEOUT_MS },
+  );
 
   after(async () => {
     await Promise.allSettled([kafka?.stop(), skiff?.stop()]);
     const unused = ALLOWLIST.filter((e) => !usedEntries.has(e.id)).map((e) => `${e.id} (${e.kind})`);
-    if (unused.length > 0) console.log(`# oracle: allowlist entries that tolerated nothing in this run (remove fixed gaps): ${unused.join(', ')}`);
+    if (unused.length > 0)
+      console.log(
+        `# oracle: allowlist entries that tolerated nothing in this run (remove fixed gaps): ${unused.join(', ')}`,
+      );
   });
 
   for (const scenario of SCENARIOS) {
@@ -93,8 +115,15 @@ describe('differential: Apache Kafka (oracle) vs Skiff', () => {
       }
       const { tolerated, failing } = applyAllowlist(scenario.name, diffJson(onKafka, onSkiff), ALLOWLIST, facts);
       for (const { entry } of tolerated) usedEntries.add(entry.id);
-      for (const { diff, entry } of tolerated) t.diagnostic(`tolerated (${entry.id}) ${diff.path}: kafka ${JSON.stringify(diff.kafka)}, skiff ${JSON.stringify(diff.skiff)}`);
-      assert.equal(failing.length, 0, `${scenario.name}: ${failing.length} difference(s) between Kafka and Skiff that no allowlist entry tolerates:\n${formatDiffs(failing)}`);
+      for (const { diff, entry } of tolerated)
+        t.diagnostic(
+          `tolerated (${entry.id}) ${diff.path}: kafka ${JSON.stringify(diff.kafka)}, skiff ${JSON.stringify(diff.skiff)}`,
+        );
+      assert.equal(
+        failing.length,
+        0,
+        `${scenario.name}: ${failing.length} difference(s) between Kafka and Skiff that no allowlist entry tolerates:\n${formatDiffs(failing)}`,
+      );
     });
   }
 });

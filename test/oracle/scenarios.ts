@@ -27,7 +27,11 @@ const MAX_TIMESTAMP = -3;
 
 /** `n` keyed records `<prefix>-key-i` -> `<prefix>-value-i` (with a compressible tail), ts i. */
 function keyed(prefix: string, n: number, tsStep = 1): ScenarioRecord[] {
-  return Array.from({ length: n }, (_, i) => ({ key: `${prefix}-key-${i}`, value: `${prefix}-value-${i}-${'abcdefgh'.repeat(8)}`, ts: i * tsStep }));
+  return Array.from({ length: n }, (_, i) => ({
+    key: `${prefix}-key-${i}`,
+    value: `${prefix}-value-${i}-${'abcdefgh'.repeat(8)}`,
+    ts: i * tsStep,
+  }));
 }
 
 const apiVersions: Scenario = {
@@ -36,8 +40,14 @@ const apiVersions: Scenario = {
   async run(ctx) {
     const out: Record<string, Json> = {};
     // The client's own view is clamped to the common versions: ask again for the broker's real list.
-    const body = await ctx.request(ApiKey.ApiVersions, { clientSoftwareName: 'skiff-oracle', clientSoftwareVersion: '0.1.0' }, 3);
-    const ranges = new Map((body.apiKeys as Array<{ apiKey: number; minVersion: number; maxVersion: number }>).map((k) => [k.apiKey, k]));
+    const body = await ctx.request(
+      ApiKey.ApiVersions,
+      { clientSoftwareName: 'skiff-oracle', clientSoftwareVersion: '0.1.0' },
+      3,
+    );
+    const ranges = new Map(
+      (body.apiKeys as Array<{ apiKey: number; minVersion: number; maxVersion: number }>).map((k) => [k.apiKey, k]),
+    );
     for (const key of [...apiSchemas.keys()].sort((a, b) => a - b)) {
       const r = ranges.get(key);
       out[ApiKey[key]] = r === undefined ? 'not advertised' : { minVersion: r.minVersion, maxVersion: r.maxVersion };
@@ -45,7 +55,11 @@ const apiVersions: Scenario = {
     // v5 (KIP-1242): the cluster and node the client means to reach.
     const v5 = ctx.v(ApiKey.ApiVersions) >= 5;
     const target = async (clusterId: string | null, nodeId: number): Promise<Json> => {
-      const r = await ctx.request(ApiKey.ApiVersions, { clientSoftwareName: 'skiff-oracle', clientSoftwareVersion: '0.1.0', clusterId, nodeId }, 5);
+      const r = await ctx.request(
+        ApiKey.ApiVersions,
+        { clientSoftwareName: 'skiff-oracle', clientSoftwareVersion: '0.1.0', clusterId, nodeId },
+        5,
+      );
       return { error: err(r.errorCode as number), apiKeys: (r.apiKeys as unknown[]).length > 0 };
     };
     const md = await ctx.client.metadata([]);
@@ -69,7 +83,11 @@ const clusterMetadata: Scenario = {
   about: 'Metadata with no topics and DescribeCluster: cluster id, controller, brokers',
   async run(ctx) {
     const md = await ctx.client.metadata([]);
-    const cluster = await ctx.request(ApiKey.DescribeCluster, { includeClusterAuthorizedOperations: false, endpointType: 1, includeFencedBrokers: false });
+    const cluster = await ctx.request(ApiKey.DescribeCluster, {
+      includeClusterAuthorizedOperations: false,
+      endpointType: 1,
+      includeFencedBrokers: false,
+    });
     return {
       metadata: {
         clusterId: md.clusterId,
@@ -81,7 +99,12 @@ const clusterMetadata: Scenario = {
         error: err(cluster.errorCode as number),
         clusterId: cluster.clusterId as string,
         controllerId: cluster.controllerId as number,
-        brokers: (cluster.brokers as Array<Record<string, unknown>>).map((b) => ({ brokerId: b.brokerId as number, host: b.host as string, port: b.port as number, rack: (b.rack as string | null) ?? null })),
+        brokers: (cluster.brokers as Array<Record<string, unknown>>).map((b) => ({
+          brokerId: b.brokerId as number,
+          host: b.host as string,
+          port: b.port as number,
+          rack: (b.rack as string | null) ?? null,
+        })),
         clusterAuthorizedOperations: cluster.clusterAuthorizedOperations as number,
       },
     };
@@ -90,7 +113,8 @@ const clusterMetadata: Scenario = {
 
 const records: Scenario = {
   name: 'produce-fetch-records',
-  about: 'keys, values, nulls, empties, binary, repeated and null headers, out-of-order CreateTimes: produced and fetched back exactly',
+  about:
+    'keys, values, nulls, empties, binary, repeated and null headers, out-of-order CreateTimes: produced and fetched back exactly',
   async run(ctx) {
     const topic = 'records';
     await ctx.createTopic(topic, 1);
@@ -102,12 +126,36 @@ const records: Scenario = {
       { key: '', value: '', ts: 10 },
       { key: null, value: null, ts: 0 },
       { key: binary, value: Buffer.concat([binary, binary]), ts: 7 },
-      { key: 'headers', value: 'x', headers: [['a', '1'], ['a', '2'], ['null', null], ['empty', ''], ['bin', binary]], ts: 8 },
+      {
+        key: 'headers',
+        value: 'x',
+        headers: [
+          ['a', '1'],
+          ['a', '2'],
+          ['null', null],
+          ['empty', ''],
+          ['bin', binary],
+        ],
+        ts: 8,
+      },
       { key: 'unicode ключ 鍵', value: 'значение 値 🎈', ts: 9 },
     ];
-    const produced = [await ctx.produce(topic, 0, odd), await ctx.produce(topic, 0, keyed('batch2', 50)), await ctx.produce(topic, 0, [{ key: 'single', value: 'one record' }])];
+    const produced = [
+      await ctx.produce(topic, 0, odd),
+      await ctx.produce(topic, 0, keyed('batch2', 50)),
+      await ctx.produce(topic, 0, [{ key: 'single', value: 'one record' }]),
+    ];
     const all = await ctx.fetch(topic, 0, 0);
-    return { produced, fetch: { error: all.error, highWatermark: all.highWatermark, logStartOffset: all.logStartOffset, batches: all.batches }, records: await ctx.readAll(topic, 0) };
+    return {
+      produced,
+      fetch: {
+        error: all.error,
+        highWatermark: all.highWatermark,
+        logStartOffset: all.logStartOffset,
+        batches: all.batches,
+      },
+      records: await ctx.readAll(topic, 0),
+    };
   },
 };
 
@@ -122,25 +170,42 @@ const partitions: Scenario = {
     const missing = await ctx.produce(topic, 3, [{ key: 'k', value: 'v' }]);
     const read: Json[] = [];
     for (const p of [0, 1, 2]) read.push((await ctx.readAll(topic, p)).map((r) => [r.offset, r.key, r.value] as Json));
-    return { produced, missingPartition: missing, read, latest: await Promise.all([0, 1, 2].map((p) => ctx.listOffset(topic, p, LATEST))) };
+    return {
+      produced,
+      missingPartition: missing,
+      read,
+      latest: await Promise.all([0, 1, 2].map((p) => ctx.listOffset(topic, p, LATEST))),
+    };
   },
 };
 
 const codecs: Scenario = {
   name: 'codecs',
-  about: 'gzip, snappy, lz4, zstd batches are stored and served with the producer codec; a topic compression.type recompresses',
+  about:
+    'gzip, snappy, lz4, zstd batches are stored and served with the producer codec; a topic compression.type recompresses',
   async run(ctx) {
     const topic = 'codecs';
     await ctx.createTopic(topic, 1);
     const produced: Json[] = [];
-    for (const codec of [0, 1, 2, 3, 4] as const) produced.push(await ctx.produce(topic, 0, keyed(`codec${codec}`, 20), { codec }));
+    for (const codec of [0, 1, 2, 3, 4] as const)
+      produced.push(await ctx.produce(topic, 0, keyed(`codec${codec}`, 20), { codec }));
     const f = await ctx.fetch(topic, 0, 0);
-    const stored = { batches: f.batches.map((b) => ({ baseOffset: b.baseOffset, codec: b.codec, recordCount: b.recordCount })), records: await ctx.readAll(topic, 0) };
+    const stored = {
+      batches: f.batches.map((b) => ({ baseOffset: b.baseOffset, codec: b.codec, recordCount: b.recordCount })),
+      records: await ctx.readAll(topic, 0),
+    };
     // compression.type on the topic: Kafka recompresses (LogValidator); `producer` keeps the batch as sent.
     const forced: Record<string, Json> = {};
-    for (const [name, producerCodec] of [['producer', 1], ['gzip', 0], ['zstd', 3], ['uncompressed', 1]] as const) {
+    for (const [name, producerCodec] of [
+      ['producer', 1],
+      ['gzip', 0],
+      ['zstd', 3],
+      ['uncompressed', 1],
+    ] as const) {
       const t = `codecs-topic-${name}`;
-      const [created] = (await ctx.createTopics([{ name: t, partitions: 1, replicationFactor: 1, configs: { 'compression.type': name } }])) as Array<{ error: string }>;
+      const [created] = (await ctx.createTopics([
+        { name: t, partitions: 1, replicationFactor: 1, configs: { 'compression.type': name } },
+      ])) as Array<{ error: string }>;
       if (created!.error !== 'NONE') {
         forced[name] = { created: created!.error };
         continue;
@@ -148,16 +213,37 @@ const codecs: Scenario = {
       await ctx.waitForTopic(t, 1);
       const r = await ctx.produce(t, 0, keyed(t, 10), { codec: producerCodec });
       const ff = await ctx.fetch(t, 0, 0);
-      forced[name] = { created: created!.error, produced: r, batches: ff.batches.map((b) => ({ baseOffset: b.baseOffset, codec: b.codec, recordCount: b.recordCount })), values: ff.records.map((x) => x.value) };
+      forced[name] = {
+        created: created!.error,
+        produced: r,
+        batches: ff.batches.map((b) => ({ baseOffset: b.baseOffset, codec: b.codec, recordCount: b.recordCount })),
+        values: ff.records.map((x) => x.value),
+      };
     }
     // What a rewrite keeps: keys, nulls, headers, out-of-order CreateTimes, the producer's id and
     // sequence (an idempotent batch), and its duplicate detection; a LogAppendTime topic too.
     await ctx.createTopic('codecs-rewrite', 1, { 'compression.type': 'snappy' });
-    await ctx.createTopic('codecs-rewrite-append-time', 1, { 'compression.type': 'lz4', 'message.timestamp.type': 'LogAppendTime' });
+    await ctx.createTopic('codecs-rewrite-append-time', 1, {
+      'compression.type': 'lz4',
+      'message.timestamp.type': 'LogAppendTime',
+    });
     const init = await ctx.initProducerId();
-    const idem = { producerId: init.producerId as number, producerEpoch: init.producerEpoch as number, baseSequence: 0, codec: 4 as const };
+    const idem = {
+      producerId: init.producerId as number,
+      producerEpoch: init.producerEpoch as number,
+      baseSequence: 0,
+      codec: 4 as const,
+    };
     const rich: ScenarioRecord[] = [
-      { key: 'k1', value: 'v1', headers: [['h', 'x'], ['n', null]], ts: 30 },
+      {
+        key: 'k1',
+        value: 'v1',
+        headers: [
+          ['h', 'x'],
+          ['n', null],
+        ],
+        ts: 30,
+      },
       { key: null, value: null, ts: 10 },
       { key: Buffer.from([0, 255]), value: '', headers: [['h', 'y']], ts: 20 },
     ];
@@ -170,9 +256,19 @@ const codecs: Scenario = {
     const fa = await ctx.fetch('codecs-rewrite-append-time', 0, 0);
     const rewritten = {
       ...rewrite,
-      batches: fr.batches.map((b) => ({ codec: b.codec, baseSequence: b.baseSequence, sameProducer: b.producerId === idem.producerId, recordCount: b.recordCount, timestampType: b.timestampType })),
+      batches: fr.batches.map((b) => ({
+        codec: b.codec,
+        baseSequence: b.baseSequence,
+        sameProducer: b.producerId === idem.producerId,
+        recordCount: b.recordCount,
+        timestampType: b.timestampType,
+      })),
       records: fr.records,
-      appendTimeBatches: fa.batches.map((b) => ({ codec: b.codec, timestampType: b.timestampType, recordCount: b.recordCount })),
+      appendTimeBatches: fa.batches.map((b) => ({
+        codec: b.codec,
+        timestampType: b.timestampType,
+        recordCount: b.recordCount,
+      })),
       appendTimeRecords: fa.records,
     };
     return { produced, stored, forced, rewritten };
@@ -185,11 +281,21 @@ const timestamps: Scenario = {
   async run(ctx) {
     await ctx.createTopic('ts-create', 1);
     await ctx.createTopic('ts-append', 1, { 'message.timestamp.type': 'LogAppendTime' });
-    await ctx.createTopic('ts-bounded', 1, { 'message.timestamp.before.max.ms': '3600000', 'message.timestamp.after.max.ms': '3600000' });
+    await ctx.createTopic('ts-bounded', 1, {
+      'message.timestamp.before.max.ms': '3600000',
+      'message.timestamp.after.max.ms': '3600000',
+    });
     const day = 24 * 3600 * 1000;
     return {
-      createTime: { produced: await ctx.produce('ts-create', 0, keyed('c', 3, 100)), records: (await ctx.readAll('ts-create', 0)).map((r) => r.ts) },
-      logAppendTime: { produced: await ctx.produce('ts-append', 0, keyed('a', 3, 100)), batches: (await ctx.fetch('ts-append', 0, 0)).batches, records: (await ctx.readAll('ts-append', 0)).map((r) => r.ts) },
+      createTime: {
+        produced: await ctx.produce('ts-create', 0, keyed('c', 3, 100)),
+        records: (await ctx.readAll('ts-create', 0)).map((r) => r.ts),
+      },
+      logAppendTime: {
+        produced: await ctx.produce('ts-append', 0, keyed('a', 3, 100)),
+        batches: (await ctx.fetch('ts-append', 0, 0)).batches,
+        records: (await ctx.readAll('ts-append', 0)).map((r) => r.ts),
+      },
       bounded: {
         twoDaysOld: await ctx.produce('ts-bounded', 0, [{ key: 'old', value: 'x', ts: -2 * day }]),
         twoDaysAhead: await ctx.produce('ts-bounded', 0, [{ key: 'future', value: 'x', ts: 2 * day }]),
@@ -202,17 +308,30 @@ const timestamps: Scenario = {
 
 const listOffsets: Scenario = {
   name: 'list-offsets',
-  about: 'ListOffsets earliest, latest, max timestamp and by time (before, on, between, after records); empty partition; errors',
+  about:
+    'ListOffsets earliest, latest, max timestamp and by time (before, on, between, after records); empty partition; errors',
   async run(ctx) {
     await ctx.createTopic('lo-empty', 1);
-    const empty = { earliest: await ctx.listOffset('lo-empty', 0, EARLIEST), latest: await ctx.listOffset('lo-empty', 0, LATEST), byTime: await ctx.listOffset('lo-empty', 0, ctx.baseTimestamp) };
+    const empty = {
+      earliest: await ctx.listOffset('lo-empty', 0, EARLIEST),
+      latest: await ctx.listOffset('lo-empty', 0, LATEST),
+      byTime: await ctx.listOffset('lo-empty', 0, ctx.baseTimestamp),
+    };
     const topic = 'lo';
     await ctx.createTopic(topic, 1);
-    await ctx.produce(topic, 0, [{ key: 'a', value: '0', ts: 0 }, { key: 'b', value: '1', ts: 10 }, { key: 'c', value: '2', ts: 20 }]);
-    await ctx.produce(topic, 0, [{ key: 'd', value: '3', ts: 30 }, { key: 'e', value: '4', ts: 25 }]);
+    await ctx.produce(topic, 0, [
+      { key: 'a', value: '0', ts: 0 },
+      { key: 'b', value: '1', ts: 10 },
+      { key: 'c', value: '2', ts: 20 },
+    ]);
+    await ctx.produce(topic, 0, [
+      { key: 'd', value: '3', ts: 30 },
+      { key: 'e', value: '4', ts: 25 },
+    ]);
     await ctx.produce(topic, 0, [{ key: 'f', value: '5', ts: 50 }]);
     const byTime: Record<string, Json> = {};
-    for (const t of [-5, 0, 5, 10, 21, 26, 30, 31, 50, 51]) byTime[`base${t >= 0 ? '+' : ''}${t}`] = await ctx.listOffset(topic, 0, ctx.baseTimestamp + t);
+    for (const t of [-5, 0, 5, 10, 21, 26, 30, 31, 50, 51])
+      byTime[`base${t >= 0 ? '+' : ''}${t}`] = await ctx.listOffset(topic, 0, ctx.baseTimestamp + t);
     const maxTs = ctx.v(ApiKey.ListOffsets) >= 7 ? await ctx.listOffset(topic, 0, MAX_TIMESTAMP) : 'version < 7';
     return {
       empty,
@@ -234,18 +353,34 @@ const listOffsets: Scenario = {
 async function specialTimestamps(ctx: ScenarioContext, topic: string): Promise<Json> {
   const top = ctx.v(ApiKey.ListOffsets);
   const out: Record<string, Json> = {};
-  for (const [timestamp, since] of [[MAX_TIMESTAMP, 7], [-4, 8], [-5, 9], [-6, 11], [-7, 99], [-100, 99]] as const) {
+  for (const [timestamp, since] of [
+    [MAX_TIMESTAMP, 7],
+    [-4, 8],
+    [-5, 9],
+    [-6, 11],
+    [-7, 99],
+    [-100, 99],
+  ] as const) {
     for (const version of [since - 1, since, top]) {
       if (version > top || version < 1 || out[`${timestamp}@v${version}`] !== undefined) continue;
-      const body = await ctx.request(ApiKey.ListOffsets, {
-        replicaId: -1,
-        isolationLevel: 0,
-        topics: [{ name: topic, partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp }] }],
-        timeoutMs: 30_000,
-      }, version);
+      const body = await ctx.request(
+        ApiKey.ListOffsets,
+        {
+          replicaId: -1,
+          isolationLevel: 0,
+          topics: [{ name: topic, partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp }] }],
+          timeoutMs: 30_000,
+        },
+        version,
+      );
       const p = (body.topics as Array<{ partitions: Array<Record<string, unknown>> }>)[0]!.partitions[0]!;
       const ts = p.timestamp as number;
-      out[`${timestamp}@v${version}`] = { error: err(p.errorCode as number), offset: p.offset as number, ts: ts >= 0 ? ts - ctx.baseTimestamp : ts, leaderEpoch: p.leaderEpoch as number };
+      out[`${timestamp}@v${version}`] = {
+        error: err(p.errorCode as number),
+        offset: p.offset as number,
+        ts: ts >= 0 ? ts - ctx.baseTimestamp : ts,
+        leaderEpoch: p.leaderEpoch as number,
+      };
     }
   }
   return out;
@@ -253,17 +388,29 @@ async function specialTimestamps(ctx: ScenarioContext, topic: string): Promise<J
 
 const fetchEdges: Scenario = {
   name: 'fetch-edges',
-  about: 'Fetch at the high watermark, past it, negative, mid-batch; size limits (first batch always whole); unknown topic and partition',
+  about:
+    'Fetch at the high watermark, past it, negative, mid-batch; size limits (first batch always whole); unknown topic and partition',
   async run(ctx) {
     const topic = 'fe';
     await ctx.createTopic(topic, 1);
     const produced = [await ctx.produce(topic, 0, keyed('b1', 5)), await ctx.produce(topic, 0, keyed('b2', 5))];
-    const summary = async (offset: number, opts: { partitionMaxBytes?: number; maxBytes?: number } = {}): Promise<Json> => {
+    const summary = async (
+      offset: number,
+      opts: { partitionMaxBytes?: number; maxBytes?: number } = {},
+    ): Promise<Json> => {
       const f = await ctx.fetch(topic, 0, offset, opts);
-      return { error: f.error, highWatermark: f.highWatermark, logStartOffset: f.logStartOffset, batches: f.batches.map((b) => [b.baseOffset, b.recordCount]), offsets: f.records.map((r) => r.offset) };
+      return {
+        error: f.error,
+        highWatermark: f.highWatermark,
+        logStartOffset: f.logStartOffset,
+        batches: f.batches.map((b) => [b.baseOffset, b.recordCount]),
+        offsets: f.records.map((r) => r.offset),
+      };
     };
     const unknownPartition = await ctx.fetch(topic, 4, 0);
-    const unknownTopic = await ctx.fetch('fe-no-such-topic', 0, 0).catch((e: Error) => ({ error: `threw: ${e.message}` }));
+    const unknownTopic = await ctx
+      .fetch('fe-no-such-topic', 0, 0)
+      .catch((e: Error) => ({ error: `threw: ${e.message}` }));
     return {
       produced,
       atZero: await summary(0),
@@ -282,23 +429,45 @@ const fetchEdges: Scenario = {
 
 const deleteRecords: Scenario = {
   name: 'delete-records',
-  about: 'DeleteRecords to an offset, to the high watermark (-1), past it; log start offset seen by ListOffsets and Fetch',
+  about:
+    'DeleteRecords to an offset, to the high watermark (-1), past it; log start offset seen by ListOffsets and Fetch',
   async run(ctx) {
     const topic = 'dr';
     await ctx.createTopic(topic, 1);
     await ctx.produce(topic, 0, keyed('a', 4));
     await ctx.produce(topic, 0, keyed('b', 4));
     const del = async (offset: number, partition = 0): Promise<Json> => {
-      const body = await ctx.request(ApiKey.DeleteRecords, { topics: [{ name: topic, partitions: [{ partitionIndex: partition, offset }] }], timeoutMs: 30_000 });
+      const body = await ctx.request(ApiKey.DeleteRecords, {
+        topics: [{ name: topic, partitions: [{ partitionIndex: partition, offset }] }],
+        timeoutMs: 30_000,
+      });
       const p = (body.topics as Array<{ partitions: Array<Record<string, unknown>> }>)[0]!.partitions[0]!;
       return { error: err(p.errorCode as number), lowWatermark: p.lowWatermark as number };
     };
     const to3 = await del(3);
-    const after3 = { earliest: await ctx.listOffset(topic, 0, EARLIEST), fetchAt0: (await ctx.fetch(topic, 0, 0)).error, fetchAt3: await ctx.fetch(topic, 0, 3).then((f) => ({ error: f.error, logStartOffset: f.logStartOffset, first: f.records.find((r) => r.offset >= 3)?.offset ?? null })) };
+    const after3 = {
+      earliest: await ctx.listOffset(topic, 0, EARLIEST),
+      fetchAt0: (await ctx.fetch(topic, 0, 0)).error,
+      fetchAt3: await ctx
+        .fetch(topic, 0, 3)
+        .then((f) => ({
+          error: f.error,
+          logStartOffset: f.logStartOffset,
+          first: f.records.find((r) => r.offset >= 3)?.offset ?? null,
+        })),
+    };
     const backwards = await del(1);
     const pastEnd = await del(100);
     const toEnd = await del(-1);
-    return { to3, after3, backwards, pastEnd, toEnd, earliestAfterAll: await ctx.listOffset(topic, 0, EARLIEST), unknownPartition: await del(5, 9) };
+    return {
+      to3,
+      after3,
+      backwards,
+      pastEnd,
+      toEnd,
+      earliestAfterAll: await ctx.listOffset(topic, 0, EARLIEST),
+      unknownPartition: await del(5, 9),
+    };
   },
 };
 
@@ -307,17 +476,44 @@ const createTopics: Scenario = {
   about: 'CreateTopics with configs, defaults, validateOnly, duplicates; Metadata of the result',
   async run(ctx) {
     const created = await ctx.createTopics([
-      { name: 'ct-configs', partitions: 3, replicationFactor: 1, configs: { 'retention.ms': '3600000', 'cleanup.policy': 'compact', 'max.message.bytes': '200000', 'segment.bytes': '1048576' } },
+      {
+        name: 'ct-configs',
+        partitions: 3,
+        replicationFactor: 1,
+        configs: {
+          'retention.ms': '3600000',
+          'cleanup.policy': 'compact',
+          'max.message.bytes': '200000',
+          'segment.bytes': '1048576',
+        },
+      },
       { name: 'ct-defaults' },
     ]);
     await ctx.waitForTopic('ct-configs', 3);
     await ctx.waitForTopic('ct-defaults', 1);
     const duplicate = await ctx.createTopics([{ name: 'ct-configs', partitions: 1, replicationFactor: 1 }]);
-    const validateOnly = await ctx.createTopics([{ name: 'ct-validate-only', partitions: 2, replicationFactor: 1 }], true);
+    const validateOnly = await ctx.createTopics(
+      [{ name: 'ct-validate-only', partitions: 2, replicationFactor: 1 }],
+      true,
+    );
     const md = await ctx.client.metadata(['ct-configs', 'ct-defaults', 'ct-validate-only']);
     const topics = md.topics
       .sort((a, b) => a.name.localeCompare(b.name))
-      .map((t) => ({ name: t.name, error: err(t.errorCode), isInternal: t.isInternal, topicIdSet: t.topicId !== 'AAAAAAAAAAAAAAAAAAAAAA' && t.topicId !== '', partitions: t.partitions.map((p) => ({ partition: p.partition, error: err(p.errorCode), leader: p.leader, leaderEpoch: p.leaderEpoch, replicas: p.replicas, isr: p.isr, offline: p.offlineReplicas })) }));
+      .map((t) => ({
+        name: t.name,
+        error: err(t.errorCode),
+        isInternal: t.isInternal,
+        topicIdSet: t.topicId !== 'AAAAAAAAAAAAAAAAAAAAAA' && t.topicId !== '',
+        partitions: t.partitions.map((p) => ({
+          partition: p.partition,
+          error: err(p.errorCode),
+          leader: p.leader,
+          leaderEpoch: p.leaderEpoch,
+          replicas: p.replicas,
+          isr: p.isr,
+          offline: p.offlineReplicas,
+        })),
+      }));
     return { created, duplicate, validateOnly, topics };
   },
 };
@@ -340,9 +536,18 @@ const createTopicErrors: Scenario = {
       ['-5 partitions', { name: 'cte-negative', partitions: -5, replicationFactor: 1 }],
       ['replication factor 3', { name: 'cte-rf3', partitions: 1, replicationFactor: 3 }],
       ['replication factor 0', { name: 'cte-rf0', partitions: 1, replicationFactor: 0 }],
-      ['retention.ms=abc', { name: 'cte-bad-value', partitions: 1, replicationFactor: 1, configs: { 'retention.ms': 'abc' } }],
-      ['cleanup.policy=sometimes', { name: 'cte-bad-enum', partitions: 1, replicationFactor: 1, configs: { 'cleanup.policy': 'sometimes' } }],
-      ['unknown config', { name: 'cte-unknown-config', partitions: 1, replicationFactor: 1, configs: { 'no.such.config': '1' } }],
+      [
+        'retention.ms=abc',
+        { name: 'cte-bad-value', partitions: 1, replicationFactor: 1, configs: { 'retention.ms': 'abc' } },
+      ],
+      [
+        'cleanup.policy=sometimes',
+        { name: 'cte-bad-enum', partitions: 1, replicationFactor: 1, configs: { 'cleanup.policy': 'sometimes' } },
+      ],
+      [
+        'unknown config',
+        { name: 'cte-unknown-config', partitions: 1, replicationFactor: 1, configs: { 'no.such.config': '1' } },
+      ],
       ['internal name', { name: '__consumer_offsets', partitions: 1, replicationFactor: 1 }],
     ];
     const out: Record<string, Json> = {};
@@ -356,11 +561,23 @@ const createTopicErrors: Scenario = {
 
 const topicConfigs: Scenario = {
   name: 'topic-configs',
-  about: 'DescribeConfigs of overrides and defaults (values, sources); IncrementalAlterConfigs SET/DELETE; AlterConfigs replace; bad values',
+  about:
+    'DescribeConfigs of overrides and defaults (values, sources); IncrementalAlterConfigs SET/DELETE; AlterConfigs replace; bad values',
   async run(ctx) {
     const topic = 'tc';
     await ctx.createTopic(topic, 1, { 'retention.ms': '3600000', 'cleanup.policy': 'compact' });
-    const watched = ['retention.ms', 'cleanup.policy', 'max.message.bytes', 'segment.bytes', 'retention.bytes', 'min.insync.replicas', 'compression.type', 'message.timestamp.type', 'segment.ms', 'index.interval.bytes'];
+    const watched = [
+      'retention.ms',
+      'cleanup.policy',
+      'max.message.bytes',
+      'segment.bytes',
+      'retention.bytes',
+      'min.insync.replicas',
+      'compression.type',
+      'message.timestamp.type',
+      'segment.ms',
+      'index.interval.bytes',
+    ];
     const pick = async (): Promise<Json> => {
       const d = await ctx.describeTopicConfigs(topic);
       const picked: Record<string, Json> = {};
@@ -374,40 +591,86 @@ const topicConfigs: Scenario = {
       for (let i = 0; i < 50; i++) {
         last = await pick();
         const configs = (last as { configs: Record<string, { value: string | null } | string> }).configs;
-        if (Object.entries(expected).every(([name, value]) => (configs[name] as { value: string | null } | undefined)?.value === value)) return last;
+        if (
+          Object.entries(expected).every(
+            ([name, value]) => (configs[name] as { value: string | null } | undefined)?.value === value,
+          )
+        )
+          return last;
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       return last;
     };
     const initial = await pick();
     // Every topic config name the broker describes, as {name: true} so a missing name is its own difference.
-    const allNames = Object.fromEntries(Object.keys((await ctx.describeTopicConfigs(topic)).configs).sort().map((n) => [n, true]));
-    const incremental = async (configs: Array<{ name: string; op: number; value: string | null }>, resource = topic): Promise<Json> => {
-      const body = await ctx.request(ApiKey.IncrementalAlterConfigs, { resources: [{ resourceType: 2, resourceName: resource, configs: configs.map((c) => ({ name: c.name, configOperation: c.op, value: c.value })) }], validateOnly: false });
+    const allNames = Object.fromEntries(
+      Object.keys((await ctx.describeTopicConfigs(topic)).configs)
+        .sort()
+        .map((n) => [n, true]),
+    );
+    const incremental = async (
+      configs: Array<{ name: string; op: number; value: string | null }>,
+      resource = topic,
+    ): Promise<Json> => {
+      const body = await ctx.request(ApiKey.IncrementalAlterConfigs, {
+        resources: [
+          {
+            resourceType: 2,
+            resourceName: resource,
+            configs: configs.map((c) => ({ name: c.name, configOperation: c.op, value: c.value })),
+          },
+        ],
+        validateOnly: false,
+      });
       const r = (body.responses as Array<Record<string, unknown>>)[0]!;
       return { error: err(r.errorCode as number), errorMessage: (r.errorMessage as string | null) ?? null };
     };
-    const set = await incremental([{ name: 'retention.ms', op: 0, value: '7200000' }, { name: 'max.message.bytes', op: 0, value: '300000' }]);
+    const set = await incremental([
+      { name: 'retention.ms', op: 0, value: '7200000' },
+      { name: 'max.message.bytes', op: 0, value: '300000' },
+    ]);
     const del = await incremental([{ name: 'cleanup.policy', op: 1, value: null }]);
-    const afterIncremental = await pickWhen({ 'retention.ms': '7200000', 'max.message.bytes': '300000', 'cleanup.policy': 'delete' });
+    const afterIncremental = await pickWhen({
+      'retention.ms': '7200000',
+      'max.message.bytes': '300000',
+      'cleanup.policy': 'delete',
+    });
     const badValue = await incremental([{ name: 'retention.ms', op: 0, value: 'abc' }]);
     const unknownName = await incremental([{ name: 'no.such.config', op: 0, value: '1' }]);
     const unknownTopic = await incremental([{ name: 'retention.ms', op: 0, value: '1' }], 'tc-no-such-topic');
-    const alter = await ctx.request(ApiKey.AlterConfigs, { resources: [{ resourceType: 2, resourceName: topic, configs: [{ name: 'segment.bytes', value: '2097152' }] }], validateOnly: false });
+    const alter = await ctx.request(ApiKey.AlterConfigs, {
+      resources: [{ resourceType: 2, resourceName: topic, configs: [{ name: 'segment.bytes', value: '2097152' }] }],
+      validateOnly: false,
+    });
     const alterResult = (alter.responses as Array<Record<string, unknown>>)[0]!;
     const afterAlter = await pickWhen({ 'segment.bytes': '2097152', 'retention.ms': '604800000' });
     const describeUnknown = await ctx.describeTopicConfigs('tc-no-such-topic');
     const selected = await ctx.describeTopicConfigs(topic, ['retention.ms', 'no.such.config']);
     // Compression levels (KIP-390) and max.decompressed.message.bytes: defaults, and Kafka's bounds (validateOnly).
-    const levelNames = ['compression.gzip.level', 'compression.lz4.level', 'compression.zstd.level', 'max.decompressed.message.bytes'];
+    const levelNames = [
+      'compression.gzip.level',
+      'compression.lz4.level',
+      'compression.zstd.level',
+      'max.decompressed.message.bytes',
+    ];
     const levels = (await ctx.describeTopicConfigs(topic, levelNames)).configs;
     const bounds: Record<string, Json> = {};
-    for (const [name, values] of [['compression.gzip.level', ['-2', '-1', '0', '1', '9', '10', 'x']], ['compression.lz4.level', ['0', '1', '17', '18']],
-      ['compression.zstd.level', ['-131073', '-131072', '0', '22', '23']], ['max.decompressed.message.bytes', ['0', '1', '2147483647', '2147483648']]] as const) {
+    for (const [name, values] of [
+      ['compression.gzip.level', ['-2', '-1', '0', '1', '9', '10', 'x']],
+      ['compression.lz4.level', ['0', '1', '17', '18']],
+      ['compression.zstd.level', ['-131073', '-131072', '0', '22', '23']],
+      ['max.decompressed.message.bytes', ['0', '1', '2147483647', '2147483648']],
+    ] as const) {
       for (const value of values) {
-        const body = await ctx.request(ApiKey.IncrementalAlterConfigs, { resources: [{ resourceType: 2, resourceName: topic, configs: [{ name, configOperation: 0, value }] }], validateOnly: true });
+        const body = await ctx.request(ApiKey.IncrementalAlterConfigs, {
+          resources: [{ resourceType: 2, resourceName: topic, configs: [{ name, configOperation: 0, value }] }],
+          validateOnly: true,
+        });
         const r = (body.responses as Array<Record<string, unknown>>)[0]!;
-        bounds[`${name}=${value}`] = { error: err(r.errorCode as number), errorMessage: (r.errorMessage as string | null) ?? null };
+        bounds[`${name}=${value}`] = {
+          error: err(r.errorCode as number),
+          errorMessage: (r.errorMessage as string | null) ?? null,
+        };
       }
     }
     return {
@@ -436,7 +699,11 @@ const createPartitions: Scenario = {
     const topic = 'cp';
     await ctx.createTopic(topic, 1);
     const grow = async (count: number, validateOnly = false, name = topic): Promise<Json> => {
-      const body = await ctx.request(ApiKey.CreatePartitions, { topics: [{ name, count, assignments: null }], timeoutMs: 30_000, validateOnly });
+      const body = await ctx.request(ApiKey.CreatePartitions, {
+        topics: [{ name, count, assignments: null }],
+        timeoutMs: 30_000,
+        validateOnly,
+      });
       const r = (body.results as Array<Record<string, unknown>>)[0]!;
       return { error: err(r.errorCode as number), errorMessage: (r.errorMessage as string | null) ?? null };
     };
@@ -446,7 +713,15 @@ const createPartitions: Scenario = {
     const shrink = await grow(2);
     const validateOnly = await grow(5, true);
     const md = await ctx.client.metadata([topic]);
-    return { to3, same, shrink, validateOnly, partitionsAfter: md.topics[0]!.partitions.length, unknown: await grow(2, false, 'cp-no-such-topic'), produceToNew: await ctx.produce(topic, 2, [{ key: 'k', value: 'v' }]) };
+    return {
+      to3,
+      same,
+      shrink,
+      validateOnly,
+      partitionsAfter: md.topics[0]!.partitions.length,
+      unknown: await grow(2, false, 'cp-no-such-topic'),
+      produceToNew: await ctx.produce(topic, 2, [{ key: 'k', value: 'v' }]),
+    };
   },
 };
 
@@ -456,7 +731,8 @@ const deleteTopics: Scenario = {
   async run(ctx) {
     await ctx.createTopic('dt', 2);
     await ctx.produce('dt', 0, keyed('dt', 3));
-    const del = async (names: string[]): Promise<Json> => (await ctx.client.deleteTopics(names)).map((r) => ({ name: r.name, error: err(r.errorCode) }));
+    const del = async (names: string[]): Promise<Json> =>
+      (await ctx.client.deleteTopics(names)).map((r) => ({ name: r.name, error: err(r.errorCode) }));
     const first = await del(['dt']);
     const gone = await ctx.waitForTopicGone('dt');
     const again = await del(['dt']);
@@ -470,13 +746,15 @@ const deleteTopics: Scenario = {
 
 const unknownTopic: Scenario = {
   name: 'unknown-topic',
-  about: 'Metadata with and without auto-creation (valid and invalid names), Produce and DescribeConfigs of an unknown topic',
+  about:
+    'Metadata with and without auto-creation (valid and invalid names), Produce and DescribeConfigs of an unknown topic',
   async run(ctx) {
     const noCreate = await ctx.client.metadata(['ut-missing']);
     const autoCreate = await ctx.client.metadata(['ut-auto'], { allowAutoTopicCreation: true });
     await ctx.waitForTopic('ut-auto', 1);
     const invalid = await ctx.client.metadata(['ut bad name'], { allowAutoTopicCreation: true });
-    const topicErr = (md: Awaited<ReturnType<typeof ctx.client.metadata>>): Json => md.topics.map((t) => ({ name: t.name, error: err(t.errorCode), partitions: t.partitions.length }));
+    const topicErr = (md: Awaited<ReturnType<typeof ctx.client.metadata>>): Json =>
+      md.topics.map((t) => ({ name: t.name, error: err(t.errorCode), partitions: t.partitions.length }));
     return {
       noCreate: topicErr(noCreate),
       // Kafka answers the first auto-creating Metadata with LEADER_NOT_AVAILABLE or NONE depending on timing.
@@ -498,7 +776,11 @@ const oversized: Scenario = {
     await ctx.createTopic('big-default', 1);
     const small = await ctx.produce('big-topic-limit', 0, [{ key: 'k', value: 'x'.repeat(800) }]);
     const tooBig = await ctx.produce('big-topic-limit', 0, [{ key: 'k', value: 'x'.repeat(2000) }]);
-    const manySmallTooBig = await ctx.produce('big-topic-limit', 0, Array.from({ length: 20 }, (_, i) => ({ key: `k${i}`, value: 'y'.repeat(60) })));
+    const manySmallTooBig = await ctx.produce(
+      'big-topic-limit',
+      0,
+      Array.from({ length: 20 }, (_, i) => ({ key: `k${i}`, value: 'y'.repeat(60) })),
+    );
     // Incompressible 1.1 MB > message.max.bytes (1048588 by default on both brokers).
     const random = Buffer.alloc(1_100_000);
     for (let i = 0; i < random.length; i++) random[i] = (i * 2654435761) >>> 24;
@@ -510,21 +792,26 @@ const oversized: Scenario = {
       manySmallTooBig,
       overBroker,
       justUnder,
-      latest: { topicLimit: await ctx.listOffset('big-topic-limit', 0, LATEST), brokerLimit: await ctx.listOffset('big-default', 0, LATEST) },
+      latest: {
+        topicLimit: await ctx.listOffset('big-topic-limit', 0, LATEST),
+        brokerLimit: await ctx.listOffset('big-default', 0, LATEST),
+      },
     };
   },
 };
 
 const idempotence: Scenario = {
   name: 'idempotent-producer',
-  about: 'InitProducerId, sequences: in order, duplicate (original offset), gap (OUT_OF_ORDER_SEQUENCE_NUMBER), fenced epoch',
+  about:
+    'InitProducerId, sequences: in order, duplicate (original offset), gap (OUT_OF_ORDER_SEQUENCE_NUMBER), fenced epoch',
   async run(ctx) {
     const topic = 'idem';
     await ctx.createTopic(topic, 1);
     const init = await ctx.initProducerId();
     const producerId = init.producerId as number;
     const epoch = init.producerEpoch as number;
-    const send = (baseSequence: number, n: number, e = epoch): Promise<Json> => ctx.produce(topic, 0, keyed(`seq${baseSequence}`, n), { producerId, producerEpoch: e, baseSequence });
+    const send = (baseSequence: number, n: number, e = epoch): Promise<Json> =>
+      ctx.produce(topic, 0, keyed(`seq${baseSequence}`, n), { producerId, producerEpoch: e, baseSequence });
     const first = await send(0, 5);
     const duplicate = await send(0, 5);
     const next = await send(5, 3);
@@ -542,7 +829,12 @@ const idempotence: Scenario = {
       gap,
       olderDuplicate,
       inOrderAgain,
-      batches: f.batches.map((b) => ({ baseOffset: b.baseOffset, baseSequence: b.baseSequence, sameProducer: b.producerId === producerId, recordCount: b.recordCount })),
+      batches: f.batches.map((b) => ({
+        baseOffset: b.baseOffset,
+        baseSequence: b.baseSequence,
+        sameProducer: b.producerId === producerId,
+        recordCount: b.recordCount,
+      })),
     };
   },
 };
@@ -555,11 +847,23 @@ const leaderEpochs: Scenario = {
     await ctx.createTopic(topic, 1);
     await ctx.produce(topic, 0, keyed('e', 4));
     const ask = async (leaderEpoch: number, partition = 0, name = topic): Promise<Json> => {
-      const body = await ctx.request(ApiKey.OffsetForLeaderEpoch, { replicaId: -1, topics: [{ topic: name, partitions: [{ partition, currentLeaderEpoch: -1, leaderEpoch }] }] });
+      const body = await ctx.request(ApiKey.OffsetForLeaderEpoch, {
+        replicaId: -1,
+        topics: [{ topic: name, partitions: [{ partition, currentLeaderEpoch: -1, leaderEpoch }] }],
+      });
       const p = (body.topics as Array<{ partitions: Array<Record<string, unknown>> }>)[0]!.partitions[0]!;
-      return { error: err(p.errorCode as number), leaderEpoch: p.leaderEpoch as number, endOffset: p.endOffset as number };
+      return {
+        error: err(p.errorCode as number),
+        leaderEpoch: p.leaderEpoch as number,
+        endOffset: p.endOffset as number,
+      };
     };
-    return { epoch0: await ask(0), epoch5: await ask(5), unknownPartition: await ask(0, 3), unknownTopic: await ask(0, 0, 'ofle-no-such-topic') };
+    return {
+      epoch0: await ask(0),
+      epoch5: await ask(5),
+      unknownPartition: await ask(0, 3),
+      unknownTopic: await ask(0, 0, 'ofle-no-such-topic'),
+    };
   },
 };
 
@@ -583,7 +887,14 @@ const logDirs: Scenario = {
         isCordoned: (r.isCordoned as boolean | undefined) ?? null,
         topics: (r.topics as Array<{ name: string; partitions: Array<Record<string, unknown>> }>).map((t) => ({
           name: t.name,
-          partitions: t.partitions.map((p) => ({ partition: p.partitionIndex as number, size: p.partitionSize as number, offsetLag: p.offsetLag as number, isFuture: p.isFutureKey as boolean })).sort((a, b) => a.partition - b.partition),
+          partitions: t.partitions
+            .map((p) => ({
+              partition: p.partitionIndex as number,
+              size: p.partitionSize as number,
+              offsetLag: p.offsetLag as number,
+              isFuture: p.isFutureKey as boolean,
+            }))
+            .sort((a, b) => a.partition - b.partition),
         })),
       })),
     };
@@ -592,11 +903,17 @@ const logDirs: Scenario = {
 
 const compactedKeyless: Scenario = {
   name: 'compacted-keyless',
-  about: 'A compacted topic refuses records without a key: INVALID_RECORD naming each keyless record (RecordErrors), plain and compressed',
+  about:
+    'A compacted topic refuses records without a key: INVALID_RECORD naming each keyless record (RecordErrors), plain and compressed',
   async run(ctx) {
     const topic = 'ck';
     await ctx.createTopic(topic, 1, { 'cleanup.policy': 'compact' });
-    const mixed: ScenarioRecord[] = [{ key: 'a', value: '0' }, { key: null, value: '1' }, { key: 'b', value: '2' }, { key: null, value: '3' }];
+    const mixed: ScenarioRecord[] = [
+      { key: 'a', value: '0' },
+      { key: null, value: '1' },
+      { key: 'b', value: '2' },
+      { key: null, value: '3' },
+    ];
     return {
       plain: await ctx.produce(topic, 0, mixed),
       gzip: await ctx.produce(topic, 0, mixed, { codec: 1 }),
@@ -608,24 +925,50 @@ const compactedKeyless: Scenario = {
 
 const electLeaders: Scenario = {
   name: 'elect-leaders',
-  about: 'ElectLeaders: preferred and unclean on led partitions (ELECTION_NOT_NEEDED), unknown topic/partition, bad election type, all partitions (null), empty list, v0-v2',
+  about:
+    'ElectLeaders: preferred and unclean on led partitions (ELECTION_NOT_NEEDED), unknown topic/partition, bad election type, all partitions (null), empty list, v0-v2',
   async run(ctx) {
     const topic = 'el';
     await ctx.createTopic(topic, 2);
-    type Results = Array<{ topic: string; partitionResult: Array<{ partitionId: number; errorCode: number; errorMessage: string | null }> }>;
-    const elect = async (electionType: number, topicPartitions: Array<{ topic: string; partitions: number[] }> | null, version?: number): Promise<Json> => {
-      const body = await ctx.request(ApiKey.ElectLeaders, { electionType, topicPartitions, timeoutMs: 10_000 }, version);
+    type Results = Array<{
+      topic: string;
+      partitionResult: Array<{ partitionId: number; errorCode: number; errorMessage: string | null }>;
+    }>;
+    const elect = async (
+      electionType: number,
+      topicPartitions: Array<{ topic: string; partitions: number[] }> | null,
+      version?: number,
+    ): Promise<Json> => {
+      const body = await ctx.request(
+        ApiKey.ElectLeaders,
+        { electionType, topicPartitions, timeoutMs: 10_000 },
+        version,
+      );
       let results = body.replicaElectionResults as Results;
       // Null asks for every topic: keep this scenario's, and say whether any other topic listed a partition.
-      const othersListedPartitions = topicPartitions === null ? results.some((r) => !r.topic.startsWith(topic) && r.partitionResult.length > 0) : null;
-      if (topicPartitions === null) results = results.filter((r) => r.topic.startsWith(topic)).sort((a, b) => a.topic.localeCompare(b.topic));
+      const othersListedPartitions =
+        topicPartitions === null
+          ? results.some((r) => !r.topic.startsWith(topic) && r.partitionResult.length > 0)
+          : null;
+      if (topicPartitions === null)
+        results = results.filter((r) => r.topic.startsWith(topic)).sort((a, b) => a.topic.localeCompare(b.topic));
       return {
         error: err((body.errorCode as number | undefined) ?? 0),
         othersListedPartitions,
-        results: results.map((r) => ({ topic: r.topic, partitions: r.partitionResult.map((p) => ({ partition: p.partitionId, error: err(p.errorCode), errorMessage: p.errorMessage })) })),
+        results: results.map((r) => ({
+          topic: r.topic,
+          partitions: r.partitionResult.map((p) => ({
+            partition: p.partitionId,
+            error: err(p.errorCode),
+            errorMessage: p.errorMessage,
+          })),
+        })),
       };
     };
-    const listed = [{ topic, partitions: [1, 0, 5, 0] }, { topic: 'el-no-such-topic', partitions: [0] }];
+    const listed = [
+      { topic, partitions: [1, 0, 5, 0] },
+      { topic: 'el-no-such-topic', partitions: [0] },
+    ];
     const out: Record<string, Json> = {
       preferred: await elect(0, listed),
       unclean: await elect(1, listed),
@@ -635,7 +978,8 @@ const electLeaders: Scenario = {
       allBadType: await elect(7, null),
       empty: await elect(0, []),
     };
-    for (let v = 0; v < ctx.v(ApiKey.ElectLeaders); v++) out[`v${v}`] = await elect(v === 0 ? 5 : 0, [{ topic, partitions: [0] }], v);
+    for (let v = 0; v < ctx.v(ApiKey.ElectLeaders); v++)
+      out[`v${v}`] = await elect(v === 0 ? 5 : 0, [{ topic, partitions: [0] }], v);
     return out;
   },
 };

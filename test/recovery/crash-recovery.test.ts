@@ -30,7 +30,12 @@ function workload(): TestRecord[] {
 }
 
 function kafkaFor(broker: BrokerProcess): Kafka {
-  return new Kafka({ clientId: 'skiff-recovery', brokers: [`127.0.0.1:${broker.port}`], logLevel: logLevel.NOTHING, retry: { retries: 2 } });
+  return new Kafka({
+    clientId: 'skiff-recovery',
+    brokers: [`127.0.0.1:${broker.port}`],
+    logLevel: logLevel.NOTHING,
+    retry: { retries: 2 },
+  });
 }
 
 /** High watermark of partition 0 as ListOffsets (latest) reports it. */
@@ -55,7 +60,11 @@ async function produceAcked(broker: BrokerProcess, records: readonly TestRecord[
       const messages = records.slice(i, i + PER_SEND).map((r) => ({ key: r.key, value: r.value }));
       const [ack] = await producer.send({ topic: TOPIC, acks: -1, messages });
       assert.equal(ack.errorCode, 0);
-      assert.equal(Number(ack.baseOffset), firstOffset + i, `send ${i / PER_SEND} acked at base offset ${ack.baseOffset}`);
+      assert.equal(
+        Number(ack.baseOffset),
+        firstOffset + i,
+        `send ${i / PER_SEND} acked at base offset ${ack.baseOffset}`,
+      );
     }
   } finally {
     await producer.disconnect();
@@ -83,15 +92,19 @@ async function loadedBroker(): Promise<{ broker: BrokerProcess; input: TestRecor
  */
 async function assertTruncationLogged(broker: BrokerProcess, logPath: string): Promise<void> {
   const name = path.basename(logPath);
-  const found = (): string[] => broker.logs().split('\n').filter((line) => {
-    let message = line;
-    try {
-      message = String((JSON.parse(line) as { msg?: unknown }).msg);
-    } catch {
-      // not a JSON line: match the whole line
-    }
-    return /truncat/i.test(message) && line.includes(name);
-  });
+  const found = (): string[] =>
+    broker
+      .logs()
+      .split('\n')
+      .filter((line) => {
+        let message = line;
+        try {
+          message = String((JSON.parse(line) as { msg?: unknown }).msg);
+        } catch {
+          // not a JSON line: match the whole line
+        }
+        return /truncat/i.test(message) && line.includes(name);
+      });
   // Worker threads log asynchronously: give the line a moment to reach the process's output.
   const deadline = Date.now() + 5_000;
   while (found().length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
@@ -102,115 +115,147 @@ function restart(previous: BrokerProcess): Promise<BrokerProcess> {
   return startBrokerProcess({ dataDir: previous.dataDir, overrides: OVERRIDES });
 }
 
-test('SIGKILL right after acks=all: every acknowledged record is served after restart, in order, at dense offsets', { timeout: TIMEOUT_MS }, async () => {
-  const { broker, input, dir } = await loadedBroker();
-  // One more batch in flight while the process dies: it is either wholly there or wholly gone.
-  const extra = workload().slice(0, PER_SEND).map((r, i) => record(`extra-${i}`, r.value));
-  const producer = kafkaFor(broker).producer({ allowAutoTopicCreation: false, retry: { retries: 0 } });
-  await producer.connect();
-  const inFlight = producer.send({ topic: TOPIC, acks: -1, messages: extra.map((r) => ({ key: r.key, value: r.value })) }).then(
-    () => 'acked',
-    () => 'failed',
-  );
-  await broker.kill9();
-  const inFlightOutcome = await inFlight;
-  await producer.disconnect().catch(() => undefined);
-  assert.ok(listSegments(dir).length >= 3, `expected several segments, found ${listSegments(dir).length}`);
+test(
+  'SIGKILL right after acks=all: every acknowledged record is served after restart, in order, at dense offsets',
+  { timeout: TIMEOUT_MS },
+  async () => {
+    const { broker, input, dir } = await loadedBroker();
+    // One more batch in flight while the process dies: it is either wholly there or wholly gone.
+    const extra = workload()
+      .slice(0, PER_SEND)
+      .map((r, i) => record(`extra-${i}`, r.value));
+    const producer = kafkaFor(broker).producer({ allowAutoTopicCreation: false, retry: { retries: 0 } });
+    await producer.connect();
+    const inFlight = producer
+      .send({ topic: TOPIC, acks: -1, messages: extra.map((r) => ({ key: r.key, value: r.value })) })
+      .then(
+        () => 'acked',
+        () => 'failed',
+      );
+    await broker.kill9();
+    const inFlightOutcome = await inFlight;
+    await producer.disconnect().catch(() => undefined);
+    assert.ok(listSegments(dir).length >= 3, `expected several segments, found ${listSegments(dir).length}`);
 
-  const restarted = await restart(broker);
-  try {
-    await withBrokerLog(restarted, async () => {
-      const consumed = await consumeAll(restarted);
-      assertDenseOffsets(consumed, 'after restart');
-      assertSameRecords(consumed.slice(0, input.length), input, 'acknowledged records after SIGKILL');
-      const tail = consumed.slice(input.length);
-      assert.ok(tail.length === 0 || tail.length === extra.length, `${tail.length} of the ${extra.length} in-flight records survived: a batch is all or nothing`);
-      if (inFlightOutcome === 'acked') assert.equal(tail.length, extra.length, 'the in-flight batch was acknowledged, so it must survive');
-      assertSameRecords(tail, extra.slice(0, tail.length), 'in-flight batch');
-      assert.equal(await latestOffset(restarted), consumed.length);
-    });
-  } finally {
-    await restarted.stop();
-  }
-});
+    const restarted = await restart(broker);
+    try {
+      await withBrokerLog(restarted, async () => {
+        const consumed = await consumeAll(restarted);
+        assertDenseOffsets(consumed, 'after restart');
+        assertSameRecords(consumed.slice(0, input.length), input, 'acknowledged records after SIGKILL');
+        const tail = consumed.slice(input.length);
+        assert.ok(
+          tail.length === 0 || tail.length === extra.length,
+          `${tail.length} of the ${extra.length} in-flight records survived: a batch is all or nothing`,
+        );
+        if (inFlightOutcome === 'acked')
+          assert.equal(tail.length, extra.length, 'the in-flight batch was acknowledged, so it must survive');
+        assertSameRecords(tail, extra.slice(0, tail.length), 'in-flight batch');
+        assert.equal(await latestOffset(restarted), consumed.length);
+      });
+    } finally {
+      await restarted.stop();
+    }
+  },
+);
 
-test('a torn last batch (SIGKILL, then the active segment loses its last bytes) is truncated at restart; the rest is served and the log continues', { timeout: TIMEOUT_MS }, async () => {
-  const { broker, input, dir } = await loadedBroker();
-  await broker.kill9();
-  const { segment, batch } = lastStoredBatch(dir);
-  assert.equal(batch.lastOffset, input.length - 1, 'the last batch holds the last record');
-  tearTail(segment.logPath, 7);
+test(
+  'a torn last batch (SIGKILL, then the active segment loses its last bytes) is truncated at restart; the rest is served and the log continues',
+  { timeout: TIMEOUT_MS },
+  async () => {
+    const { broker, input, dir } = await loadedBroker();
+    await broker.kill9();
+    const { segment, batch } = lastStoredBatch(dir);
+    assert.equal(batch.lastOffset, input.length - 1, 'the last batch holds the last record');
+    tearTail(segment.logPath, 7);
 
-  const restarted = await restart(broker);
-  try {
-    await withBrokerLog(restarted, async () => {
-      await assertTruncationLogged(restarted, segment.logPath);
-      assert.equal(fs.statSync(segment.logPath).size, batch.position, 'the segment ends where the torn batch began');
-      assert.equal(await latestOffset(restarted), batch.baseOffset, 'log end = records before the torn batch');
-      const consumed = await consumeAll(restarted);
-      assertDenseOffsets(consumed, 'after restart');
-      assertSameRecords(consumed, input.slice(0, batch.baseOffset), 'records before the torn batch');
+    const restarted = await restart(broker);
+    try {
+      await withBrokerLog(restarted, async () => {
+        await assertTruncationLogged(restarted, segment.logPath);
+        assert.equal(fs.statSync(segment.logPath).size, batch.position, 'the segment ends where the torn batch began');
+        assert.equal(await latestOffset(restarted), batch.baseOffset, 'log end = records before the torn batch');
+        const consumed = await consumeAll(restarted);
+        assertDenseOffsets(consumed, 'after restart');
+        assertSameRecords(consumed, input.slice(0, batch.baseOffset), 'records before the torn batch');
 
-      const more = input.slice(0, PER_SEND).map((r, i) => record(`after-${i}`, r.value));
-      await produceAcked(restarted, more, batch.baseOffset);
-      const all = await consumeAll(restarted);
-      assertDenseOffsets(all, 'after appending past the truncation');
-      assertSameRecords(all, [...input.slice(0, batch.baseOffset), ...more], 'records after appending past the truncation');
-    });
-  } finally {
-    await restarted.stop();
-  }
-});
+        const more = input.slice(0, PER_SEND).map((r, i) => record(`after-${i}`, r.value));
+        await produceAcked(restarted, more, batch.baseOffset);
+        const all = await consumeAll(restarted);
+        assertDenseOffsets(all, 'after appending past the truncation');
+        assertSameRecords(
+          all,
+          [...input.slice(0, batch.baseOffset), ...more],
+          'records after appending past the truncation',
+        );
+      });
+    } finally {
+      await restarted.stop();
+    }
+  },
+);
 
-test('a flipped byte inside the last batch (CRC-32C mismatch, after a clean stop) truncates that batch at restart; the rest is served', { timeout: TIMEOUT_MS }, async () => {
-  const { broker, input, dir } = await loadedBroker();
-  assert.equal(await broker.stop(), 0, 'clean stop');
-  const { segment, batch } = lastStoredBatch(dir);
-  assert.equal(batch.lastOffset, input.length - 1, 'the last batch holds the last record');
-  const sizeBefore = fs.statSync(segment.logPath).size;
-  flipByteInRecords(segment.logPath, batch);
-  assert.equal(fs.statSync(segment.logPath).size, sizeBefore);
+test(
+  'a flipped byte inside the last batch (CRC-32C mismatch, after a clean stop) truncates that batch at restart; the rest is served',
+  { timeout: TIMEOUT_MS },
+  async () => {
+    const { broker, input, dir } = await loadedBroker();
+    assert.equal(await broker.stop(), 0, 'clean stop');
+    const { segment, batch } = lastStoredBatch(dir);
+    assert.equal(batch.lastOffset, input.length - 1, 'the last batch holds the last record');
+    const sizeBefore = fs.statSync(segment.logPath).size;
+    flipByteInRecords(segment.logPath, batch);
+    assert.equal(fs.statSync(segment.logPath).size, sizeBefore);
 
-  const restarted = await restart(broker);
-  try {
-    await withBrokerLog(restarted, async () => {
-      await assertTruncationLogged(restarted, segment.logPath);
-      assert.equal(await latestOffset(restarted), batch.baseOffset, 'log end = records before the corrupt batch');
-      const consumed = await consumeAll(restarted);
-      assertDenseOffsets(consumed, 'after restart');
-      assertSameRecords(consumed, input.slice(0, batch.baseOffset), 'records before the corrupt batch');
-      assert.deepEqual(readBatches(segment.logPath).at(-1)?.lastOffset, batch.baseOffset - 1, 'no corrupt batch left in the segment');
-    });
-  } finally {
-    await restarted.stop();
-  }
-});
+    const restarted = await restart(broker);
+    try {
+      await withBrokerLog(restarted, async () => {
+        await assertTruncationLogged(restarted, segment.logPath);
+        assert.equal(await latestOffset(restarted), batch.baseOffset, 'log end = records before the corrupt batch');
+        const consumed = await consumeAll(restarted);
+        assertDenseOffsets(consumed, 'after restart');
+        assertSameRecords(consumed, input.slice(0, batch.baseOffset), 'records before the corrupt batch');
+        assert.deepEqual(
+          readBatches(segment.logPath).at(-1)?.lastOffset,
+          batch.baseOffset - 1,
+          'no corrupt batch left in the segment',
+        );
+      });
+    } finally {
+      await restarted.stop();
+    }
+  },
+);
 
-test('deleted .index files are rebuilt at restart; every record is served, also from an offset in the middle of an old segment', { timeout: TIMEOUT_MS }, async () => {
-  const { broker, input, dir } = await loadedBroker();
-  assert.equal(await broker.stop(), 0, 'clean stop');
-  const segments = listSegments(dir);
-  assert.ok(segments.length >= 3, `expected several segments, found ${segments.length}`);
-  for (const s of segments) {
-    assert.ok(fs.existsSync(s.indexPath), `${s.indexPath} exists before the test deletes it`);
-    fs.unlinkSync(s.indexPath);
-  }
+test(
+  'deleted .index files are rebuilt at restart; every record is served, also from an offset in the middle of an old segment',
+  { timeout: TIMEOUT_MS },
+  async () => {
+    const { broker, input, dir } = await loadedBroker();
+    assert.equal(await broker.stop(), 0, 'clean stop');
+    const segments = listSegments(dir);
+    assert.ok(segments.length >= 3, `expected several segments, found ${segments.length}`);
+    for (const s of segments) {
+      assert.ok(fs.existsSync(s.indexPath), `${s.indexPath} exists before the test deletes it`);
+      fs.unlinkSync(s.indexPath);
+    }
 
-  const restarted = await restart(broker);
-  try {
-    await withBrokerLog(restarted, async () => {
-      const consumed = await consumeAll(restarted);
-      assertDenseOffsets(consumed, 'after restart');
-      assertSameRecords(consumed, input, 'every record');
-      // An offset inside the second segment, so the lookup goes through its rebuilt index.
-      const middle = Math.floor((segments[1].baseOffset + segments[2].baseOffset) / 2);
-      const fromMiddle = await consumeAll(restarted, middle);
-      assertDenseOffsets(fromMiddle, `from offset ${middle}`, middle);
-      assertSameRecords(fromMiddle, input.slice(middle), `records from offset ${middle}`);
-      for (const s of listSegments(dir)) assert.ok(fs.existsSync(s.indexPath), `${s.indexPath} was rebuilt`);
-      assert.equal(listSegments(dir).length, segments.length, 'no segment lost');
-    });
-  } finally {
-    await restarted.stop();
-  }
-});
+    const restarted = await restart(broker);
+    try {
+      await withBrokerLog(restarted, async () => {
+        const consumed = await consumeAll(restarted);
+        assertDenseOffsets(consumed, 'after restart');
+        assertSameRecords(consumed, input, 'every record');
+        // An offset inside the second segment, so the lookup goes through its rebuilt index.
+        const middle = Math.floor((segments[1].baseOffset + segments[2].baseOffset) / 2);
+        const fromMiddle = await consumeAll(restarted, middle);
+        assertDenseOffsets(fromMiddle, `from offset ${middle}`, middle);
+        assertSameRecords(fromMiddle, input.slice(middle), `records from offset ${middle}`);
+        for (const s of listSegments(dir)) assert.ok(fs.existsSync(s.indexPath), `${s.indexPath} was rebuilt`);
+        assert.equal(listSegments(dir).length, segments.length, 'no segment lost');
+      });
+    } finally {
+      await restarted.stop();
+    }
+  },
+);

@@ -6,7 +6,13 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { baseOffsetNumber, batchSizeAt, checkBatch, lastOffsetDeltaOf, recordsCountOf } from '../../src/protocol/record-batch/view';
+import {
+  baseOffsetNumber,
+  batchSizeAt,
+  checkBatch,
+  lastOffsetDeltaOf,
+  recordsCountOf,
+} from '../../src/protocol/record-batch/view';
 import { LOG_OVERHEAD, RECORDS } from '../../src/protocol/record-batch/layout';
 
 /** One segment's files. */
@@ -35,7 +41,11 @@ export function listSegments(dir: string): SegmentFiles[] {
     .readdirSync(dir)
     .map((name) => /^(\d{20})\.log$/.exec(name))
     .filter((m): m is RegExpExecArray => m !== null)
-    .map((m) => ({ baseOffset: Number(m[1]), logPath: path.join(dir, `${m[1]}.log`), indexPath: path.join(dir, `${m[1]}.index`) }))
+    .map((m) => ({
+      baseOffset: Number(m[1]),
+      logPath: path.join(dir, `${m[1]}.log`),
+      indexPath: path.join(dir, `${m[1]}.index`),
+    }))
     .sort((a, b) => a.baseOffset - b.baseOffset);
 }
 

@@ -17,11 +17,16 @@ export const alterConfigsHandler: ApiHandler<AlterConfigsRequest> = {
   minVersion: 0,
   maxVersion: 2,
   async handle({ body, broker }) {
-    const responses = await alterTopicResources(broker, body.resources.map((r) => ({
-      resourceType: r.resourceType,
-      resourceName: r.resourceName,
-      ops: r.configs.map((c) => ({ name: c.name, op: 'set' as const, value: c.value })),
-    })), false, body.validateOnly);
+    const responses = await alterTopicResources(
+      broker,
+      body.resources.map((r) => ({
+        resourceType: r.resourceType,
+        resourceName: r.resourceName,
+        ops: r.configs.map((c) => ({ name: c.name, op: 'set' as const, value: c.value })),
+      })),
+      false,
+      body.validateOnly,
+    );
     return { throttleTimeMs: 0, responses };
   },
 };

@@ -11,7 +11,10 @@ import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
 import type { ApiHandler } from '../api-handler';
 
-interface ApiVersionsRequest { clusterId?: string | null; nodeId?: number }
+interface ApiVersionsRequest {
+  clusterId?: string | null;
+  nodeId?: number;
+}
 
 export const apiVersionsHandler: ApiHandler<ApiVersionsRequest> = {
   apiKey: ApiKey.ApiVersions,

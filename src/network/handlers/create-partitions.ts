@@ -18,7 +18,11 @@ export const createPartitionsHandler: ApiHandler<CreatePartitionsRequest> = {
   maxVersion: 3,
   async handle({ body, broker }) {
     const results = await broker.createPartitions({
-      topics: body.topics.map((t) => ({ name: t.name, count: t.count, assignments: t.assignments ? t.assignments.map((a) => a.brokerIds) : null })),
+      topics: body.topics.map((t) => ({
+        name: t.name,
+        count: t.count,
+        assignments: t.assignments ? t.assignments.map((a) => a.brokerIds) : null,
+      })),
       validateOnly: body.validateOnly,
     });
     return { throttleTimeMs: 0, results };

@@ -32,9 +32,21 @@ export const createTopicsHandler: ApiHandler<CreateTopicsRequest> = {
       let replicationFactor = t.replicationFactor;
       if (t.assignments.length > 0) {
         if (numPartitions !== -1 || replicationFactor !== -1) {
-          early.set(t.name, { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.' });
-        } else if (t.assignments.some((a) => a.brokerIds.some((id) => !nodeIds.has(id)) || a.brokerIds.length !== t.assignments[0]!.brokerIds.length)) {
-          early.set(t.name, { errorCode: ErrorCode.INVALID_REPLICA_ASSIGNMENT, errorMessage: 'Replica assignment names unknown brokers or uneven replica counts' });
+          early.set(t.name, {
+            errorCode: ErrorCode.INVALID_REQUEST,
+            errorMessage:
+              'Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.',
+          });
+        } else if (
+          t.assignments.some(
+            (a) =>
+              a.brokerIds.some((id) => !nodeIds.has(id)) || a.brokerIds.length !== t.assignments[0]!.brokerIds.length,
+          )
+        ) {
+          early.set(t.name, {
+            errorCode: ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+            errorMessage: 'Replica assignment names unknown brokers or uneven replica counts',
+          });
         }
         numPartitions = t.assignments.length;
         replicationFactor = t.assignments[0]!.brokerIds.length;
@@ -44,7 +56,9 @@ export const createTopicsHandler: ApiHandler<CreateTopicsRequest> = {
       return { name: t.name, numPartitions, replicationFactor, configs };
     });
     const toCreate = commands.filter((c) => !early.has(c.name));
-    const results = toCreate.length ? await broker.createTopics({ topics: toCreate, validateOnly: body.validateOnly }) : [];
+    const results = toCreate.length
+      ? await broker.createTopics({ topics: toCreate, validateOnly: body.validateOnly })
+      : [];
     const byName = new Map(results.map((r) => [r.name, r]));
     return {
       throttleTimeMs: 0,
@@ -60,7 +74,15 @@ export const createTopicsHandler: ApiHandler<CreateTopicsRequest> = {
           topicConfigErrorCode: ErrorCode.NONE,
           numPartitions: ok ? r.numPartitions : -1,
           replicationFactor: ok ? r.replicationFactor : -1,
-          configs: ok ? Object.entries(c.configs).map(([name, value]) => ({ name, value, readOnly: false, configSource: 1, isSensitive: false })) : null,
+          configs: ok
+            ? Object.entries(c.configs).map(([name, value]) => ({
+                name,
+                value,
+                readOnly: false,
+                configSource: 1,
+                isSensitive: false,
+              }))
+            : null,
         };
       }),
     };

@@ -20,12 +20,17 @@ export const deleteGroupsHandler: ApiHandler<DeleteGroupsRequestData> = {
   minVersion: 0,
   maxVersion: 3,
   async handle(ctx) {
-    const results = await Promise.all(ctx.body.groupsNames.map(async (groupId) => {
-      const reply = await askCoordinator<{ groupId: string; errorCode: number }[]>(ctx, groupId, 'delete-groups', { groupIds: [groupId] });
-      const errorCode = Array.isArray(reply) ? reply[0]!.errorCode : (reply as { errorCode: number }).errorCode;
-      const errorMessage = errorCode === ErrorCode.NONE ? null : (MESSAGES[errorCode]?.(groupId) ?? errorName(errorCode));
-      return { groupId, errorCode, errorMessage };
-    }));
+    const results = await Promise.all(
+      ctx.body.groupsNames.map(async (groupId) => {
+        const reply = await askCoordinator<{ groupId: string; errorCode: number }[]>(ctx, groupId, 'delete-groups', {
+          groupIds: [groupId],
+        });
+        const errorCode = Array.isArray(reply) ? reply[0]!.errorCode : (reply as { errorCode: number }).errorCode;
+        const errorMessage =
+          errorCode === ErrorCode.NONE ? null : (MESSAGES[errorCode]?.(groupId) ?? errorName(errorCode));
+        return { groupId, errorCode, errorMessage };
+      }),
+    );
     return { throttleTimeMs: 0, results };
   },
 };

@@ -19,21 +19,37 @@ export const deleteRecordsHandler: ApiHandler<DeleteRecordsRequest> = {
   minVersion: 0,
   maxVersion: 2,
   async handle({ body, broker }) {
-    const topics = await Promise.all(body.topics.map(async (t) => ({
-      name: t.name,
-      partitions: await Promise.all(t.partitions.map(async (p) => {
-        const answer = (errorCode: number, lowWatermark = -1) => ({ partitionIndex: p.partitionIndex, lowWatermark, errorCode });
-        const leader = leaderFor(broker, t.name, p.partitionIndex);
-        if ('errorCode' in leader) return answer(leader.errorCode);
-        try {
-          const reply = await broker.endpoint.request<{ errorCode: number; lowWatermark: number }>(leader.replica, 'delete-records', { offset: p.offset }, Math.max(1000, body.timeoutMs));
-          return answer(reply.errorCode, reply.lowWatermark);
-        } catch (error) {
-          broker.log.warn({ topic: t.name, partition: p.partitionIndex, error: String(error) }, 'delete-records to replica failed');
-          return answer(ErrorCode.REQUEST_TIMED_OUT);
-        }
+    const topics = await Promise.all(
+      body.topics.map(async (t) => ({
+        name: t.name,
+        partitions: await Promise.all(
+          t.partitions.map(async (p) => {
+            const answer = (errorCode: number, lowWatermark = -1) => ({
+              partitionIndex: p.partitionIndex,
+              lowWatermark,
+              errorCode,
+            });
+            const leader = leaderFor(broker, t.name, p.partitionIndex);
+            if ('errorCode' in leader) return answer(leader.errorCode);
+            try {
+              const reply = await broker.endpoint.request<{ errorCode: number; lowWatermark: number }>(
+                leader.replica,
+                'delete-records',
+                { offset: p.offset },
+                Math.max(1000, body.timeoutMs),
+              );
+              return answer(reply.errorCode, reply.lowWatermark);
+            } catch (error) {
+              broker.log.warn(
+                { topic: t.name, partition: p.partitionIndex, error: String(error) },
+                'delete-records to replica failed',
+              );
+              return answer(ErrorCode.REQUEST_TIMED_OUT);
+            }
+          }),
+        ),
       })),
-    })));
+    );
     return { throttleTimeMs: 0, topics };
   },
 };

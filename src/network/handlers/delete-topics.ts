@@ -17,13 +17,19 @@ export const deleteTopicsHandler: ApiHandler<DeleteTopicsRequest> = {
   minVersion: 0,
   maxVersion: 6,
   async handle({ apiVersion, body, broker }) {
-    const requested = apiVersion >= 6
-      ? body.topics.map((t) => ({ name: t.name, topicId: t.topicId === 'AAAAAAAAAAAAAAAAAAAAAA' ? null : t.topicId }))
-      : body.topicNames.map((name) => ({ name, topicId: null }));
+    const requested =
+      apiVersion >= 6
+        ? body.topics.map((t) => ({ name: t.name, topicId: t.topicId === 'AAAAAAAAAAAAAAAAAAAAAA' ? null : t.topicId }))
+        : body.topicNames.map((name) => ({ name, topicId: null }));
     const results = await broker.deleteTopics(requested);
     return {
       throttleTimeMs: 0,
-      responses: results.map((r) => ({ name: r.name, topicId: r.topicId, errorCode: r.errorCode, errorMessage: r.errorMessage })),
+      responses: results.map((r) => ({
+        name: r.name,
+        topicId: r.topicId,
+        errorCode: r.errorCode,
+        errorMessage: r.errorMessage,
+      })),
     };
   },
 };

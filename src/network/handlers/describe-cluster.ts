@@ -6,7 +6,10 @@ import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
 import type { ApiHandler } from '../api-handler';
 
-interface DescribeClusterRequest { includeClusterAuthorizedOperations: boolean; endpointType: number }
+interface DescribeClusterRequest {
+  includeClusterAuthorizedOperations: boolean;
+  endpointType: number;
+}
 
 export const describeClusterHandler: ApiHandler<DescribeClusterRequest> = {
   apiKey: ApiKey.DescribeCluster,
@@ -15,7 +18,15 @@ export const describeClusterHandler: ApiHandler<DescribeClusterRequest> = {
   maxVersion: 2,
   handle({ body, broker }) {
     if (body.endpointType !== 1) {
-      return { throttleTimeMs: 0, errorCode: ErrorCode.UNSUPPORTED_ENDPOINT_TYPE, errorMessage: 'Only broker endpoints (type 1) are served', endpointType: body.endpointType, clusterId: broker.clusterId, controllerId: -1, brokers: [] };
+      return {
+        throttleTimeMs: 0,
+        errorCode: ErrorCode.UNSUPPORTED_ENDPOINT_TYPE,
+        errorMessage: 'Only broker endpoints (type 1) are served',
+        endpointType: body.endpointType,
+        clusterId: broker.clusterId,
+        controllerId: -1,
+        brokers: [],
+      };
     }
     return {
       throttleTimeMs: 0,

@@ -23,16 +23,48 @@ export const describeConfigsHandler: ApiHandler<DescribeConfigsRequest> = {
       const base = { resourceType: resource.resourceType, resourceName: resource.resourceName };
       if (resource.resourceType === ResourceType.TOPIC) {
         const topic = broker.topic(resource.resourceName);
-        if (!topic) return { ...base, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `Topic ${resource.resourceName} does not exist`, configs: [] };
-        return { ...base, errorCode: ErrorCode.NONE, errorMessage: null, configs: withDocs(describeTopicConfigs(topic, broker, resource.configurationKeys, body.includeSynonyms), body.includeDocumentation) };
+        if (!topic)
+          return {
+            ...base,
+            errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+            errorMessage: `Topic ${resource.resourceName} does not exist`,
+            configs: [],
+          };
+        return {
+          ...base,
+          errorCode: ErrorCode.NONE,
+          errorMessage: null,
+          configs: withDocs(
+            describeTopicConfigs(topic, broker, resource.configurationKeys, body.includeSynonyms),
+            body.includeDocumentation,
+          ),
+        };
       }
       if (resource.resourceType === ResourceType.BROKER) {
         if (resource.resourceName !== '' && resource.resourceName !== String(broker.nodeId)) {
-          return { ...base, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unexpected broker id, expected ${broker.nodeId} or empty string, but received ${resource.resourceName}`, configs: [] };
+          return {
+            ...base,
+            errorCode: ErrorCode.INVALID_REQUEST,
+            errorMessage: `Unexpected broker id, expected ${broker.nodeId} or empty string, but received ${resource.resourceName}`,
+            configs: [],
+          };
         }
-        return { ...base, errorCode: ErrorCode.NONE, errorMessage: null, configs: withDocs(describeBrokerConfigs(broker, resource.configurationKeys, body.includeSynonyms), body.includeDocumentation) };
+        return {
+          ...base,
+          errorCode: ErrorCode.NONE,
+          errorMessage: null,
+          configs: withDocs(
+            describeBrokerConfigs(broker, resource.configurationKeys, body.includeSynonyms),
+            body.includeDocumentation,
+          ),
+        };
       }
-      return { ...base, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unsupported resource type ${resource.resourceType}`, configs: [] };
+      return {
+        ...base,
+        errorCode: ErrorCode.INVALID_REQUEST,
+        errorMessage: `Unsupported resource type ${resource.resourceType}`,
+        configs: [],
+      };
     });
     return { throttleTimeMs: 0, results };
   },

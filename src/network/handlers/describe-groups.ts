@@ -19,19 +19,28 @@ export const describeGroupsHandler: ApiHandler<DescribeGroupsRequestData> = {
   maxVersion: 6,
   async handle(ctx) {
     const { body, apiVersion } = ctx;
-    const groups = await Promise.all(body.groups.map(async (groupId) => {
-      const reply = await askCoordinator<DescribedGroup[]>(ctx, groupId, 'describe', { groupIds: [groupId] });
-      const described: DescribedGroup = Array.isArray(reply) ? reply[0]! : {
-        errorCode: (reply as { errorCode: number }).errorCode, groupId, groupState: 'Dead', protocolType: '', protocolData: '', members: [],
-      };
-      const notFound = described.errorCode === ErrorCode.GROUP_ID_NOT_FOUND;
-      return {
-        ...described,
-        errorCode: notFound && apiVersion < 6 ? ErrorCode.NONE : described.errorCode,
-        errorMessage: notFound && apiVersion >= 6 ? `Group ${groupId} not found.` : null,
-        authorizedOperations: AUTHORIZED_OPERATIONS_OMITTED,
-      };
-    }));
+    const groups = await Promise.all(
+      body.groups.map(async (groupId) => {
+        const reply = await askCoordinator<DescribedGroup[]>(ctx, groupId, 'describe', { groupIds: [groupId] });
+        const described: DescribedGroup = Array.isArray(reply)
+          ? reply[0]!
+          : {
+              errorCode: (reply as { errorCode: number }).errorCode,
+              groupId,
+              groupState: 'Dead',
+              protocolType: '',
+              protocolData: '',
+              members: [],
+            };
+        const notFound = described.errorCode === ErrorCode.GROUP_ID_NOT_FOUND;
+        return {
+          ...described,
+          errorCode: notFound && apiVersion < 6 ? ErrorCode.NONE : described.errorCode,
+          errorMessage: notFound && apiVersion >= 6 ? `Group ${groupId} not found.` : null,
+          authorizedOperations: AUTHORIZED_OPERATIONS_OMITTED,
+        };
+      }),
+    );
     return { throttleTimeMs: 0, groups };
   },
 };

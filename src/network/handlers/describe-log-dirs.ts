@@ -7,7 +7,9 @@ import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
 import type { ApiHandler } from '../api-handler';
 
-interface DescribeLogDirsRequest { topics: { topic: string; partitions: number[] }[] | null }
+interface DescribeLogDirsRequest {
+  topics: { topic: string; partitions: number[] }[] | null;
+}
 
 export const describeLogDirsHandler: ApiHandler<DescribeLogDirsRequest> = {
   apiKey: ApiKey.DescribeLogDirs,
@@ -21,7 +23,10 @@ export const describeLogDirsHandler: ApiHandler<DescribeLogDirsRequest> = {
       throttleTimeMs: 0,
       errorCode: ErrorCode.NONE,
       results: dirs.map((dir) => {
-        const byTopic = new Map<string, { partitionIndex: number; partitionSize: number; offsetLag: number; isFutureKey: boolean }[]>();
+        const byTopic = new Map<
+          string,
+          { partitionIndex: number; partitionSize: number; offsetLag: number; isFutureKey: boolean }[]
+        >();
         for (const p of dir.partitions) {
           if (wanted !== null && !wanted.get(p.topic)?.has(p.partition)) continue;
           const list = byTopic.get(p.topic) ?? [];
@@ -31,7 +36,10 @@ export const describeLogDirsHandler: ApiHandler<DescribeLogDirsRequest> = {
         return {
           errorCode: ErrorCode.NONE,
           logDir: dir.logDir,
-          topics: [...byTopic.entries()].map(([name, partitions]) => ({ name, partitions: partitions.sort((a, b) => a.partitionIndex - b.partitionIndex) })),
+          topics: [...byTopic.entries()].map(([name, partitions]) => ({
+            name,
+            partitions: partitions.sort((a, b) => a.partitionIndex - b.partitionIndex),
+          })),
           totalBytes: dir.totalBytes,
           usableBytes: dir.usableBytes,
           isCordoned: false,

@@ -30,7 +30,11 @@ interface ElectLeadersRequest {
   timeoutMs: number;
 }
 
-interface PartitionResult { partitionId: number; errorCode: number; errorMessage: string | null }
+interface PartitionResult {
+  partitionId: number;
+  errorCode: number;
+  errorMessage: string | null;
+}
 
 export const electLeadersHandler: ApiHandler<ElectLeadersRequest> = {
   apiKey: ApiKey.ElectLeaders,
@@ -60,10 +64,25 @@ export const electLeadersHandler: ApiHandler<ElectLeadersRequest> = {
         return {
           topic: t.topic,
           partitionResult: t.partitions.map((partitionId): PartitionResult => {
-            if (!validType) return { partitionId, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unknown election type ${type}` };
-            if (state === undefined) return { partitionId, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `No such topic as ${t.topic}` };
+            if (!validType)
+              return {
+                partitionId,
+                errorCode: ErrorCode.INVALID_REQUEST,
+                errorMessage: `Unknown election type ${type}`,
+              };
+            if (state === undefined)
+              return {
+                partitionId,
+                errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                errorMessage: `No such topic as ${t.topic}`,
+              };
             const partition = state.partitions.find((p) => p.partition === partitionId);
-            if (partition === undefined) return { partitionId, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `No such partition as ${t.topic}-${partitionId}` };
+            if (partition === undefined)
+              return {
+                partitionId,
+                errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                errorMessage: `No such partition as ${t.topic}-${partitionId}`,
+              };
             return electionResult(type, state, partition);
           }),
         };
@@ -80,11 +99,27 @@ function needsElection(type: number, p: PartitionState): boolean {
 /** The outcome for one existing partition; see the file comment. */
 function electionResult(type: number, topic: TopicState, p: PartitionState): PartitionResult {
   const partitionId = p.partition;
-  if (!needsElection(type, p)) return { partitionId, errorCode: ErrorCode.ELECTION_NOT_NEEDED, errorMessage: 'Leader election not needed for topic partition.' };
+  if (!needsElection(type, p))
+    return {
+      partitionId,
+      errorCode: ErrorCode.ELECTION_NOT_NEEDED,
+      errorMessage: 'Leader election not needed for topic partition.',
+    };
   if (type === PREFERRED_ELECTION) {
     const preferred = p.replicas[0];
-    const why = preferred === undefined || !p.isr.includes(preferred) ? `it is not in the ISR ${JSON.stringify(p.isr)}` : 'Skiff does not move leadership between replicas yet';
-    return { partitionId, errorCode: ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE, errorMessage: `Failed to elect the preferred replica ${preferred} of ${topic.name}-${partitionId}: ${why}.` };
+    const why =
+      preferred === undefined || !p.isr.includes(preferred)
+        ? `it is not in the ISR ${JSON.stringify(p.isr)}`
+        : 'Skiff does not move leadership between replicas yet';
+    return {
+      partitionId,
+      errorCode: ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE,
+      errorMessage: `Failed to elect the preferred replica ${preferred} of ${topic.name}-${partitionId}: ${why}.`,
+    };
   }
-  return { partitionId, errorCode: ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE, errorMessage: `No replica of ${topic.name}-${partitionId} is eligible for an unclean election.` };
+  return {
+    partitionId,
+    errorCode: ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE,
+    errorMessage: `No replica of ${topic.name}-${partitionId} is eligible for an unclean election.`,
+  };
 }

@@ -15,7 +15,12 @@ import type { ApiHandler } from '../api-handler';
 import { leaderFor } from './leader-lookup';
 import type { BrokerContext } from '../broker-context';
 
-interface FetchPartitionRequest { partition: number; currentLeaderEpoch: number; fetchOffset: number; partitionMaxBytes: number }
+interface FetchPartitionRequest {
+  partition: number;
+  currentLeaderEpoch: number;
+  fetchOffset: number;
+  partitionMaxBytes: number;
+}
 interface FetchRequest {
   replicaId: number;
   maxWaitMs: number;
@@ -84,7 +89,16 @@ function hasError(results: { partitions: PartitionResult[] }[]): boolean {
 }
 
 function emptyResult(partitionIndex: number, errorCode: number): PartitionResult {
-  return { partitionIndex, errorCode, highWatermark: -1, lastStableOffset: -1, logStartOffset: -1, abortedTransactions: null, preferredReadReplica: -1, records: null };
+  return {
+    partitionIndex,
+    errorCode,
+    highWatermark: -1,
+    lastStableOffset: -1,
+    logStartOffset: -1,
+    abortedTransactions: null,
+    preferredReadReplica: -1,
+    records: null,
+  };
 }
 
 /** Checks the client's view of the leader epoch (KIP-320): -1 skips the check. */
@@ -109,11 +123,16 @@ async function readAll(body: FetchRequest, broker: BrokerContext, unknownTopicCo
       const epochCode = epochError(broker, t.topic, p.partition, p.currentLeaderEpoch);
       if (epochCode !== ErrorCode.NONE) return emptyResult(p.partition, epochCode);
       try {
-        const reply = await broker.endpoint.request<FetchReply>(replica, 'fetch', {
-          fetchOffset: p.fetchOffset,
-          maxBytes: Math.max(0, Math.min(p.partitionMaxBytes, responseMaxBytes)),
-          minOneBatch: true,
-        }, REPLY_GRACE_MS);
+        const reply = await broker.endpoint.request<FetchReply>(
+          replica,
+          'fetch',
+          {
+            fetchOffset: p.fetchOffset,
+            maxBytes: Math.max(0, Math.min(p.partitionMaxBytes, responseMaxBytes)),
+            minOneBatch: true,
+          },
+          REPLY_GRACE_MS,
+        );
         return {
           partitionIndex: p.partition,
           errorCode: reply.errorCode,
@@ -131,7 +150,8 @@ async function readAll(body: FetchRequest, broker: BrokerContext, unknownTopicCo
     }),
   }));
   const results: { topic: string; topicId: string; partitions: PartitionResult[] }[] = [];
-  for (const r of reads) results.push({ topic: r.topic, topicId: r.topicId, partitions: await Promise.all(r.partitions) });
+  for (const r of reads)
+    results.push({ topic: r.topic, topicId: r.topicId, partitions: await Promise.all(r.partitions) });
   enforceResponseMaxBytes(results, responseMaxBytes);
   return results;
 }
@@ -163,7 +183,12 @@ function enforceResponseMaxBytes(results: { partitions: PartitionResult[] }[], m
 }
 
 /** Resolves true when some partition has data past its fetch offset, false at the deadline. */
-function waitForData(body: FetchRequest, results: { partitions: PartitionResult[] }[], broker: BrokerContext, remainingMs: number): Promise<boolean> {
+function waitForData(
+  body: FetchRequest,
+  results: { partitions: PartitionResult[] }[],
+  broker: BrokerContext,
+  remainingMs: number,
+): Promise<boolean> {
   return new Promise((resolve) => {
     let settled = false;
     const finish = (value: boolean) => {
@@ -173,12 +198,24 @@ function waitForData(body: FetchRequest, results: { partitions: PartitionResult[
       resolve(value);
     };
     const timer = setTimeout(() => finish(false), Math.max(0, remainingMs));
-    body.topics.forEach((t, ti) => t.partitions.forEach((p, pi) => {
-      const replica = broker.leaderReplica(t.topic, p.partition);
-      if (replica === null || results[ti]!.partitions[pi]!.errorCode !== ErrorCode.NONE) return;
-      broker.endpoint
-        .request<{ ready: boolean }>(replica, 'watch', { fetchOffset: p.fetchOffset, maxWaitMs: remainingMs }, remainingMs + REPLY_GRACE_MS)
-        .then((r) => { if (r.ready) finish(true); }, () => undefined);
-    }));
+    body.topics.forEach((t, ti) =>
+      t.partitions.forEach((p, pi) => {
+        const replica = broker.leaderReplica(t.topic, p.partition);
+        if (replica === null || results[ti]!.partitions[pi]!.errorCode !== ErrorCode.NONE) return;
+        broker.endpoint
+          .request<{ ready: boolean }>(
+            replica,
+            'watch',
+            { fetchOffset: p.fetchOffset, maxWaitMs: remainingMs },
+            remainingMs + REPLY_GRACE_MS,
+          )
+          .then(
+            (r) => {
+              if (r.ready) finish(true);
+            },
+            () => undefined,
+          );
+      }),
+    );
   });
 }

@@ -12,14 +12,40 @@ import { ErrorCode } from '../../protocol/error-codes';
 import type { ApiHandler, RequestContext } from '../api-handler';
 import { OFFSETS_TOPIC, offsetsPartitionFor } from '../../group/offsets-records';
 
-interface FindCoordinatorRequest { key: string; keyType: number; coordinatorKeys: string[] }
-interface Coordinator { key: string; nodeId: number; host: string; port: number; errorCode: number; errorMessage: string | null }
+interface FindCoordinatorRequest {
+  key: string;
+  keyType: number;
+  coordinatorKeys: string[];
+}
+interface Coordinator {
+  key: string;
+  nodeId: number;
+  host: string;
+  port: number;
+  errorCode: number;
+  errorMessage: string | null;
+}
 
 async function coordinatorOf(ctx: RequestContext, key: string, keyType: number): Promise<Coordinator> {
   const { broker } = ctx;
-  const fail = (errorCode: number, errorMessage: string): Coordinator => ({ key, nodeId: -1, host: '', port: -1, errorCode, errorMessage });
+  const fail = (errorCode: number, errorMessage: string): Coordinator => ({
+    key,
+    nodeId: -1,
+    host: '',
+    port: -1,
+    errorCode,
+    errorMessage,
+  });
   const self = broker.brokers().find((b) => b.nodeId === broker.nodeId)!;
-  if (keyType === 1) return { key, nodeId: self.nodeId, host: self.host, port: self.port, errorCode: ErrorCode.NONE, errorMessage: null };
+  if (keyType === 1)
+    return {
+      key,
+      nodeId: self.nodeId,
+      host: self.host,
+      port: self.port,
+      errorCode: ErrorCode.NONE,
+      errorMessage: null,
+    };
   if (keyType !== 0) return fail(ErrorCode.INVALID_REQUEST, `Unknown coordinator key type ${keyType}`);
   try {
     await broker.ensureOffsetsTopic();
@@ -29,7 +55,10 @@ async function coordinatorOf(ctx: RequestContext, key: string, keyType: number):
   }
   // The coordinator is the leader of the group's partition (this broker while there is one broker).
   const topic = broker.topic(OFFSETS_TOPIC);
-  const leader = topic && topic.partitions.length > 0 ? topic.partitions[offsetsPartitionFor(key, topic.partitions.length)]!.leader : -1;
+  const leader =
+    topic && topic.partitions.length > 0
+      ? topic.partitions[offsetsPartitionFor(key, topic.partitions.length)]!.leader
+      : -1;
   const node = broker.brokers().find((b) => b.nodeId === leader);
   if (!node) return fail(ErrorCode.COORDINATOR_NOT_AVAILABLE, 'The coordinator is not available.');
   return { key, nodeId: node.nodeId, host: node.host, port: node.port, errorCode: ErrorCode.NONE, errorMessage: null };
@@ -43,7 +72,10 @@ export const findCoordinatorHandler: ApiHandler<FindCoordinatorRequest> = {
   async handle(ctx) {
     const { apiVersion, body } = ctx;
     if (apiVersion >= 4) {
-      return { throttleTimeMs: 0, coordinators: await Promise.all(body.coordinatorKeys.map((key) => coordinatorOf(ctx, key, body.keyType))) };
+      return {
+        throttleTimeMs: 0,
+        coordinators: await Promise.all(body.coordinatorKeys.map((key) => coordinatorOf(ctx, key, body.keyType))),
+      };
     }
     const { key: _key, ...single } = await coordinatorOf(ctx, body.key, body.keyType);
     return { throttleTimeMs: 0, ...single };

@@ -24,14 +24,26 @@ export function clientHostOf(remote: string): string {
  * (JoinGroup waits for the rebalance).
  */
 export async function askCoordinator<T extends object>(
-  ctx: RequestContext, groupId: string, type: string, request: unknown, waitMs = 0,
+  ctx: RequestContext,
+  groupId: string,
+  type: string,
+  request: unknown,
+  waitMs = 0,
 ): Promise<T | { errorCode: number }> {
   const route = ctx.broker.groupCoordinatorFor(groupId);
   if (route.actor === null) return { errorCode: route.errorCode };
   try {
-    return await ctx.broker.endpoint.request<T>(route.actor, type, {
-      version: ctx.apiVersion, clientId: ctx.clientId ?? '', clientHost: clientHostOf(ctx.remote), request,
-    }, waitMs + COORDINATOR_SLACK_MS);
+    return await ctx.broker.endpoint.request<T>(
+      route.actor,
+      type,
+      {
+        version: ctx.apiVersion,
+        clientId: ctx.clientId ?? '',
+        clientHost: clientHostOf(ctx.remote),
+        request,
+      },
+      waitMs + COORDINATOR_SLACK_MS,
+    );
   } catch (error) {
     ctx.broker.log.warn({ groupId, type, error: String(error) }, 'group coordinator did not answer');
     return { errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE };

@@ -10,7 +10,11 @@ import type { BrokerContext } from '../broker-context';
 import { ResourceType } from './config-resources';
 
 interface IncrementalAlterConfigsRequest {
-  resources: { resourceType: number; resourceName: string; configs: { name: string; configOperation: number; value: string | null }[] }[];
+  resources: {
+    resourceType: number;
+    resourceName: string;
+    configs: { name: string; configOperation: number; value: string | null }[];
+  }[];
   validateOnly: boolean;
 }
 
@@ -29,20 +33,39 @@ export async function alterTopicResources(
   const topics: { index: number; topic: string; ops: Op[] }[] = [];
   resources.forEach((r, index) => {
     if (r.resourceType === ResourceType.BROKER) {
-      answers.set(index, { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Skiff has no dynamic broker configs: set them in server.properties or with --override' });
+      answers.set(index, {
+        errorCode: ErrorCode.INVALID_REQUEST,
+        errorMessage: 'Skiff has no dynamic broker configs: set them in server.properties or with --override',
+      });
     } else if (r.resourceType !== ResourceType.TOPIC) {
-      answers.set(index, { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unsupported resource type ${r.resourceType}` });
+      answers.set(index, {
+        errorCode: ErrorCode.INVALID_REQUEST,
+        errorMessage: `Unsupported resource type ${r.resourceType}`,
+      });
     } else if (topics.some((t) => t.topic === r.resourceName)) {
-      answers.set(index, { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Duplicate resource ${r.resourceName}` });
+      answers.set(index, {
+        errorCode: ErrorCode.INVALID_REQUEST,
+        errorMessage: `Duplicate resource ${r.resourceName}`,
+      });
     } else {
       topics.push({ index, topic: r.resourceName, ops: r.ops });
     }
   });
   if (topics.length) {
-    const results = await broker.alterTopicConfigs({ resources: topics.map((t) => ({ topic: t.topic, ops: t.ops })), incremental, validateOnly });
-    topics.forEach((t, i) => answers.set(t.index, { errorCode: results[i]!.errorCode, errorMessage: results[i]!.errorMessage }));
+    const results = await broker.alterTopicConfigs({
+      resources: topics.map((t) => ({ topic: t.topic, ops: t.ops })),
+      incremental,
+      validateOnly,
+    });
+    topics.forEach((t, i) =>
+      answers.set(t.index, { errorCode: results[i]!.errorCode, errorMessage: results[i]!.errorMessage }),
+    );
   }
-  return resources.map((r, index) => ({ ...answers.get(index)!, resourceType: r.resourceType, resourceName: r.resourceName }));
+  return resources.map((r, index) => ({
+    ...answers.get(index)!,
+    resourceType: r.resourceType,
+    resourceName: r.resourceName,
+  }));
 }
 
 export const incrementalAlterConfigsHandler: ApiHandler<IncrementalAlterConfigsRequest> = {
@@ -63,7 +86,8 @@ export const incrementalAlterConfigsHandler: ApiHandler<IncrementalAlterConfigsR
         responses: body.resources.map((r, i) => ({
           errorCode: i === invalid ? ErrorCode.INVALID_REQUEST : ErrorCode.NONE,
           errorMessage: i === invalid ? 'Unknown config operation' : null,
-          resourceType: r.resourceType, resourceName: r.resourceName,
+          resourceType: r.resourceType,
+          resourceName: r.resourceName,
         })),
       };
     }

@@ -9,7 +9,12 @@ import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
 import type { ApiHandler } from '../api-handler';
 
-interface InitProducerIdRequest { transactionalId: string | null; transactionTimeoutMs: number; producerId: number; producerEpoch: number }
+interface InitProducerIdRequest {
+  transactionalId: string | null;
+  transactionTimeoutMs: number;
+  producerId: number;
+  producerEpoch: number;
+}
 
 export const initProducerIdHandler: ApiHandler<InitProducerIdRequest> = {
   apiKey: ApiKey.InitProducerId,
@@ -18,7 +23,12 @@ export const initProducerIdHandler: ApiHandler<InitProducerIdRequest> = {
   maxVersion: 5,
   async handle({ body, broker }) {
     if (body.transactionalId !== null) {
-      return { throttleTimeMs: 0, errorCode: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, producerId: -1, producerEpoch: -1 };
+      return {
+        throttleTimeMs: 0,
+        errorCode: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+        producerId: -1,
+        producerEpoch: -1,
+      };
     }
     const { producerId, producerEpoch } = await broker.initProducerId();
     return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, producerId, producerEpoch };

@@ -17,17 +17,27 @@ export const joinGroupHandler: ApiHandler<JoinGroupRequestData> = {
   maxVersion: 9,
   async handle(ctx) {
     const { body, apiVersion } = ctx;
-    const waitMs = Math.max(body.rebalanceTimeoutMs, body.sessionTimeoutMs) + ctx.broker.config.groupInitialRebalanceDelayMs;
+    const waitMs =
+      Math.max(body.rebalanceTimeoutMs, body.sessionTimeoutMs) + ctx.broker.config.groupInitialRebalanceDelayMs;
     const reply = await askCoordinator<JoinResult>(ctx, body.groupId, 'join', body, waitMs);
     const result: JoinResult = isBareError(reply)
-      ? { errorCode: reply.errorCode, generationId: -1, protocolType: null, protocolName: null, leader: '', memberId: body.memberId, skipAssignment: false, members: [] }
+      ? {
+          errorCode: reply.errorCode,
+          generationId: -1,
+          protocolType: null,
+          protocolName: null,
+          leader: '',
+          memberId: body.memberId,
+          skipAssignment: false,
+          members: [],
+        }
       : reply;
     return {
       throttleTimeMs: 0,
       errorCode: result.errorCode,
       generationId: result.generationId,
       protocolType: result.protocolType,
-      protocolName: apiVersion >= 7 ? result.protocolName : result.protocolName ?? '',
+      protocolName: apiVersion >= 7 ? result.protocolName : (result.protocolName ?? ''),
       leader: result.leader,
       skipAssignment: result.skipAssignment,
       memberId: result.memberId,

@@ -12,7 +12,12 @@ import type { BrokerContext } from '../broker-context';
 export type LeaderLookup = { replica: ActorId; topic: TopicState } | { errorCode: number };
 
 /** `topic` may be given already resolved (e.g. from a topic ID); `unknownTopicCode` defaults to UNKNOWN_TOPIC_OR_PARTITION. */
-export function leaderFor(broker: BrokerContext, topic: TopicState | string | undefined, partition: number, unknownTopicCode: number = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION): LeaderLookup {
+export function leaderFor(
+  broker: BrokerContext,
+  topic: TopicState | string | undefined,
+  partition: number,
+  unknownTopicCode: number = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+): LeaderLookup {
   const state = typeof topic === 'string' ? broker.topic(topic) : topic;
   if (!state) return { errorCode: unknownTopicCode };
   const replica = broker.leaderReplica(state.name, partition);

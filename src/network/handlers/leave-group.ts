@@ -22,6 +22,10 @@ export const leaveGroupHandler: ApiHandler<LeaveGroupRequestData> = {
     const result: LeaveResult = isBareError(reply) ? { errorCode: reply.errorCode, members: [] } : reply;
     if (apiVersion >= 3) return { throttleTimeMs: 0, errorCode: result.errorCode, members: result.members };
     const memberError = result.members.find((m) => m.errorCode !== ErrorCode.NONE)?.errorCode ?? ErrorCode.NONE;
-    return { throttleTimeMs: 0, errorCode: result.errorCode !== ErrorCode.NONE ? result.errorCode : memberError, members: [] };
+    return {
+      throttleTimeMs: 0,
+      errorCode: result.errorCode !== ErrorCode.NONE ? result.errorCode : memberError,
+      members: [],
+    };
   },
 };

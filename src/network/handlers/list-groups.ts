@@ -15,11 +15,24 @@ export const listGroupsHandler: ApiHandler<ListGroupsRequestData> = {
   minVersion: 0,
   maxVersion: 5,
   async handle({ body, broker }) {
-    const replies = await Promise.all(broker.groupCoordinators().map((actor) =>
-      broker.endpoint.request<{ errorCode: number; groups: ListedGroup[] }>(actor, 'list', { statesFilter: body.statesFilter, typesFilter: body.typesFilter }, 30_000)
-        .catch(() => ({ errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, groups: [] as ListedGroup[] }))));
+    const replies = await Promise.all(
+      broker
+        .groupCoordinators()
+        .map((actor) =>
+          broker.endpoint
+            .request<{ errorCode: number; groups: ListedGroup[] }>(
+              actor,
+              'list',
+              { statesFilter: body.statesFilter, typesFilter: body.typesFilter },
+              30_000,
+            )
+            .catch(() => ({ errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, groups: [] as ListedGroup[] })),
+        ),
+    );
     const errorCode = replies.find((r) => r.errorCode !== ErrorCode.NONE)?.errorCode ?? ErrorCode.NONE;
-    const groups = replies.flatMap((r) => r.groups).sort((a, b) => (a.groupId < b.groupId ? -1 : a.groupId > b.groupId ? 1 : 0));
+    const groups = replies
+      .flatMap((r) => r.groups)
+      .sort((a, b) => (a.groupId < b.groupId ? -1 : a.groupId > b.groupId ? 1 : 0));
     return { throttleTimeMs: 0, errorCode, groups };
   },
 };

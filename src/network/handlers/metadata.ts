@@ -31,7 +31,13 @@ export const metadataHandler: ApiHandler<MetadataRequest> = {
     } else {
       const requested = body.topics!;
       const missing = requested
-        .filter((t) => t.name !== null && !broker.topic(t.name) && (t.topicId === ZERO_UUID || !t.topicId) && topicNameInvalidReason(t.name) === null)
+        .filter(
+          (t) =>
+            t.name !== null &&
+            !broker.topic(t.name) &&
+            (t.topicId === ZERO_UUID || !t.topicId) &&
+            topicNameInvalidReason(t.name) === null,
+        )
         .map((t) => t.name!);
       if (allowAutoCreate && missing.length) {
         const unique = [...new Set(missing)];
@@ -45,9 +51,20 @@ export const metadataHandler: ApiHandler<MetadataRequest> = {
         const topic = byId ?? (t.name !== null ? broker.topic(t.name) : undefined);
         if (topic) return describeTopic(topic, broker);
         const invalid = t.name !== null && topicNameInvalidReason(t.name) !== null;
-        const errorCode = t.topicId && t.topicId !== ZERO_UUID && t.name === null ? ErrorCode.UNKNOWN_TOPIC_ID
-          : invalid ? ErrorCode.INVALID_TOPIC_EXCEPTION : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
-        return { errorCode, name: t.name, topicId: t.topicId || ZERO_UUID, isInternal: false, partitions: [], topicAuthorizedOperations: -2147483648 };
+        const errorCode =
+          t.topicId && t.topicId !== ZERO_UUID && t.name === null
+            ? ErrorCode.UNKNOWN_TOPIC_ID
+            : invalid
+              ? ErrorCode.INVALID_TOPIC_EXCEPTION
+              : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+        return {
+          errorCode,
+          name: t.name,
+          topicId: t.topicId || ZERO_UUID,
+          isInternal: false,
+          partitions: [],
+          topicAuthorizedOperations: -2147483648,
+        };
       });
     }
     return {

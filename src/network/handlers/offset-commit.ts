@@ -27,32 +27,45 @@ export const offsetCommitHandler: ApiHandler<OffsetCommitRequestData> = {
       const topic = useIds ? broker.topicById(t.topicId) : broker.topic(t.name);
       const unknownCode = useIds ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
       const partitions = t.partitions.filter((p) => {
-        const errorCode = !topic ? unknownCode : (p.partitionIndex < 0 || p.partitionIndex >= topic.partitions.length ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.NONE);
+        const errorCode = !topic
+          ? unknownCode
+          : p.partitionIndex < 0 || p.partitionIndex >= topic.partitions.length
+            ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            : ErrorCode.NONE;
         if (errorCode !== ErrorCode.NONE) errors.set(`${index}\0${p.partitionIndex}`, errorCode);
         return errorCode === ErrorCode.NONE;
       });
       if (topic && partitions.length > 0) valid.push({ name: topic.name, partitions });
     });
     const request: CommitRequest = {
-      groupId: body.groupId, generationId: body.generationIdOrMemberEpoch, memberId: body.memberId, groupInstanceId: body.groupInstanceId, topics: valid,
+      groupId: body.groupId,
+      generationId: body.generationIdOrMemberEpoch,
+      memberId: body.memberId,
+      groupInstanceId: body.groupInstanceId,
+      topics: valid,
     };
-    const reply = valid.length > 0 ? await askCoordinator<CommitResult>(ctx, body.groupId, 'commit', request) : { topics: [] };
+    const reply =
+      valid.length > 0 ? await askCoordinator<CommitResult>(ctx, body.groupId, 'commit', request) : { topics: [] };
     const codes = new Map<string, number>();
     if (isBareError(reply)) {
       for (const t of valid) for (const p of t.partitions) codes.set(`${t.name}\0${p.partitionIndex}`, reply.errorCode);
     } else {
-      for (const t of reply.topics) for (const p of t.partitions) codes.set(`${t.name}\0${p.partitionIndex}`, p.errorCode);
+      for (const t of reply.topics)
+        for (const p of t.partitions) codes.set(`${t.name}\0${p.partitionIndex}`, p.errorCode);
     }
     return {
       throttleTimeMs: 0,
       topics: body.topics.map((t, index) => {
-        const name = useIds ? broker.topicById(t.topicId)?.name ?? '' : t.name;
+        const name = useIds ? (broker.topicById(t.topicId)?.name ?? '') : t.name;
         return {
           name: t.name,
           topicId: useIds ? t.topicId : ZERO_UUID,
           partitions: t.partitions.map((p) => ({
             partitionIndex: p.partitionIndex,
-            errorCode: errors.get(`${index}\0${p.partitionIndex}`) ?? codes.get(`${name}\0${p.partitionIndex}`) ?? ErrorCode.UNKNOWN_SERVER_ERROR,
+            errorCode:
+              errors.get(`${index}\0${p.partitionIndex}`) ??
+              codes.get(`${name}\0${p.partitionIndex}`) ??
+              ErrorCode.UNKNOWN_SERVER_ERROR,
           })),
         };
       }),

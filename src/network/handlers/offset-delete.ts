@@ -22,17 +22,24 @@ export const offsetDeleteHandler: ApiHandler<OffsetDeleteRequestData> = {
     const valid: { name: string; partitions: number[] }[] = [];
     for (const t of body.topics) {
       const topic = broker.topic(t.name);
-      const partitions = t.partitions.map((p) => p.partitionIndex).filter((p) => {
-        const ok = topic !== undefined && p >= 0 && p < topic.partitions.length;
-        if (!ok) unknown.add(`${t.name}\0${p}`);
-        return ok;
-      });
+      const partitions = t.partitions
+        .map((p) => p.partitionIndex)
+        .filter((p) => {
+          const ok = topic !== undefined && p >= 0 && p < topic.partitions.length;
+          if (!ok) unknown.add(`${t.name}\0${p}`);
+          return ok;
+        });
       if (partitions.length > 0) valid.push({ name: t.name, partitions });
     }
-    const reply = await askCoordinator<{ errorCode: number; topics: Topics }>(ctx, body.groupId, 'offset-delete', { groupId: body.groupId, topics: valid });
-    if (!('topics' in reply) || reply.errorCode !== ErrorCode.NONE) return { throttleTimeMs: 0, errorCode: reply.errorCode, topics: [] };
+    const reply = await askCoordinator<{ errorCode: number; topics: Topics }>(ctx, body.groupId, 'offset-delete', {
+      groupId: body.groupId,
+      topics: valid,
+    });
+    if (!('topics' in reply) || reply.errorCode !== ErrorCode.NONE)
+      return { throttleTimeMs: 0, errorCode: reply.errorCode, topics: [] };
     const codes = new Map<string, number>();
-    for (const t of reply.topics) for (const p of t.partitions) codes.set(`${t.name}\0${p.partitionIndex}`, p.errorCode);
+    for (const t of reply.topics)
+      for (const p of t.partitions) codes.set(`${t.name}\0${p.partitionIndex}`, p.errorCode);
     return {
       throttleTimeMs: 0,
       errorCode: ErrorCode.NONE,
@@ -40,7 +47,9 @@ export const offsetDeleteHandler: ApiHandler<OffsetDeleteRequestData> = {
         name: t.name,
         partitions: t.partitions.map((p) => ({
           partitionIndex: p.partitionIndex,
-          errorCode: unknown.has(`${t.name}\0${p.partitionIndex}`) ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : codes.get(`${t.name}\0${p.partitionIndex}`) ?? ErrorCode.NONE,
+          errorCode: unknown.has(`${t.name}\0${p.partitionIndex}`)
+            ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            : (codes.get(`${t.name}\0${p.partitionIndex}`) ?? ErrorCode.NONE),
         })),
       })),
     };

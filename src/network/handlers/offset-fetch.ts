@@ -12,14 +12,24 @@ import type { FetchOffsetsRequest, FetchOffsetsResult } from '../../group/group-
 import type { ApiHandler, RequestContext } from '../api-handler';
 import { askCoordinator, isBareError } from './group-routing';
 
-async function fetchGroup(ctx: RequestContext, groupId: string, topics: FetchOffsetsRequest['topics']): Promise<FetchOffsetsResult> {
+async function fetchGroup(
+  ctx: RequestContext,
+  groupId: string,
+  topics: FetchOffsetsRequest['topics'],
+): Promise<FetchOffsetsResult> {
   const reply = await askCoordinator<FetchOffsetsResult>(ctx, groupId, 'fetch-offsets', { groupId, topics });
   if (!isBareError(reply)) return reply;
   return {
     errorCode: reply.errorCode,
     topics: (topics ?? []).map((t) => ({
       name: t.name,
-      partitions: t.partitionIndexes.map((partitionIndex) => ({ partitionIndex, committedOffset: -1, committedLeaderEpoch: -1, metadata: '', errorCode: reply.errorCode })),
+      partitions: t.partitionIndexes.map((partitionIndex) => ({
+        partitionIndex,
+        committedOffset: -1,
+        committedLeaderEpoch: -1,
+        metadata: '',
+        errorCode: reply.errorCode,
+      })),
     })),
   };
 }
@@ -39,34 +49,53 @@ export const offsetFetchHandler: ApiHandler<OffsetFetchRequestData> = {
         errorCode: result.errorCode,
         topics: result.topics.map((t) => ({
           name: t.name,
-          partitions: t.partitions.map((p) => ({ ...p, errorCode: perPartitionErrors && p.errorCode === ErrorCode.NONE ? result.errorCode : p.errorCode })),
+          partitions: t.partitions.map((p) => ({
+            ...p,
+            errorCode: perPartitionErrors && p.errorCode === ErrorCode.NONE ? result.errorCode : p.errorCode,
+          })),
         })),
       };
     }
     const useIds = apiVersion >= 10;
-    const groups = await Promise.all(body.groups.map(async (g) => {
-      const unknownIds = new Map<string, number[]>();
-      const topics = g.topics === null ? null : g.topics.flatMap((t) => {
-        if (!useIds) return [{ name: t.name, partitionIndexes: t.partitionIndexes }];
-        const topic = broker.topicById(t.topicId);
-        if (!topic) {
-          unknownIds.set(t.topicId, t.partitionIndexes);
-          return [];
+    const groups = await Promise.all(
+      body.groups.map(async (g) => {
+        const unknownIds = new Map<string, number[]>();
+        const topics =
+          g.topics === null
+            ? null
+            : g.topics.flatMap((t) => {
+                if (!useIds) return [{ name: t.name, partitionIndexes: t.partitionIndexes }];
+                const topic = broker.topicById(t.topicId);
+                if (!topic) {
+                  unknownIds.set(t.topicId, t.partitionIndexes);
+                  return [];
+                }
+                return [{ name: topic.name, partitionIndexes: t.partitionIndexes }];
+              });
+        const result = await fetchGroup(ctx, g.groupId, topics);
+        const answered = result.topics
+          .map((t) => ({
+            name: t.name,
+            topicId: useIds ? (broker.topic(t.name)?.topicId ?? '') : ZERO_UUID,
+            partitions: t.partitions,
+          }))
+          .filter((t) => !useIds || t.topicId !== '');
+        for (const [topicId, partitionIndexes] of unknownIds) {
+          answered.push({
+            name: '',
+            topicId,
+            partitions: partitionIndexes.map((partitionIndex) => ({
+              partitionIndex,
+              committedOffset: -1,
+              committedLeaderEpoch: -1,
+              metadata: '',
+              errorCode: ErrorCode.UNKNOWN_TOPIC_ID,
+            })),
+          });
         }
-        return [{ name: topic.name, partitionIndexes: t.partitionIndexes }];
-      });
-      const result = await fetchGroup(ctx, g.groupId, topics);
-      const answered = result.topics
-        .map((t) => ({ name: t.name, topicId: useIds ? broker.topic(t.name)?.topicId ?? '' : ZERO_UUID, partitions: t.partitions }))
-        .filter((t) => !useIds || t.topicId !== '');
-      for (const [topicId, partitionIndexes] of unknownIds) {
-        answered.push({
-          name: '', topicId,
-          partitions: partitionIndexes.map((partitionIndex) => ({ partitionIndex, committedOffset: -1, committedLeaderEpoch: -1, metadata: '', errorCode: ErrorCode.UNKNOWN_TOPIC_ID })),
-        });
-      }
-      return { groupId: g.groupId, errorCode: result.errorCode, topics: answered };
-    }));
+        return { groupId: g.groupId, errorCode: result.errorCode, topics: answered };
+      }),
+    );
     return { throttleTimeMs: 0, groups };
   },
 };

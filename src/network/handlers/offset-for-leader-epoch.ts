@@ -19,24 +19,43 @@ export const offsetForLeaderEpochHandler: ApiHandler<OffsetForLeaderEpochRequest
   minVersion: 0,
   maxVersion: 4,
   async handle({ body, broker }) {
-    const topics = await Promise.all(body.topics.map(async (t) => ({
-      topic: t.topic,
-      partitions: await Promise.all(t.partitions.map(async (p) => {
-        const answer = (errorCode: number, leaderEpoch = -1, endOffset = -1) => ({ errorCode, partition: p.partition, leaderEpoch, endOffset });
-        const leader = leaderFor(broker, t.topic, p.partition);
-        if ('errorCode' in leader) return answer(leader.errorCode);
-        const currentEpoch = leader.topic.partitions[p.partition]!.leaderEpoch;
-        if (p.currentLeaderEpoch >= 0 && p.currentLeaderEpoch > currentEpoch) return answer(ErrorCode.UNKNOWN_LEADER_EPOCH);
-        if (p.currentLeaderEpoch >= 0 && p.currentLeaderEpoch < currentEpoch) return answer(ErrorCode.FENCED_LEADER_EPOCH);
-        try {
-          const reply = await broker.endpoint.request<{ leaderEpoch: number; endOffset: number }>(leader.replica, 'offset-for-epoch', { leaderEpoch: p.leaderEpoch }, 10_000);
-          return answer(ErrorCode.NONE, reply.leaderEpoch, reply.endOffset);
-        } catch (error) {
-          broker.log.warn({ topic: t.topic, partition: p.partition, error: String(error) }, 'offset-for-epoch to replica failed');
-          return answer(ErrorCode.REQUEST_TIMED_OUT);
-        }
+    const topics = await Promise.all(
+      body.topics.map(async (t) => ({
+        topic: t.topic,
+        partitions: await Promise.all(
+          t.partitions.map(async (p) => {
+            const answer = (errorCode: number, leaderEpoch = -1, endOffset = -1) => ({
+              errorCode,
+              partition: p.partition,
+              leaderEpoch,
+              endOffset,
+            });
+            const leader = leaderFor(broker, t.topic, p.partition);
+            if ('errorCode' in leader) return answer(leader.errorCode);
+            const currentEpoch = leader.topic.partitions[p.partition]!.leaderEpoch;
+            if (p.currentLeaderEpoch >= 0 && p.currentLeaderEpoch > currentEpoch)
+              return answer(ErrorCode.UNKNOWN_LEADER_EPOCH);
+            if (p.currentLeaderEpoch >= 0 && p.currentLeaderEpoch < currentEpoch)
+              return answer(ErrorCode.FENCED_LEADER_EPOCH);
+            try {
+              const reply = await broker.endpoint.request<{ leaderEpoch: number; endOffset: number }>(
+                leader.replica,
+                'offset-for-epoch',
+                { leaderEpoch: p.leaderEpoch },
+                10_000,
+              );
+              return answer(ErrorCode.NONE, reply.leaderEpoch, reply.endOffset);
+            } catch (error) {
+              broker.log.warn(
+                { topic: t.topic, partition: p.partition, error: String(error) },
+                'offset-for-epoch to replica failed',
+              );
+              return answer(ErrorCode.REQUEST_TIMED_OUT);
+            }
+          }),
+        ),
       })),
-    })));
+    );
     return { throttleTimeMs: 0, topics };
   },
 };

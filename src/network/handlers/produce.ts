@@ -21,13 +21,23 @@ interface ProduceRequest {
 /** Extra time beyond the produce timeout before the network layer gives up on a replica's answer. */
 const REPLY_GRACE_MS = 5000;
 
-function partitionResponse(index: number, errorCode: number, errorMessage: string | null, baseOffset = -1, logStartOffset = -1) {
+function partitionResponse(
+  index: number,
+  errorCode: number,
+  errorMessage: string | null,
+  baseOffset = -1,
+  logStartOffset = -1,
+) {
   return { index, errorCode, baseOffset, logAppendTimeMs: -1, logStartOffset, recordErrors: [], errorMessage };
 }
 
 function allPartitions(body: ProduceRequest, errorCode: number, message: string | null) {
   return {
-    responses: body.topicData.map((t) => ({ name: t.name, topicId: t.topicId, partitionResponses: t.partitionData.map((p) => partitionResponse(p.index, errorCode, message)) })),
+    responses: body.topicData.map((t) => ({
+      name: t.name,
+      topicId: t.topicId,
+      partitionResponses: t.partitionData.map((p) => partitionResponse(p.index, errorCode, message)),
+    })),
     throttleTimeMs: 0,
   };
 }
@@ -47,23 +57,44 @@ export const produceHandler: ApiHandler<ProduceRequest> = {
       return allPartitions(body, ErrorCode.INVALID_REQUIRED_ACKS, `acks must be -1, 0 or 1, got ${acks}`);
     }
     if (body.transactionalId !== null) {
-      return acks === 0 ? null : allPartitions(body, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, 'Transactions are not supported yet');
+      return acks === 0
+        ? null
+        : allPartitions(body, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, 'Transactions are not supported yet');
     }
     const pending = body.topicData.map((topicData) => ({
       name: topicData.name,
       topicId: topicData.topicId,
       partitions: topicData.partitionData.map(async (p) => {
         // v13+ names topics by topic ID only (KIP-516).
-        const leader = apiVersion >= 13
-          ? leaderFor(broker, broker.topicById(topicData.topicId), p.index, ErrorCode.UNKNOWN_TOPIC_ID)
-          : leaderFor(broker, topicData.name, p.index);
+        const leader =
+          apiVersion >= 13
+            ? leaderFor(broker, broker.topicById(topicData.topicId), p.index, ErrorCode.UNKNOWN_TOPIC_ID)
+            : leaderFor(broker, topicData.name, p.index);
         if ('errorCode' in leader) return partitionResponse(p.index, leader.errorCode, null);
         // Kafka's ReplicaManager: clients may not append to internal topics (only the coordinator does).
-        if (leader.topic.name === OFFSETS_TOPIC) return partitionResponse(p.index, ErrorCode.INVALID_TOPIC_EXCEPTION, `Cannot append to internal topic ${OFFSETS_TOPIC}`);
+        if (leader.topic.name === OFFSETS_TOPIC)
+          return partitionResponse(
+            p.index,
+            ErrorCode.INVALID_TOPIC_EXCEPTION,
+            `Cannot append to internal topic ${OFFSETS_TOPIC}`,
+          );
         const { replica, topic } = leader;
         try {
-          const reply = await broker.endpoint.request<ProduceReply>(replica, 'produce', { records: p.records, acks, timeoutMs }, Math.max(0, timeoutMs) + REPLY_GRACE_MS);
-          return { index: p.index, errorCode: reply.errorCode, baseOffset: reply.baseOffset, logAppendTimeMs: reply.logAppendTimeMs, logStartOffset: reply.logStartOffset, recordErrors: reply.recordErrors, errorMessage: reply.errorMessage };
+          const reply = await broker.endpoint.request<ProduceReply>(
+            replica,
+            'produce',
+            { records: p.records, acks, timeoutMs },
+            Math.max(0, timeoutMs) + REPLY_GRACE_MS,
+          );
+          return {
+            index: p.index,
+            errorCode: reply.errorCode,
+            baseOffset: reply.baseOffset,
+            logAppendTimeMs: reply.logAppendTimeMs,
+            logStartOffset: reply.logStartOffset,
+            recordErrors: reply.recordErrors,
+            errorMessage: reply.errorMessage,
+          };
         } catch (error) {
           broker.log.warn({ topic: topic.name, partition: p.index, error: String(error) }, 'produce to replica failed');
           return partitionResponse(p.index, ErrorCode.REQUEST_TIMED_OUT, 'The replica did not answer in time');
@@ -76,7 +107,8 @@ export const produceHandler: ApiHandler<ProduceRequest> = {
       return null;
     }
     const responses = [];
-    for (const t of pending) responses.push({ name: t.name, topicId: t.topicId, partitionResponses: await Promise.all(t.partitions) });
+    for (const t of pending)
+      responses.push({ name: t.name, topicId: t.topicId, partitionResponses: await Promise.all(t.partitions) });
     return { responses, throttleTimeMs: 0 };
   },
 };

@@ -19,7 +19,9 @@ export const syncGroupHandler: ApiHandler<SyncGroupRequestData> = {
   maxVersion: 5,
   async handle(ctx) {
     const reply = await askCoordinator<SyncResult>(ctx, ctx.body.groupId, 'sync', ctx.body, SYNC_WAIT_MS);
-    const result = isBareError(reply) ? { errorCode: reply.errorCode, protocolType: null, protocolName: null, assignment: Buffer.alloc(0) } : reply;
+    const result = isBareError(reply)
+      ? { errorCode: reply.errorCode, protocolType: null, protocolName: null, assignment: Buffer.alloc(0) }
+      : reply;
     return { throttleTimeMs: 0, ...result };
   },
 };

@@ -209,7 +209,8 @@ export function decodeRecordBatch(buf: Buffer, position = 0): DecodedBatch {
   if (magic !== L.CURRENT_MAGIC) throw new ProtocolError(`unsupported magic ${magic}`);
   const crc = br.uint32();
   const attributes = br.int16();
-  if ((attributes & L.COMPRESSION_CODEC_MASK) !== 0) throw new ProtocolError(`compressed batch (codec ${attributes & L.COMPRESSION_CODEC_MASK})`);
+  if ((attributes & L.COMPRESSION_CODEC_MASK) !== 0)
+    throw new ProtocolError(`compressed batch (codec ${attributes & L.COMPRESSION_CODEC_MASK})`);
   const lastOffsetDelta = br.int32();
   const baseTimestamp = br.int64();
   const maxTimestamp = br.int64();

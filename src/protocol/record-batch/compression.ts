@@ -62,7 +62,10 @@ let zstdDecoder: ZstdDecoder | null = null;
 /** The codec id for a `compression.type` name; throws RangeError for an unknown name. */
 export function codecFromName(name: string): CompressionCodecId {
   const id = (CompressionCodec as Record<string, CompressionCodecId | undefined>)[name];
-  if (id === undefined) throw new RangeError(`unknown compression codec ${JSON.stringify(name)} (expected one of ${COMPRESSION_NAMES.join(', ')})`);
+  if (id === undefined)
+    throw new RangeError(
+      `unknown compression codec ${JSON.stringify(name)} (expected one of ${COMPRESSION_NAMES.join(', ')})`,
+    );
   return id;
 }
 
@@ -91,8 +94,7 @@ export function compress(codec: number | CompressionName, data: Buffer, level?: 
       return xerialCompress(data);
     case CompressionCodec.lz4:
       return lz4CompressFrame(data);
-    case CompressionCodec.zstd:
-    {
+    case CompressionCodec.zstd: {
       const zstdLevel = level ?? ZSTD_LEVEL;
       let encoder = zstdEncoders.get(zstdLevel);
       if (encoder === undefined) {
@@ -131,7 +133,9 @@ export function decompress(codec: number | CompressionName, data: Buffer): Buffe
     }
   } catch (err) {
     if (err instanceof RangeError || err instanceof ProtocolError) throw err;
-    throw new ProtocolError(`cannot decompress ${codecName(id)} data (${data.length} bytes): ${(err as Error).message}`);
+    throw new ProtocolError(
+      `cannot decompress ${codecName(id)} data (${data.length} bytes): ${(err as Error).message}`,
+    );
   }
 }
 
@@ -157,14 +161,16 @@ function xerialCompress(data: Buffer): Buffer {
 }
 
 function xerialDecompress(data: Buffer): Buffer {
-  if (data.length < XERIAL_HEADER_BYTES) throw new ProtocolError(`xerial snappy stream of ${data.length} bytes is shorter than its header`);
+  if (data.length < XERIAL_HEADER_BYTES)
+    throw new ProtocolError(`xerial snappy stream of ${data.length} bytes is shorter than its header`);
   const parts: Buffer[] = [];
   let position = XERIAL_HEADER_BYTES;
   while (position < data.length) {
     if (data.length - position < 4) throw new ProtocolError(`xerial snappy stream truncated at byte ${position}`);
     const length = data.readInt32BE(position);
     position += 4;
-    if (length < 0 || length > data.length - position) throw new ProtocolError(`xerial snappy block of ${length} bytes at byte ${position} overruns the stream`);
+    if (length < 0 || length > data.length - position)
+      throw new ProtocolError(`xerial snappy block of ${length} bytes at byte ${position} overruns the stream`);
     parts.push(snappyUncompress(data.subarray(position, position + length)) as Buffer);
     position += length;
   }

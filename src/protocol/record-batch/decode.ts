@@ -18,14 +18,16 @@ export type Decompress = (codec: number, data: Buffer) => Buffer;
  * Throws ProtocolError on a malformed batch, or the codec's error on undecodable compressed data.
  */
 export function decodeBatch(buf: Buffer, position = 0, decompress: Decompress = defaultDecompress): DecodedBatch {
-  if (buf.length - position < L.RECORD_BATCH_OVERHEAD) throw new ProtocolError(`record batch of ${buf.length - position} bytes is shorter than its header`);
+  if (buf.length - position < L.RECORD_BATCH_OVERHEAD)
+    throw new ProtocolError(`record batch of ${buf.length - position} bytes is shorter than its header`);
   const magic = buf.readInt8(position + L.MAGIC);
   if (magic !== L.CURRENT_MAGIC) throw new ProtocolError(`unsupported magic ${magic}`);
   const attributes = buf.readInt16BE(position + L.ATTRIBUTES);
   const codec = attributes & L.COMPRESSION_CODEC_MASK;
   if (codec === 0) return decodeRecordBatch(buf, position);
   const sizeBytes = L.LOG_OVERHEAD + buf.readInt32BE(position + L.BATCH_LENGTH);
-  if (sizeBytes < L.RECORD_BATCH_OVERHEAD || sizeBytes > buf.length - position) throw new ProtocolError(`bad batchLength at byte ${position}`);
+  if (sizeBytes < L.RECORD_BATCH_OVERHEAD || sizeBytes > buf.length - position)
+    throw new ProtocolError(`bad batchLength at byte ${position}`);
   const records = decompress(codec, buf.subarray(position + L.RECORDS, position + sizeBytes));
   const plain = Buffer.allocUnsafe(L.RECORDS + records.length);
   buf.copy(plain, 0, position, position + L.RECORDS);

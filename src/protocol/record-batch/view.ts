@@ -17,7 +17,8 @@ export function baseOffsetOf(buf: Buffer, position = 0): bigint {
 /** baseOffset as a JS number (offsets stay below 2^53 in practice; asserts it). */
 export function baseOffsetNumber(buf: Buffer, position = 0): number {
   const v = buf.readBigInt64BE(position + L.BASE_OFFSET);
-  if (v > BigInt(Number.MAX_SAFE_INTEGER) || v < BigInt(Number.MIN_SAFE_INTEGER)) throw new RangeError('offset beyond 2^53');
+  if (v > BigInt(Number.MAX_SAFE_INTEGER) || v < BigInt(Number.MIN_SAFE_INTEGER))
+    throw new RangeError('offset beyond 2^53');
   return Number(v);
 }
 

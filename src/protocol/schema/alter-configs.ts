@@ -14,12 +14,16 @@ export const AlterConfigsRequest = {
   flexibleVersions: '2+',
   fields: [
     {
-      name: 'Resources', type: '[]AlterConfigsResource', versions: '0+',
+      name: 'Resources',
+      type: '[]AlterConfigsResource',
+      versions: '0+',
       fields: [
         { name: 'ResourceType', type: 'int8', versions: '0+' },
         { name: 'ResourceName', type: 'string', versions: '0+' },
         {
-          name: 'Configs', type: '[]AlterableConfig', versions: '0+',
+          name: 'Configs',
+          type: '[]AlterableConfig',
+          versions: '0+',
           fields: [
             { name: 'Name', type: 'string', versions: '0+' },
             { name: 'Value', type: 'string', versions: '0+', nullableVersions: '0+' },
@@ -41,7 +45,9 @@ export const AlterConfigsResponse = {
   fields: [
     { name: 'ThrottleTimeMs', type: 'int32', versions: '0+' },
     {
-      name: 'Responses', type: '[]AlterConfigsResourceResponse', versions: '0+',
+      name: 'Responses',
+      type: '[]AlterConfigsResourceResponse',
+      versions: '0+',
       fields: [
         { name: 'ErrorCode', type: 'int16', versions: '0+' },
         { name: 'ErrorMessage', type: 'string', versions: '0+', nullableVersions: '0+' },

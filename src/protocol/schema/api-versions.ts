@@ -35,7 +35,9 @@ export const ApiVersionsResponse = {
   fields: [
     { name: 'ErrorCode', type: 'int16', versions: '0+' },
     {
-      name: 'ApiKeys', type: '[]ApiVersion', versions: '0+',
+      name: 'ApiKeys',
+      type: '[]ApiVersion',
+      versions: '0+',
       fields: [
         { name: 'ApiKey', type: 'int16', versions: '0+' },
         { name: 'MinVersion', type: 'int16', versions: '0+' },
@@ -44,7 +46,11 @@ export const ApiVersionsResponse = {
     },
     { name: 'ThrottleTimeMs', type: 'int32', versions: '1+' },
     {
-      name: 'SupportedFeatures', type: '[]SupportedFeatureKey', versions: '3+', taggedVersions: '3+', tag: 0,
+      name: 'SupportedFeatures',
+      type: '[]SupportedFeatureKey',
+      versions: '3+',
+      taggedVersions: '3+',
+      tag: 0,
       fields: [
         { name: 'Name', type: 'string', versions: '3+' },
         { name: 'MinVersion', type: 'int16', versions: '3+' },
@@ -53,7 +59,11 @@ export const ApiVersionsResponse = {
     },
     { name: 'FinalizedFeaturesEpoch', type: 'int64', versions: '3+', taggedVersions: '3+', tag: 1, default: -1 },
     {
-      name: 'FinalizedFeatures', type: '[]FinalizedFeatureKey', versions: '3+', taggedVersions: '3+', tag: 2,
+      name: 'FinalizedFeatures',
+      type: '[]FinalizedFeatureKey',
+      versions: '3+',
+      taggedVersions: '3+',
+      tag: 2,
       fields: [
         { name: 'Name', type: 'string', versions: '3+' },
         { name: 'MaxVersionLevel', type: 'int16', versions: '3+' },

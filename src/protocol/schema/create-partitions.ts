@@ -15,12 +15,17 @@ export const CreatePartitionsRequest = {
   flexibleVersions: '2+',
   fields: [
     {
-      name: 'Topics', type: '[]CreatePartitionsTopic', versions: '0+',
+      name: 'Topics',
+      type: '[]CreatePartitionsTopic',
+      versions: '0+',
       fields: [
         { name: 'Name', type: 'string', versions: '0+' },
         { name: 'Count', type: 'int32', versions: '0+', about: 'the new partition count' },
         {
-          name: 'Assignments', type: '[]CreatePartitionsAssignment', versions: '0+', nullableVersions: '0+',
+          name: 'Assignments',
+          type: '[]CreatePartitionsAssignment',
+          versions: '0+',
+          nullableVersions: '0+',
           fields: [{ name: 'BrokerIds', type: '[]int32', versions: '0+' }],
         },
       ],
@@ -40,7 +45,9 @@ export const CreatePartitionsResponse = {
   fields: [
     { name: 'ThrottleTimeMs', type: 'int32', versions: '0+' },
     {
-      name: 'Results', type: '[]CreatePartitionsTopicResult', versions: '0+',
+      name: 'Results',
+      type: '[]CreatePartitionsTopicResult',
+      versions: '0+',
       fields: [
         { name: 'Name', type: 'string', versions: '0+' },
         { name: 'ErrorCode', type: 'int16', versions: '0+' },

@@ -14,20 +14,26 @@ export const CreateTopicsRequest = {
   flexibleVersions: '5+',
   fields: [
     {
-      name: 'Topics', type: '[]CreatableTopic', versions: '0+',
+      name: 'Topics',
+      type: '[]CreatableTopic',
+      versions: '0+',
       fields: [
         { name: 'Name', type: 'string', versions: '0+' },
         { name: 'NumPartitions', type: 'int32', versions: '0+', about: '-1: broker default or manual assignment' },
         { name: 'ReplicationFactor', type: 'int16', versions: '0+', about: '-1: broker default or manual assignment' },
         {
-          name: 'Assignments', type: '[]CreatableReplicaAssignment', versions: '0+',
+          name: 'Assignments',
+          type: '[]CreatableReplicaAssignment',
+          versions: '0+',
           fields: [
             { name: 'PartitionIndex', type: 'int32', versions: '0+' },
             { name: 'BrokerIds', type: '[]int32', versions: '0+' },
           ],
         },
         {
-          name: 'Configs', type: '[]CreateableTopicConfig', versions: '0+',
+          name: 'Configs',
+          type: '[]CreateableTopicConfig',
+          versions: '0+',
           fields: [
             { name: 'Name', type: 'string', versions: '0+' },
             { name: 'Value', type: 'string', versions: '0+', nullableVersions: '0+' },
@@ -50,7 +56,9 @@ export const CreateTopicsResponse = {
   fields: [
     { name: 'ThrottleTimeMs', type: 'int32', versions: '2+' },
     {
-      name: 'Topics', type: '[]CreatableTopicResult', versions: '0+',
+      name: 'Topics',
+      type: '[]CreatableTopicResult',
+      versions: '0+',
       fields: [
         { name: 'Name', type: 'string', versions: '0+' },
         { name: 'TopicId', type: 'uuid', versions: '7+' },
@@ -60,7 +68,10 @@ export const CreateTopicsResponse = {
         { name: 'NumPartitions', type: 'int32', versions: '5+', default: -1 },
         { name: 'ReplicationFactor', type: 'int16', versions: '5+', default: -1 },
         {
-          name: 'Configs', type: '[]CreatableTopicConfigs', versions: '5+', nullableVersions: '5+',
+          name: 'Configs',
+          type: '[]CreatableTopicConfigs',
+          versions: '5+',
+          nullableVersions: '5+',
           fields: [
             { name: 'Name', type: 'string', versions: '5+' },
             { name: 'Value', type: 'string', versions: '5+', nullableVersions: '5+' },

@@ -12,9 +12,7 @@ export const DeleteGroupsRequest = {
   name: 'DeleteGroupsRequest',
   validVersions: '0-3',
   flexibleVersions: '2+',
-  fields: [
-    { name: 'GroupsNames', type: '[]string', versions: '0+' },
-  ],
+  fields: [{ name: 'GroupsNames', type: '[]string', versions: '0+' }],
 } as const satisfies MessageSpec;
 
 /** DeleteGroups response table (Kafka's DeleteGroupsResponse.json). */
@@ -27,7 +25,9 @@ export const DeleteGroupsResponse = {
   fields: [
     { name: 'ThrottleTimeMs', type: 'int32', versions: '0+' },
     {
-      name: 'Results', type: '[]DeletableGroupResult', versions: '0+',
+      name: 'Results',
+      type: '[]DeletableGroupResult',
+      versions: '0+',
       fields: [
         { name: 'GroupId', type: 'string', versions: '0+' },
         { name: 'ErrorCode', type: 'int16', versions: '0+' },

@@ -14,14 +14,23 @@ export const DeleteRecordsRequest = {
   flexibleVersions: '2+',
   fields: [
     {
-      name: 'Topics', type: '[]DeleteRecordsTopic', versions: '0+',
+      name: 'Topics',
+      type: '[]DeleteRecordsTopic',
+      versions: '0+',
       fields: [
         { name: 'Name', type: 'string', versions: '0+' },
         {
-          name: 'Partitions', type: '[]DeleteRecordsPartition', versions: '0+',
+          name: 'Partitions',
+          type: '[]DeleteRecordsPartition',
+          versions: '0+',
           fields: [
             { name: 'PartitionIndex', type: 'int32', versions: '0+' },
-            { name: 'Offset', type: 'int64', versions: '0+', about: 'delete records before this offset; -1: the high watermark' },
+            {
+              name: 'Offset',
+              type: 'int64',
+              versions: '0+',
+              about: 'delete records before this offset; -1: the high watermark',
+            },
           ],
         },
       ],
@@ -40,11 +49,15 @@ export const DeleteRecordsResponse = {
   fields: [
     { name: 'ThrottleTimeMs', type: 'int32', versions: '0+' },
     {
-      name: 'Topics', type: '[]DeleteRecordsTopicResult', versions: '0+',
+      name: 'Topics',
+      type: '[]DeleteRecordsTopicResult',
+      versions: '0+',
       fields: [
         { name: 'Name', type: 'string', versions: '0+' },
         {
-          name: 'Partitions', type: '[]DeleteRecordsPartitionResult', versions: '0+',
+          name: 'Partitions',
+          type: '[]DeleteRecordsPartitionResult',
+          versions: '0+',
           fields: [
             { name: 'PartitionIndex', type: 'int32', versions: '0+' },
             { name: 'LowWatermark', type: 'int64', versions: '0+' },

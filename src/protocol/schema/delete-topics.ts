@@ -14,7 +14,9 @@ export const DeleteTopicsRequest = {
   flexibleVersions: '4+',
   fields: [
     {
-      name: 'Topics', type: '[]DeleteTopicState', versions: '6+',
+      name: 'Topics',
+      type: '[]DeleteTopicState',
+      versions: '6+',
       fields: [
         { name: 'Name', type: 'string', versions: '6+', nullableVersions: '6+', default: null },
         { name: 'TopicId', type: 'uuid', versions: '6+' },
@@ -35,7 +37,9 @@ export const DeleteTopicsResponse = {
   fields: [
     { name: 'ThrottleTimeMs', type: 'int32', versions: '1+' },
     {
-      name: 'Responses', type: '[]DeletableTopicResult', versions: '0+',
+      name: 'Responses',
+      type: '[]DeletableTopicResult',
+      versions: '0+',
       fields: [
         { name: 'Name', type: 'string', versions: '0+', nullableVersions: '6+' },
         { name: 'TopicId', type: 'uuid', versions: '6+' },

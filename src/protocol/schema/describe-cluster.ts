@@ -36,7 +36,9 @@ export const DescribeClusterResponse = {
     { name: 'ClusterId', type: 'string', versions: '0+' },
     { name: 'ControllerId', type: 'int32', versions: '0+', default: -1 },
     {
-      name: 'Brokers', type: '[]DescribeClusterBroker', versions: '0+',
+      name: 'Brokers',
+      type: '[]DescribeClusterBroker',
+      versions: '0+',
       fields: [
         { name: 'BrokerId', type: 'int32', versions: '0+' },
         { name: 'Host', type: 'string', versions: '0+' },

@@ -20,11 +20,19 @@ export const DescribeConfigsRequest = {
   flexibleVersions: '4+',
   fields: [
     {
-      name: 'Resources', type: '[]DescribeConfigsResource', versions: '0+',
+      name: 'Resources',
+      type: '[]DescribeConfigsResource',
+      versions: '0+',
       fields: [
         { name: 'ResourceType', type: 'int8', versions: '0+' },
         { name: 'ResourceName', type: 'string', versions: '0+' },
-        { name: 'ConfigurationKeys', type: '[]string', versions: '0+', nullableVersions: '0+', about: 'null: all keys' },
+        {
+          name: 'ConfigurationKeys',
+          type: '[]string',
+          versions: '0+',
+          nullableVersions: '0+',
+          about: 'null: all keys',
+        },
       ],
     },
     { name: 'IncludeSynonyms', type: 'bool', versions: '1+', default: false },
@@ -42,14 +50,18 @@ export const DescribeConfigsResponse = {
   fields: [
     { name: 'ThrottleTimeMs', type: 'int32', versions: '0+' },
     {
-      name: 'Results', type: '[]DescribeConfigsResult', versions: '0+',
+      name: 'Results',
+      type: '[]DescribeConfigsResult',
+      versions: '0+',
       fields: [
         { name: 'ErrorCode', type: 'int16', versions: '0+' },
         { name: 'ErrorMessage', type: 'string', versions: '0+', nullableVersions: '0+' },
         { name: 'ResourceType', type: 'int8', versions: '0+' },
         { name: 'ResourceName', type: 'string', versions: '0+' },
         {
-          name: 'Configs', type: '[]DescribeConfigsResourceResult', versions: '0+',
+          name: 'Configs',
+          type: '[]DescribeConfigsResourceResult',
+          versions: '0+',
           fields: [
             { name: 'Name', type: 'string', versions: '0+' },
             { name: 'Value', type: 'string', versions: '0+', nullableVersions: '0+' },
@@ -58,7 +70,10 @@ export const DescribeConfigsResponse = {
             { name: 'ConfigSource', type: 'int8', versions: '1+', default: -1, ignorable: true },
             { name: 'IsSensitive', type: 'bool', versions: '0+' },
             {
-              name: 'Synonyms', type: '[]DescribeConfigsSynonym', versions: '1+', ignorable: true,
+              name: 'Synonyms',
+              type: '[]DescribeConfigsSynonym',
+              versions: '1+',
+              ignorable: true,
               fields: [
                 { name: 'Name', type: 'string', versions: '1+' },
                 { name: 'Value', type: 'string', versions: '1+', nullableVersions: '0+' },

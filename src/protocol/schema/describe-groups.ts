@@ -30,7 +30,9 @@ export const DescribeGroupsResponse = {
   fields: [
     { name: 'ThrottleTimeMs', type: 'int32', versions: '1+' },
     {
-      name: 'Groups', type: '[]DescribedGroup', versions: '0+',
+      name: 'Groups',
+      type: '[]DescribedGroup',
+      versions: '0+',
       fields: [
         { name: 'ErrorCode', type: 'int16', versions: '0+' },
         { name: 'ErrorMessage', type: 'string', versions: '6+', nullableVersions: '6+', default: null },
@@ -39,7 +41,9 @@ export const DescribeGroupsResponse = {
         { name: 'ProtocolType', type: 'string', versions: '0+' },
         { name: 'ProtocolData', type: 'string', versions: '0+' },
         {
-          name: 'Members', type: '[]DescribedGroupMember', versions: '0+',
+          name: 'Members',
+          type: '[]DescribedGroupMember',
+          versions: '0+',
           fields: [
             { name: 'MemberId', type: 'string', versions: '0+' },
             { name: 'GroupInstanceId', type: 'string', versions: '4+', nullableVersions: '4+', default: null },

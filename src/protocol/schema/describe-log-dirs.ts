@@ -16,7 +16,10 @@ export const DescribeLogDirsRequest = {
   flexibleVersions: '2+',
   fields: [
     {
-      name: 'Topics', type: '[]DescribableLogDirTopic', versions: '0+', nullableVersions: '0+',
+      name: 'Topics',
+      type: '[]DescribableLogDirTopic',
+      versions: '0+',
+      nullableVersions: '0+',
       about: 'null: all topics',
       fields: [
         { name: 'Topic', type: 'string', versions: '0+' },
@@ -37,16 +40,22 @@ export const DescribeLogDirsResponse = {
     { name: 'ThrottleTimeMs', type: 'int32', versions: '0+' },
     { name: 'ErrorCode', type: 'int16', versions: '3+', ignorable: true },
     {
-      name: 'Results', type: '[]DescribeLogDirsResult', versions: '0+',
+      name: 'Results',
+      type: '[]DescribeLogDirsResult',
+      versions: '0+',
       fields: [
         { name: 'ErrorCode', type: 'int16', versions: '0+' },
         { name: 'LogDir', type: 'string', versions: '0+' },
         {
-          name: 'Topics', type: '[]DescribeLogDirsTopic', versions: '0+',
+          name: 'Topics',
+          type: '[]DescribeLogDirsTopic',
+          versions: '0+',
           fields: [
             { name: 'Name', type: 'string', versions: '0+' },
             {
-              name: 'Partitions', type: '[]DescribeLogDirsPartition', versions: '0+',
+              name: 'Partitions',
+              type: '[]DescribeLogDirsPartition',
+              versions: '0+',
               fields: [
                 { name: 'PartitionIndex', type: 'int32', versions: '0+' },
                 { name: 'PartitionSize', type: 'int64', versions: '0+' },

@@ -18,7 +18,10 @@ export const ElectLeadersRequest = {
   fields: [
     { name: 'ElectionType', type: 'int8', versions: '1+' },
     {
-      name: 'TopicPartitions', type: '[]TopicPartitions', versions: '0+', nullableVersions: '0+',
+      name: 'TopicPartitions',
+      type: '[]TopicPartitions',
+      versions: '0+',
+      nullableVersions: '0+',
       fields: [
         { name: 'Topic', type: 'string', versions: '0+' },
         { name: 'Partitions', type: '[]int32', versions: '0+' },
@@ -39,11 +42,15 @@ export const ElectLeadersResponse = {
     { name: 'ThrottleTimeMs', type: 'int32', versions: '0+' },
     { name: 'ErrorCode', type: 'int16', versions: '1+' },
     {
-      name: 'ReplicaElectionResults', type: '[]ReplicaElectionResult', versions: '0+',
+      name: 'ReplicaElectionResults',
+      type: '[]ReplicaElectionResult',
+      versions: '0+',
       fields: [
         { name: 'Topic', type: 'string', versions: '0+' },
         {
-          name: 'PartitionResult', type: '[]PartitionResult', versions: '0+',
+          name: 'PartitionResult',
+          type: '[]PartitionResult',
+          versions: '0+',
           fields: [
             { name: 'PartitionId', type: 'int32', versions: '0+' },
             { name: 'ErrorCode', type: 'int16', versions: '0+' },

@@ -35,7 +35,9 @@ export const FindCoordinatorResponse = {
     { name: 'Host', type: 'string', versions: '0-3' },
     { name: 'Port', type: 'int32', versions: '0-3' },
     {
-      name: 'Coordinators', type: '[]Coordinator', versions: '4+',
+      name: 'Coordinators',
+      type: '[]Coordinator',
+      versions: '4+',
       fields: [
         { name: 'Key', type: 'string', versions: '4+' },
         { name: 'NodeId', type: 'int32', versions: '4+' },

@@ -14,12 +14,16 @@ export const IncrementalAlterConfigsRequest = {
   flexibleVersions: '1+',
   fields: [
     {
-      name: 'Resources', type: '[]AlterConfigsResource', versions: '0+',
+      name: 'Resources',
+      type: '[]AlterConfigsResource',
+      versions: '0+',
       fields: [
         { name: 'ResourceType', type: 'int8', versions: '0+' },
         { name: 'ResourceName', type: 'string', versions: '0+' },
         {
-          name: 'Configs', type: '[]AlterableConfig', versions: '0+',
+          name: 'Configs',
+          type: '[]AlterableConfig',
+          versions: '0+',
           fields: [
             { name: 'Name', type: 'string', versions: '0+' },
             { name: 'ConfigOperation', type: 'int8', versions: '0+', about: '0 SET, 1 DELETE, 2 APPEND, 3 SUBTRACT' },
@@ -42,7 +46,9 @@ export const IncrementalAlterConfigsResponse = {
   fields: [
     { name: 'ThrottleTimeMs', type: 'int32', versions: '0+' },
     {
-      name: 'Responses', type: '[]AlterConfigsResourceResponse', versions: '0+',
+      name: 'Responses',
+      type: '[]AlterConfigsResourceResponse',
+      versions: '0+',
       fields: [
         { name: 'ErrorCode', type: 'int16', versions: '0+' },
         { name: 'ErrorMessage', type: 'string', versions: '0+', nullableVersions: '0+' },

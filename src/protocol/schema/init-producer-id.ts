@@ -37,7 +37,12 @@ export const InitProducerIdResponse = {
     { name: 'ErrorCode', type: 'int16', versions: '0+' },
     { name: 'ProducerId', type: 'int64', versions: '0+', default: -1 },
     { name: 'ProducerEpoch', type: 'int16', versions: '0+' },
-    { name: 'OngoingTxnProducerId', type: 'int64', versions: '6+', about: 'with KeepPreparedTxn: the prepared transaction\'s producer id' },
+    {
+      name: 'OngoingTxnProducerId',
+      type: 'int64',
+      versions: '6+',
+      about: "with KeepPreparedTxn: the prepared transaction's producer id",
+    },
     { name: 'OngoingTxnProducerEpoch', type: 'int16', versions: '6+', default: -1 },
   ],
 } as const satisfies MessageSpec;

@@ -24,7 +24,9 @@ export const JoinGroupRequest = {
     { name: 'GroupInstanceId', type: 'string', versions: '5+', nullableVersions: '5+', default: null },
     { name: 'ProtocolType', type: 'string', versions: '0+' },
     {
-      name: 'Protocols', type: '[]JoinGroupRequestProtocol', versions: '0+',
+      name: 'Protocols',
+      type: '[]JoinGroupRequestProtocol',
+      versions: '0+',
       fields: [
         { name: 'Name', type: 'string', versions: '0+' },
         { name: 'Metadata', type: 'bytes', versions: '0+' },
@@ -51,7 +53,9 @@ export const JoinGroupResponse = {
     { name: 'SkipAssignment', type: 'bool', versions: '9+', default: false },
     { name: 'MemberId', type: 'string', versions: '0+' },
     {
-      name: 'Members', type: '[]JoinGroupResponseMember', versions: '0+',
+      name: 'Members',
+      type: '[]JoinGroupResponseMember',
+      versions: '0+',
       fields: [
         { name: 'MemberId', type: 'string', versions: '0+' },
         { name: 'GroupInstanceId', type: 'string', versions: '5+', nullableVersions: '5+', default: null },

@@ -18,7 +18,9 @@ export const LeaveGroupRequest = {
     { name: 'GroupId', type: 'string', versions: '0+' },
     { name: 'MemberId', type: 'string', versions: '0-2' },
     {
-      name: 'Members', type: '[]MemberIdentity', versions: '3+',
+      name: 'Members',
+      type: '[]MemberIdentity',
+      versions: '3+',
       fields: [
         { name: 'MemberId', type: 'string', versions: '3+' },
         { name: 'GroupInstanceId', type: 'string', versions: '3+', nullableVersions: '3+', default: null },
@@ -39,7 +41,9 @@ export const LeaveGroupResponse = {
     { name: 'ThrottleTimeMs', type: 'int32', versions: '1+' },
     { name: 'ErrorCode', type: 'int16', versions: '0+' },
     {
-      name: 'Members', type: '[]MemberResponse', versions: '3+',
+      name: 'Members',
+      type: '[]MemberResponse',
+      versions: '3+',
       fields: [
         { name: 'MemberId', type: 'string', versions: '3+' },
         { name: 'GroupInstanceId', type: 'string', versions: '3+', nullableVersions: '3+' },

@@ -30,7 +30,9 @@ export const ListGroupsResponse = {
     { name: 'ThrottleTimeMs', type: 'int32', versions: '1+' },
     { name: 'ErrorCode', type: 'int16', versions: '0+' },
     {
-      name: 'Groups', type: '[]ListedGroup', versions: '0+',
+      name: 'Groups',
+      type: '[]ListedGroup',
+      versions: '0+',
       fields: [
         { name: 'GroupId', type: 'string', versions: '0+' },
         { name: 'ProtocolType', type: 'string', versions: '0+' },

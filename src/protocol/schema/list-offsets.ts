@@ -20,11 +20,15 @@ export const ListOffsetsRequest = {
     { name: 'ReplicaId', type: 'int32', versions: '0+' },
     { name: 'IsolationLevel', type: 'int8', versions: '2+' },
     {
-      name: 'Topics', type: '[]ListOffsetsTopic', versions: '0+',
+      name: 'Topics',
+      type: '[]ListOffsetsTopic',
+      versions: '0+',
       fields: [
         { name: 'Name', type: 'string', versions: '0+' },
         {
-          name: 'Partitions', type: '[]ListOffsetsPartition', versions: '0+',
+          name: 'Partitions',
+          type: '[]ListOffsetsPartition',
+          versions: '0+',
           fields: [
             { name: 'PartitionIndex', type: 'int32', versions: '0+' },
             { name: 'CurrentLeaderEpoch', type: 'int32', versions: '4+', default: -1 },
@@ -34,7 +38,13 @@ export const ListOffsetsRequest = {
         },
       ],
     },
-    { name: 'TimeoutMs', type: 'int32', versions: '10+', ignorable: true, about: 'wait for remote-storage lookups (tiered topics)' },
+    {
+      name: 'TimeoutMs',
+      type: 'int32',
+      versions: '10+',
+      ignorable: true,
+      about: 'wait for remote-storage lookups (tiered topics)',
+    },
   ],
 } as const satisfies MessageSpec;
 
@@ -48,11 +58,15 @@ export const ListOffsetsResponse = {
   fields: [
     { name: 'ThrottleTimeMs', type: 'int32', versions: '2+' },
     {
-      name: 'Topics', type: '[]ListOffsetsTopicResponse', versions: '0+',
+      name: 'Topics',
+      type: '[]ListOffsetsTopicResponse',
+      versions: '0+',
       fields: [
         { name: 'Name', type: 'string', versions: '0+' },
         {
-          name: 'Partitions', type: '[]ListOffsetsPartitionResponse', versions: '0+',
+          name: 'Partitions',
+          type: '[]ListOffsetsPartitionResponse',
+          versions: '0+',
           fields: [
             { name: 'PartitionIndex', type: 'int32', versions: '0+' },
             { name: 'ErrorCode', type: 'int16', versions: '0+' },

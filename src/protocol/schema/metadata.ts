@@ -15,7 +15,10 @@ export const MetadataRequest = {
   flexibleVersions: '9+',
   fields: [
     {
-      name: 'Topics', type: '[]MetadataRequestTopic', versions: '0+', nullableVersions: '1+',
+      name: 'Topics',
+      type: '[]MetadataRequestTopic',
+      versions: '0+',
+      nullableVersions: '1+',
       fields: [
         { name: 'TopicId', type: 'uuid', versions: '10+' },
         { name: 'Name', type: 'string', versions: '0+', nullableVersions: '10+' },
@@ -37,7 +40,9 @@ export const MetadataResponse = {
   fields: [
     { name: 'ThrottleTimeMs', type: 'int32', versions: '3+' },
     {
-      name: 'Brokers', type: '[]MetadataResponseBroker', versions: '0+',
+      name: 'Brokers',
+      type: '[]MetadataResponseBroker',
+      versions: '0+',
       fields: [
         { name: 'NodeId', type: 'int32', versions: '0+' },
         { name: 'Host', type: 'string', versions: '0+' },
@@ -48,14 +53,18 @@ export const MetadataResponse = {
     { name: 'ClusterId', type: 'string', versions: '2+', nullableVersions: '2+', default: null },
     { name: 'ControllerId', type: 'int32', versions: '1+', default: -1 },
     {
-      name: 'Topics', type: '[]MetadataResponseTopic', versions: '0+',
+      name: 'Topics',
+      type: '[]MetadataResponseTopic',
+      versions: '0+',
       fields: [
         { name: 'ErrorCode', type: 'int16', versions: '0+' },
         { name: 'Name', type: 'string', versions: '0+', nullableVersions: '12+' },
         { name: 'TopicId', type: 'uuid', versions: '10+' },
         { name: 'IsInternal', type: 'bool', versions: '1+', default: false },
         {
-          name: 'Partitions', type: '[]MetadataResponsePartition', versions: '0+',
+          name: 'Partitions',
+          type: '[]MetadataResponsePartition',
+          versions: '0+',
           fields: [
             { name: 'ErrorCode', type: 'int16', versions: '0+' },
             { name: 'PartitionIndex', type: 'int32', versions: '0+' },

@@ -25,17 +25,21 @@ export const OffsetCommitRequest = {
     { name: 'GroupInstanceId', type: 'string', versions: '7+', nullableVersions: '7+', default: null },
     { name: 'RetentionTimeMs', type: 'int64', versions: '2-4', default: -1 },
     {
-      name: 'Topics', type: '[]OffsetCommitRequestTopic', versions: '0+',
+      name: 'Topics',
+      type: '[]OffsetCommitRequestTopic',
+      versions: '0+',
       fields: [
         { name: 'Name', type: 'string', versions: '0-9' },
         { name: 'TopicId', type: 'uuid', versions: '10+' },
         {
-          name: 'Partitions', type: '[]OffsetCommitRequestPartition', versions: '0+',
+          name: 'Partitions',
+          type: '[]OffsetCommitRequestPartition',
+          versions: '0+',
           fields: [
             { name: 'PartitionIndex', type: 'int32', versions: '0+' },
             { name: 'CommittedOffset', type: 'int64', versions: '0+' },
             { name: 'CommittedLeaderEpoch', type: 'int32', versions: '6+', default: -1 },
-            { name: 'CommitTimestamp', type: 'int64', versions: '1', default: -1, about: 'v1 only (Kafka 3.9\'s JSON)' },
+            { name: 'CommitTimestamp', type: 'int64', versions: '1', default: -1, about: "v1 only (Kafka 3.9's JSON)" },
             { name: 'CommittedMetadata', type: 'string', versions: '0+', nullableVersions: '0+' },
           ],
         },
@@ -54,12 +58,16 @@ export const OffsetCommitResponse = {
   fields: [
     { name: 'ThrottleTimeMs', type: 'int32', versions: '3+' },
     {
-      name: 'Topics', type: '[]OffsetCommitResponseTopic', versions: '0+',
+      name: 'Topics',
+      type: '[]OffsetCommitResponseTopic',
+      versions: '0+',
       fields: [
         { name: 'Name', type: 'string', versions: '0-9' },
         { name: 'TopicId', type: 'uuid', versions: '10+' },
         {
-          name: 'Partitions', type: '[]OffsetCommitResponsePartition', versions: '0+',
+          name: 'Partitions',
+          type: '[]OffsetCommitResponsePartition',
+          versions: '0+',
           fields: [
             { name: 'PartitionIndex', type: 'int32', versions: '0+' },
             { name: 'ErrorCode', type: 'int16', versions: '0+' },

@@ -16,14 +16,16 @@ export const OffsetDeleteRequest = {
   fields: [
     { name: 'GroupId', type: 'string', versions: '0+' },
     {
-      name: 'Topics', type: '[]OffsetDeleteRequestTopic', versions: '0+',
+      name: 'Topics',
+      type: '[]OffsetDeleteRequestTopic',
+      versions: '0+',
       fields: [
         { name: 'Name', type: 'string', versions: '0+' },
         {
-          name: 'Partitions', type: '[]OffsetDeleteRequestPartition', versions: '0+',
-          fields: [
-            { name: 'PartitionIndex', type: 'int32', versions: '0+' },
-          ],
+          name: 'Partitions',
+          type: '[]OffsetDeleteRequestPartition',
+          versions: '0+',
+          fields: [{ name: 'PartitionIndex', type: 'int32', versions: '0+' }],
         },
       ],
     },
@@ -41,11 +43,15 @@ export const OffsetDeleteResponse = {
     { name: 'ErrorCode', type: 'int16', versions: '0+' },
     { name: 'ThrottleTimeMs', type: 'int32', versions: '0+' },
     {
-      name: 'Topics', type: '[]OffsetDeleteResponseTopic', versions: '0+',
+      name: 'Topics',
+      type: '[]OffsetDeleteResponseTopic',
+      versions: '0+',
       fields: [
         { name: 'Name', type: 'string', versions: '0+' },
         {
-          name: 'Partitions', type: '[]OffsetDeleteResponsePartition', versions: '0+',
+          name: 'Partitions',
+          type: '[]OffsetDeleteResponsePartition',
+          versions: '0+',
           fields: [
             { name: 'PartitionIndex', type: 'int32', versions: '0+' },
             { name: 'ErrorCode', type: 'int16', versions: '0+' },

@@ -21,20 +21,28 @@ export const OffsetFetchRequest = {
   fields: [
     { name: 'GroupId', type: 'string', versions: '0-7' },
     {
-      name: 'Topics', type: '[]OffsetFetchRequestTopic', versions: '0-7', nullableVersions: '2-7',
+      name: 'Topics',
+      type: '[]OffsetFetchRequestTopic',
+      versions: '0-7',
+      nullableVersions: '2-7',
       fields: [
         { name: 'Name', type: 'string', versions: '0-7' },
         { name: 'PartitionIndexes', type: '[]int32', versions: '0-7' },
       ],
     },
     {
-      name: 'Groups', type: '[]OffsetFetchRequestGroup', versions: '8+',
+      name: 'Groups',
+      type: '[]OffsetFetchRequestGroup',
+      versions: '8+',
       fields: [
         { name: 'GroupId', type: 'string', versions: '8+' },
         { name: 'MemberId', type: 'string', versions: '9+', nullableVersions: '9+', default: null },
         { name: 'MemberEpoch', type: 'int32', versions: '9+', default: -1 },
         {
-          name: 'Topics', type: '[]OffsetFetchRequestTopics', versions: '8+', nullableVersions: '8+',
+          name: 'Topics',
+          type: '[]OffsetFetchRequestTopics',
+          versions: '8+',
+          nullableVersions: '8+',
           fields: [
             { name: 'Name', type: 'string', versions: '8-9' },
             { name: 'TopicId', type: 'uuid', versions: '10+' },
@@ -57,11 +65,15 @@ export const OffsetFetchResponse = {
   fields: [
     { name: 'ThrottleTimeMs', type: 'int32', versions: '3+' },
     {
-      name: 'Topics', type: '[]OffsetFetchResponseTopic', versions: '0-7',
+      name: 'Topics',
+      type: '[]OffsetFetchResponseTopic',
+      versions: '0-7',
       fields: [
         { name: 'Name', type: 'string', versions: '0-7' },
         {
-          name: 'Partitions', type: '[]OffsetFetchResponsePartition', versions: '0-7',
+          name: 'Partitions',
+          type: '[]OffsetFetchResponsePartition',
+          versions: '0-7',
           fields: [
             { name: 'PartitionIndex', type: 'int32', versions: '0-7' },
             { name: 'CommittedOffset', type: 'int64', versions: '0-7' },
@@ -74,16 +86,22 @@ export const OffsetFetchResponse = {
     },
     { name: 'ErrorCode', type: 'int16', versions: '2-7', default: 0 },
     {
-      name: 'Groups', type: '[]OffsetFetchResponseGroup', versions: '8+',
+      name: 'Groups',
+      type: '[]OffsetFetchResponseGroup',
+      versions: '8+',
       fields: [
         { name: 'GroupId', type: 'string', versions: '8+' },
         {
-          name: 'Topics', type: '[]OffsetFetchResponseTopics', versions: '8+',
+          name: 'Topics',
+          type: '[]OffsetFetchResponseTopics',
+          versions: '8+',
           fields: [
             { name: 'Name', type: 'string', versions: '8-9' },
             { name: 'TopicId', type: 'uuid', versions: '10+' },
             {
-              name: 'Partitions', type: '[]OffsetFetchResponsePartitions', versions: '8+',
+              name: 'Partitions',
+              type: '[]OffsetFetchResponsePartitions',
+              versions: '8+',
               fields: [
                 { name: 'PartitionIndex', type: 'int32', versions: '8+' },
                 { name: 'CommittedOffset', type: 'int64', versions: '8+' },

@@ -17,11 +17,15 @@ export const OffsetForLeaderEpochRequest = {
   fields: [
     { name: 'ReplicaId', type: 'int32', versions: '3+', default: -2, ignorable: true },
     {
-      name: 'Topics', type: '[]OffsetForLeaderTopic', versions: '0+',
+      name: 'Topics',
+      type: '[]OffsetForLeaderTopic',
+      versions: '0+',
       fields: [
         { name: 'Topic', type: 'string', versions: '0+' },
         {
-          name: 'Partitions', type: '[]OffsetForLeaderPartition', versions: '0+',
+          name: 'Partitions',
+          type: '[]OffsetForLeaderPartition',
+          versions: '0+',
           fields: [
             { name: 'Partition', type: 'int32', versions: '0+' },
             { name: 'CurrentLeaderEpoch', type: 'int32', versions: '2+', default: -1, ignorable: true },
@@ -43,11 +47,15 @@ export const OffsetForLeaderEpochResponse = {
   fields: [
     { name: 'ThrottleTimeMs', type: 'int32', versions: '2+', ignorable: true },
     {
-      name: 'Topics', type: '[]OffsetForLeaderTopicResult', versions: '0+',
+      name: 'Topics',
+      type: '[]OffsetForLeaderTopicResult',
+      versions: '0+',
       fields: [
         { name: 'Topic', type: 'string', versions: '0+' },
         {
-          name: 'Partitions', type: '[]EpochEndOffset', versions: '0+',
+          name: 'Partitions',
+          type: '[]EpochEndOffset',
+          versions: '0+',
           fields: [
             { name: 'ErrorCode', type: 'int16', versions: '0+' },
             { name: 'Partition', type: 'int32', versions: '0+' },

@@ -25,12 +25,16 @@ export const ProduceRequest = {
     { name: 'Acks', type: 'int16', versions: '0+', about: '0 none, 1 leader, -1 full ISR' },
     { name: 'TimeoutMs', type: 'int32', versions: '0+' },
     {
-      name: 'TopicData', type: '[]TopicProduceData', versions: '0+',
+      name: 'TopicData',
+      type: '[]TopicProduceData',
+      versions: '0+',
       fields: [
         { name: 'Name', type: 'string', versions: '0-12' },
         { name: 'TopicId', type: 'uuid', versions: '13+' },
         {
-          name: 'PartitionData', type: '[]PartitionProduceData', versions: '0+',
+          name: 'PartitionData',
+          type: '[]PartitionProduceData',
+          versions: '0+',
           fields: [
             { name: 'Index', type: 'int32', versions: '0+', about: 'partition index' },
             { name: 'Records', type: 'records', versions: '0+', nullableVersions: '0+' },
@@ -50,12 +54,16 @@ export const ProduceResponse = {
   flexibleVersions: '9+',
   fields: [
     {
-      name: 'Responses', type: '[]TopicProduceResponse', versions: '0+',
+      name: 'Responses',
+      type: '[]TopicProduceResponse',
+      versions: '0+',
       fields: [
         { name: 'Name', type: 'string', versions: '0-12' },
         { name: 'TopicId', type: 'uuid', versions: '13+' },
         {
-          name: 'PartitionResponses', type: '[]PartitionProduceResponse', versions: '0+',
+          name: 'PartitionResponses',
+          type: '[]PartitionProduceResponse',
+          versions: '0+',
           fields: [
             { name: 'Index', type: 'int32', versions: '0+', about: 'partition index' },
             { name: 'ErrorCode', type: 'int16', versions: '0+' },
@@ -63,15 +71,27 @@ export const ProduceResponse = {
             { name: 'LogAppendTimeMs', type: 'int64', versions: '2+', default: -1 },
             { name: 'LogStartOffset', type: 'int64', versions: '5+', default: -1 },
             {
-              name: 'RecordErrors', type: '[]BatchIndexAndErrorMessage', versions: '8+',
+              name: 'RecordErrors',
+              type: '[]BatchIndexAndErrorMessage',
+              versions: '8+',
               fields: [
                 { name: 'BatchIndex', type: 'int32', versions: '8+' },
-                { name: 'BatchIndexErrorMessage', type: 'string', versions: '8+', nullableVersions: '8+', default: null },
+                {
+                  name: 'BatchIndexErrorMessage',
+                  type: 'string',
+                  versions: '8+',
+                  nullableVersions: '8+',
+                  default: null,
+                },
               ],
             },
             { name: 'ErrorMessage', type: 'string', versions: '8+', nullableVersions: '8+', default: null },
             {
-              name: 'CurrentLeader', type: 'LeaderIdAndEpoch', versions: '10+', taggedVersions: '10+', tag: 0,
+              name: 'CurrentLeader',
+              type: 'LeaderIdAndEpoch',
+              versions: '10+',
+              taggedVersions: '10+',
+              tag: 0,
               about: 'the leader to produce to from now on (with NOT_LEADER_OR_FOLLOWER)',
               fields: [
                 { name: 'LeaderId', type: 'int32', versions: '10+', default: -1 },
@@ -84,7 +104,11 @@ export const ProduceResponse = {
     },
     { name: 'ThrottleTimeMs', type: 'int32', versions: '1+', default: 0 },
     {
-      name: 'NodeEndpoints', type: '[]NodeEndpoint', versions: '10+', taggedVersions: '10+', tag: 0,
+      name: 'NodeEndpoints',
+      type: '[]NodeEndpoint',
+      versions: '10+',
+      taggedVersions: '10+',
+      tag: 0,
       about: 'endpoints of the leaders named in CurrentLeader',
       fields: [
         { name: 'NodeId', type: 'int32', versions: '10+' },

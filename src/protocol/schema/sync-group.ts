@@ -23,7 +23,9 @@ export const SyncGroupRequest = {
     { name: 'ProtocolType', type: 'string', versions: '5+', nullableVersions: '5+', default: null },
     { name: 'ProtocolName', type: 'string', versions: '5+', nullableVersions: '5+', default: null },
     {
-      name: 'Assignments', type: '[]SyncGroupRequestAssignment', versions: '0+',
+      name: 'Assignments',
+      type: '[]SyncGroupRequestAssignment',
+      versions: '0+',
       fields: [
         { name: 'MemberId', type: 'string', versions: '0+' },
         { name: 'Assignment', type: 'bytes', versions: '0+' },

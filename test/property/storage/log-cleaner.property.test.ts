@@ -14,12 +14,35 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { MemoryFileSystem } from '../../../src/storage/memory-file-system';
 import { manualClock } from '../../unit/storage/helpers';
-import { CLEANER, cleanOnce, keyedBatch, logRecords, openCompacted, type KV } from '../../unit/storage/compaction-helpers';
+import {
+  CLEANER,
+  cleanOnce,
+  keyedBatch,
+  logRecords,
+  openCompacted,
+  type KV,
+} from '../../unit/storage/compaction-helpers';
 
-const recordArb = fc.record({ key: fc.integer({ min: 0, max: 7 }).map((k) => `k${k}`), value: fc.oneof({ weight: 5, arbitrary: fc.string({ maxLength: 12 }) }, { weight: 1, arbitrary: fc.constant(null) }) });
+const recordArb = fc.record({
+  key: fc.integer({ min: 0, max: 7 }).map((k) => `k${k}`),
+  value: fc.oneof({ weight: 5, arbitrary: fc.string({ maxLength: 12 }) }, { weight: 1, arbitrary: fc.constant(null) }),
+});
 const stepArb = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ kind: fc.constant('append' as const), records: fc.array(recordArb, { minLength: 1, maxLength: 6 }), codec: fc.constantFrom(0, 1, 2, 3, 4) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('clean' as const), advanceMs: fc.constantFrom(0, 10, CLEANER.deleteRetentionMs) }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      kind: fc.constant('append' as const),
+      records: fc.array(recordArb, { minLength: 1, maxLength: 6 }),
+      codec: fc.constantFrom(0, 1, 2, 3, 4),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('clean' as const),
+      advanceMs: fc.constantFrom(0, 10, CLEANER.deleteRetentionMs),
+    }),
+  },
 );
 
 describe('log cleaner (property)', () => {
@@ -34,7 +57,10 @@ describe('log cleaner (property)', () => {
         let horizon = -1;
         for (const step of [...steps, { kind: 'clean' as const, advanceMs: 0 }]) {
           if (step.kind === 'append') {
-            const { baseOffset } = log.append(keyedBatch(step.records, clock.nowMs(), step.codec as 0 | 1 | 2 | 3 | 4), 1);
+            const { baseOffset } = log.append(
+              keyedBatch(step.records, clock.nowMs(), step.codec as 0 | 1 | 2 | 3 | 4),
+              1,
+            );
             step.records.forEach((r, i) => produced.set(baseOffset + i, r));
             clock.advance(1);
             continue;
@@ -53,7 +79,11 @@ describe('log cleaner (property)', () => {
           }
           const after = logRecords(log);
           assert.equal(log.logEndOffset, leo);
-          assert.deepEqual(log.read(activeBase, 1 << 30, Number.MAX_SAFE_INTEGER, true), activeBefore, 'active segment untouched');
+          assert.deepEqual(
+            log.read(activeBase, 1 << 30, Number.MAX_SAFE_INTEGER, true),
+            activeBefore,
+            'active segment untouched',
+          );
           // Every served record is the produced one at that offset; offsets strictly increase.
           for (let i = 0; i < after.length; i++) {
             const p = produced.get(after[i]!.offset);
@@ -63,13 +93,17 @@ describe('log cleaner (property)', () => {
           // The model: latest value per key; a tombstone may be gone (then its key is absent), but a
           // live value is always the latest produced one.
           const model = new Map<string, { offset: number; value: string | null }>();
-          for (const [offset, r] of [...produced.entries()].sort((a, b) => a[0] - b[0])) model.set(r.key, { offset, value: r.value });
+          for (const [offset, r] of [...produced.entries()].sort((a, b) => a[0] - b[0]))
+            model.set(r.key, { offset, value: r.value });
           const got = new Map<string, { offset: number; value: string | null }>();
           for (const r of after) got.set(r.key, { offset: r.offset, value: r.value });
           for (const [key, m] of model) {
             if (m.value === null) {
               const g = got.get(key);
-              assert.ok(g === undefined || (g.offset === m.offset && g.value === null), `tombstoned ${key}: ${JSON.stringify(g)}`);
+              assert.ok(
+                g === undefined || (g.offset === m.offset && g.value === null),
+                `tombstoned ${key}: ${JSON.stringify(g)}`,
+              );
             } else {
               assert.deepEqual(got.get(key), m, `latest value of ${key}`);
             }

@@ -26,7 +26,14 @@ import { CompressionCodec } from '../../../src/protocol/record-batch/compression
 import { stampLogAppendTime } from '../../../src/protocol/record-batch/view';
 import { Log, type LogConfig } from '../../../src/storage/log';
 import { MemoryFileSystem } from '../../../src/storage/memory-file-system';
-import { makeRecordBatch, manualClock, recordingLogger, splitBatches, timeIndexProblems, type ManualClock } from '../../unit/storage/helpers';
+import {
+  makeRecordBatch,
+  manualClock,
+  recordingLogger,
+  splitBatches,
+  timeIndexProblems,
+  type ManualClock,
+} from '../../unit/storage/helpers';
 
 const DIR = '/data/t-0';
 const T0 = 1_700_000_000_000;
@@ -94,7 +101,15 @@ const sizeOf = (batches: ModelBatch[]) => batches.reduce((n, b) => n + b.bytes.l
 const retained = (m: Model) => m.batches.filter((b) => b.last >= m.lso);
 
 function reopen(m: Model, r: Real, recoveryPoint: number): void {
-  r.log = Log.open({ fs: r.fs, dir: DIR, config: r.config, recoveryPoint, logStartOffset: m.checkpointLso, logger: recordingLogger(), clock: m.clock });
+  r.log = Log.open({
+    fs: r.fs,
+    dir: DIR,
+    config: r.config,
+    recoveryPoint,
+    logStartOffset: m.checkpointLso,
+    logger: recordingLogger(),
+    clock: m.clock,
+  });
 }
 
 function readAllBatches(log: Log): Buffer[] {
@@ -106,7 +121,11 @@ function readAllBatches(log: Log): Buffer[] {
 function checkCommon(m: Model, r: Real): void {
   assert.equal(r.log.logEndOffset, leoOf(m), 'LEO matches the model');
   assert.equal(r.log.logStartOffset, m.lso, 'log start offset matches the model');
-  assert.deepEqual(r.log.segmentBaseOffsets(), m.segments.map((s) => s.base), 'segments match the model');
+  assert.deepEqual(
+    r.log.segmentBaseOffsets(),
+    m.segments.map((s) => s.base),
+    'segments match the model',
+  );
   assert.equal(r.log.sizeBytes, sizeOf(m.batches));
   assert.ok(r.log.recoveryPoint <= r.log.logEndOffset);
 }
@@ -131,7 +150,8 @@ class Append implements fc.Command<Model, Real> {
     const now = m.clock.now;
     const timestamps = Array.from({ length: this.records }, (_, i) => {
       if (this.mode === 'none') return -1;
-      if (this.mode === 'shuffled') return Math.max(0, now + this.skewMs + (((i * 7 + this.stepMs) % 5) - 2) * this.stepMs);
+      if (this.mode === 'shuffled')
+        return Math.max(0, now + this.skewMs + (((i * 7 + this.stepMs) % 5) - 2) * this.stepMs);
       return Math.max(0, now + this.skewMs + i * this.stepMs);
     });
     const plain = makeRecordBatch({ timestamps, valueBytes: this.valueBytes, seed: this.stepMs });
@@ -164,7 +184,8 @@ class Append implements fc.Command<Model, Real> {
     });
     checkCommon(m, r);
   }
-  toString = () => `append(${this.records} x ${this.valueBytes} B, ${this.mode}, skew ${this.skewMs}, step ${this.stepMs}${this.compressed ? ', gzip' : ''})`;
+  toString = () =>
+    `append(${this.records} x ${this.valueBytes} B, ${this.mode}, skew ${this.skewMs}, step ${this.stepMs}${this.compressed ? ', gzip' : ''})`;
 }
 
 class AdvanceClock implements fc.Command<Model, Real> {
@@ -238,7 +259,11 @@ class FinishAsyncFlush implements fc.AsyncCommand<Model, Real> {
 /** After a reopen: the model keeps the segments and batches the real log kept (a prefix), all loaded now. */
 function adoptReopened(m: Model, r: Real): void {
   const bases = r.log.segmentBaseOffsets();
-  assert.deepEqual(bases, m.segments.slice(0, bases.length).map((s) => s.base), 'the segments left are a prefix of the model');
+  assert.deepEqual(
+    bases,
+    m.segments.slice(0, bases.length).map((s) => s.base),
+    'the segments left are a prefix of the model',
+  );
   m.segments.length = bases.length;
   for (const s of m.segments) s.createdMs = s.lastModifiedMs = m.clock.now;
   const leo = r.log.logEndOffset;
@@ -248,7 +273,11 @@ function adoptReopened(m: Model, r: Real): void {
 }
 
 class Crash implements fc.Command<Model, Real> {
-  constructor(readonly torn: boolean, readonly keepBytes: number, readonly fullScan: boolean) {}
+  constructor(
+    readonly torn: boolean,
+    readonly keepBytes: number,
+    readonly fullScan: boolean,
+  ) {}
   check = () => true;
   run(m: Model, r: Real): void {
     // An asynchronous flush in flight fails: only earlier completed flushes count (m.flushed).
@@ -260,12 +289,14 @@ class Crash implements fc.Command<Model, Real> {
     const flushed = expected.filter((b) => b.last < m.flushed).length;
     assert.ok(got.length >= flushed, `kept ${got.length} batches, ${flushed} were flushed`);
     assert.ok(got.length <= expected.length, 'no batch beyond what was appended');
-    for (let i = 0; i < got.length; i++) assert.deepEqual(got[i], expected[i]!.bytes, `batch ${i} survives byte for byte`);
+    for (let i = 0; i < got.length; i++)
+      assert.deepEqual(got[i], expected[i]!.bytes, `batch ${i} survives byte for byte`);
     adoptReopened(m, r);
     checkCommon(m, r);
     checkTimeIndexes(r);
   }
-  toString = () => `crash(${this.torn ? `torn keep ${this.keepBytes}` : 'lose-unsynced'}${this.fullScan ? ', hint 0' : ''})`;
+  toString = () =>
+    `crash(${this.torn ? `torn keep ${this.keepBytes}` : 'lose-unsynced'}${this.fullScan ? ', hint 0' : ''})`;
 }
 
 /** Every file of the partition directory by name. */
@@ -273,10 +304,14 @@ function snapshot(fs: MemoryFileSystem): Map<string, Buffer> {
   return new Map(fs.readdir(DIR).map((name) => [name, fs.readFile(`${DIR}/${name}`)]));
 }
 
-const logAndOffsetIndexes = (files: Map<string, Buffer>) => new Map([...files].filter(([name]) => !name.endsWith('.timeindex')));
+const logAndOffsetIndexes = (files: Map<string, Buffer>) =>
+  new Map([...files].filter(([name]) => !name.endsWith('.timeindex')));
 
 class Restart implements fc.Command<Model, Real> {
-  constructor(readonly clean: boolean, readonly fullScan: boolean) {}
+  constructor(
+    readonly clean: boolean,
+    readonly fullScan: boolean,
+  ) {}
   /** A clean close waits for the flush in flight (Log.close asserts it); a process crash does not. */
   check = (m: Readonly<Model>) => !this.clean || m.inFlight === null;
   run(m: Model, r: Real): void {
@@ -290,7 +325,11 @@ class Restart implements fc.Command<Model, Real> {
     // The time index may gain its final entry (Kafka's recover appends it) or lose entries only a
     // close added mid-file; it is checked against the log below instead.
     assert.deepEqual([...after.keys()], [...before.keys()], 'no file appears or goes');
-    assert.deepEqual(logAndOffsetIndexes(after), logAndOffsetIndexes(before), 'recovering an intact log changes no .log/.index byte');
+    assert.deepEqual(
+      logAndOffsetIndexes(after),
+      logAndOffsetIndexes(before),
+      'recovering an intact log changes no .log/.index byte',
+    );
     reopen(m, r, hint);
     assert.deepEqual(snapshot(r.fs), after, 'recovery is idempotent');
     assert.equal(readAllBatches(r.log).length, retained(m).length, 'a process restart loses nothing');
@@ -335,7 +374,11 @@ class Truncate implements fc.Command<Model, Real> {
  * The model's Kafka deleteOldSegments pass: deletes the longest run of oldest segments below `hw`
  * passing `predicate` (never an empty last one), rolling first when that is all. Returns the count.
  */
-function modelDeletePass(m: Model, hw: number, predicate: (i: number, sizeBytes: number, largestMs: number) => boolean): number {
+function modelDeletePass(
+  m: Model,
+  hw: number,
+  predicate: (i: number, sizeBytes: number, largestMs: number) => boolean,
+): number {
   const leo = leoOf(m);
   let count = 0;
   for (let i = 0; i < m.segments.length; i++) {
@@ -367,7 +410,11 @@ const hwOf = (m: Model, fraction: number) => m.lso + Math.floor(fraction * (m.fl
 type RetentionBytes = { kind: 'unlimited' } | { kind: 'relative'; segments: number; deltaBytes: number };
 
 class Retention implements fc.Command<Model, Real> {
-  constructor(readonly retentionMs: number, readonly bytes: RetentionBytes, readonly hwFraction: number) {}
+  constructor(
+    readonly retentionMs: number,
+    readonly bytes: RetentionBytes,
+    readonly hwFraction: number,
+  ) {}
   check = () => true;
   run(m: Model, r: Real): void {
     const hw = Math.min(hwOf(m, this.hwFraction), m.flushed);
@@ -392,7 +439,8 @@ class Retention implements fc.Command<Model, Real> {
         });
       }
     }
-    if (this.retentionMs >= 0) deleted += modelDeletePass(m, hw, (_i, _s, largestMs) => now - largestMs > this.retentionMs);
+    if (this.retentionMs >= 0)
+      deleted += modelDeletePass(m, hw, (_i, _s, largestMs) => now - largestMs > this.retentionMs);
     assert.deepEqual(result, { deletedSegments: deleted, logStartOffset: m.lso });
     m.checkpointLso = m.lso;
     checkCommon(m, r);
@@ -420,7 +468,12 @@ class DeleteRecords implements fc.Command<Model, Real> {
 }
 
 class Read implements fc.Command<Model, Real> {
-  constructor(readonly fetchFraction: number, readonly maxBytes: number, readonly hwFraction: number, readonly minOneBatch: boolean) {}
+  constructor(
+    readonly fetchFraction: number,
+    readonly maxBytes: number,
+    readonly hwFraction: number,
+    readonly minOneBatch: boolean,
+  ) {}
   check = () => true;
   run(m: Model, r: Real): void {
     const leo = leoOf(m);
@@ -443,15 +496,21 @@ class Read implements fc.Command<Model, Real> {
     assert.equal(res.firstOffset, expected.length === 0 ? null : Number(expected[0]!.readBigInt64BE(0)));
     assert.deepEqual(r.log.read(leo + 1, 100, leo + 10, true), { kind: 'out-of-range' });
   }
-  toString = () => `read(${this.fetchFraction.toFixed(2)}, ${this.maxBytes}, hw ${this.hwFraction.toFixed(2)}, ${this.minOneBatch})`;
+  toString = () =>
+    `read(${this.fetchFraction.toFixed(2)}, ${this.maxBytes}, hw ${this.hwFraction.toFixed(2)}, ${this.minOneBatch})`;
 }
 
 class OffsetForTime implements fc.Command<Model, Real> {
-  constructor(readonly pick: number, readonly deltaMs: number) {}
+  constructor(
+    readonly pick: number,
+    readonly deltaMs: number,
+  ) {}
   check = () => true;
   run(m: Model, r: Real): void {
     // Timestamps of the retained batches (the one straddling the log start offset included).
-    const known = retained(m).flatMap((b) => b.records.map((x) => x.ts)).filter((t) => t >= 0);
+    const known = retained(m)
+      .flatMap((b) => b.records.map((x) => x.ts))
+      .filter((t) => t >= 0);
     const target = Math.max(0, (known.length > 0 ? known[this.pick % known.length]! : m.clock.now) + this.deltaMs);
     let expected: { offset: number; timestamp: number; leaderEpoch: number } | null = null;
     for (const b of m.batches) {
@@ -501,34 +560,51 @@ function asAsync(command: AnyCommand): fc.AsyncCommand<Model, Real> {
 }
 /** One weighted command arbitrary: mostly appends, so logs grow over several segments between faults. */
 const commands = [
-  fc.oneof(
-    { arbitrary: append, weight: 12 },
-    { arbitrary: fc.constantFrom(1, 400, 1000, 5000, 70_000).map((ms) => new AdvanceClock(ms)), weight: 3 },
-    { arbitrary: fc.constant(new Flush()), weight: 2 },
-    { arbitrary: fc.constant(new StartAsyncFlush()), weight: 3 },
-    { arbitrary: fc.integer({ min: 1, max: 4 }).map((n) => new SyncProgress(n)), weight: 2 },
-    { arbitrary: fc.constant(new FinishAsyncFlush()), weight: 2 },
-    { arbitrary: fc.tuple(fc.boolean(), fc.nat(800), fc.boolean()).map(([t, k, f]) => new Crash(t, k, f)), weight: 2 },
-    { arbitrary: fc.tuple(fc.boolean(), fc.boolean()).map(([c, f]) => new Restart(c, f)), weight: 1 },
-    { arbitrary: fraction.map((f) => new Truncate(f)), weight: 1 },
-    {
-      arbitrary: fc
-        .tuple(
-          fc.constantFrom(-1, -1, 0, 1000, 5000, 60_000),
-          fc.oneof(
-            fc.constant<RetentionBytes>({ kind: 'unlimited' }),
-            fc.record({ kind: fc.constant('relative' as const), segments: fraction, deltaBytes: fc.constantFrom(-1, 0, 0, 1, 50) }),
-          ),
-          fraction,
-        )
-        .map(([ms, bytes, hw]) => new Retention(ms, bytes, hw)),
-      weight: 2,
-    },
-    { arbitrary: fraction.map((f) => new DeleteRecords(f)), weight: 1 },
-    { arbitrary: fc.tuple(fraction, fc.integer({ min: 0, max: 1500 }), fraction, fc.boolean()).map(([f, b, h, o]) => new Read(f, b, h, o)), weight: 2 },
-    { arbitrary: fc.tuple(fc.nat(), fc.constantFrom(-1, 0, 0, 1, 250)).map(([p, d]) => new OffsetForTime(p, d)), weight: 2 },
-    { arbitrary: fc.constant(new MaxTimestamp()), weight: 1 },
-  ).map(asAsync),
+  fc
+    .oneof(
+      { arbitrary: append, weight: 12 },
+      { arbitrary: fc.constantFrom(1, 400, 1000, 5000, 70_000).map((ms) => new AdvanceClock(ms)), weight: 3 },
+      { arbitrary: fc.constant(new Flush()), weight: 2 },
+      { arbitrary: fc.constant(new StartAsyncFlush()), weight: 3 },
+      { arbitrary: fc.integer({ min: 1, max: 4 }).map((n) => new SyncProgress(n)), weight: 2 },
+      { arbitrary: fc.constant(new FinishAsyncFlush()), weight: 2 },
+      {
+        arbitrary: fc.tuple(fc.boolean(), fc.nat(800), fc.boolean()).map(([t, k, f]) => new Crash(t, k, f)),
+        weight: 2,
+      },
+      { arbitrary: fc.tuple(fc.boolean(), fc.boolean()).map(([c, f]) => new Restart(c, f)), weight: 1 },
+      { arbitrary: fraction.map((f) => new Truncate(f)), weight: 1 },
+      {
+        arbitrary: fc
+          .tuple(
+            fc.constantFrom(-1, -1, 0, 1000, 5000, 60_000),
+            fc.oneof(
+              fc.constant<RetentionBytes>({ kind: 'unlimited' }),
+              fc.record({
+                kind: fc.constant('relative' as const),
+                segments: fraction,
+                deltaBytes: fc.constantFrom(-1, 0, 0, 1, 50),
+              }),
+            ),
+            fraction,
+          )
+          .map(([ms, bytes, hw]) => new Retention(ms, bytes, hw)),
+        weight: 2,
+      },
+      { arbitrary: fraction.map((f) => new DeleteRecords(f)), weight: 1 },
+      {
+        arbitrary: fc
+          .tuple(fraction, fc.integer({ min: 0, max: 1500 }), fraction, fc.boolean())
+          .map(([f, b, h, o]) => new Read(f, b, h, o)),
+        weight: 2,
+      },
+      {
+        arbitrary: fc.tuple(fc.nat(), fc.constantFrom(-1, 0, 0, 1, 250)).map(([p, d]) => new OffsetForTime(p, d)),
+        weight: 2,
+      },
+      { arbitrary: fc.constant(new MaxTimestamp()), weight: 1 },
+    )
+    .map(asAsync),
 ];
 
 describe('Log (property, simulated disk)', () => {
@@ -542,8 +618,22 @@ describe('Log (property, simulated disk)', () => {
         async (segmentBytes, indexIntervalBytes, segmentMs, cmds) => {
           const config = { segmentBytes, indexIntervalBytes, segmentMs };
           const clock = manualClock(T0);
-          const model: Model = { batches: [], segments: [{ base: 0, createdMs: T0, lastModifiedMs: T0 }], lso: 0, flushed: 0, checkpointRp: 0, checkpointLso: 0, clock, inFlight: null };
-          const real: Real = { fs: new MemoryFileSystem({ asyncSyncs: 'manual' }), config, log: undefined as unknown as Log, flush: null };
+          const model: Model = {
+            batches: [],
+            segments: [{ base: 0, createdMs: T0, lastModifiedMs: T0 }],
+            lso: 0,
+            flushed: 0,
+            checkpointRp: 0,
+            checkpointLso: 0,
+            clock,
+            inFlight: null,
+          };
+          const real: Real = {
+            fs: new MemoryFileSystem({ asyncSyncs: 'manual' }),
+            config,
+            log: undefined as unknown as Log,
+            flush: null,
+          };
           reopen(model, real, 0);
           await fc.asyncModelRun(() => ({ model, real }), cmds);
           checkTimeIndexes(real);
@@ -551,7 +641,11 @@ describe('Log (property, simulated disk)', () => {
           new Crash(false, 0, false).run(model, real);
         },
       ),
-      { numRuns: 500, includeErrorInReport: true, ...(process.env.FC_SEED ? { seed: Number(process.env.FC_SEED), path: process.env.FC_PATH } : {}) },
+      {
+        numRuns: 500,
+        includeErrorInReport: true,
+        ...(process.env.FC_SEED ? { seed: Number(process.env.FC_SEED), path: process.env.FC_PATH } : {}),
+      },
     );
   });
 });

@@ -30,7 +30,18 @@ describe('parseCliArgs', () => {
 
   it('parses a file, repeated overrides in order, --port and --data-dir', () => {
     assert.deepEqual(
-      startArgs(['start', 'server.properties', '--override', 'num.partitions=3', '--port', '0', '--override', 'a.b= x=y ', '--data-dir', '/tmp/d']),
+      startArgs([
+        'start',
+        'server.properties',
+        '--override',
+        'num.partitions=3',
+        '--port',
+        '0',
+        '--override',
+        'a.b= x=y ',
+        '--data-dir',
+        '/tmp/d',
+      ]),
       {
         propertiesFile: 'server.properties',
         overrides: [
@@ -44,7 +55,11 @@ describe('parseCliArgs', () => {
   });
 
   it('accepts --opt=value spelling', () => {
-    assert.deepEqual(startArgs(['start', '--port=9093', '--override=node.id=2']), { ...NO_ARGS, port: 9093, overrides: [['node.id', '2']] });
+    assert.deepEqual(startArgs(['start', '--port=9093', '--override=node.id=2']), {
+      ...NO_ARGS,
+      port: 9093,
+      overrides: [['node.id', '2']],
+    });
   });
 
   for (const [argv, pattern] of [
@@ -73,7 +88,9 @@ describe('parseCliArgs', () => {
     assert.match(help.out, /--data-dir <dir>/);
     const version = parse(['--version']);
     assert.deepEqual(version.command, { kind: 'exit', exitCode: 0 });
-    const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', '..', '..', 'package.json'), 'utf8')) as { version: string };
+    const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', '..', '..', 'package.json'), 'utf8')) as {
+      version: string;
+    };
     assert.equal(version.out.trim(), pkg.version);
   });
 });
@@ -113,11 +130,18 @@ describe('resolveStartConfig', () => {
     assert.equal(config.numPartitions, 4, 'last override wins');
     assert.deepEqual(config.logDirs, ['/from/flag'], '--data-dir beats overrides and file');
     assert.deepEqual(config.listeners, [{ host: '127.0.0.1', port: 0 }], '--port rewrites listeners on 127.0.0.1');
-    assert.deepEqual(config.advertisedListeners, [{ host: '127.0.0.1', port: 0 }], '--port rewrites advertised listeners');
+    assert.deepEqual(
+      config.advertisedListeners,
+      [{ host: '127.0.0.1', port: 0 }],
+      '--port rewrites advertised listeners',
+    );
   });
 
   it('lets overrides beat the file', () => {
-    const config = resolveStartConfig({ ...NO_ARGS, propertiesFile: 'server.properties', overrides: [['log.dirs', '/o']] }, readFile);
+    const config = resolveStartConfig(
+      { ...NO_ARGS, propertiesFile: 'server.properties', overrides: [['log.dirs', '/o']] },
+      readFile,
+    );
     assert.deepEqual(config.logDirs, ['/o']);
     assert.equal(config.numPartitions, 2);
   });
@@ -132,7 +156,8 @@ describe('resolveStartConfig', () => {
   it('turns an unreadable or malformed file into a ConfigError naming it', () => {
     assert.throws(
       () => resolveStartConfig({ ...NO_ARGS, propertiesFile: 'missing.properties' }, readFile),
-      (err: unknown) => err instanceof ConfigError && /Cannot read config file missing\.properties: ENOENT/.test(err.message),
+      (err: unknown) =>
+        err instanceof ConfigError && /Cannot read config file missing\.properties: ENOENT/.test(err.message),
     );
     files['bad.properties'] = 'a.b=1\nc=\\uXYZW\n';
     assert.throws(
@@ -158,10 +183,15 @@ describe('bin/skiff.js', () => {
   const bin = path.join(repoRoot, 'bin', 'skiff.js');
 
   it('exits 2 with the message on stderr for a config error, before starting anything', () => {
-    const result = spawnSync(process.execPath, [bin, 'start', '--override', 'log.segment.byte=1'], { encoding: 'utf8' });
+    const result = spawnSync(process.execPath, [bin, 'start', '--override', 'log.segment.byte=1'], {
+      encoding: 'utf8',
+    });
     assert.equal(result.status, 2);
     assert.equal(result.stdout, '');
-    assert.match(result.stderr, /Unknown configuration "log\.segment\.byte" \(nearest known key: log\.segment\.bytes\)/);
+    assert.match(
+      result.stderr,
+      /Unknown configuration "log\.segment\.byte" \(nearest known key: log\.segment\.bytes\)/,
+    );
   });
 
   it('exits 2 on a usage error and 0 on --help', () => {

@@ -20,7 +20,20 @@ describe('client command parsing', () => {
     ['produce', 't', '-k', ':', '-H', 'a=1', '--compression', 'zstd', '--acks', '-1', '-p', '0'],
     ['consume', 't', '--from-beginning', '-n', '10', '-e', '-f', '%k %v\\n'],
     ['consume', 't', '--timestamp', '2024-01-01T00:00:00Z'],
-    ['perf', 'produce', '--topic', 't', '--records', '10', '--record-size', '100', '--acks', '1', '--compression', 'lz4'],
+    [
+      'perf',
+      'produce',
+      '--topic',
+      't',
+      '--records',
+      '10',
+      '--record-size',
+      '100',
+      '--acks',
+      '1',
+      '--compression',
+      'lz4',
+    ],
     ['perf', 'consume', '--topic', 't', '--records', '10'],
   ]) {
     it(`accepts ${argv.join(' ')}`, () => {
@@ -61,6 +74,12 @@ describe('client-io helpers', () => {
   });
 
   it('aligns table columns', () => {
-    assert.deepEqual(formatTable([['NAME', 'N'], ['a-long-name', 3]]), ['NAME         N', 'a-long-name  3']);
+    assert.deepEqual(
+      formatTable([
+        ['NAME', 'N'],
+        ['a-long-name', 3],
+      ]),
+      ['NAME         N', 'a-long-name  3'],
+    );
   });
 });

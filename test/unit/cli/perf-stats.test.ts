@@ -36,6 +36,9 @@ describe('perf summary lines', () => {
   });
 
   it('prints consume totals', () => {
-    assert.equal(consumeSummaryLine(1000, 1024 * 1024, 2000), '1000 records received, 500.0 records/sec (0.50 MB/sec), 1.00 MB in 2000 ms.');
+    assert.equal(
+      consumeSummaryLine(1000, 1024 * 1024, 2000),
+      '1000 records received, 500.0 records/sec (0.50 MB/sec), 1.00 MB in 2000 ms.',
+    );
   });
 });

@@ -35,7 +35,13 @@ function harness(opts: { start?: () => Promise<number>; stop?: () => Promise<voi
     (fields: object | string, msg?: string): void => {
       h.logs.push([level, typeof fields === 'string' ? fields : (msg ?? '')]);
     };
-  const logger: Logger = { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error'), child: () => logger };
+  const logger: Logger = {
+    debug: log('debug'),
+    info: log('info'),
+    warn: log('warn'),
+    error: log('error'),
+    child: () => logger,
+  };
   h.deps = {
     logger,
     startBroker: async (): Promise<BrokerHandle> => ({

@@ -14,19 +14,67 @@ import { crcValid } from '../../../src/protocol/record-batch/view';
  * its LZ4 record set below has longer values and came out as two batches.)
  */
 const FIXTURES: Array<[source: string, codec: number, base64: string, keys: string[], values: string[]]> = [
-  ['java', 1, 'AAAAAAAAAAAAAABtAAAAAAJKvKoyAAEAAAACAAABoiuCP5oAAAGiK4I/tP//////////////////AAAAAx+LCAAAAAAAAP9TY2BgYMk2FMtKLEvUTa/KLNA1ZFBjMGFiyTZCEjMCibGwZBsjiRkzAAAB3Qw9PAAAAA==', ['k1', 'k2', 'k3'], ['java-gzip-1', 'java-gzip-2', 'java-gzip-3']],
-  ['java', 2, 'AAAAAAAAAAAAAACAAAAAAAIhKLODAAIAAAACAAABoiuCRkYAAAGiK4JGkv//////////////////AAAAA4JTTkFQUFkAAAAAAQAAAAEAAAA7RHQqAAAABGsxGmphdmEtc25hcHB5LTEALACYAQIEazIyFwAAMgUXSAQEazMaamF2YS1zbmFwcHktMwA=', ['k1', 'k2', 'k3'], ['java-snappy-1', 'java-snappy-2', 'java-snappy-3']],
-  ['java', 3, 'AAAAAAAAAAAAAABwAAAAAAI8g0X+AAMAAAACAAABoiuCTL0AAAGiK4JNAf//////////////////AAAAAwQiTRhgQIIwAAAA9gwkAAAABGsxFGphdmEtbHo0LTEAJgCIAQIEazIUABEyFABDBARrMxQAUHo0LTMAAAAAAA==', ['k1', 'k2', 'k3'], ['java-lz4-1', 'java-lz4-2', 'java-lz4-3']],
-  ['java', 4, 'AAAAAAAAAAAAAABuAAAAAALKoRqWAAQAAAACAAABoiuCU4AAAAGiK4JTyP//////////////////AAAAAyi1L/0AWIwBAIQCJgAAAARrMRZqYXZhLXpzdGQtMQAoAI4BAgRrMjIAKACQAQQEazMzAAIAwCDQmE4BAAA=', ['k1', 'k2', 'k3'], ['java-zstd-1', 'java-zstd-2', 'java-zstd-3']],
-  ['kcat', 1, 'AAAAAAAAAAAAAABtAAAAAALbYECzAAEAAAACAAABoiuCQEUAAAGiK4JARf//////////////////AAAAAx+LCAAAAAAAAANTY2BgYMk2FMtOTizRTa/KLNA1ZFBjYGBiyTZCEjMCibGwZBsjiRkzAADStEwFPAAAAA==', ['k1', 'k2', 'k3'], ['kcat-gzip-1', 'kcat-gzip-2', 'kcat-gzip-3']],
-  ['kcat', 2, 'AAAAAAAAAAAAAABrAAAAAAIZWd0kAAIAAAACAAABoiuCRwYAAAGiK4JHBv//////////////////AAAAA0JwKgAAAARrMRprY2F0LXNuYXBweS0xACoAAAIEazIyFgAAMgEWSAQEazMaa2NhdC1zbmFwcHktMwA=', ['k1', 'k2', 'k3'], ['kcat-snappy-1', 'kcat-snappy-2', 'kcat-snappy-3']],
-  ['kcat', 4, 'AAAAAAAAAAAAAABnAAAAAAIhmbSoAAQAAAACAAABoiuCVHAAAAGiK4JUcP//////////////////AAAAAyi1L/0AWG0BACQCJgAAAARrMRZrY2F0LXpzdGQtMQAmAAACBGsyMgQEazMzAAMAwAiE+xlzDA==', ['k1', 'k2', 'k3'], ['kcat-zstd-1', 'kcat-zstd-2', 'kcat-zstd-3']],
+  [
+    'java',
+    1,
+    'AAAAAAAAAAAAAABtAAAAAAJKvKoyAAEAAAACAAABoiuCP5oAAAGiK4I/tP//////////////////AAAAAx+LCAAAAAAAAP9TY2BgYMk2FMtKLEvUTa/KLNA1ZFBjMGFiyTZCEjMCibGwZBsjiRkzAAAB3Qw9PAAAAA==',
+    ['k1', 'k2', 'k3'],
+    ['java-gzip-1', 'java-gzip-2', 'java-gzip-3'],
+  ],
+  [
+    'java',
+    2,
+    'AAAAAAAAAAAAAACAAAAAAAIhKLODAAIAAAACAAABoiuCRkYAAAGiK4JGkv//////////////////AAAAA4JTTkFQUFkAAAAAAQAAAAEAAAA7RHQqAAAABGsxGmphdmEtc25hcHB5LTEALACYAQIEazIyFwAAMgUXSAQEazMaamF2YS1zbmFwcHktMwA=',
+    ['k1', 'k2', 'k3'],
+    ['java-snappy-1', 'java-snappy-2', 'java-snappy-3'],
+  ],
+  [
+    'java',
+    3,
+    'AAAAAAAAAAAAAABwAAAAAAI8g0X+AAMAAAACAAABoiuCTL0AAAGiK4JNAf//////////////////AAAAAwQiTRhgQIIwAAAA9gwkAAAABGsxFGphdmEtbHo0LTEAJgCIAQIEazIUABEyFABDBARrMxQAUHo0LTMAAAAAAA==',
+    ['k1', 'k2', 'k3'],
+    ['java-lz4-1', 'java-lz4-2', 'java-lz4-3'],
+  ],
+  [
+    'java',
+    4,
+    'AAAAAAAAAAAAAABuAAAAAALKoRqWAAQAAAACAAABoiuCU4AAAAGiK4JTyP//////////////////AAAAAyi1L/0AWIwBAIQCJgAAAARrMRZqYXZhLXpzdGQtMQAoAI4BAgRrMjIAKACQAQQEazMzAAIAwCDQmE4BAAA=',
+    ['k1', 'k2', 'k3'],
+    ['java-zstd-1', 'java-zstd-2', 'java-zstd-3'],
+  ],
+  [
+    'kcat',
+    1,
+    'AAAAAAAAAAAAAABtAAAAAALbYECzAAEAAAACAAABoiuCQEUAAAGiK4JARf//////////////////AAAAAx+LCAAAAAAAAANTY2BgYMk2FMtOTizRTa/KLNA1ZFBjYGBiyTZCEjMCibGwZBsjiRkzAADStEwFPAAAAA==',
+    ['k1', 'k2', 'k3'],
+    ['kcat-gzip-1', 'kcat-gzip-2', 'kcat-gzip-3'],
+  ],
+  [
+    'kcat',
+    2,
+    'AAAAAAAAAAAAAABrAAAAAAIZWd0kAAIAAAACAAABoiuCRwYAAAGiK4JHBv//////////////////AAAAA0JwKgAAAARrMRprY2F0LXNuYXBweS0xACoAAAIEazIyFgAAMgEWSAQEazMaa2NhdC1zbmFwcHktMwA=',
+    ['k1', 'k2', 'k3'],
+    ['kcat-snappy-1', 'kcat-snappy-2', 'kcat-snappy-3'],
+  ],
+  [
+    'kcat',
+    4,
+    'AAAAAAAAAAAAAABnAAAAAAIhmbSoAAQAAAACAAABoiuCVHAAAAGiK4JUcP//////////////////AAAAAyi1L/0AWG0BACQCJgAAAARrMRZrY2F0LXpzdGQtMQAmAAACBGsyMgQEazMzAAMAwAiE+xlzDA==',
+    ['k1', 'k2', 'k3'],
+    ['kcat-zstd-1', 'kcat-zstd-2', 'kcat-zstd-3'],
+  ],
 ];
 
 const RECORDS: BuildRecord[] = Array.from({ length: 50 }, (_, i) => ({
   key: i % 5 === 0 ? null : Buffer.from(`key-${i}`),
   value: i % 7 === 0 ? null : Buffer.from(`value-${i}-`.repeat(i)),
-  headers: i % 3 === 0 ? [{ key: 'h', value: Buffer.from(String(i)) }, { key: 'n', value: null }] : [],
+  headers:
+    i % 3 === 0
+      ? [
+          { key: 'h', value: Buffer.from(String(i)) },
+          { key: 'n', value: null },
+        ]
+      : [],
   timestamp: 1_700_000_000_000 + i,
 }));
 
@@ -38,9 +86,18 @@ describe('compressed batches', () => {
       const batch = decodeBatch(buf);
       assert.equal(batch.attributes & L.COMPRESSION_CODEC_MASK, codec);
       assert.equal(batch.sizeBytes, buf.length);
-      assert.deepEqual(batch.records.map((r) => r.key?.toString()), keys);
-      assert.deepEqual(batch.records.map((r) => r.value?.toString()), values);
-      assert.deepEqual(batch.records.map((r) => r.offset), [0, 1, 2]);
+      assert.deepEqual(
+        batch.records.map((r) => r.key?.toString()),
+        keys,
+      );
+      assert.deepEqual(
+        batch.records.map((r) => r.value?.toString()),
+        values,
+      );
+      assert.deepEqual(
+        batch.records.map((r) => r.offset),
+        [0, 1, 2],
+      );
     });
   }
 
@@ -50,12 +107,27 @@ describe('compressed batches', () => {
       'base64',
     );
     const batches = decodeBatches(set);
-    assert.ok(crcValid(set, 0, batches[0]!.sizeBytes) && crcValid(set, batches[0]!.sizeBytes, batches[1]!.sizeBytes), 'CRCs as kcat wrote them');
-    assert.deepEqual(batches.map((b) => b.attributes & L.COMPRESSION_CODEC_MASK), [3, 3]);
+    assert.ok(
+      crcValid(set, 0, batches[0]!.sizeBytes) && crcValid(set, batches[0]!.sizeBytes, batches[1]!.sizeBytes),
+      'CRCs as kcat wrote them',
+    );
+    assert.deepEqual(
+      batches.map((b) => b.attributes & L.COMPRESSION_CODEC_MASK),
+      [3, 3],
+    );
     const records = batches.flatMap((b) => b.records);
-    assert.deepEqual(records.map((r) => r.offset), [0, 1, 2]);
-    assert.deepEqual(records.map((r) => r.key?.toString()), ['k1', 'k2', 'k3']);
-    assert.deepEqual(records.map((r) => r.value?.toString()), [1, 2, 3].map((i) => Array(4).fill(`kcat-lz4-${i}`).join('-')));
+    assert.deepEqual(
+      records.map((r) => r.offset),
+      [0, 1, 2],
+    );
+    assert.deepEqual(
+      records.map((r) => r.key?.toString()),
+      ['k1', 'k2', 'k3'],
+    );
+    assert.deepEqual(
+      records.map((r) => r.value?.toString()),
+      [1, 2, 3].map((i) => Array(4).fill(`kcat-lz4-${i}`).join('-')),
+    );
   });
 
   for (const name of COMPRESSION_NAMES) {
@@ -74,7 +146,13 @@ describe('compressed batches', () => {
   }
 
   it('keeps the header flags when compressing', () => {
-    const plain = buildRecordBatch(RECORDS, { isTransactional: true, logAppendTime: true, producerId: 7, producerEpoch: 1, baseSequence: 3 });
+    const plain = buildRecordBatch(RECORDS, {
+      isTransactional: true,
+      logAppendTime: true,
+      producerId: 7,
+      producerEpoch: 1,
+      baseSequence: 3,
+    });
     const batch = compressBatch(plain, 4);
     const attributes = batch.readInt16BE(L.ATTRIBUTES);
     assert.equal(attributes, L.TRANSACTIONAL_FLAG_MASK | L.TIMESTAMP_TYPE_MASK | 4);
@@ -88,6 +166,9 @@ describe('compressed batches', () => {
     const set = Buffer.concat([a, b, c.subarray(0, c.length - 5)]);
     const batches = decodeBatches(set);
     assert.equal(batches.length, 2);
-    assert.deepEqual(batches.flatMap((x) => x.records.map((r) => r.offset)), Array.from({ length: 20 }, (_, i) => i));
+    assert.deepEqual(
+      batches.flatMap((x) => x.records.map((r) => r.offset)),
+      Array.from({ length: 20 }, (_, i) => i),
+    );
   });
 });

@@ -10,7 +10,12 @@ import { ErrorCode } from '../../../src/protocol/error-codes';
 import { removeDir, startTestBroker, type TestBroker } from '../../helpers/in-process-broker';
 
 /** Reads every record of the assigned partitions up to their current end. */
-async function readAll(client: KafkaClient, topic: string, partitions: number[], offset = 0): Promise<ConsumedRecord[]> {
+async function readAll(
+  client: KafkaClient,
+  topic: string,
+  partitions: number[],
+  offset = 0,
+): Promise<ConsumedRecord[]> {
   const consumer = new Consumer(client, { maxWaitMs: 50 });
   consumer.assign(partitions.map((partition) => ({ topic, partition, offset })));
   await consumer.refreshEndOffsets();
@@ -36,11 +41,20 @@ describe('KafkaClient, Producer and Consumer against an in-process broker', () =
   it('negotiates versions: the highest both sides speak, Produce at least v3', () => {
     const connection = client.bootstrapConnection;
     assert.ok(connection.versionFor(ApiKey.Produce, 3) >= 3);
-    assert.equal(connection.versionFor(ApiKey.Metadata), Math.min(13, connection.apiVersions.get(ApiKey.Metadata)!.maxVersion));
+    assert.equal(
+      connection.versionFor(ApiKey.Metadata),
+      Math.min(13, connection.apiVersions.get(ApiKey.Metadata)!.maxVersion),
+    );
     assert.equal(connection.versionFor(ApiKey.Produce), 12, 'capped below v13, which names topics by id only');
     assert.equal(connection.versionFor(ApiKey.Fetch), 12, 'capped below v13, which names topics by id only');
-    assert.equal(connection.versionFor(ApiKey.JoinGroup), Math.min(9, connection.apiVersions.get(ApiKey.JoinGroup)!.maxVersion));
-    assert.throws(() => connection.versionFor(ApiKey.SaslHandshake), (err: unknown) => err instanceof UnsupportedApiError);
+    assert.equal(
+      connection.versionFor(ApiKey.JoinGroup),
+      Math.min(9, connection.apiVersions.get(ApiKey.JoinGroup)!.maxVersion),
+    );
+    assert.throws(
+      () => connection.versionFor(ApiKey.SaslHandshake),
+      (err: unknown) => err instanceof UnsupportedApiError,
+    );
     assert.equal(client.supports(ApiKey.SaslHandshake), false);
   });
 
@@ -52,8 +66,13 @@ describe('KafkaClient, Producer and Consumer against an in-process broker', () =
   });
 
   it('creates and deletes topics, reporting per-topic errors', async () => {
-    const created = await client.createTopics([{ name: 'client-admin', numPartitions: 2, configs: { 'retention.ms': '60000' } }]);
-    assert.deepEqual(created.map((r) => [r.name, r.errorCode]), [['client-admin', ErrorCode.NONE]]);
+    const created = await client.createTopics([
+      { name: 'client-admin', numPartitions: 2, configs: { 'retention.ms': '60000' } },
+    ]);
+    assert.deepEqual(
+      created.map((r) => [r.name, r.errorCode]),
+      [['client-admin', ErrorCode.NONE]],
+    );
     const twice = await client.createTopics([{ name: 'client-admin' }]);
     assert.equal(twice[0]!.errorCode, ErrorCode.TOPIC_ALREADY_EXISTS);
     assert.equal((await client.topicMetadata('client-admin')).partitions.length, 2);
@@ -67,7 +86,9 @@ describe('KafkaClient, Producer and Consumer against an in-process broker', () =
     const producer = new Producer(client, { batchSizeBytes: 300, maxInFlight: 5, compression: 'lz4' });
     const acks: Array<RecordMetadata | Error> = [];
     for (let i = 0; i < 2000; i++) {
-      await producer.send({ topic: 'client-pipeline', key: `key-${i % 13}`, value: `value-${i}` }, (err, md) => acks.push(err ?? md!));
+      await producer.send({ topic: 'client-pipeline', key: `key-${i % 13}`, value: `value-${i}` }, (err, md) =>
+        acks.push(err ?? md!),
+      );
     }
     await new Promise((resolve) => setImmediate(resolve));
     const inFlight = (await client.connection(0)).inFlight;
@@ -80,41 +101,63 @@ describe('KafkaClient, Producer and Consumer against an in-process broker', () =
     assert.equal(records.length, 2000);
     for (const r of records) assert.equal(r.partition, partitionForKey(r.key!, 3));
     for (let k = 0; k < 13; k++) {
-      const values = records.filter((r) => r.key!.toString() === `key-${k}`).map((r) => Number(r.value!.toString().slice(6)));
-      assert.deepEqual(values, [...values].sort((a, b) => a - b), `key-${k} keeps its order`);
+      const values = records
+        .filter((r) => r.key!.toString() === `key-${k}`)
+        .map((r) => Number(r.value!.toString().slice(6)));
+      assert.deepEqual(
+        values,
+        [...values].sort((a, b) => a - b),
+        `key-${k} keeps its order`,
+      );
     }
   });
 
   it('acks=0 resolves with offset -1 and the records still arrive', async () => {
     await client.createTopics([{ name: 'client-acks0', numPartitions: 1 }]);
     const producer = new Producer(client, { acks: 0 });
-    const md = await Promise.all(Array.from({ length: 20 }, (_, i) => producer.produce({ topic: 'client-acks0', value: `v${i}` })));
+    const md = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => producer.produce({ topic: 'client-acks0', value: `v${i}` })),
+    );
     assert.ok(md.every((m) => m.offset === -1));
     const consumer = new Consumer(client, { maxWaitMs: 100 });
     consumer.assign([{ topic: 'client-acks0', partition: 0, offset: 0 }]);
     const got: ConsumedRecord[] = [];
     for (let i = 0; i < 50 && got.length < 20; i++) got.push(...(await consumer.poll()));
-    assert.deepEqual(got.map((r) => r.value!.toString()), md.map((_, i) => `v${i}`));
+    assert.deepEqual(
+      got.map((r) => r.value!.toString()),
+      md.map((_, i) => `v${i}`),
+    );
   });
 
   it('fetches from the middle of a compressed batch, and finds offsets by timestamp', async () => {
     await client.createTopics([{ name: 'client-mid', numPartitions: 1 }]);
     const producer = new Producer(client, { compression: 'gzip', lingerMs: 50, batchSizeBytes: 1 << 20 });
     const t0 = 1_700_000_000_000;
-    await Promise.all(Array.from({ length: 10 }, (_, i) => producer.produce({ topic: 'client-mid', partition: 0, value: `m${i}`, timestamp: t0 + i * 1000 })));
+    await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        producer.produce({ topic: 'client-mid', partition: 0, value: `m${i}`, timestamp: t0 + i * 1000 }),
+      ),
+    );
     const raw = await client.request(ApiKey.Fetch, null, {
-      replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20,
+      replicaId: -1,
+      maxWaitMs: 0,
+      minBytes: 1,
+      maxBytes: 1 << 20,
       topics: [{ topic: 'client-mid', partitions: [{ partition: 0, fetchOffset: 0, partitionMaxBytes: 1 << 20 }] }],
     });
     const batch = (raw.responses as Array<{ partitions: Array<{ records: Buffer }> }>)[0]!.partitions[0]!.records;
     assert.equal(batch.readInt16BE(21) & 7, 1, 'one gzip batch');
     assert.equal(batch.readInt32BE(57), 10, 'holding all 10 records');
     const fromFour = await readAll(client, 'client-mid', [0], 4);
-    assert.deepEqual(fromFour.map((r) => r.offset), [4, 5, 6, 7, 8, 9]);
-    assert.deepEqual(fromFour.map((r) => r.timestamp), [4, 5, 6, 7, 8, 9].map((i) => t0 + i * 1000));
-    const offsets = await client.listOffsets('client-mid', [
-      { partition: 0, timestamp: t0 + 6500 },
-    ]);
+    assert.deepEqual(
+      fromFour.map((r) => r.offset),
+      [4, 5, 6, 7, 8, 9],
+    );
+    assert.deepEqual(
+      fromFour.map((r) => r.timestamp),
+      [4, 5, 6, 7, 8, 9].map((i) => t0 + i * 1000),
+    );
+    const offsets = await client.listOffsets('client-mid', [{ partition: 0, timestamp: t0 + 6500 }]);
     assert.equal(offsets.get(0)!.offset, 7);
     const ends = await client.listOffsets('client-mid', [{ partition: 0, timestamp: EARLIEST_TIMESTAMP }]);
     const latest = await client.listOffsets('client-mid', [{ partition: 0, timestamp: LATEST_TIMESTAMP }]);
@@ -131,6 +174,9 @@ describe('KafkaClient, Producer and Consumer against an in-process broker', () =
     const producer = new Producer(client);
     await assert.rejects(producer.send({ topic: 'client-missing', value: 'x' }), /UNKNOWN_TOPIC_OR_PARTITION/);
     await client.createTopics([{ name: 'client-one', numPartitions: 1 }]);
-    await assert.rejects(producer.send({ topic: 'client-one', partition: 3, value: 'x' }), /UNKNOWN_TOPIC_OR_PARTITION/);
+    await assert.rejects(
+      producer.send({ topic: 'client-one', partition: 3, value: 'x' }),
+      /UNKNOWN_TOPIC_OR_PARTITION/,
+    );
   });
 });

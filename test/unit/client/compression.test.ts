@@ -2,17 +2,47 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { ProtocolError } from '../../../src/protocol/primitives';
-import { codecFromName, codecName, compress, COMPRESSION_NAMES, decompress, isXerialFramed, XERIAL_MAGIC } from '../../../src/protocol/record-batch/compression';
+import {
+  codecFromName,
+  codecName,
+  compress,
+  COMPRESSION_NAMES,
+  decompress,
+  isXerialFramed,
+  XERIAL_MAGIC,
+} from '../../../src/protocol/record-batch/compression';
 
-const SAMPLE = Buffer.from('the quick brown fox jumps over the lazy dog; the quick brown fox jumps over the lazy dog again\n');
+const SAMPLE = Buffer.from(
+  'the quick brown fox jumps over the lazy dog; the quick brown fox jumps over the lazy dog again\n',
+);
 
 /** Compressed SAMPLE, made by the reference command-line tools (lz4 1.9.4, zstd 1.5.4, GNU gzip). */
 const REFERENCE: Array<[codec: string, how: string, base64: string]> = [
-  ['lz4', 'lz4 -c (content checksum)', 'BCJNGGRApzsAAADwEHRoZSBxdWljayBicm93biBmb3gganVtcHMgb3ZlciAfAJFsYXp5IGRvZzsOAA8tABRwIGFnYWluCgAAAAAzo1tH'],
-  ['lz4', 'lz4 -c -BX -B4 --content-size (block checksums, content size)', 'BCJNGHxAXwAAAAAAAAB4OwAAAPAQdGhlIHF1aWNrIGJyb3duIGZveCBqdW1wcyBvdmVyIB8AkWxhenkgZG9nOw4ADy0AFHAgYWdhaW4KahCfVwAAAAAzo1tH'],
-  ['zstd', 'zstd -c FILE (content size in the header)', 'KLUv/SRf7QEANAN0aGUgcXVpY2sgYnJvd24gZm94IGp1bXBzIG92ZXIgdGhlIGxhenkgZG9nOyBhZ2FpbgoCAKAqgCHMMtLf7wY='],
-  ['zstd', 'zstd -c < FILE (streamed: no content size, as zstd-jni writes)', 'KLUv/QRY7QEANAN0aGUgcXVpY2sgYnJvd24gZm94IGp1bXBzIG92ZXIgdGhlIGxhenkgZG9nOyBhZ2FpbgoCAKAqgCHMMtLf7wY='],
-  ['gzip', 'gzip -c -n', 'H4sIAAAAAAAAAyvJSFUoLM1MzlZIKsovz1NIy69QyCrNLShWyC9LLVIoAUrnJFZVKqTkp1uDeUQqVkhMT8zM4wIA3dTc2l8AAAA='],
+  [
+    'lz4',
+    'lz4 -c (content checksum)',
+    'BCJNGGRApzsAAADwEHRoZSBxdWljayBicm93biBmb3gganVtcHMgb3ZlciAfAJFsYXp5IGRvZzsOAA8tABRwIGFnYWluCgAAAAAzo1tH',
+  ],
+  [
+    'lz4',
+    'lz4 -c -BX -B4 --content-size (block checksums, content size)',
+    'BCJNGHxAXwAAAAAAAAB4OwAAAPAQdGhlIHF1aWNrIGJyb3duIGZveCBqdW1wcyBvdmVyIB8AkWxhenkgZG9nOw4ADy0AFHAgYWdhaW4KahCfVwAAAAAzo1tH',
+  ],
+  [
+    'zstd',
+    'zstd -c FILE (content size in the header)',
+    'KLUv/SRf7QEANAN0aGUgcXVpY2sgYnJvd24gZm94IGp1bXBzIG92ZXIgdGhlIGxhenkgZG9nOyBhZ2FpbgoCAKAqgCHMMtLf7wY=',
+  ],
+  [
+    'zstd',
+    'zstd -c < FILE (streamed: no content size, as zstd-jni writes)',
+    'KLUv/QRY7QEANAN0aGUgcXVpY2sgYnJvd24gZm94IGp1bXBzIG92ZXIgdGhlIGxhenkgZG9nOyBhZ2FpbgoCAKAqgCHMMtLf7wY=',
+  ],
+  [
+    'gzip',
+    'gzip -c -n',
+    'H4sIAAAAAAAAAyvJSFUoLM1MzlZIKsovz1NIy69QyCrNLShWyC9LLVIoAUrnJFZVKqTkp1uDeUQqVkhMT8zM4wIA3dTc2l8AAAA=',
+  ],
 ];
 
 describe('compression codecs', () => {
@@ -35,7 +65,8 @@ describe('compression codecs', () => {
 
   it('compresses repetitive data', () => {
     const data = Buffer.from('key-1:value-1;'.repeat(10_000));
-    for (const name of ['gzip', 'snappy', 'lz4', 'zstd'] as const) assert.ok(compress(name, data).length < data.length / 5, name);
+    for (const name of ['gzip', 'snappy', 'lz4', 'zstd'] as const)
+      assert.ok(compress(name, data).length < data.length / 5, name);
   });
 
   for (const [codec, how, base64] of REFERENCE) {
@@ -79,7 +110,10 @@ describe('compression codecs', () => {
 
     it('reads raw (unframed) snappy, as librdkafka writes it', () => {
       // A kcat -z snappy batch's records section: 3 records k1..k3 -> kcat-snappy-1..3.
-      const raw = Buffer.from('QnAqAAAABGsxGmtjYXQtc25hcHB5LTEAKgAAAgRrMjIWAAAyARZIBARrMxprY2F0LXNuYXBweS0zAA==', 'base64');
+      const raw = Buffer.from(
+        'QnAqAAAABGsxGmtjYXQtc25hcHB5LTEAKgAAAgRrMjIWAAAyARZIBARrMxprY2F0LXNuYXBweS0zAA==',
+        'base64',
+      );
       assert.equal(isXerialFramed(raw), false);
       const records = decompress('snappy', raw);
       assert.equal(records.length, 66);

@@ -34,7 +34,8 @@ describe('murmur2', () => {
 describe('partitionForKey', () => {
   it('is toPositive(murmur2(key)) % numPartitions', () => {
     for (const key of ['21', 'foobar', 'abc', 'k1', 'k2', 'k3']) {
-      for (const n of [1, 2, 3, 7, 100]) assert.equal(partitionForKey(Buffer.from(key), n), toPositive(murmur2(Buffer.from(key))) % n);
+      for (const n of [1, 2, 3, 7, 100])
+        assert.equal(partitionForKey(Buffer.from(key), n), toPositive(murmur2(Buffer.from(key))) % n);
     }
     // 'foobar' hashes negative: toPositive clears the sign bit, it does not negate.
     assert.equal(toPositive(-790332482), -790332482 & 0x7fffffff);
@@ -64,7 +65,10 @@ describe('Partitioner', () => {
 
   it('round-robins keyless records and hashes keyed ones', () => {
     const p = new Partitioner('round-robin');
-    assert.deepEqual([0, 1, 2, 3].map(() => p.partition(null, 3)), [0, 1, 2, 0]);
+    assert.deepEqual(
+      [0, 1, 2, 3].map(() => p.partition(null, 3)),
+      [0, 1, 2, 0],
+    );
     assert.equal(p.partition(Buffer.from('foobar'), 3), partitionForKey(Buffer.from('foobar'), 3));
   });
 });

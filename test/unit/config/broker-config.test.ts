@@ -178,7 +178,13 @@ describe('buildBrokerConfig: defaults', () => {
         assert.doesNotThrow(() => build({ [def.key]: def.defaultValue as string }), def.key);
       }
     }
-    for (const key of ['process.roles', 'controller.quorum.voters', 'zookeeper.connect', 'num.network.threads', 'transaction.state.log.replication.factor']) {
+    for (const key of [
+      'process.roles',
+      'controller.quorum.voters',
+      'zookeeper.connect',
+      'num.network.threads',
+      'transaction.state.log.replication.factor',
+    ]) {
       assert.ok(IGNORED_BROKER_CONFIG_KEYS.includes(key), `${key} from Kafka's sample server.properties is accepted`);
     }
     assert.equal(new Set(IGNORED_BROKER_CONFIG_KEYS).size, IGNORED_BROKER_CONFIG_KEYS.length);
@@ -224,7 +230,10 @@ describe('buildBrokerConfig: known keys', () => {
   });
 
   it('clamps long values past 2^53-1 (Kafka Long.MAX = never) to Number.MAX_SAFE_INTEGER', () => {
-    const config = build({ 'log.flush.interval.messages': '9223372036854775807', 'log.flush.interval.ms': '9007199254740993' });
+    const config = build({
+      'log.flush.interval.messages': '9223372036854775807',
+      'log.flush.interval.ms': '9007199254740993',
+    });
     assert.equal(config.logFlushIntervalMessages, Number.MAX_SAFE_INTEGER);
     assert.equal(config.logFlushIntervalMs, Number.MAX_SAFE_INTEGER);
   });
@@ -276,18 +285,30 @@ describe('buildBrokerConfig: listeners', () => {
   });
 
   it('uses advertised.listeners when set', () => {
-    const config = build({ listeners: 'PLAINTEXT://0.0.0.0:9092', 'advertised.listeners': 'plaintext://broker.example:19092' });
+    const config = build({
+      listeners: 'PLAINTEXT://0.0.0.0:9092',
+      'advertised.listeners': 'plaintext://broker.example:19092',
+    });
     assert.deepEqual(config.advertisedListeners, [{ host: 'broker.example', port: 19092 }]);
   });
 
   it('drops listeners named in controller.listener.names, with a warning', () => {
-    const config = build({ listeners: 'PLAINTEXT://:9092,CONTROLLER://:9093', 'controller.listener.names': 'CONTROLLER' });
+    const config = build({
+      listeners: 'PLAINTEXT://:9092,CONTROLLER://:9093',
+      'controller.listener.names': 'CONTROLLER',
+    });
     assert.deepEqual(config.listeners, [{ host: '0.0.0.0', port: 9092 }]);
-    assert.ok(config.warnings.some((w) => /controller listener CONTROLLER:\/\/:9093/.test(w)), config.warnings.join('\n'));
+    assert.ok(
+      config.warnings.some((w) => /controller listener CONTROLLER:\/\/:9093/.test(w)),
+      config.warnings.join('\n'),
+    );
   });
 
   it('rejects other security protocols, bad forms, bad ports, duplicates and wildcard advertised hosts', () => {
-    assertRejected({ listeners: 'SSL://:9093' }, /^Invalid value SSL:\/\/:9093 for configuration listeners: listener SSL is not supported/);
+    assertRejected(
+      { listeners: 'SSL://:9093' },
+      /^Invalid value SSL:\/\/:9093 for configuration listeners: listener SSL is not supported/,
+    );
     assertRejected({ listeners: 'PLAINTEXT://:9092,CONTROLLER://:9093' }, /listener CONTROLLER is not supported/);
     assertRejected({ listeners: 'localhost:9092' }, /is not of the form PLAINTEXT:\/\/host:port/);
     assertRejected({ listeners: 'PLAINTEXT://host' }, /is not of the form/);
@@ -301,8 +322,14 @@ describe('buildBrokerConfig: listeners', () => {
 
 describe('buildBrokerConfig: invalid values', () => {
   it('names the key and the reason, Kafka-style', () => {
-    assertRejected({ 'num.partitions': 'three' }, /^Invalid value three for configuration num\.partitions: Not a number of type INT$/);
-    assertRejected({ 'num.partitions': '0' }, /^Invalid value 0 for configuration num\.partitions: Value must be at least 1$/);
+    assertRejected(
+      { 'num.partitions': 'three' },
+      /^Invalid value three for configuration num\.partitions: Not a number of type INT$/,
+    );
+    assertRejected(
+      { 'num.partitions': '0' },
+      /^Invalid value 0 for configuration num\.partitions: Value must be at least 1$/,
+    );
     assertRejected({ 'num.partitions': '1.5' }, /Not a number of type INT/);
     assertRejected({ 'num.partitions': '' }, /Not a number of type INT/);
     assertRejected({ 'message.max.bytes': '2147483648' }, /message\.max\.bytes: Not a number of type INT/);
@@ -312,34 +339,74 @@ describe('buildBrokerConfig: invalid values', () => {
     assertRejected({ 'log.flush.interval.ms': '9223372036854775808' }, /Not a number of type LONG/);
     assertRejected({ 'node.id': '-1' }, /node\.id: Value must be at least 0/);
     assertRejected({ 'num.io.threads': '0x10' }, /Not a number of type INT/);
-    assertRejected({ 'auto.create.topics.enable': 'yes' }, /auto\.create\.topics\.enable: Expected value to be either true or false/);
+    assertRejected(
+      { 'auto.create.topics.enable': 'yes' },
+      /auto\.create\.topics\.enable: Expected value to be either true or false/,
+    );
     assertRejected({ 'log.dirs': ' , ' }, /log\.dirs: needs at least one directory/);
     assertRejected({ 'log.dirs': '/a,/b/../a' }, /directory \/b\/\.\.\/a is listed twice/);
   });
 
   it('reads the log cleaner keys and checks the ratio range', () => {
     const config = build({
-      'log.cleaner.enable': 'false', 'log.cleaner.backoff.ms': '200', 'log.cleaner.delete.retention.ms': '1000',
-      'log.cleaner.min.cleanable.ratio': '0.25', 'log.cleaner.min.compaction.lag.ms': '5', 'log.cleaner.max.compaction.lag.ms': '60000',
+      'log.cleaner.enable': 'false',
+      'log.cleaner.backoff.ms': '200',
+      'log.cleaner.delete.retention.ms': '1000',
+      'log.cleaner.min.cleanable.ratio': '0.25',
+      'log.cleaner.min.compaction.lag.ms': '5',
+      'log.cleaner.max.compaction.lag.ms': '60000',
     });
     assert.deepEqual(
-      [config.logCleanerEnable, config.logCleanerBackoffMs, config.logCleanerDeleteRetentionMs, config.logCleanerMinCleanableRatio, config.logCleanerMinCompactionLagMs, config.logCleanerMaxCompactionLagMs],
+      [
+        config.logCleanerEnable,
+        config.logCleanerBackoffMs,
+        config.logCleanerDeleteRetentionMs,
+        config.logCleanerMinCleanableRatio,
+        config.logCleanerMinCompactionLagMs,
+        config.logCleanerMaxCompactionLagMs,
+      ],
       [false, 200, 1000, 0.25, 5, 60000],
     );
     assert.deepEqual(config.warnings, [], 'log.cleaner.enable is a real key now, not an ignored one');
-    assertRejected({ 'log.cleaner.min.cleanable.ratio': '1.5' }, /log\.cleaner\.min\.cleanable\.ratio: Value must be in the range \[0, 1\]/);
+    assertRejected(
+      { 'log.cleaner.min.cleanable.ratio': '1.5' },
+      /log\.cleaner\.min\.cleanable\.ratio: Value must be in the range \[0, 1\]/,
+    );
     assertRejected({ 'log.cleaner.min.cleanable.ratio': 'half' }, /Not a number of type DOUBLE/);
     assertRejected({ 'log.cleaner.max.compaction.lag.ms': '0' }, /Value must be at least 1/);
   });
 
-  it("bounds the compression levels and max.decompressed.message.bytes as Kafka 4.4 does (its messages)", () => {
-    assertRejected({ 'compression.gzip.level': '0' }, /^Invalid value 0 for configuration compression\.gzip\.level: Value must be between 1 and 9 or equal to -1$/);
+  it('bounds the compression levels and max.decompressed.message.bytes as Kafka 4.4 does (its messages)', () => {
+    assertRejected(
+      { 'compression.gzip.level': '0' },
+      /^Invalid value 0 for configuration compression\.gzip\.level: Value must be between 1 and 9 or equal to -1$/,
+    );
     assertRejected({ 'compression.gzip.level': '10' }, /Value must be between 1 and 9 or equal to -1$/);
-    assertRejected({ 'compression.lz4.level': '18' }, /^Invalid value 18 for configuration compression\.lz4\.level: Value must be no more than 17$/);
+    assertRejected(
+      { 'compression.lz4.level': '18' },
+      /^Invalid value 18 for configuration compression\.lz4\.level: Value must be no more than 17$/,
+    );
     assertRejected({ 'compression.zstd.level': '-131073' }, /Value must be at least -131072$/);
     assertRejected({ 'max.decompressed.message.bytes': '2147483640' }, /Value must be no more than 2147483639$/);
-    const accepted = buildBrokerConfig(new Map(Object.entries({ 'compression.gzip.level': '9', 'compression.lz4.level': '1', 'compression.zstd.level': '-131072', 'max.decompressed.message.bytes': '1' })));
-    assert.deepEqual([accepted.compressionGzipLevel, accepted.compressionLz4Level, accepted.compressionZstdLevel, accepted.maxDecompressedMessageBytes], [9, 1, -131072, 1]);
+    const accepted = buildBrokerConfig(
+      new Map(
+        Object.entries({
+          'compression.gzip.level': '9',
+          'compression.lz4.level': '1',
+          'compression.zstd.level': '-131072',
+          'max.decompressed.message.bytes': '1',
+        }),
+      ),
+    );
+    assert.deepEqual(
+      [
+        accepted.compressionGzipLevel,
+        accepted.compressionLz4Level,
+        accepted.compressionZstdLevel,
+        accepted.maxDecompressedMessageBytes,
+      ],
+      [9, 1, -131072, 1],
+    );
   });
 
   it('reports every problem at once', () => {
@@ -350,7 +417,10 @@ describe('buildBrokerConfig: invalid values', () => {
 
 describe('buildBrokerConfig: unknown and ignored keys', () => {
   it('rejects an unknown key, naming the nearest known or ignored key', () => {
-    assertRejected({ 'num.partition': '3' }, /^Unknown configuration "num\.partition" \(nearest known key: num\.partitions\)$/);
+    assertRejected(
+      { 'num.partition': '3' },
+      /^Unknown configuration "num\.partition" \(nearest known key: num\.partitions\)$/,
+    );
     assertRejected({ 'log.dirz': '/x' }, /nearest known key: log\.dirs\)/);
     assertRejected({ 'advertised.listener': 'PLAINTEXT://h:1' }, /nearest known key: advertised\.listeners/);
     assertRejected({ 'log.retention.hour': '1' }, /nearest known key: log\.retention\.hours/);
@@ -358,7 +428,11 @@ describe('buildBrokerConfig: unknown and ignored keys', () => {
   });
 
   it('accepts ignored Kafka keys with one warning each', () => {
-    const config = build({ 'process.roles': 'broker,controller', 'zookeeper.connect': 'localhost:2181', 'num.partitions': '2' });
+    const config = build({
+      'process.roles': 'broker,controller',
+      'zookeeper.connect': 'localhost:2181',
+      'num.partitions': '2',
+    });
     assert.equal(config.numPartitions, 2);
     assert.deepEqual(config.warnings, [
       'Ignoring process.roles=broker,controller: a Kafka broker setting that Skiff does not use',

@@ -10,13 +10,22 @@ function parse(text: string): Record<string, string> {
 describe('parseProperties (java.util.Properties.load grammar)', () => {
   it('accepts =, : and blanks as separators, with blanks around them', () => {
     assert.deepEqual(parse('a=1\nb:2\nc 3\nd\t4\ne = 5\nf : 6\ng   7\n'), {
-      a: '1', b: '2', c: '3', d: '4', e: '5', f: '6', g: '7',
+      a: '1',
+      b: '2',
+      c: '3',
+      d: '4',
+      e: '5',
+      f: '6',
+      g: '7',
     });
   });
 
   it('takes only the first separator; the rest belongs to the value', () => {
     assert.deepEqual(parse('a=b=c\nd = = e\nf: g:h\nurl PLAINTEXT://x:1'), {
-      a: 'b=c', d: '= e', f: 'g:h', url: 'PLAINTEXT://x:1',
+      a: 'b=c',
+      d: '= e',
+      f: 'g:h',
+      url: 'PLAINTEXT://x:1',
     });
   });
 
@@ -37,14 +46,17 @@ describe('parseProperties (java.util.Properties.load grammar)', () => {
   });
 
   it('resolves escapes in keys and values', () => {
-    assert.deepEqual(parse('key\\ with\\ blanks=v\na\\=b=c\n\\#hash=1\nesc=t\\tn\\nr\\rf\\f\nuni=\\u0041\\u00e9\nother=\\q\\\\'), {
-      'key with blanks': 'v',
-      'a=b': 'c',
-      '#hash': '1',
-      esc: 't\tn\nr\rf\f',
-      uni: 'Aé',
-      other: 'q\\',
-    });
+    assert.deepEqual(
+      parse('key\\ with\\ blanks=v\na\\=b=c\n\\#hash=1\nesc=t\\tn\\nr\\rf\\f\nuni=\\u0041\\u00e9\nother=\\q\\\\'),
+      {
+        'key with blanks': 'v',
+        'a=b': 'c',
+        '#hash': '1',
+        esc: 't\tn\nr\rf\f',
+        uni: 'Aé',
+        other: 'q\\',
+      },
+    );
   });
 
   it('handles CRLF and CR line ends', () => {
@@ -66,7 +78,8 @@ describe('parseProperties (java.util.Properties.load grammar)', () => {
   it('rejects a malformed \\u escape, naming the line', () => {
     assert.throws(
       () => parseProperties('a=1\n\n# c\nb=\\u12G4'),
-      (err: unknown) => err instanceof PropertiesSyntaxError && err.lineNumber === 4 && /line 4: malformed/.test(err.message),
+      (err: unknown) =>
+        err instanceof PropertiesSyntaxError && err.lineNumber === 4 && /line 4: malformed/.test(err.message),
     );
   });
 });

@@ -12,7 +12,17 @@ import { ErrorCode } from '../../../src/protocol/error-codes';
 import type { SimRuntime } from '../../../src/runtime/sim-runtime';
 import type { Endpoint } from '../../../src/runtime/runtime';
 import type { JoinResult, CommitResult } from '../../../src/group/group-coordinator-actor';
-import { boot, COORDINATOR, describeGroup, fetchOffsets, GROUP, Member, LOG_DIR_ACTOR, REPLICA, SESSION_MS } from './sim-harness';
+import {
+  boot,
+  COORDINATOR,
+  describeGroup,
+  fetchOffsets,
+  GROUP,
+  Member,
+  LOG_DIR_ACTOR,
+  REPLICA,
+  SESSION_MS,
+} from './sim-harness';
 
 /** Two dynamic members through the KIP-394 handshake into a Stable generation; returns [leader, follower]. */
 async function stableGroupOfTwo(sim: SimRuntime, net: Endpoint): Promise<[Member, Member]> {
@@ -27,12 +37,21 @@ async function stableGroupOfTwo(sim: SimRuntime, net: Endpoint): Promise<[Member
   assert.equal(ja.generationId, jb.generationId);
   const [leader, follower] = ja.leader === a.memberId ? [a, b] : [b, a];
   const leaderJoin = leader === a ? ja : jb;
-  assert.deepEqual(leaderJoin.members.map((m) => m.memberId).sort(), [a.memberId, b.memberId].sort(), 'the leader gets every member');
+  assert.deepEqual(
+    leaderJoin.members.map((m) => m.memberId).sort(),
+    [a.memberId, b.memberId].sort(),
+    'the leader gets every member',
+  );
   assert.equal((leader === a ? jb : ja).members.length, 0, 'followers get no member list');
-  const [sl, sf] = await sim.runUntil(Promise.all([
-    leader.sync([{ memberId: leader.memberId, assignment: Buffer.from('p0') }, { memberId: follower.memberId, assignment: Buffer.from('p1') }]),
-    follower.sync(),
-  ]));
+  const [sl, sf] = await sim.runUntil(
+    Promise.all([
+      leader.sync([
+        { memberId: leader.memberId, assignment: Buffer.from('p0') },
+        { memberId: follower.memberId, assignment: Buffer.from('p1') },
+      ]),
+      follower.sync(),
+    ]),
+  );
   assert.equal(sl.errorCode, ErrorCode.NONE);
   assert.equal(sl.assignment.toString(), 'p0');
   assert.equal(sf.assignment.toString(), 'p1');
@@ -56,20 +75,37 @@ describe('group coordinator (simulated)', () => {
     const rejoin = await sim.runUntil(leader.join());
     assert.equal(rejoin.errorCode, ErrorCode.NONE);
     assert.equal(rejoin.generationId, generation + 1);
-    assert.deepEqual(rejoin.members.map((m) => m.memberId), [leader.memberId], 'only the live member is left');
+    assert.deepEqual(
+      rejoin.members.map((m) => m.memberId),
+      [leader.memberId],
+      'only the live member is left',
+    );
     assert.equal((await sim.runUntil(follower.heartbeat())).errorCode, ErrorCode.UNKNOWN_MEMBER_ID);
     await sim.shutdown();
   });
 
-  test('a stale generation\'s commit gets ILLEGAL_GENERATION; the current one commits and reads back', async () => {
+  test("a stale generation's commit gets ILLEGAL_GENERATION; the current one commits and reads back", async () => {
     const { sim, net } = await boot(2, new MemoryFileSystem());
     const [leader, follower] = await stableGroupOfTwo(sim, net);
     const oldGeneration = leader.generationId;
     // The follower leaves: the leader rejoins into the next generation.
-    const left = await sim.runUntil(net.request<{ errorCode: number; members: { errorCode: number }[] }>(COORDINATOR, 'leave', {
-      version: 3, clientId: 'b', clientHost: '/127.0.0.1', request: { groupId: GROUP, members: [{ memberId: follower.memberId, groupInstanceId: null }] },
-    }, 60_000));
-    assert.deepEqual(left.members.map((m) => m.errorCode), [ErrorCode.NONE]);
+    const left = await sim.runUntil(
+      net.request<{ errorCode: number; members: { errorCode: number }[] }>(
+        COORDINATOR,
+        'leave',
+        {
+          version: 3,
+          clientId: 'b',
+          clientHost: '/127.0.0.1',
+          request: { groupId: GROUP, members: [{ memberId: follower.memberId, groupInstanceId: null }] },
+        },
+        60_000,
+      ),
+    );
+    assert.deepEqual(
+      left.members.map((m) => m.errorCode),
+      [ErrorCode.NONE],
+    );
     assert.equal((await sim.runUntil(leader.join())).generationId, oldGeneration + 1);
     await sim.runUntil(leader.sync([{ memberId: leader.memberId, assignment: Buffer.from('all') }]));
     const stale = await sim.runUntil(leader.commit(10, oldGeneration));
@@ -79,7 +115,14 @@ describe('group coordinator (simulated)', () => {
     const fresh = await sim.runUntil(leader.commit(12));
     assert.equal(fresh.topics[0]!.partitions[0]!.errorCode, ErrorCode.NONE);
     const offsets = await sim.runUntil(fetchOffsets(net));
-    assert.deepEqual(offsets.topics, [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 12, committedLeaderEpoch: 3, metadata: 'm', errorCode: ErrorCode.NONE }] }]);
+    assert.deepEqual(offsets.topics, [
+      {
+        name: 't',
+        partitions: [
+          { partitionIndex: 0, committedOffset: 12, committedLeaderEpoch: 3, metadata: 'm', errorCode: ErrorCode.NONE },
+        ],
+      },
+    ]);
     await sim.shutdown();
   });
 
@@ -87,18 +130,41 @@ describe('group coordinator (simulated)', () => {
     const fs = new MemoryFileSystem();
     const { sim, net } = await boot(3, fs);
     const [leader] = await stableGroupOfTwo(sim, net);
-    assert.equal((await sim.runUntil(leader.commit(41, leader.generationId, 'meta-41'))).topics[0]!.partitions[0]!.errorCode, ErrorCode.NONE);
+    assert.equal(
+      (await sim.runUntil(leader.commit(41, leader.generationId, 'meta-41'))).topics[0]!.partitions[0]!.errorCode,
+      ErrorCode.NONE,
+    );
     const before = await sim.runUntil(describeGroup(net));
     fs.crash({ kind: 'lose-unsynced' });
     sim.crash([COORDINATOR, REPLICA, LOG_DIR_ACTOR]);
     await sim.restart([LOG_DIR_ACTOR, REPLICA, COORDINATOR]);
     await sim.settle();
     const offsets = await sim.runUntil(fetchOffsets(net));
-    assert.deepEqual(offsets.topics, [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 41, committedLeaderEpoch: 3, metadata: 'meta-41', errorCode: ErrorCode.NONE }] }],
-      'an acknowledged commit (acks=all, fsynced) is read back unchanged');
+    assert.deepEqual(
+      offsets.topics,
+      [
+        {
+          name: 't',
+          partitions: [
+            {
+              partitionIndex: 0,
+              committedOffset: 41,
+              committedLeaderEpoch: 3,
+              metadata: 'meta-41',
+              errorCode: ErrorCode.NONE,
+            },
+          ],
+        },
+      ],
+      'an acknowledged commit (acks=all, fsynced) is read back unchanged',
+    );
     const after = await sim.runUntil(describeGroup(net));
     assert.deepEqual(after, before, 'the loaded group is the Stable generation with the same members and assignments');
-    assert.equal((await sim.runUntil(leader.heartbeat())).errorCode, ErrorCode.NONE, 'members keep their generation across the coordinator restart');
+    assert.equal(
+      (await sim.runUntil(leader.heartbeat())).errorCode,
+      ErrorCode.NONE,
+      'members keep their generation across the coordinator restart',
+    );
     await sim.shutdown();
   });
 
@@ -110,7 +176,9 @@ describe('group coordinator (simulated)', () => {
     await sim.runUntil(b.join());
     const ja = a.join();
     let answered = false;
-    void ja.then(() => { answered = true; });
+    void ja.then(() => {
+      answered = true;
+    });
     await sim.advanceTime(1000);
     assert.equal(answered, false, 'held during the delay');
     const jb = b.join();
@@ -131,7 +199,15 @@ describe('group coordinator (simulated)', () => {
     const [ja, jb] = await sim.runUntil(Promise.all([leader.join(), follower.join()]));
     assert.equal(ja.errorCode, ErrorCode.NONE, 'static members skip MEMBER_ID_REQUIRED');
     const [first, second] = ja.leader === leader.memberId ? [leader, follower] : [follower, leader];
-    await sim.runUntil(Promise.all([first.sync([{ memberId: first.memberId, assignment: Buffer.from('x') }, { memberId: second.memberId, assignment: Buffer.from('y') }]), second.sync()]));
+    await sim.runUntil(
+      Promise.all([
+        first.sync([
+          { memberId: first.memberId, assignment: Buffer.from('x') },
+          { memberId: second.memberId, assignment: Buffer.from('y') },
+        ]),
+        second.sync(),
+      ]),
+    );
     const generation = second.generationId;
     const oldId = second.memberId;
     const restarted = new Member(sim, net, second.clientId, second.groupInstanceId);
@@ -139,19 +215,45 @@ describe('group coordinator (simulated)', () => {
     assert.equal(rejoin.errorCode, ErrorCode.NONE);
     assert.equal(rejoin.generationId, generation, 'no new generation');
     assert.notEqual(restarted.memberId, oldId);
-    assert.equal((await sim.runUntil(restarted.sync())).assignment.toString(), 'y', 'it keeps the assignment of its instance');
+    assert.equal(
+      (await sim.runUntil(restarted.sync())).assignment.toString(),
+      'y',
+      'it keeps the assignment of its instance',
+    );
     assert.equal((await sim.runUntil(second.heartbeat())).errorCode, ErrorCode.FENCED_INSTANCE_ID);
-    assert.equal((await sim.runUntil(first.heartbeat())).errorCode, ErrorCode.NONE, 'the other member sees no rebalance');
+    assert.equal(
+      (await sim.runUntil(first.heartbeat())).errorCode,
+      ErrorCode.NONE,
+      'the other member sees no rebalance',
+    );
     void jb;
     await sim.shutdown();
   });
 
   test('JoinGroup with a session timeout outside group.min/max.session.timeout.ms gets INVALID_SESSION_TIMEOUT', async () => {
     const { sim, net } = await boot(6, new MemoryFileSystem());
-    const reply = await sim.runUntil(net.request<JoinResult>(COORDINATOR, 'join', {
-      version: 5, clientId: 'c', clientHost: '/127.0.0.1',
-      request: { groupId: GROUP, sessionTimeoutMs: 1000, rebalanceTimeoutMs: 1000, memberId: '', groupInstanceId: null, protocolType: 'consumer', protocols: [{ name: 'range', metadata: Buffer.alloc(0) }], reason: null },
-    }, 60_000));
+    const reply = await sim.runUntil(
+      net.request<JoinResult>(
+        COORDINATOR,
+        'join',
+        {
+          version: 5,
+          clientId: 'c',
+          clientHost: '/127.0.0.1',
+          request: {
+            groupId: GROUP,
+            sessionTimeoutMs: 1000,
+            rebalanceTimeoutMs: 1000,
+            memberId: '',
+            groupInstanceId: null,
+            protocolType: 'consumer',
+            protocols: [{ name: 'range', metadata: Buffer.alloc(0) }],
+            reason: null,
+          },
+        },
+        60_000,
+      ),
+    );
     assert.equal(reply.errorCode, ErrorCode.INVALID_SESSION_TIMEOUT);
     await sim.shutdown();
   });
@@ -163,14 +265,34 @@ describe('group coordinator (simulated)', () => {
     await sim.runUntil(member.join());
     await sim.runUntil(member.sync([{ memberId: member.memberId, assignment: Buffer.from('p') }]));
     assert.equal((await sim.runUntil(member.commit(5))).topics[0]!.partitions[0]!.errorCode, ErrorCode.NONE);
-    await sim.runUntil(net.request(COORDINATOR, 'leave', { version: 3, clientId: 'a', clientHost: '/127.0.0.1', request: { groupId: GROUP, members: [{ memberId: member.memberId, groupInstanceId: null }] } }, 60_000));
+    await sim.runUntil(
+      net.request(
+        COORDINATOR,
+        'leave',
+        {
+          version: 3,
+          clientId: 'a',
+          clientHost: '/127.0.0.1',
+          request: { groupId: GROUP, members: [{ memberId: member.memberId, groupInstanceId: null }] },
+        },
+        60_000,
+      ),
+    );
     assert.equal((await sim.runUntil(describeGroup(net)))[0]!.groupState, 'Empty');
     const retentionMs = 7 * 24 * 3_600_000;
     await sim.advanceTime(retentionMs - 3_600_000);
-    assert.equal((await sim.runUntil(fetchOffsets(net))).topics.length, 1, 'kept while the group has been empty for less than the retention');
+    assert.equal(
+      (await sim.runUntil(fetchOffsets(net))).topics.length,
+      1,
+      'kept while the group has been empty for less than the retention',
+    );
     await sim.advanceTime(2 * 3_600_000);
     assert.deepEqual((await sim.runUntil(fetchOffsets(net))).topics, [], 'expired');
-    assert.equal((await sim.runUntil(describeGroup(net)))[0]!.errorCode, ErrorCode.GROUP_ID_NOT_FOUND, 'the empty group is gone too');
+    assert.equal(
+      (await sim.runUntil(describeGroup(net)))[0]!.errorCode,
+      ErrorCode.GROUP_ID_NOT_FOUND,
+      'the empty group is gone too',
+    );
     await sim.shutdown();
   });
 
@@ -180,18 +302,40 @@ describe('group coordinator (simulated)', () => {
     const b = new Member(sim, net, 'b', 'instance-b');
     const [ja] = await sim.runUntil(Promise.all([a.join(), b.join()]));
     const [leader, other] = ja.leader === a.memberId ? [a, b] : [b, a];
-    await sim.runUntil(Promise.all([leader.sync([{ memberId: leader.memberId, assignment: Buffer.from('L') }, { memberId: other.memberId, assignment: Buffer.from('O') }]), other.sync()]));
+    await sim.runUntil(
+      Promise.all([
+        leader.sync([
+          { memberId: leader.memberId, assignment: Buffer.from('L') },
+          { memberId: other.memberId, assignment: Buffer.from('O') },
+        ]),
+        other.sync(),
+      ]),
+    );
     const generation = leader.generationId;
     const v9 = new Member(sim, net, leader.clientId, leader.groupInstanceId);
     const rejoin = await sim.runUntil(v9.join('sub', 9));
-    assert.deepEqual([rejoin.errorCode, rejoin.generationId, rejoin.skipAssignment, rejoin.leader === v9.memberId], [ErrorCode.NONE, generation, true, true]);
+    assert.deepEqual(
+      [rejoin.errorCode, rejoin.generationId, rejoin.skipAssignment, rejoin.leader === v9.memberId],
+      [ErrorCode.NONE, generation, true, true],
+    );
     assert.equal(rejoin.members.length, 2, 'the leader still learns every member');
-    assert.equal((await sim.runUntil(v9.sync())).assignment.toString(), 'L', 'and keeps its assignment without sending one');
+    assert.equal(
+      (await sim.runUntil(v9.sync())).assignment.toString(),
+      'L',
+      'and keeps its assignment without sending one',
+    );
     assert.equal((await sim.runUntil(other.heartbeat())).errorCode, ErrorCode.NONE, 'no rebalance');
     const v5 = new Member(sim, net, leader.clientId, leader.groupInstanceId);
     const old = await sim.runUntil(v5.join('sub', 5));
-    assert.deepEqual([old.errorCode, old.generationId, old.skipAssignment, old.members.length], [ErrorCode.NONE, generation, false, 0]);
-    assert.equal(old.leader, v9.memberId, 'below v9 the answer names the previous member id as leader, so the client does not assign');
+    assert.deepEqual(
+      [old.errorCode, old.generationId, old.skipAssignment, old.members.length],
+      [ErrorCode.NONE, generation, false, 0],
+    );
+    assert.equal(
+      old.leader,
+      v9.memberId,
+      'below v9 the answer names the previous member id as leader, so the client does not assign',
+    );
     assert.notEqual(old.leader, v5.memberId);
     assert.equal((await sim.runUntil(v5.sync())).assignment.toString(), 'L');
     assert.equal((await sim.runUntil(other.heartbeat())).errorCode, ErrorCode.NONE, 'still no rebalance');
@@ -200,10 +344,33 @@ describe('group coordinator (simulated)', () => {
 
   test('OffsetCommit from a member of a group that does not exist: ILLEGAL_GENERATION before v9, GROUP_ID_NOT_FOUND from v9', async () => {
     const { sim, net } = await boot(9, new MemoryFileSystem());
-    const commit = (version: number) => sim.runUntil(net.request<CommitResult>(COORDINATOR, 'commit', {
-      version, clientId: 'c', clientHost: '/127.0.0.1',
-      request: { groupId: 'nobody', generationId: 1, memberId: 'm', groupInstanceId: null, topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 1, committedLeaderEpoch: -1, committedMetadata: null }] }] },
-    }, 60_000));
+    const commit = (version: number) =>
+      sim.runUntil(
+        net.request<CommitResult>(
+          COORDINATOR,
+          'commit',
+          {
+            version,
+            clientId: 'c',
+            clientHost: '/127.0.0.1',
+            request: {
+              groupId: 'nobody',
+              generationId: 1,
+              memberId: 'm',
+              groupInstanceId: null,
+              topics: [
+                {
+                  name: 't',
+                  partitions: [
+                    { partitionIndex: 0, committedOffset: 1, committedLeaderEpoch: -1, committedMetadata: null },
+                  ],
+                },
+              ],
+            },
+          },
+          60_000,
+        ),
+      );
     assert.equal((await commit(8)).topics[0]!.partitions[0]!.errorCode, ErrorCode.ILLEGAL_GENERATION);
     assert.equal((await commit(9)).topics[0]!.partitions[0]!.errorCode, ErrorCode.GROUP_ID_NOT_FOUND);
     await sim.shutdown();

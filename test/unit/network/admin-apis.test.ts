@@ -12,7 +12,10 @@ import { removeDir, startTestBroker, type TestBroker } from '../../helpers/in-pr
 
 function idempotentBatch(producerId: number, producerEpoch: number, baseSequence: number, values: string[]): Buffer {
   const now = Date.now();
-  return buildRecordBatch(values.map((v) => ({ key: null, value: Buffer.from(v), headers: [], timestamp: now })), { producerId, producerEpoch, baseSequence });
+  return buildRecordBatch(
+    values.map((v) => ({ key: null, value: Buffer.from(v), headers: [], timestamp: now })),
+    { producerId, producerEpoch, baseSequence },
+  );
 }
 
 describe('admin and idempotence APIs', () => {
@@ -22,7 +25,11 @@ describe('admin and idempotence APIs', () => {
   before(async () => {
     broker = await startTestBroker();
     client = await WireClient.connect(broker.port);
-    const res = await client.request(ApiKey.CreateTopics, 4, { topics: [{ name: 'admin', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 5000, validateOnly: false });
+    const res = await client.request(ApiKey.CreateTopics, 4, {
+      topics: [{ name: 'admin', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }],
+      timeoutMs: 5000,
+      validateOnly: false,
+    });
     assert.equal(res.body.topics[0].errorCode, ErrorCode.NONE);
   });
 
@@ -33,13 +40,26 @@ describe('admin and idempotence APIs', () => {
   });
 
   async function produce(records: Buffer) {
-    const res = await client.request(ApiKey.Produce, 7, { transactionalId: null, acks: -1, timeoutMs: 5000, topicData: [{ name: 'admin', partitionData: [{ index: 0, records }] }] });
+    const res = await client.request(ApiKey.Produce, 7, {
+      transactionalId: null,
+      acks: -1,
+      timeoutMs: 5000,
+      topicData: [{ name: 'admin', partitionData: [{ index: 0, records }] }],
+    });
     return res.body.responses[0].partitionResponses[0];
   }
 
   test('InitProducerId gives distinct ids; duplicates get their original offset, gaps and old epochs are refused', async () => {
-    const first = await client.request(ApiKey.InitProducerId, 4, { transactionalId: null, transactionTimeoutMs: 60000, producerId: -1, producerEpoch: -1 });
-    const second = await client.request(ApiKey.InitProducerId, 1, { transactionalId: null, transactionTimeoutMs: 60000 });
+    const first = await client.request(ApiKey.InitProducerId, 4, {
+      transactionalId: null,
+      transactionTimeoutMs: 60000,
+      producerId: -1,
+      producerEpoch: -1,
+    });
+    const second = await client.request(ApiKey.InitProducerId, 1, {
+      transactionalId: null,
+      transactionTimeoutMs: 60000,
+    });
     assert.equal(first.body.errorCode, ErrorCode.NONE);
     assert.notEqual(first.body.producerId, second.body.producerId);
     const pid = first.body.producerId;
@@ -47,35 +67,87 @@ describe('admin and idempotence APIs', () => {
     assert.equal((await produce(idempotentBatch(pid, 0, 2, ['c']))).baseOffset, 2);
     const retry = await produce(idempotentBatch(pid, 0, 0, ['a', 'b']));
     assert.deepEqual([retry.errorCode, retry.baseOffset], [ErrorCode.NONE, 0], 'a retried batch is not appended twice');
-    assert.equal((await produce(idempotentBatch(pid, 0, 7, ['gap']))).errorCode, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER);
+    assert.equal(
+      (await produce(idempotentBatch(pid, 0, 7, ['gap']))).errorCode,
+      ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+    );
     assert.equal((await produce(idempotentBatch(pid, 1, 0, ['new epoch']))).baseOffset, 3);
     assert.equal((await produce(idempotentBatch(pid, 0, 3, ['fenced']))).errorCode, ErrorCode.INVALID_PRODUCER_EPOCH);
-    const txn = await client.request(ApiKey.InitProducerId, 4, { transactionalId: 'tx-1', transactionTimeoutMs: 60000, producerId: -1, producerEpoch: -1 });
+    const txn = await client.request(ApiKey.InitProducerId, 4, {
+      transactionalId: 'tx-1',
+      transactionTimeoutMs: 60000,
+      producerId: -1,
+      producerEpoch: -1,
+    });
     assert.equal(txn.body.errorCode, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
   });
 
   test('OffsetForLeaderEpoch answers the LEO for the current epoch and fences stale epochs', async () => {
-    const res = await client.request(ApiKey.OffsetForLeaderEpoch, 4, { replicaId: -1, topics: [{ topic: 'admin', partitions: [
-      { partition: 0, currentLeaderEpoch: 0, leaderEpoch: 0 },
-      { partition: 0, currentLeaderEpoch: 5, leaderEpoch: 0 },
-      { partition: 3, currentLeaderEpoch: -1, leaderEpoch: 0 },
-    ] }] });
+    const res = await client.request(ApiKey.OffsetForLeaderEpoch, 4, {
+      replicaId: -1,
+      topics: [
+        {
+          topic: 'admin',
+          partitions: [
+            { partition: 0, currentLeaderEpoch: 0, leaderEpoch: 0 },
+            { partition: 0, currentLeaderEpoch: 5, leaderEpoch: 0 },
+            { partition: 3, currentLeaderEpoch: -1, leaderEpoch: 0 },
+          ],
+        },
+      ],
+    });
     const [current, future, missing] = res.body.topics[0].partitions;
-    const latest = await client.request(ApiKey.ListOffsets, 3, { replicaId: -1, isolationLevel: 0, topics: [{ name: 'admin', partitions: [{ partitionIndex: 0, timestamp: -1 }] }] });
-    assert.deepEqual([current.errorCode, current.leaderEpoch, current.endOffset], [ErrorCode.NONE, 0, latest.body.topics[0].partitions[0].offset]);
+    const latest = await client.request(ApiKey.ListOffsets, 3, {
+      replicaId: -1,
+      isolationLevel: 0,
+      topics: [{ name: 'admin', partitions: [{ partitionIndex: 0, timestamp: -1 }] }],
+    });
+    assert.deepEqual(
+      [current.errorCode, current.leaderEpoch, current.endOffset],
+      [ErrorCode.NONE, 0, latest.body.topics[0].partitions[0].offset],
+    );
     assert.equal(future.errorCode, ErrorCode.UNKNOWN_LEADER_EPOCH);
     assert.equal(missing.errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
   });
 
   test('CreatePartitions adds serving partitions; lowering the count is refused', async () => {
-    let res = await client.request(ApiKey.CreatePartitions, 1, { topics: [{ name: 'admin', count: 3, assignments: null }], timeoutMs: 5000, validateOnly: false });
+    let res = await client.request(ApiKey.CreatePartitions, 1, {
+      topics: [{ name: 'admin', count: 3, assignments: null }],
+      timeoutMs: 5000,
+      validateOnly: false,
+    });
     assert.equal(res.body.results[0].errorCode, ErrorCode.NONE);
     const md = await client.request(ApiKey.Metadata, 4, { topics: [{ name: 'admin' }], allowAutoTopicCreation: false });
     assert.equal(md.body.topics[0].partitions.length, 3);
-    const produced = await client.request(ApiKey.Produce, 7, { transactionalId: null, acks: -1, timeoutMs: 5000, topicData: [{ name: 'admin', partitionData: [{ index: 2, records: buildRecordBatch([{ key: null, value: Buffer.from('p2'), headers: [], timestamp: Date.now() }]) }] }] });
+    const produced = await client.request(ApiKey.Produce, 7, {
+      transactionalId: null,
+      acks: -1,
+      timeoutMs: 5000,
+      topicData: [
+        {
+          name: 'admin',
+          partitionData: [
+            {
+              index: 2,
+              records: buildRecordBatch([{ key: null, value: Buffer.from('p2'), headers: [], timestamp: Date.now() }]),
+            },
+          ],
+        },
+      ],
+    });
     assert.equal(produced.body.responses[0].partitionResponses[0].errorCode, ErrorCode.NONE);
-    res = await client.request(ApiKey.CreatePartitions, 1, { topics: [{ name: 'admin', count: 2, assignments: null }, { name: 'nope', count: 2, assignments: null }], timeoutMs: 5000, validateOnly: false });
-    assert.deepEqual(res.body.results.map((r: any) => r.errorCode), [ErrorCode.INVALID_PARTITIONS, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]);
+    res = await client.request(ApiKey.CreatePartitions, 1, {
+      topics: [
+        { name: 'admin', count: 2, assignments: null },
+        { name: 'nope', count: 2, assignments: null },
+      ],
+      timeoutMs: 5000,
+      validateOnly: false,
+    });
+    assert.deepEqual(
+      res.body.results.map((r: any) => r.errorCode),
+      [ErrorCode.INVALID_PARTITIONS, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION],
+    );
   });
 
   test('DescribeLogDirs lists partitions with their sizes; FindCoordinator and DescribeCluster name this broker', async () => {
@@ -88,9 +160,18 @@ describe('admin and idempotence APIs', () => {
     const v0 = await client.request(ApiKey.FindCoordinator, 0, { key: 'group-a' });
     assert.deepEqual([v0.body.errorCode, v0.body.nodeId, v0.body.port], [ErrorCode.NONE, 0, broker.port]);
     const v4 = await client.request(ApiKey.FindCoordinator, 4, { keyType: 0, coordinatorKeys: ['g1', 'g2'] });
-    assert.deepEqual(v4.body.coordinators.map((c: any) => [c.key, c.nodeId]), [['g1', 0], ['g2', 0]]);
+    assert.deepEqual(
+      v4.body.coordinators.map((c: any) => [c.key, c.nodeId]),
+      [
+        ['g1', 0],
+        ['g2', 0],
+      ],
+    );
     const cluster = await client.request(ApiKey.DescribeCluster, 0, { includeClusterAuthorizedOperations: false });
     assert.equal(cluster.body.clusterId, broker.broker.clusterId);
-    assert.deepEqual(cluster.body.brokers.map((b: any) => [b.brokerId, b.port]), [[0, broker.port]]);
+    assert.deepEqual(
+      cluster.body.brokers.map((b: any) => [b.brokerId, b.port]),
+      [[0, broker.port]],
+    );
   });
 });

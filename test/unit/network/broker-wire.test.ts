@@ -17,19 +17,42 @@ function batchOf(values: string[]): Buffer {
 }
 
 function produceBody(topic: string, partition: number, records: Buffer | null, acks = -1) {
-  return { transactionalId: null, acks, timeoutMs: 5000, topicData: [{ name: topic, partitionData: [{ index: partition, records }] }] };
+  return {
+    transactionalId: null,
+    acks,
+    timeoutMs: 5000,
+    topicData: [{ name: topic, partitionData: [{ index: partition, records }] }],
+  };
 }
 
 function fetchBody(topic: string, partition: number, fetchOffset: number, maxWaitMs = 0, minBytes = 1) {
   return {
-    replicaId: -1, maxWaitMs, minBytes, maxBytes: 1 << 20, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
-    topics: [{ topic, partitions: [{ partition, currentLeaderEpoch: -1, fetchOffset, logStartOffset: -1, partitionMaxBytes: 1 << 20 }] }],
-    forgottenTopicsData: [], rackId: '',
+    replicaId: -1,
+    maxWaitMs,
+    minBytes,
+    maxBytes: 1 << 20,
+    isolationLevel: 0,
+    sessionId: 0,
+    sessionEpoch: -1,
+    topics: [
+      {
+        topic,
+        partitions: [
+          { partition, currentLeaderEpoch: -1, fetchOffset, logStartOffset: -1, partitionMaxBytes: 1 << 20 },
+        ],
+      },
+    ],
+    forgottenTopicsData: [],
+    rackId: '',
   };
 }
 
 async function createTopic(client: WireClient, name: string, numPartitions = 1): Promise<number> {
-  const res = await client.request(ApiKey.CreateTopics, 4, { topics: [{ name, numPartitions, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 5000, validateOnly: false });
+  const res = await client.request(ApiKey.CreateTopics, 4, {
+    topics: [{ name, numPartitions, replicationFactor: 1, assignments: [], configs: [] }],
+    timeoutMs: 5000,
+    validateOnly: false,
+  });
   return res.body.topics[0].errorCode;
 }
 
@@ -50,7 +73,10 @@ describe('broker on the wire', () => {
 
   test('ApiVersions v0 and v3 list every served API with its range', async () => {
     for (const version of [0, 3]) {
-      const res = await client.request(ApiKey.ApiVersions, version, { clientSoftwareName: 'wire-test', clientSoftwareVersion: '1.0' });
+      const res = await client.request(ApiKey.ApiVersions, version, {
+        clientSoftwareName: 'wire-test',
+        clientSoftwareVersion: '1.0',
+      });
       assert.equal(res.body.errorCode, ErrorCode.NONE);
       const produce = res.body.apiKeys.find((k: any) => k.apiKey === ApiKey.Produce);
       assert.deepEqual({ min: produce.minVersion, max: produce.maxVersion }, { min: 0, max: 13 });
@@ -114,26 +140,42 @@ describe('broker on the wire', () => {
   });
 
   test('Metadata auto-creates only when allowed; invalid names get INVALID_TOPIC_EXCEPTION', async () => {
-    const denied = await client.request(ApiKey.Metadata, 4, { topics: [{ name: 'not-created' }], allowAutoTopicCreation: false });
+    const denied = await client.request(ApiKey.Metadata, 4, {
+      topics: [{ name: 'not-created' }],
+      allowAutoTopicCreation: false,
+    });
     assert.equal(denied.body.topics[0].errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-    const created = await client.request(ApiKey.Metadata, 4, { topics: [{ name: 'auto-created' }], allowAutoTopicCreation: true });
+    const created = await client.request(ApiKey.Metadata, 4, {
+      topics: [{ name: 'auto-created' }],
+      allowAutoTopicCreation: true,
+    });
     assert.equal(created.body.topics[0].errorCode, ErrorCode.NONE);
     assert.equal(created.body.topics[0].partitions.length, 1);
     assert.equal(created.body.topics[0].partitions[0].leaderId, 0);
-    const invalid = await client.request(ApiKey.Metadata, 4, { topics: [{ name: 'bad name!' }], allowAutoTopicCreation: true });
+    const invalid = await client.request(ApiKey.Metadata, 4, {
+      topics: [{ name: 'bad name!' }],
+      allowAutoTopicCreation: true,
+    });
     assert.equal(invalid.body.topics[0].errorCode, ErrorCode.INVALID_TOPIC_EXCEPTION);
   });
 
   test('Produce to an unknown topic gets UNKNOWN_TOPIC_OR_PARTITION and does not create it', async () => {
     const res = await client.request(ApiKey.Produce, 7, produceBody('never-made', 0, batchOf(['x'])));
     assert.equal(res.body.responses[0].partitionResponses[0].errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-    const md = await client.request(ApiKey.Metadata, 4, { topics: [{ name: 'never-made' }], allowAutoTopicCreation: false });
+    const md = await client.request(ApiKey.Metadata, 4, {
+      topics: [{ name: 'never-made' }],
+      allowAutoTopicCreation: false,
+    });
     assert.equal(md.body.topics[0].errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
   });
 
   test('Produce v2 is advertised but refused with UNSUPPORTED_VERSION', async () => {
     assert.equal(await createTopic(client, 'old-produce'), ErrorCode.NONE);
-    const res = await client.request(ApiKey.Produce, 2, { acks: 1, timeoutMs: 1000, topicData: [{ name: 'old-produce', partitionData: [{ index: 0, records: Buffer.alloc(0) }] }] });
+    const res = await client.request(ApiKey.Produce, 2, {
+      acks: 1,
+      timeoutMs: 1000,
+      topicData: [{ name: 'old-produce', partitionData: [{ index: 0, records: Buffer.alloc(0) }] }],
+    });
     assert.equal(res.body.responses[0].partitionResponses[0].errorCode, ErrorCode.UNSUPPORTED_VERSION);
   });
 
@@ -156,7 +198,11 @@ describe('broker on the wire', () => {
     assert.equal(await createTopic(client, 'dense'), ErrorCode.NONE);
     const bases: number[] = [];
     for (let i = 0; i < 5; i++) {
-      const res = await client.request(ApiKey.Produce, 7, produceBody('dense', 0, batchOf([`a${i}`, `b${i}`, `c${i}`])));
+      const res = await client.request(
+        ApiKey.Produce,
+        7,
+        produceBody('dense', 0, batchOf([`a${i}`, `b${i}`, `c${i}`])),
+      );
       bases.push(res.body.responses[0].partitionResponses[0].baseOffset);
     }
     assert.deepEqual(bases, [0, 3, 6, 9, 12]);
@@ -173,22 +219,58 @@ describe('broker on the wire', () => {
 
   test('Produce v13 and Fetch v13+ name topics by topic ID (KIP-516); unknown ids get UNKNOWN_TOPIC_ID', async () => {
     assert.equal(await createTopic(client, 'by-id'), ErrorCode.NONE);
-    const md = await client.request(ApiKey.Metadata, 12, { topics: [{ topicId: 'AAAAAAAAAAAAAAAAAAAAAA', name: 'by-id' }], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false });
+    const md = await client.request(ApiKey.Metadata, 12, {
+      topics: [{ topicId: 'AAAAAAAAAAAAAAAAAAAAAA', name: 'by-id' }],
+      allowAutoTopicCreation: false,
+      includeTopicAuthorizedOperations: false,
+    });
     const topicId = md.body.topics[0].topicId;
-    const produced = await client.request(ApiKey.Produce, 13, { transactionalId: null, acks: -1, timeoutMs: 5000, topicData: [
-      { topicId, partitionData: [{ index: 0, records: batchOf(['one', 'two']) }] },
-      { topicId: 'AAAAAAAAAAAAAAAAAAAAAQ', partitionData: [{ index: 0, records: batchOf(['lost']) }] },
-    ] });
-    assert.deepEqual(produced.body.responses.map((r: any) => [r.topicId, r.partitionResponses[0].errorCode]), [[topicId, ErrorCode.NONE], ['AAAAAAAAAAAAAAAAAAAAAQ', ErrorCode.UNKNOWN_TOPIC_ID]]);
+    const produced = await client.request(ApiKey.Produce, 13, {
+      transactionalId: null,
+      acks: -1,
+      timeoutMs: 5000,
+      topicData: [
+        { topicId, partitionData: [{ index: 0, records: batchOf(['one', 'two']) }] },
+        { topicId: 'AAAAAAAAAAAAAAAAAAAAAQ', partitionData: [{ index: 0, records: batchOf(['lost']) }] },
+      ],
+    });
+    assert.deepEqual(
+      produced.body.responses.map((r: any) => [r.topicId, r.partitionResponses[0].errorCode]),
+      [
+        [topicId, ErrorCode.NONE],
+        ['AAAAAAAAAAAAAAAAAAAAAQ', ErrorCode.UNKNOWN_TOPIC_ID],
+      ],
+    );
     const fetched = await client.request(ApiKey.Fetch, 17, {
-      maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
-      topics: [{ topicId, partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0, logStartOffset: -1, partitionMaxBytes: 1 << 20 }] },
-        { topicId: 'AAAAAAAAAAAAAAAAAAAAAQ', partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0, logStartOffset: -1, partitionMaxBytes: 1 << 20 }] }],
-      forgottenTopicsData: [], rackId: '',
+      maxWaitMs: 0,
+      minBytes: 1,
+      maxBytes: 1 << 20,
+      isolationLevel: 0,
+      sessionId: 0,
+      sessionEpoch: -1,
+      topics: [
+        {
+          topicId,
+          partitions: [
+            { partition: 0, currentLeaderEpoch: -1, fetchOffset: 0, logStartOffset: -1, partitionMaxBytes: 1 << 20 },
+          ],
+        },
+        {
+          topicId: 'AAAAAAAAAAAAAAAAAAAAAQ',
+          partitions: [
+            { partition: 0, currentLeaderEpoch: -1, fetchOffset: 0, logStartOffset: -1, partitionMaxBytes: 1 << 20 },
+          ],
+        },
+      ],
+      forgottenTopicsData: [],
+      rackId: '',
     });
     const [known, unknown] = fetched.body.responses;
     assert.equal(known.topicId, topicId);
-    assert.deepEqual(decodeRecordBatches(known.partitions[0].records)[0]!.records.map((r) => r.value!.toString()), ['one', 'two']);
+    assert.deepEqual(
+      decodeRecordBatches(known.partitions[0].records)[0]!.records.map((r) => r.value!.toString()),
+      ['one', 'two'],
+    );
     assert.equal(unknown.partitions[0].errorCode, ErrorCode.UNKNOWN_TOPIC_ID);
   });
 
@@ -226,32 +308,67 @@ describe('broker on the wire', () => {
     client.send(ApiKey.Produce, 7, produceBody('fire-and-forget', 0, batchOf(['q']), 0));
     const res = await client.request(ApiKey.ApiVersions, 2, {});
     assert.equal(res.body.errorCode, ErrorCode.NONE);
-    const ids = [client.send(ApiKey.Metadata, 1, { topics: null }), client.send(ApiKey.ApiVersions, 0, {}), client.send(ApiKey.Metadata, 4, { topics: [], allowAutoTopicCreation: false })];
+    const ids = [
+      client.send(ApiKey.Metadata, 1, { topics: null }),
+      client.send(ApiKey.ApiVersions, 0, {}),
+      client.send(ApiKey.Metadata, 4, { topics: [], allowAutoTopicCreation: false }),
+    ];
     for (const id of ids) {
       const frame = await client.readFrame();
       assert.equal(frame!.readInt32BE(0), id);
     }
-    const list = await client.request(ApiKey.ListOffsets, 2, { replicaId: -1, isolationLevel: 0, topics: [{ name: 'fire-and-forget', partitions: [{ partitionIndex: 0, timestamp: -1 }] }] });
+    const list = await client.request(ApiKey.ListOffsets, 2, {
+      replicaId: -1,
+      isolationLevel: 0,
+      topics: [{ name: 'fire-and-forget', partitions: [{ partitionIndex: 0, timestamp: -1 }] }],
+    });
     assert.equal(list.body.topics[0].partitions[0].offset, 1);
   });
 
   test('ListOffsets earliest and latest', async () => {
     assert.equal(await createTopic(client, 'offsets'), ErrorCode.NONE);
     await client.request(ApiKey.Produce, 7, produceBody('offsets', 0, batchOf(['1', '2', '3'])));
-    const res = await client.request(ApiKey.ListOffsets, 3, { replicaId: -1, isolationLevel: 0, topics: [{ name: 'offsets', partitions: [{ partitionIndex: 0, timestamp: -2 }, { partitionIndex: 0, timestamp: -1 }] }] });
-    assert.deepEqual(res.body.topics[0].partitions.map((p: any) => p.offset), [0, 3]);
+    const res = await client.request(ApiKey.ListOffsets, 3, {
+      replicaId: -1,
+      isolationLevel: 0,
+      topics: [
+        {
+          name: 'offsets',
+          partitions: [
+            { partitionIndex: 0, timestamp: -2 },
+            { partitionIndex: 0, timestamp: -1 },
+          ],
+        },
+      ],
+    });
+    assert.deepEqual(
+      res.body.topics[0].partitions.map((p: any) => p.offset),
+      [0, 3],
+    );
   });
 
   test('ApiVersions v5 checks the cluster and node the client names (KIP-1242, as Kafka 4.4)', async () => {
-    const md = await client.request(ApiKey.Metadata, 10, { topics: [], allowAutoTopicCreation: false, includeClusterAuthorizedOperations: false, includeTopicAuthorizedOperations: false });
+    const md = await client.request(ApiKey.Metadata, 10, {
+      topics: [],
+      allowAutoTopicCreation: false,
+      includeClusterAuthorizedOperations: false,
+      includeTopicAuthorizedOperations: false,
+    });
     const clusterId: string = md.body.clusterId;
     const ask = async (target: { clusterId: string | null; nodeId: number }): Promise<[number, boolean]> => {
-      const res = await client.request(ApiKey.ApiVersions, 5, { clientSoftwareName: 'wire-test', clientSoftwareVersion: '1.0', ...target });
+      const res = await client.request(ApiKey.ApiVersions, 5, {
+        clientSoftwareName: 'wire-test',
+        clientSoftwareVersion: '1.0',
+        ...target,
+      });
       return [res.body.errorCode, res.body.apiKeys.length > 0];
     };
     assert.deepEqual(await ask({ clusterId: null, nodeId: -1 }), [ErrorCode.NONE, true]);
     assert.deepEqual(await ask({ clusterId, nodeId: 0 }), [ErrorCode.NONE, true]);
-    assert.deepEqual(await ask({ clusterId: 'AAAAAAAAAAAAAAAAAAAAAA', nodeId: 0 }), [ErrorCode.REBOOTSTRAP_REQUIRED, false]);
+    assert.deepEqual(await ask({ clusterId: 'AAAAAAAAAAAAAAAAAAAAAA', nodeId: 0 }), [
+      ErrorCode.REBOOTSTRAP_REQUIRED,
+      false,
+    ]);
     assert.deepEqual(await ask({ clusterId, nodeId: 3 }), [ErrorCode.REBOOTSTRAP_REQUIRED, false]);
     assert.deepEqual(await ask({ clusterId, nodeId: -1 }), [ErrorCode.INVALID_REQUEST, false]);
     assert.deepEqual(await ask({ clusterId: null, nodeId: 0 }), [ErrorCode.INVALID_REQUEST, false]);
@@ -260,10 +377,17 @@ describe('broker on the wire', () => {
   test('ListOffsets special timestamps: each from the version that introduced it, else UNSUPPORTED_VERSION', async () => {
     assert.equal(await createTopic(client, 'offsets-special'), ErrorCode.NONE);
     const now = Date.now();
-    const records = buildRecordBatch([now, now + 5].map((timestamp, i) => ({ key: null, value: Buffer.from(`s${i}`), headers: [], timestamp })));
+    const records = buildRecordBatch(
+      [now, now + 5].map((timestamp, i) => ({ key: null, value: Buffer.from(`s${i}`), headers: [], timestamp })),
+    );
     await client.request(ApiKey.Produce, 7, produceBody('offsets-special', 0, records));
     const ask = async (timestamp: number, version: number): Promise<[number, number]> => {
-      const res = await client.request(ApiKey.ListOffsets, version, { replicaId: -1, isolationLevel: 0, topics: [{ name: 'offsets-special', partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp }] }], timeoutMs: 5000 });
+      const res = await client.request(ApiKey.ListOffsets, version, {
+        replicaId: -1,
+        isolationLevel: 0,
+        topics: [{ name: 'offsets-special', partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp }] }],
+        timeoutMs: 5000,
+      });
       const p = res.body.topics[0].partitions[0];
       return [p.errorCode, p.offset];
     };
@@ -282,32 +406,72 @@ describe('broker on the wire', () => {
     await client.request(ApiKey.Produce, 7, produceBody('answers', 0, batchOf(['a'])));
     const fetched = await client.request(ApiKey.Fetch, 11, fetchBody('answers', 0, 5));
     const p = fetched.body.responses[0].partitions[0];
-    assert.deepEqual([p.errorCode, p.highWatermark, p.lastStableOffset, p.logStartOffset], [ErrorCode.OFFSET_OUT_OF_RANGE, -1, -1, -1]);
+    assert.deepEqual(
+      [p.errorCode, p.highWatermark, p.lastStableOffset, p.logStartOffset],
+      [ErrorCode.OFFSET_OUT_OF_RANGE, -1, -1, -1],
+    );
     // log.message.timestamp.after.max.ms defaults to 1 h: records 1 and 3 are two days ahead.
     const now = Date.now();
     const ahead = now + 2 * 86_400_000;
-    const batch = buildRecordBatch([now, ahead, now, ahead].map((timestamp, i) => ({ key: null, value: Buffer.from(`r${i}`), headers: [], timestamp })));
+    const batch = buildRecordBatch(
+      [now, ahead, now, ahead].map((timestamp, i) => ({
+        key: null,
+        value: Buffer.from(`r${i}`),
+        headers: [],
+        timestamp,
+      })),
+    );
     const res = await client.request(ApiKey.Produce, 9, produceBody('answers', 0, batch));
     const r = res.body.responses[0].partitionResponses[0];
     assert.equal(r.errorCode, ErrorCode.INVALID_TIMESTAMP);
-    assert.deepEqual(r.recordErrors.map((e: any) => e.batchIndex), [1, 3]);
-    assert.ok(r.recordErrors.every((e: any) => /out of range/.test(e.batchIndexErrorMessage)), JSON.stringify(r.recordErrors));
+    assert.deepEqual(
+      r.recordErrors.map((e: any) => e.batchIndex),
+      [1, 3],
+    );
+    assert.ok(
+      r.recordErrors.every((e: any) => /out of range/.test(e.batchIndexErrorMessage)),
+      JSON.stringify(r.recordErrors),
+    );
     assert.equal(r.logStartOffset, 0, 'Kafka keeps the log start offset on a record validation error');
   });
 
   test('ElectLeaders: led partitions need no election; unknown ones and bad types are refused (as Kafka 4.4)', async () => {
     assert.equal(await createTopic(client, 'elect', 2), ErrorCode.NONE);
-    const elect = async (electionType: number, topicPartitions: Array<{ topic: string; partitions: number[] }> | null) =>
-      (await client.request(ApiKey.ElectLeaders, 2, { electionType, topicPartitions, timeoutMs: 5000 })).body;
-    const preferred = await elect(0, [{ topic: 'elect', partitions: [1, 0, 7] }, { topic: 'elect-missing', partitions: [0] }]);
-    assert.equal(preferred.errorCode, ErrorCode.NONE);
-    assert.deepEqual(preferred.replicaElectionResults.map((t: any) => [t.topic, t.partitionResult.map((p: any) => [p.partitionId, p.errorCode, p.errorMessage])]), [
-      ['elect', [[1, ErrorCode.ELECTION_NOT_NEEDED, 'Leader election not needed for topic partition.'], [0, ErrorCode.ELECTION_NOT_NEEDED, 'Leader election not needed for topic partition.'], [7, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'No such partition as elect-7']]],
-      ['elect-missing', [[0, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'No such topic as elect-missing']]],
+    const elect = async (
+      electionType: number,
+      topicPartitions: Array<{ topic: string; partitions: number[] }> | null,
+    ) => (await client.request(ApiKey.ElectLeaders, 2, { electionType, topicPartitions, timeoutMs: 5000 })).body;
+    const preferred = await elect(0, [
+      { topic: 'elect', partitions: [1, 0, 7] },
+      { topic: 'elect-missing', partitions: [0] },
     ]);
-    assert.equal((await elect(1, [{ topic: 'elect', partitions: [0] }])).replicaElectionResults[0].partitionResult[0].errorCode, ErrorCode.ELECTION_NOT_NEEDED);
+    assert.equal(preferred.errorCode, ErrorCode.NONE);
+    assert.deepEqual(
+      preferred.replicaElectionResults.map((t: any) => [
+        t.topic,
+        t.partitionResult.map((p: any) => [p.partitionId, p.errorCode, p.errorMessage]),
+      ]),
+      [
+        [
+          'elect',
+          [
+            [1, ErrorCode.ELECTION_NOT_NEEDED, 'Leader election not needed for topic partition.'],
+            [0, ErrorCode.ELECTION_NOT_NEEDED, 'Leader election not needed for topic partition.'],
+            [7, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'No such partition as elect-7'],
+          ],
+        ],
+        ['elect-missing', [[0, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'No such topic as elect-missing']]],
+      ],
+    );
+    assert.equal(
+      (await elect(1, [{ topic: 'elect', partitions: [0] }])).replicaElectionResults[0].partitionResult[0].errorCode,
+      ErrorCode.ELECTION_NOT_NEEDED,
+    );
     const bad = await elect(2, [{ topic: 'elect', partitions: [0] }]);
-    assert.deepEqual([bad.errorCode, bad.replicaElectionResults[0].partitionResult[0].errorCode], [ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_REQUEST]);
+    assert.deepEqual(
+      [bad.errorCode, bad.replicaElectionResults[0].partitionResult[0].errorCode],
+      [ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_REQUEST],
+    );
     const all = await elect(0, null);
     const mine = all.replicaElectionResults.find((t: any) => t.topic === 'elect');
     assert.deepEqual(mine, { topic: 'elect', partitionResult: [] }, 'null lists only partitions needing an election');
@@ -320,11 +484,21 @@ describe('broker on the wire', () => {
     assert.equal(await createTopic(client, 'doomed'), ErrorCode.TOPIC_ALREADY_EXISTS);
     assert.equal(await createTopic(client, 'bad/name'), ErrorCode.INVALID_TOPIC_EXCEPTION);
     assert.equal(await createTopic(client, 'zero', 0), ErrorCode.INVALID_PARTITIONS);
-    const rf = await client.request(ApiKey.CreateTopics, 4, { topics: [{ name: 'rf3', numPartitions: 1, replicationFactor: 3, assignments: [], configs: [] }], timeoutMs: 5000, validateOnly: false });
+    const rf = await client.request(ApiKey.CreateTopics, 4, {
+      topics: [{ name: 'rf3', numPartitions: 1, replicationFactor: 3, assignments: [], configs: [] }],
+      timeoutMs: 5000,
+      validateOnly: false,
+    });
     assert.equal(rf.body.topics[0].errorCode, ErrorCode.INVALID_REPLICATION_FACTOR);
     assert.ok(existsSync(path.join(broker.dataDir, 'doomed-1')));
     const del = await client.request(ApiKey.DeleteTopics, 3, { topicNames: ['doomed', 'ghost'], timeoutMs: 5000 });
-    assert.deepEqual(del.body.responses.map((r: any) => [r.name, r.errorCode]), [['doomed', ErrorCode.NONE], ['ghost', ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]]);
+    assert.deepEqual(
+      del.body.responses.map((r: any) => [r.name, r.errorCode]),
+      [
+        ['doomed', ErrorCode.NONE],
+        ['ghost', ErrorCode.UNKNOWN_TOPIC_OR_PARTITION],
+      ],
+    );
     assert.ok(!existsSync(path.join(broker.dataDir, 'doomed-0')));
     assert.ok(!existsSync(path.join(broker.dataDir, 'doomed-1')));
     assert.equal(await createTopic(client, 'doomed'), ErrorCode.NONE, 'the name can be reused');
@@ -338,15 +512,27 @@ describe('broker restart', () => {
       let client = await WireClient.connect(broker.port);
       assert.equal(await createTopic(client, 'durable', 2), ErrorCode.NONE);
       await client.request(ApiKey.Produce, 7, produceBody('durable', 1, batchOf(['kept'])));
-      const before = await client.request(ApiKey.Metadata, 10, { topics: null, includeTopicAuthorizedOperations: false });
+      const before = await client.request(ApiKey.Metadata, 10, {
+        topics: null,
+        includeTopicAuthorizedOperations: false,
+      });
       client.close();
       broker = await broker.restart();
       client = await WireClient.connect(broker.port);
-      const after = await client.request(ApiKey.Metadata, 10, { topics: null, includeTopicAuthorizedOperations: false });
+      const after = await client.request(ApiKey.Metadata, 10, {
+        topics: null,
+        includeTopicAuthorizedOperations: false,
+      });
       assert.equal(after.body.clusterId, before.body.clusterId);
-      assert.deepEqual(after.body.topics.map((t: any) => [t.name, t.topicId]), before.body.topics.map((t: any) => [t.name, t.topicId]));
+      assert.deepEqual(
+        after.body.topics.map((t: any) => [t.name, t.topicId]),
+        before.body.topics.map((t: any) => [t.name, t.topicId]),
+      );
       const res = await client.request(ApiKey.Fetch, 11, fetchBody('durable', 1, 0));
-      assert.equal(decodeRecordBatches(res.body.responses[0].partitions[0].records)[0]!.records[0]!.value!.toString(), 'kept');
+      assert.equal(
+        decodeRecordBatches(res.body.responses[0].partitions[0].records)[0]!.records[0]!.value!.toString(),
+        'kept',
+      );
       client.close();
     } finally {
       await broker.stop();
@@ -363,20 +549,34 @@ describe('supervision', () => {
       assert.equal(await createTopic(client, 'crashy'), ErrorCode.NONE);
       const first = await client.request(ApiKey.Produce, 7, produceBody('crashy', 0, batchOf(['before'])));
       assert.equal(first.body.responses[0].partitionResponses[0].errorCode, ErrorCode.NONE);
-      const replica = broker.runtime.workers().flatMap((w) => w.actorIds).find((id) => id.startsWith('replica/'))!;
-      const restarted = new Promise<string[]>((resolve) => broker.runtime.onWorkerRestart((info) => resolve(info.actorIds)));
+      const replica = broker.runtime
+        .workers()
+        .flatMap((w) => w.actorIds)
+        .find((id) => id.startsWith('replica/'))!;
+      const restarted = new Promise<string[]>((resolve) =>
+        broker.runtime.onWorkerRestart((info) => resolve(info.actorIds)),
+      );
       broker.runtime.crashWorkerOf(replica);
       assert.ok((await restarted).includes(replica));
       const fetched = await client.request(ApiKey.Fetch, 11, fetchBody('crashy', 0, 0));
-      assert.equal(decodeRecordBatches(fetched.body.responses[0].partitions[0].records)[0]!.records[0]!.value!.toString(), 'before');
+      assert.equal(
+        decodeRecordBatches(fetched.body.responses[0].partitions[0].records)[0]!.records[0]!.value!.toString(),
+        'before',
+      );
       const next = await client.request(ApiKey.Produce, 7, produceBody('crashy', 0, batchOf(['after'])));
       assert.equal(next.body.responses[0].partitionResponses[0].baseOffset, 1);
 
-      const controllerBack = new Promise<string[]>((resolve) => broker.runtime.onWorkerRestart((info) => resolve(info.actorIds)));
+      const controllerBack = new Promise<string[]>((resolve) =>
+        broker.runtime.onWorkerRestart((info) => resolve(info.actorIds)),
+      );
       broker.runtime.crashWorkerOf('controller');
       assert.ok((await controllerBack).includes('controller'));
       assert.equal(await createTopic(client, 'after-controller-crash'), ErrorCode.NONE);
-      assert.equal(await createTopic(client, 'crashy'), ErrorCode.TOPIC_ALREADY_EXISTS, 'the metadata log was replayed');
+      assert.equal(
+        await createTopic(client, 'crashy'),
+        ErrorCode.TOPIC_ALREADY_EXISTS,
+        'the metadata log was replayed',
+      );
       client.close();
     } finally {
       await broker.stop();
@@ -384,4 +584,3 @@ describe('supervision', () => {
     }
   });
 });
-

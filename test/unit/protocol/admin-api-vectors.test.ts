@@ -33,13 +33,23 @@ const int32 = (v: number): number[] => [(v >>> 24) & 0xff, (v >>> 16) & 0xff, (v
 describe('admin API vectors', () => {
   it('IncrementalAlterConfigs v0 request, byte by byte (header v1, classic strings/arrays, null value)', () => {
     const payload = Buffer.from([
-      0x00, 0x2c, 0x00, 0x00, ...int32(7), ...str16('adm'), // header v1: apiKey 44, v0, correlation 7, clientId
+      0x00,
+      0x2c,
+      0x00,
+      0x00,
+      ...int32(7),
+      ...str16('adm'), // header v1: apiKey 44, v0, correlation 7, clientId
       ...int32(1), // resources: 1
       0x02, // resource_type TOPIC
       ...str16('t1'), // resource_name
       ...int32(2), // configs: 2
-      ...str16('retention.ms'), 0x00, ...str16('1000'), // SET retention.ms=1000
-      ...str16('cleanup.policy'), 0x01, 0xff, 0xff, // DELETE cleanup.policy (value null)
+      ...str16('retention.ms'),
+      0x00,
+      ...str16('1000'), // SET retention.ms=1000
+      ...str16('cleanup.policy'),
+      0x01,
+      0xff,
+      0xff, // DELETE cleanup.policy (value null)
       0x01, // validate_only
     ]);
     const { header, body } = decodeRequest(payload);
@@ -62,7 +72,7 @@ describe('admin API vectors', () => {
     assert.deepStrictEqual(again.subarray(4), payload);
   });
 
-  it('header versions follow each new API\'s flexibleVersions', () => {
+  it("header versions follow each new API's flexibleVersions", () => {
     assert.deepStrictEqual(headerVersions(ApiKey.IncrementalAlterConfigs, 0), { request: 1, response: 0 });
     assert.deepStrictEqual(headerVersions(ApiKey.IncrementalAlterConfigs, 1), { request: 2, response: 1 });
     assert.deepStrictEqual(headerVersions(ApiKey.DescribeCluster, 0), { request: 2, response: 1 });
@@ -75,7 +85,10 @@ describe('admin API vectors', () => {
   it('ListOffsets v10 appends TimeoutMs after the topics; v9 has none', () => {
     const body = { replicaId: -1, topics: [], timeoutMs: 1500 };
     // v10: replica_id, isolation_level, compact array (empty = 0x01), timeout_ms, body tags.
-    assert.deepStrictEqual([...encodeMessage(ListOffsetsRequest, 10, body)], [...int32(-1), 0x00, 0x01, ...int32(1500), 0x00]);
+    assert.deepStrictEqual(
+      [...encodeMessage(ListOffsetsRequest, 10, body)],
+      [...int32(-1), 0x00, 0x01, ...int32(1500), 0x00],
+    );
     assert.deepStrictEqual([...encodeMessage(ListOffsetsRequest, 9, body)], [...int32(-1), 0x00, 0x01, 0x00]);
     assert.equal(decodeBuffer(ListOffsetsRequest, 9, encodeMessage(ListOffsetsRequest, 9, body)).timeoutMs, 0);
   });
@@ -92,7 +105,12 @@ describe('admin API vectors', () => {
 });
 
 it('admin table-derived types are exact (checked by tsc)', () => {
-  expectType<Equal<IncrementalAlterConfigsRequestData['resources'][number]['configs'][number], { name: string; configOperation: number; value: string | null }>>();
+  expectType<
+    Equal<
+      IncrementalAlterConfigsRequestData['resources'][number]['configs'][number],
+      { name: string; configOperation: number; value: string | null }
+    >
+  >();
   expectType<Equal<DescribeConfigsRequestData['resources'][number]['configurationKeys'], string[] | null>>();
   expectType<Equal<DescribeLogDirsRequestData['topics'], { topic: string; partitions: number[] }[] | null>>();
   expectType<Equal<CreatePartitionsRequestData['topics'][number]['assignments'], { brokerIds: number[] }[] | null>>();

@@ -2,18 +2,31 @@
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiKey, ErrorCode, apiKeyName, errorName } from '../../../src/protocol/index';
-import type { FetchRequestData, FetchResponseData, MetadataRequestData, ProduceRequestData, DeleteTopicsRequestData } from '../../../src/protocol/index';
+import type {
+  FetchRequestData,
+  FetchResponseData,
+  MetadataRequestData,
+  ProduceRequestData,
+  DeleteTopicsRequestData,
+} from '../../../src/protocol/index';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 function expectType<_T extends true>(): void {}
 
 it('table-derived types are exact (checked by tsc)', () => {
   expectType<Equal<FetchResponseData['responses'][number]['partitions'][number]['records'], Buffer | null>>();
-  expectType<Equal<FetchResponseData['responses'][number]['partitions'][number]['abortedTransactions'], { producerId: number; firstOffset: number }[] | null>>();
+  expectType<
+    Equal<
+      FetchResponseData['responses'][number]['partitions'][number]['abortedTransactions'],
+      { producerId: number; firstOffset: number }[] | null
+    >
+  >();
   expectType<Equal<FetchRequestData['topics'][number]['partitions'][number]['fetchOffset'], number>>();
-  expectType<Equal<FetchRequestData["clusterId"], string | null>>();
+  expectType<Equal<FetchRequestData['clusterId'], string | null>>();
   expectType<Equal<MetadataRequestData['topics'], { topicId: string; name: string | null }[] | null>>();
-  expectType<Equal<ProduceRequestData['topicData'][number]['partitionData'][number], { index: number; records: Buffer | null }>>();
+  expectType<
+    Equal<ProduceRequestData['topicData'][number]['partitionData'][number], { index: number; records: Buffer | null }>
+  >();
   expectType<Equal<DeleteTopicsRequestData['topicNames'], string[]>>();
 });
 

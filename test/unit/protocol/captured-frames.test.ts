@@ -13,7 +13,13 @@ import { ApiKey, apiKeyName, decodeRequest, encodeRequest } from '../../../src/p
 import * as L from '../../../src/protocol/record-batch/layout';
 import { attributesOf, baseOffsetNumber, checkBatch, recordsCountOf } from '../../../src/protocol/record-batch/view';
 import { repoRoot } from '../../compat/clients';
-import { CAPTURE_CLIENTS, CAPTURE_RECORDS, captureTopic, type CaptureClient, type CapturedRecord } from '../../../scripts/capture-frames';
+import {
+  CAPTURE_CLIENTS,
+  CAPTURE_RECORDS,
+  captureTopic,
+  type CaptureClient,
+  type CapturedRecord,
+} from '../../../scripts/capture-frames';
 
 const CAPTURED_DIR = path.join(repoRoot(), 'test', 'fixtures', 'captured');
 
@@ -29,7 +35,16 @@ const CLIENT_IDS: Record<CaptureClient, RegExp> = {
 const EXPECTED_REQUESTS: Record<CaptureClient, string[]> = {
   kcat: ['ApiVersions-v3', 'Metadata-v4', 'Produce-v7', 'ListOffsets-v2', 'Fetch-v11'],
   'confluent-kafka': ['ApiVersions-v3', 'Metadata-v4', 'CreateTopics-v4', 'Produce-v7', 'ListOffsets-v2', 'Fetch-v11'],
-  'kafka-python': ['ApiVersions-v0', 'Metadata-v0', 'Metadata-v1', 'Metadata-v5', 'CreateTopics-v3', 'Produce-v7', 'ListOffsets-v1', 'Fetch-v4'],
+  'kafka-python': [
+    'ApiVersions-v0',
+    'Metadata-v0',
+    'Metadata-v1',
+    'Metadata-v5',
+    'CreateTopics-v3',
+    'Produce-v7',
+    'ListOffsets-v1',
+    'Fetch-v4',
+  ],
   kafkajs: ['ApiVersions-v2', 'Metadata-v6', 'CreateTopics-v3', 'Produce-v7', 'ListOffsets-v3'],
 };
 
@@ -50,7 +65,14 @@ function capturedFrames(client: CaptureClient): CapturedFrame[] {
     .map((file) => {
       const m = /^(\d+)-([A-Za-z]+)-v(\d+)-(\d+)\.bin$/.exec(file);
       assert.ok(m !== null, `${client}/${file}: name is not <apiKey>-<ApiName>-v<version>-<n>.bin`);
-      return { file, apiKey: Number(m[1]), apiName: m[2], apiVersion: Number(m[3]), n: Number(m[4]), bytes: fs.readFileSync(path.join(dir, file)) };
+      return {
+        file,
+        apiKey: Number(m[1]),
+        apiName: m[2],
+        apiVersion: Number(m[3]),
+        n: Number(m[4]),
+        bytes: fs.readFileSync(path.join(dir, file)),
+      };
     })
     .sort((a, b) => a.apiKey - b.apiKey || a.apiVersion - b.apiVersion || a.n - b.n);
 }
@@ -58,7 +80,10 @@ function capturedFrames(client: CaptureClient): CapturedFrame[] {
 // ---- per-record decoding of a v2 batch (tests only; the broker never decodes records) ----
 
 class VarReader {
-  constructor(private readonly buf: Buffer, public pos: number) {}
+  constructor(
+    private readonly buf: Buffer,
+    public pos: number,
+  ) {}
   varlong(): bigint {
     let raw = 0n;
     let shift = 0n;
@@ -115,7 +140,8 @@ function decodeRecords(batch: Buffer): CapturedRecord[] {
 
 /** Every topic name a decoded request body refers to. */
 function topicNames(apiKey: number, body: Record<string, unknown>): Array<string | null> {
-  const names = (list: unknown, field: string): Array<string | null> => ((list as Array<Record<string, unknown>> | null) ?? []).map((t) => t[field] as string | null);
+  const names = (list: unknown, field: string): Array<string | null> =>
+    ((list as Array<Record<string, unknown>> | null) ?? []).map((t) => t[field] as string | null);
   switch (apiKey) {
     case ApiKey.Produce:
       return names(body.topicData, 'name');
@@ -136,8 +162,10 @@ for (const client of CAPTURE_CLIENTS) {
 
     test('cover the requests the client sends for create-topic, produce and consume', () => {
       const seen = new Set(frames.map((f) => `${f.apiName}-v${f.apiVersion}`));
-      for (const wanted of EXPECTED_REQUESTS[client]) assert.ok(seen.has(wanted), `no ${wanted} frame captured from ${client}`);
-      for (const f of frames) assert.ok(f.n <= 2 && f.bytes.length <= 16 * 1024, `${f.file}: keep at most two small frames per version`);
+      for (const wanted of EXPECTED_REQUESTS[client])
+        assert.ok(seen.has(wanted), `no ${wanted} frame captured from ${client}`);
+      for (const f of frames)
+        assert.ok(f.n <= 2 && f.bytes.length <= 16 * 1024, `${f.file}: keep at most two small frames per version`);
     });
 
     for (const frame of frames) {
@@ -146,7 +174,10 @@ for (const client of CAPTURE_CLIENTS) {
         assert.equal(header.apiKey, frame.apiKey);
         assert.equal(apiKeyName(header.apiKey), frame.apiName);
         assert.equal(header.apiVersion, frame.apiVersion);
-        assert.ok(header.clientId !== null && CLIENT_IDS[client].test(header.clientId), `client id ${JSON.stringify(header.clientId)}`);
+        assert.ok(
+          header.clientId !== null && CLIENT_IDS[client].test(header.clientId),
+          `client id ${JSON.stringify(header.clientId)}`,
+        );
         for (const name of topicNames(frame.apiKey, body)) assert.equal(name, captureTopic(client));
 
         const reencoded = encodeRequest(header.apiKey, header.apiVersion, header.correlationId, header.clientId, body);
@@ -161,7 +192,11 @@ for (const client of CAPTURE_CLIENTS) {
       const expected = CAPTURE_RECORDS[client];
       let next = 0; // index in `expected` the next record must match at or after
       for (const frame of produced) {
-        const body = decodeRequest(frame.bytes).body as { acks: number; transactionalId: string | null; topicData: Array<{ partitionData: Array<{ index: number; records: Buffer | null }> }> };
+        const body = decodeRequest(frame.bytes).body as {
+          acks: number;
+          transactionalId: string | null;
+          topicData: Array<{ partitionData: Array<{ index: number; records: Buffer | null }> }>;
+        };
         assert.equal(body.transactionalId, null);
         assert.equal(body.acks, client === 'kafka-python' ? 1 : -1, 'acks');
         for (const partition of body.topicData.flatMap((t) => t.partitionData)) {
@@ -195,7 +230,10 @@ for (const client of CAPTURE_CLIENTS) {
         assert.ok(frame !== undefined);
         const { header, body } = decodeRequest(frame.bytes);
         assert.equal(header.headerVersion, 2, 'flexible request header');
-        assert.deepEqual([body.clientSoftwareName, body.clientSoftwareVersion], client === 'kcat' ? ['librdkafka', '2.0.2'] : ['confluent-kafka-python', '1.7.0-rdkafka-2.0.2']);
+        assert.deepEqual(
+          [body.clientSoftwareName, body.clientSoftwareVersion],
+          client === 'kcat' ? ['librdkafka', '2.0.2'] : ['confluent-kafka-python', '1.7.0-rdkafka-2.0.2'],
+        );
       });
     }
   });

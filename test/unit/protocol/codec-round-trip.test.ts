@@ -5,7 +5,22 @@
  */
 import { describe, it, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { apiSchemas, decodeRequest, decodeResponse, encodeRequest, encodeResponse, encodeMessage, decodeBuffer, defaultMessage, ApiKey, EncodeError, FetchRequest, FetchResponse, MetadataRequest, MetadataResponse } from '../../../src/protocol/index';
+import {
+  apiSchemas,
+  decodeRequest,
+  decodeResponse,
+  encodeRequest,
+  encodeResponse,
+  encodeMessage,
+  decodeBuffer,
+  defaultMessage,
+  ApiKey,
+  EncodeError,
+  FetchRequest,
+  FetchResponse,
+  MetadataRequest,
+  MetadataResponse,
+} from '../../../src/protocol/index';
 import { ZERO_UUID } from '../../../src/protocol/primitives';
 import { generateMessage, generateStruct, prng } from './schema-values';
 
@@ -143,7 +158,11 @@ test('omitted fields encode as their defaults', () => {
     includeClusterAuthorizedOperations: false,
     includeTopicAuthorizedOperations: false,
   });
-  const f = decodeBuffer(FetchRequest, 12, encodeMessage(FetchRequest, 12, { topics: [{ topic: 't', partitions: [{ partition: 3 }] }] }));
+  const f = decodeBuffer(
+    FetchRequest,
+    12,
+    encodeMessage(FetchRequest, 12, { topics: [{ topic: 't', partitions: [{ partition: 3 }] }] }),
+  );
   assert.equal(f.replicaId, -1);
   assert.equal(f.maxBytes, 0x7fffffff);
   assert.equal(f.sessionEpoch, -1);
@@ -171,7 +190,9 @@ test('Fetch v13+ names topics by id; v18 leaves HighWatermark (default Long.MAX_
   assert.equal(back.topics[0]!.partitions[0]!.highWatermark, 9223372036854775807);
   // Same bytes as v17 (whose partitions have no tag 1): the default is not written.
   assert.deepStrictEqual(v18, encodeMessage(FetchRequest, 17, body));
-  const withHw = encodeMessage(FetchRequest, 18, { topics: [{ topicId, partitions: [{ partition: 0, highWatermark: 42 }] }] });
+  const withHw = encodeMessage(FetchRequest, 18, {
+    topics: [{ topicId, partitions: [{ partition: 0, highWatermark: 42 }] }],
+  });
   assert.equal(decodeBuffer(FetchRequest, 18, withHw).topics[0]!.partitions[0]!.highWatermark, 42);
   const v12 = decodeBuffer(FetchRequest, 12, encodeMessage(FetchRequest, 12, body));
   assert.equal(v12.topics[0]!.topic, 'ignored-from-v13');
@@ -179,10 +200,16 @@ test('Fetch v13+ names topics by id; v18 leaves HighWatermark (default Long.MAX_
 });
 
 test('encoding a value the table cannot carry is a caller bug (EncodeError / RangeError)', () => {
-  assert.throws(() => encodeMessage(MetadataResponse, 5, { topics: [{ name: null as unknown as string }] }), (e: unknown) => e instanceof EncodeError && /MetadataResponse\.Topics\.Name/.test((e as Error).message));
+  assert.throws(
+    () => encodeMessage(MetadataResponse, 5, { topics: [{ name: null as unknown as string }] }),
+    (e: unknown) => e instanceof EncodeError && /MetadataResponse\.Topics\.Name/.test((e as Error).message),
+  );
   assert.throws(() => encodeMessage(MetadataRequest, 0, { topics: null }), EncodeError);
   assert.doesNotThrow(() => encodeMessage(MetadataRequest, 1, { topics: null }));
-  assert.throws(() => encodeMessage(FetchRequest, 4, { topics: [{ topic: 't', partitions: [{ fetchOffset: 2 ** 60 }] }] }), RangeError);
+  assert.throws(
+    () => encodeMessage(FetchRequest, 4, { topics: [{ topic: 't', partitions: [{ fetchOffset: 2 ** 60 }] }] }),
+    RangeError,
+  );
   assert.throws(() => encodeMessage(MetadataResponse, 10, { topics: [{ name: 't', topicId: 'nope' }] }), RangeError);
   assert.throws(() => encodeMessage(FetchRequest, 19, {}), /no version 19/);
 });

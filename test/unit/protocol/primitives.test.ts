@@ -122,10 +122,22 @@ describe('Writer -> Reader round trips', () => {
     w.int16(9);
     w.compactArrayLength(null);
     const r = new Reader(w.finish());
-    assert.deepStrictEqual(r.array((x) => x.int32()), [7, 8]);
-    assert.equal(r.array((x) => x.int32()), null);
-    assert.deepStrictEqual(r.compactArray((x) => x.int16()), [9]);
-    assert.equal(r.compactArray((x) => x.int16()), null);
+    assert.deepStrictEqual(
+      r.array((x) => x.int32()),
+      [7, 8],
+    );
+    assert.equal(
+      r.array((x) => x.int32()),
+      null,
+    );
+    assert.deepStrictEqual(
+      r.compactArray((x) => x.int16()),
+      [9],
+    );
+    assert.equal(
+      r.compactArray((x) => x.int16()),
+      null,
+    );
   });
 
   it('tagged fields: each field gets a bounded reader; unknown ones are skipped', () => {
@@ -146,7 +158,11 @@ describe('Writer -> Reader round trips', () => {
       if (tag === 0) seen.push([tag, fr.int32()]);
       else seen.push([tag, fr.remaining()]);
     });
-    assert.deepStrictEqual(seen, [[0, 42], [9, 2], [100000, 0]]);
+    assert.deepStrictEqual(seen, [
+      [0, 42],
+      [9, 2],
+      [100000, 0],
+    ]);
     assert.equal(r.int8(), 5);
   });
 
@@ -207,7 +223,10 @@ describe('hostile and truncated input throws ProtocolError', () => {
     throwsProtocol(() => reader([0xff, 0xff, 0xff, 0xff, 0x7f]).unsignedVarint(), 'varint over 32 bits');
     throwsProtocol(() => reader([0x80, 0x80]).varint(), 'truncated varint');
     throwsProtocol(() => reader(new Array(11).fill(0xff)).varlong(), '11-byte varlong');
-    throwsProtocol(() => reader([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]).varlong(), 'varlong beyond 2^52');
+    throwsProtocol(
+      () => reader([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]).varlong(),
+      'varlong beyond 2^52',
+    );
   });
 
   it('tagged fields: too many, or a size past the end', () => {

@@ -19,9 +19,22 @@ const BASE = 1_750_000_000_000;
 function source(codec: CompressionCodecId): Buffer {
   return buildBatch(
     [
-      { key: Buffer.from('k1'), value: Buffer.from('v1'.repeat(50)), headers: [{ key: 'h', value: Buffer.from('x') }, { key: 'n', value: null }], timestamp: BASE + 30 },
+      {
+        key: Buffer.from('k1'),
+        value: Buffer.from('v1'.repeat(50)),
+        headers: [
+          { key: 'h', value: Buffer.from('x') },
+          { key: 'n', value: null },
+        ],
+        timestamp: BASE + 30,
+      },
       { key: null, value: null, timestamp: BASE + 10 },
-      { key: Buffer.from([0, 255]), value: Buffer.alloc(0), headers: [{ key: 'h', value: Buffer.from('y') }], timestamp: BASE + 20 },
+      {
+        key: Buffer.from([0, 255]),
+        value: Buffer.alloc(0),
+        headers: [{ key: 'h', value: Buffer.from('y') }],
+        timestamp: BASE + 20,
+      },
     ],
     { compression: codec, producerId: 77, producerEpoch: 3, baseSequence: 40, isTransactional: true },
   );
@@ -31,8 +44,24 @@ function source(codec: CompressionCodecId): Buffer {
 function essence(batch: Buffer) {
   const d = decodeBatch(batch);
   return {
-    header: [d.baseOffset, d.partitionLeaderEpoch, d.attributes & ~L.COMPRESSION_CODEC_MASK, d.lastOffsetDelta, d.baseTimestamp, d.maxTimestamp, d.producerId, d.producerEpoch, d.baseSequence],
-    records: d.records.map((r) => [r.offsetDelta, r.timestamp, r.key?.toString('hex') ?? null, r.value?.toString('hex') ?? null, r.headers.map((h) => [h.key, h.value?.toString('hex') ?? null])]),
+    header: [
+      d.baseOffset,
+      d.partitionLeaderEpoch,
+      d.attributes & ~L.COMPRESSION_CODEC_MASK,
+      d.lastOffsetDelta,
+      d.baseTimestamp,
+      d.maxTimestamp,
+      d.producerId,
+      d.producerEpoch,
+      d.baseSequence,
+    ],
+    records: d.records.map((r) => [
+      r.offsetDelta,
+      r.timestamp,
+      r.key?.toString('hex') ?? null,
+      r.value?.toString('hex') ?? null,
+      r.headers.map((h) => [h.key, h.value?.toString('hex') ?? null]),
+    ]),
   };
 }
 

@@ -2,15 +2,36 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ProtocolError } from '../../../src/protocol/primitives';
-import { buildRecordBatch, decodeRecordBatch, decodeRecordBatches, decodeRecords } from '../../../src/protocol/record-batch/builder';
+import {
+  buildRecordBatch,
+  decodeRecordBatch,
+  decodeRecordBatches,
+  decodeRecords,
+} from '../../../src/protocol/record-batch/builder';
 import type { BuildRecord } from '../../../src/protocol/record-batch/builder';
-import { checkBatch, crcValid, lastOffsetDeltaOf, maxTimestampOf, recordsCountOf, writeCrc } from '../../../src/protocol/record-batch/view';
+import {
+  checkBatch,
+  crcValid,
+  lastOffsetDeltaOf,
+  maxTimestampOf,
+  recordsCountOf,
+  writeCrc,
+} from '../../../src/protocol/record-batch/view';
 import * as L from '../../../src/protocol/record-batch/layout';
 
 const RECORDS: BuildRecord[] = [
   { key: null, value: null, headers: [], timestamp: 1_000 },
   { key: Buffer.alloc(0), value: Buffer.alloc(0), timestamp: 900 },
-  { key: Buffer.from('k'), value: Buffer.from('v'.repeat(300)), headers: [{ key: 'h1', value: null }, { key: '', value: Buffer.alloc(0) }, { key: 'ключ', value: Buffer.from([0, 255]) }], timestamp: 5_000 },
+  {
+    key: Buffer.from('k'),
+    value: Buffer.from('v'.repeat(300)),
+    headers: [
+      { key: 'h1', value: null },
+      { key: '', value: Buffer.alloc(0) },
+      { key: 'ключ', value: Buffer.from([0, 255]) },
+    ],
+    timestamp: 5_000,
+  },
   { key: null, value: Buffer.from('last') },
 ];
 
@@ -38,7 +59,14 @@ describe('record batch builder', () => {
   });
 
   it('writes a valid header and CRC-32C that view.ts accepts', () => {
-    const batch = buildRecordBatch(RECORDS, { baseTimestamp: 1_000, producerId: 77, producerEpoch: 2, baseSequence: 10, partitionLeaderEpoch: 5, isTransactional: true });
+    const batch = buildRecordBatch(RECORDS, {
+      baseTimestamp: 1_000,
+      producerId: 77,
+      producerEpoch: 2,
+      baseSequence: 10,
+      partitionLeaderEpoch: 5,
+      isTransactional: true,
+    });
     assert.equal(checkBatch(batch, 0, batch.length), batch.length);
     assert.ok(crcValid(batch, 0, batch.length));
     assert.equal(recordsCountOf(batch), 4);
@@ -58,7 +86,10 @@ describe('record batch builder', () => {
   it('defaults: producer fields -1, baseTimestamp from the first record', () => {
     const batch = buildRecordBatch([{ key: Buffer.from('a'), value: Buffer.from('b'), timestamp: 42 }]);
     const h = decodeRecordBatch(batch);
-    assert.deepStrictEqual([h.baseOffset, h.producerId, h.producerEpoch, h.baseSequence, h.partitionLeaderEpoch], [0, -1, -1, -1, -1]);
+    assert.deepStrictEqual(
+      [h.baseOffset, h.producerId, h.producerEpoch, h.baseSequence, h.partitionLeaderEpoch],
+      [0, -1, -1, -1, -1],
+    );
     assert.equal(h.baseTimestamp, 42);
     assert.equal(h.maxTimestamp, 42);
     assert.throws(() => buildRecordBatch([]), RangeError);
@@ -80,11 +111,26 @@ describe('record batch builder', () => {
 
   it('decodes a record set of several batches and ignores a truncated trailing batch', () => {
     const a = buildRecordBatch([{ key: null, value: Buffer.from('1') }], { baseOffset: 0 });
-    const b = buildRecordBatch([{ key: null, value: Buffer.from('2') }, { key: null, value: Buffer.from('3') }], { baseOffset: 1 });
+    const b = buildRecordBatch(
+      [
+        { key: null, value: Buffer.from('2') },
+        { key: null, value: Buffer.from('3') },
+      ],
+      { baseOffset: 1 },
+    );
     const c = buildRecordBatch([{ key: null, value: Buffer.from('4') }], { baseOffset: 3 });
     const set = Buffer.concat([a, b, c.subarray(0, c.length - 5)]);
     const batches = decodeRecordBatches(set);
-    assert.deepStrictEqual(batches.map((x) => x.records.map((r) => [r.offset, r.value!.toString()])), [[[0, '1']], [[1, '2'], [2, '3']]]);
+    assert.deepStrictEqual(
+      batches.map((x) => x.records.map((r) => [r.offset, r.value!.toString()])),
+      [
+        [[0, '1']],
+        [
+          [1, '2'],
+          [2, '3'],
+        ],
+      ],
+    );
   });
 
   it('rejects compressed, truncated and malformed batches with ProtocolError', () => {

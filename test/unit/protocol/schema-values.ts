@@ -115,22 +115,36 @@ function fieldValue(f: FieldSpec, version: number, variant: Variant, next: () =>
   if (f.type.startsWith('[]')) {
     if (variant === 'nulls') return [];
     const elem = f.type.slice(2);
-    return [0, 1].map(() => (f.fields !== undefined ? generateStruct(f.fields, version, variant, next) : scalar(elem, next, undefined)));
+    return [0, 1].map(() =>
+      f.fields !== undefined ? generateStruct(f.fields, version, variant, next) : scalar(elem, next, undefined),
+    );
   }
   if (f.fields !== undefined) return generateStruct(f.fields, version, variant, next);
   return variant === 'nulls' ? emptyScalar(f.type) : scalar(f.type, next, f.default);
 }
 
 /** A struct value: generated for fields present at `version`, defaults for the others. */
-export function generateStruct(fields: readonly FieldSpec[], version: number, variant: Variant, next: () => number): Record<string, unknown> {
+export function generateStruct(
+  fields: readonly FieldSpec[],
+  version: number,
+  variant: Variant,
+  next: () => number,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const f of fields) {
-    out[fieldKey(f.name)] = inRange(parseVersions(f.versions), version) ? fieldValue(f, version, variant, next) : expectedDefault(f, version);
+    out[fieldKey(f.name)] = inRange(parseVersions(f.versions), version)
+      ? fieldValue(f, version, variant, next)
+      : expectedDefault(f, version);
   }
   return out;
 }
 
 /** A message body value for `spec` at `version`. */
-export function generateMessage(spec: MessageSpec, version: number, variant: Variant, seed: number): Record<string, unknown> {
+export function generateMessage(
+  spec: MessageSpec,
+  version: number,
+  variant: Variant,
+  seed: number,
+): Record<string, unknown> {
   return generateStruct(spec.fields, version, variant, prng(seed));
 }

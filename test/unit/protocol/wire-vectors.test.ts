@@ -38,25 +38,64 @@ describe('request vectors', () => {
     assert.deepStrictEqual(encodeRequest(ApiKey.ApiVersions, 0, 1, 'test', {}), bytes);
     const { header, body } = decodeRequest(bytes.subarray(4));
     assert.deepStrictEqual(header, { apiKey: 18, apiVersion: 0, correlationId: 1, clientId: 'test', headerVersion: 1 });
-    assert.deepStrictEqual(body, { clientSoftwareName: '', clientSoftwareVersion: '', clusterId: null, nodeId: -1 }, 'fields of later versions decode to their defaults');
+    assert.deepStrictEqual(
+      body,
+      { clientSoftwareName: '', clientSoftwareVersion: '', clusterId: null, nodeId: -1 },
+      'fields of later versions decode to their defaults',
+    );
   });
 
   it('ApiVersions v3 request (header v2 with a classic client id, compact body, unknown tags skipped)', () => {
     const payload = Buffer.from([
-      0x00, 0x12, 0x00, 0x03, ...int32(9), ...str16('kcat'),
-      0x01, 0x05, 0x02, 0xaa, 0xbb, // header tags: one unknown tag 5 of 2 bytes
-      0x0b, ...Buffer.from('librdkafka'), // compact string: length 10 + 1
-      0x06, ...Buffer.from('2.0.2'),
-      0x02, 0x07, 0x00, 0xc0, 0x3e, 0x01, 0xff, // body tags: tag 7 (0 bytes), tag 8000 (1 byte)
+      0x00,
+      0x12,
+      0x00,
+      0x03,
+      ...int32(9),
+      ...str16('kcat'),
+      0x01,
+      0x05,
+      0x02,
+      0xaa,
+      0xbb, // header tags: one unknown tag 5 of 2 bytes
+      0x0b,
+      ...Buffer.from('librdkafka'), // compact string: length 10 + 1
+      0x06,
+      ...Buffer.from('2.0.2'),
+      0x02,
+      0x07,
+      0x00,
+      0xc0,
+      0x3e,
+      0x01,
+      0xff, // body tags: tag 7 (0 bytes), tag 8000 (1 byte)
     ]);
     const { header, body } = decodeRequest(payload);
     assert.deepStrictEqual(header, { apiKey: 18, apiVersion: 3, correlationId: 9, clientId: 'kcat', headerVersion: 2 });
-    assert.deepStrictEqual(body, { clientSoftwareName: 'librdkafka', clientSoftwareVersion: '2.0.2', clusterId: null, nodeId: -1 });
+    assert.deepStrictEqual(body, {
+      clientSoftwareName: 'librdkafka',
+      clientSoftwareVersion: '2.0.2',
+      clusterId: null,
+      nodeId: -1,
+    });
     // Re-encoding writes empty tag sections.
     const again = encodeRequest(ApiKey.ApiVersions, 3, 9, 'kcat', body);
     assert.deepStrictEqual(
       [...again.subarray(4)],
-      [0x00, 0x12, 0x00, 0x03, ...int32(9), ...str16('kcat'), 0x00, 0x0b, ...Buffer.from('librdkafka'), 0x06, ...Buffer.from('2.0.2'), 0x00],
+      [
+        0x00,
+        0x12,
+        0x00,
+        0x03,
+        ...int32(9),
+        ...str16('kcat'),
+        0x00,
+        0x0b,
+        ...Buffer.from('librdkafka'),
+        0x06,
+        ...Buffer.from('2.0.2'),
+        0x00,
+      ],
     );
   });
 
@@ -65,32 +104,71 @@ describe('request vectors', () => {
     const record = [0x10, 0x00, 0x00, 0x00, 0x01, 0x04, 0x68, 0x69, 0x00];
     const ts = [0x00, 0x00, 0x01, 0x8b, 0xcf, 0xe5, 0x68, 0x00]; // 1700000000000
     const batch = Buffer.from([
-      0, 0, 0, 0, 0, 0, 0, 0, // baseOffset
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0, // baseOffset
       ...int32(49 + record.length), // batchLength
-      0xff, 0xff, 0xff, 0xff, // partitionLeaderEpoch
+      0xff,
+      0xff,
+      0xff,
+      0xff, // partitionLeaderEpoch
       0x02, // magic
-      0, 0, 0, 0, // crc (filled below)
-      0x00, 0x00, // attributes
+      0,
+      0,
+      0,
+      0, // crc (filled below)
+      0x00,
+      0x00, // attributes
       ...int32(0), // lastOffsetDelta
-      ...ts, ...ts, // baseTimestamp, maxTimestamp
-      0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, // producerId -1
-      0xff, 0xff, // producerEpoch -1
-      0xff, 0xff, 0xff, 0xff, // baseSequence -1
+      ...ts,
+      ...ts, // baseTimestamp, maxTimestamp
+      0xff,
+      0xff,
+      0xff,
+      0xff,
+      0xff,
+      0xff,
+      0xff,
+      0xff, // producerId -1
+      0xff,
+      0xff, // producerEpoch -1
+      0xff,
+      0xff,
+      0xff,
+      0xff, // baseSequence -1
       ...int32(1), // records count
       ...record,
     ]);
     batch.writeUInt32BE(crc32c(batch.subarray(21)) >>> 0, 17);
     assert.equal(checkBatch(batch, 0, batch.length), batch.length);
-    assert.deepStrictEqual(buildRecordBatch([{ key: null, value: Buffer.from('hi'), timestamp: 1_700_000_000_000 }]), batch);
+    assert.deepStrictEqual(
+      buildRecordBatch([{ key: null, value: Buffer.from('hi'), timestamp: 1_700_000_000_000 }]),
+      batch,
+    );
 
     const payload = Buffer.from([
-      0x00, 0x00, 0x00, 0x03, ...int32(7), ...str16('cli'), // header v1
-      0xff, 0xff, // transactional_id null
-      0xff, 0xff, // acks -1
+      0x00,
+      0x00,
+      0x00,
+      0x03,
+      ...int32(7),
+      ...str16('cli'), // header v1
+      0xff,
+      0xff, // transactional_id null
+      0xff,
+      0xff, // acks -1
       ...int32(30000), // timeout_ms
-      ...int32(1), ...str16('hello'), // one topic
-      ...int32(1), ...int32(2), // one partition, index 2
-      ...int32(batch.length), ...batch, // records
+      ...int32(1),
+      ...str16('hello'), // one topic
+      ...int32(1),
+      ...int32(2), // one partition, index 2
+      ...int32(batch.length),
+      ...batch, // records
     ]);
     const { header, body } = decodeRequest(payload);
     assert.deepStrictEqual(header, { apiKey: 0, apiVersion: 3, correlationId: 7, clientId: 'cli', headerVersion: 1 });
@@ -109,19 +187,41 @@ describe('request vectors', () => {
 
 describe('response vectors and header versions', () => {
   it('ApiVersions v3 response: flexible body, but header v0 (no tag byte)', () => {
-    const out = encodeResponse(ApiKey.ApiVersions, 3, 5, { errorCode: 0, apiKeys: [{ apiKey: 0, minVersion: 0, maxVersion: 9 }], throttleTimeMs: 0 });
-    assert.deepStrictEqual([...out], [
-      ...int32(19), ...int32(5), // size, correlationId; no header tags
-      0x00, 0x00, // error_code
-      0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x09, 0x00, // compact array of 1 ApiVersion + its tags
-      ...int32(0), // throttle_time_ms
-      0x00, // body tags
-    ]);
+    const out = encodeResponse(ApiKey.ApiVersions, 3, 5, {
+      errorCode: 0,
+      apiKeys: [{ apiKey: 0, minVersion: 0, maxVersion: 9 }],
+      throttleTimeMs: 0,
+    });
+    assert.deepStrictEqual(
+      [...out],
+      [
+        ...int32(19),
+        ...int32(5), // size, correlationId; no header tags
+        0x00,
+        0x00, // error_code
+        0x02,
+        0x00,
+        0x00,
+        0x00,
+        0x00,
+        0x00,
+        0x09,
+        0x00, // compact array of 1 ApiVersion + its tags
+        ...int32(0), // throttle_time_ms
+        0x00, // body tags
+      ],
+    );
   });
 
   it('ApiVersions v0 response: classic array', () => {
-    const out = encodeResponse(ApiKey.ApiVersions, 0, 5, { errorCode: 35, apiKeys: [{ apiKey: 18, minVersion: 0, maxVersion: 3 }] });
-    assert.deepStrictEqual([...out], [...int32(16), ...int32(5), 0x00, 0x23, ...int32(1), 0x00, 0x12, 0x00, 0x00, 0x00, 0x03]);
+    const out = encodeResponse(ApiKey.ApiVersions, 0, 5, {
+      errorCode: 35,
+      apiKeys: [{ apiKey: 18, minVersion: 0, maxVersion: 3 }],
+    });
+    assert.deepStrictEqual(
+      [...out],
+      [...int32(16), ...int32(5), 0x00, 0x23, ...int32(1), 0x00, 0x12, 0x00, 0x00, 0x00, 0x03],
+    );
   });
 
   it('flexible responses other than ApiVersions carry a header tag section', () => {
@@ -158,12 +258,18 @@ describe('unsupported and unknown requests', () => {
 
   it('an unsupported version throws UnsupportedVersionError carrying the header', () => {
     const payload = Buffer.from([0x00, 0x12, 0x00, 0x06, ...int32(42), 0xde, 0xad]);
-    assert.throws(() => decodeRequest(payload), (e: unknown) => e instanceof UnsupportedVersionError && e.peek.correlationId === 42 && e instanceof ProtocolError);
+    assert.throws(
+      () => decodeRequest(payload),
+      (e: unknown) => e instanceof UnsupportedVersionError && e.peek.correlationId === 42 && e instanceof ProtocolError,
+    );
   });
 
   it('an unknown API key throws UnknownApiKeyError', () => {
     const payload = Buffer.from([0x03, 0xe7, 0x00, 0x00, ...int32(1), 0, 0]);
-    assert.throws(() => decodeRequest(payload), (e: unknown) => e instanceof UnknownApiKeyError && e.peek.apiKey === 999);
+    assert.throws(
+      () => decodeRequest(payload),
+      (e: unknown) => e instanceof UnknownApiKeyError && e.peek.apiKey === 999,
+    );
   });
 });
 
@@ -172,7 +278,19 @@ describe('tagged fields (KIP-482)', () => {
     const base = { responses: [{ topic: 't', partitions: [{ partitionIndex: 1, records: null }] }] };
     const plain = encodeMessage(FetchResponse, 12, base);
     const tagged = encodeMessage(FetchResponse, 12, {
-      responses: [{ topic: 't', partitions: [{ partitionIndex: 1, records: null, currentLeader: { leaderId: 3, leaderEpoch: 9 }, divergingEpoch: { epoch: 4, endOffset: 100 } }] }],
+      responses: [
+        {
+          topic: 't',
+          partitions: [
+            {
+              partitionIndex: 1,
+              records: null,
+              currentLeader: { leaderId: 3, leaderEpoch: 9 },
+              divergingEpoch: { epoch: 4, endOffset: 100 },
+            },
+          ],
+        },
+      ],
     });
     // Partition tag section: 2 fields; tag 0 (divergingEpoch: int32 + int64 + empty tags = 13 bytes)
     // then tag 1 (currentLeader: int32 + int32 + empty tags = 9 bytes).
@@ -196,11 +314,35 @@ describe('tagged fields (KIP-482)', () => {
   it('unknown tags inside nested structs are skipped', () => {
     // ApiVersions v3 response, hand-built: one ApiVersion element carrying an unknown tag 6.
     const bytes = Buffer.from([
-      0x00, 0x00, // error_code
-      0x02, 0x00, 0x01, 0x00, 0x00, 0x00, 0x0c, // one element: Fetch 0-12
-      0x01, 0x06, 0x03, 0x01, 0x02, 0x03, // element tags: unknown tag 6, 3 bytes
+      0x00,
+      0x00, // error_code
+      0x02,
+      0x00,
+      0x01,
+      0x00,
+      0x00,
+      0x00,
+      0x0c, // one element: Fetch 0-12
+      0x01,
+      0x06,
+      0x03,
+      0x01,
+      0x02,
+      0x03, // element tags: unknown tag 6, 3 bytes
       ...int32(10), // throttle
-      0x02, 0x01, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05, 0x0f, 0x00, // tag 1 finalizedFeaturesEpoch = 5, unknown tag 15
+      0x02,
+      0x01,
+      0x08,
+      0x00,
+      0x00,
+      0x00,
+      0x00,
+      0x00,
+      0x00,
+      0x00,
+      0x05,
+      0x0f,
+      0x00, // tag 1 finalizedFeaturesEpoch = 5, unknown tag 15
     ]);
     const v = decodeBuffer(ApiVersionsResponse, 3, bytes);
     assert.deepStrictEqual(v.apiKeys, [{ apiKey: 1, minVersion: 0, maxVersion: 12 }]);

@@ -66,15 +66,33 @@ const LOG_DIR_ACTOR = 'log-dir/0/0';
 
 function replicaArgs(overrides: Partial<ReplicaArgs['config']> = {}): ReplicaArgs {
   return {
-    topic: 't', topicId: 'AAAAAAAAAAAAAAAAAAAAAg', partition: 0, logDir: LOG_DIR, brokerId: 0, leaderEpoch: 0,
-    config: { ...effectiveLogConfig({}, defaultBrokerConfig()), segmentBytes: 4096, indexIntervalBytes: 256, ...overrides },
-    logDirActor: LOG_DIR_ACTOR, checkpointIntervalMs: 5000, retentionCheckIntervalMs: 300_000, isr: [0],
+    topic: 't',
+    topicId: 'AAAAAAAAAAAAAAAAAAAAAg',
+    partition: 0,
+    logDir: LOG_DIR,
+    brokerId: 0,
+    leaderEpoch: 0,
+    config: {
+      ...effectiveLogConfig({}, defaultBrokerConfig()),
+      segmentBytes: 4096,
+      indexIntervalBytes: 256,
+      ...overrides,
+    },
+    logDirActor: LOG_DIR_ACTOR,
+    checkpointIntervalMs: 5000,
+    retentionCheckIntervalMs: 300_000,
+    isr: [0],
   };
 }
 
 async function boot(seed: number, fs: FileSystem, config: Partial<ReplicaArgs['config']> = {}, logger?: Logger) {
   const sim = new SimRuntime({ seed, fs, trace: true, ...(logger ? { logger } : {}) });
-  const logDirArgs: LogDirArgs = { logDir: LOG_DIR, clusterId: 'AAAAAAAAAAAAAAAAAAAAAw', nodeId: 0, directoryId: 'AAAAAAAAAAAAAAAAAAAABA' };
+  const logDirArgs: LogDirArgs = {
+    logDir: LOG_DIR,
+    clusterId: 'AAAAAAAAAAAAAAAAAAAAAw',
+    nodeId: 0,
+    directoryId: 'AAAAAAAAAAAAAAAAAAAABA',
+  };
   await sim.spawn(LOG_DIR_ACTOR, 'log-dir', logDirArgs, { pool: 'broker', brokerId: 0 });
   await sim.spawn(REPLICA, 'replica', replicaArgs(config), { pool: 'broker', brokerId: 0 });
   const net = sim.endpoint('net/0');
@@ -110,11 +128,18 @@ describe('replica actor in the simulation runtime', () => {
     const { sim, net } = await boot(1, fs, { segmentBytes: 512 });
     const offsets: number[] = [];
     for (let i = 0; i < 20; i++) {
-      const reply = await ask<ProduceReply>(sim, net, 'produce', { records: batch([`a${i}`, `b${i}`]), acks: -1, timeoutMs: 1000 });
+      const reply = await ask<ProduceReply>(sim, net, 'produce', {
+        records: batch([`a${i}`, `b${i}`]),
+        acks: -1,
+        timeoutMs: 1000,
+      });
       assert.equal(reply.errorCode, ErrorCode.NONE);
       offsets.push(reply.baseOffset);
     }
-    assert.deepEqual(offsets, Array.from({ length: 20 }, (_, i) => 2 * i));
+    assert.deepEqual(
+      offsets,
+      Array.from({ length: 20 }, (_, i) => 2 * i),
+    );
     const values = await readAll(sim, net);
     assert.equal(values.length, 40);
     assert.equal(values[39], 'b19');
@@ -125,7 +150,11 @@ describe('replica actor in the simulation runtime', () => {
   test('acks=all with write.caching=false answers only once the batch is fsynced', async () => {
     const fs = new MemoryFileSystem();
     const { sim, net } = await boot(2, fs);
-    const reply = await ask<ProduceReply>(sim, net, 'produce', { records: batch(['durable']), acks: -1, timeoutMs: 1000 });
+    const reply = await ask<ProduceReply>(sim, net, 'produce', {
+      records: batch(['durable']),
+      acks: -1,
+      timeoutMs: 1000,
+    });
     assert.equal(reply.errorCode, ErrorCode.NONE);
     assert.equal(fs.unsyncedBytes(`${LOG_DIR}/t-0/00000000000000000000.log`), 0, 'no unsynced bytes once acknowledged');
     fs.crash({ kind: 'lose-unsynced' });
@@ -146,7 +175,12 @@ describe('replica actor in the simulation runtime', () => {
         const value = `r${i}`;
         sent.push(value);
         const acks = i % 3 === 0 ? -1 : 1;
-        const pending = net.request<ProduceReply>(REPLICA, 'produce', { records: batch([value]), acks, timeoutMs: 1000 }, 60_000);
+        const pending = net.request<ProduceReply>(
+          REPLICA,
+          'produce',
+          { records: batch([value]), acks, timeoutMs: 1000 },
+          60_000,
+        );
         // Deliver a few steps only, so some acks=1 batches are still unsynced at the crash.
         for (let s = 0; s < 1 + (i % 4); s++) sim.step();
         if (acks === -1) {
@@ -169,7 +203,8 @@ describe('replica actor in the simulation runtime', () => {
   test('a flipped byte in the last batch is truncated on restart and the rest is served', async () => {
     const fs = new MemoryFileSystem();
     const { sim, net } = await boot(7, fs, { segmentBytes: 1 << 20 });
-    for (const v of ['one', 'two', 'three']) await ask<ProduceReply>(sim, net, 'produce', { records: batch([v]), acks: -1, timeoutMs: 1000 });
+    for (const v of ['one', 'two', 'three'])
+      await ask<ProduceReply>(sim, net, 'produce', { records: batch([v]), acks: -1, timeoutMs: 1000 });
     const segment = `${LOG_DIR}/t-0/00000000000000000000.log`;
     const size = fs.readFile(segment).length;
     sim.crash(REPLICA);
@@ -187,11 +222,19 @@ describe('replica actor in the simulation runtime', () => {
     const { sim, net } = await boot(8, fs);
     const answered = new Set<string>();
     const send = (value: string, acks: number) => {
-      const reply = net.request<ProduceReply>(REPLICA, 'produce', { records: batch([value]), acks, timeoutMs: 60_000 }, 60_000);
-      reply.then((r) => {
-        assert.equal(r.errorCode, ErrorCode.NONE);
-        answered.add(value);
-      }, () => undefined);
+      const reply = net.request<ProduceReply>(
+        REPLICA,
+        'produce',
+        { records: batch([value]), acks, timeoutMs: 60_000 },
+        60_000,
+      );
+      reply.then(
+        (r) => {
+          assert.equal(r.errorCode, ErrorCode.NONE);
+          answered.add(value);
+        },
+        () => undefined,
+      );
       return reply;
     };
     send('a', -1);
@@ -212,7 +255,11 @@ describe('replica actor in the simulation runtime', () => {
     await sim.settle();
     assert.ok(answered.has('a'), 'answered once the fsync covering it completed');
     assert.ok(!answered.has('c'), 'c was appended during that fsync: the next one covers it');
-    assert.equal(fs.syncCount - syncsStarted, 3, 'one flush (.log, .index, .timeindex) for all six appends made meanwhile');
+    assert.equal(
+      fs.syncCount - syncsStarted,
+      3,
+      'one flush (.log, .index, .timeindex) for all six appends made meanwhile',
+    );
     assert.ok(fs.pendingSyncs > 0);
 
     // Power loss while that second fsync is in flight: the acknowledged batch survives, c may not.
@@ -221,7 +268,11 @@ describe('replica actor in the simulation runtime', () => {
     await sim.restart([LOG_DIR_ACTOR, REPLICA]);
     await sim.settle();
     const recovered = await readAll(sim, net);
-    assert.deepEqual(recovered, ['a', 'b0', 'b1', 'b2', 'b3', 'b4', 'c'].slice(0, recovered.length), 'a prefix of what was appended');
+    assert.deepEqual(
+      recovered,
+      ['a', 'b0', 'b1', 'b2', 'b3', 'b4', 'c'].slice(0, recovered.length),
+      'a prefix of what was appended',
+    );
     assert.ok(recovered.includes('a'));
 
     send('d', -1);
@@ -239,11 +290,21 @@ describe('replica actor in the simulation runtime', () => {
   test('reads that arrive while appends are being fsynced wait for them (read-your-writes)', async () => {
     const fs = new MemoryFileSystem({ asyncSyncs: 'manual' });
     const { sim, net } = await boot(10, fs);
-    const produced = net.request<ProduceReply>(REPLICA, 'produce', { records: batch(['p', 'q']), acks: 1, timeoutMs: 1000 }, 60_000);
+    const produced = net.request<ProduceReply>(
+      REPLICA,
+      'produce',
+      { records: batch(['p', 'q']), acks: 1, timeoutMs: 1000 },
+      60_000,
+    );
     await sim.settle();
     assert.equal((await produced).errorCode, ErrorCode.NONE);
     const answers: string[] = [];
-    const fetched = net.request<FetchReply>(REPLICA, 'fetch', { fetchOffset: 0, maxBytes: 1 << 20, minOneBatch: true }, 60_000);
+    const fetched = net.request<FetchReply>(
+      REPLICA,
+      'fetch',
+      { fetchOffset: 0, maxBytes: 1 << 20, minOneBatch: true },
+      60_000,
+    );
     const latest = net.request<ListOffsetReply>(REPLICA, 'list-offsets', { timestamp: -1 }, 60_000);
     const earliest = net.request<ListOffsetReply>(REPLICA, 'list-offsets', { timestamp: -2 }, 60_000);
     fetched.then(() => answers.push('fetch'));
@@ -254,7 +315,12 @@ describe('replica actor in the simulation runtime', () => {
     fs.completeSyncs();
     await sim.settle();
     assert.equal((await latest).offset, 2);
-    assert.deepEqual(decodeRecordBatches(Buffer.from((await fetched).records!)).flatMap((b) => b.records.map((r) => r.value!.toString())), ['p', 'q']);
+    assert.deepEqual(
+      decodeRecordBatches(Buffer.from((await fetched).records!)).flatMap((b) =>
+        b.records.map((r) => r.value!.toString()),
+      ),
+      ['p', 'q'],
+    );
     const empty = await ask<FetchReply>(sim, net, 'fetch', { fetchOffset: 2, maxBytes: 1 << 20, minOneBatch: true });
     assert.equal(empty.records, null, 'at the LEO: answered at once, empty');
     await sim.shutdown();
@@ -273,8 +339,16 @@ describe('replica actor in the simulation runtime', () => {
     await sim.settle();
     fs.completeSyncs();
     await stopped;
-    assert.equal(fs.unsyncedBytes(`${LOG_DIR}/t-0/00000000000000000000.log`), 0, 'everything fsynced by the clean stop');
-    assert.deepEqual(logger.lines.filter((l) => l.level === 'error'), [], 'stop closed the log only after the flush in flight');
+    assert.equal(
+      fs.unsyncedBytes(`${LOG_DIR}/t-0/00000000000000000000.log`),
+      0,
+      'everything fsynced by the clean stop',
+    );
+    assert.deepEqual(
+      logger.lines.filter((l) => l.level === 'error'),
+      [],
+      'stop closed the log only after the flush in flight',
+    );
     await sim.shutdown();
   });
 
@@ -282,7 +356,12 @@ describe('replica actor in the simulation runtime', () => {
     const fs = new MemoryFileSystem({ asyncSyncs: 'manual' });
     const logger = recordingLogger();
     const { sim, net } = await boot(11, fs, {}, logger);
-    const acked = net.request<ProduceReply>(REPLICA, 'produce', { records: batch(['x']), acks: -1, timeoutMs: 60_000 }, 60_000);
+    const acked = net.request<ProduceReply>(
+      REPLICA,
+      'produce',
+      { records: batch(['x']), acks: -1, timeoutMs: 60_000 },
+      60_000,
+    );
     await sim.settle();
     assert.ok(fs.pendingSyncs > 0, 'a flush is in flight');
     let deleted = false;
@@ -290,14 +369,21 @@ describe('replica actor in the simulation runtime', () => {
       deleted = true;
     });
     await sim.settle();
-    assert.equal((await acked).errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'the acks=all produce is failed by the delete, never acknowledged');
+    assert.equal(
+      (await acked).errorCode,
+      ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+      'the acks=all produce is failed by the delete, never acknowledged',
+    );
     assert.equal(deleted, false, 'delete waits for the fsync in flight');
     assert.ok(fs.exists(`${LOG_DIR}/t-0`));
     fs.completeSyncs();
     await sim.settle();
     await deletion;
     assert.equal(fs.exists(`${LOG_DIR}/t-0`), false);
-    assert.deepEqual(logger.lines.filter((l) => l.level === 'error'), []);
+    assert.deepEqual(
+      logger.lines.filter((l) => l.level === 'error'),
+      [],
+    );
     await sim.shutdown();
   });
 
@@ -308,7 +394,12 @@ describe('replica actor in the simulation runtime', () => {
     const { sim, net } = await boot(12, fs, {}, logger);
     await sim.settle();
     fs.armed = true;
-    const produced = net.request<ProduceReply>(REPLICA, 'produce', { records: batch(['x']), acks: 1, timeoutMs: 1000 }, 60_000);
+    const produced = net.request<ProduceReply>(
+      REPLICA,
+      'produce',
+      { records: batch(['x']), acks: 1, timeoutMs: 1000 },
+      60_000,
+    );
     await sim.settle();
     assert.equal((await produced).errorCode, ErrorCode.NONE);
     assert.ok(memory.pendingSyncs > 0, 'the failing flush is in flight');
@@ -316,9 +407,17 @@ describe('replica actor in the simulation runtime', () => {
     await sim.settle();
     memory.completeSyncs();
     await stopped;
-    const checkpoint = readOffsetCheckpoint(memory, `${LOG_DIR}/recovery-point-offset-checkpoint`).find((c) => c.topic === 't' && c.partition === 0);
-    assert.ok(checkpoint === undefined || checkpoint.offset === 0, `recovery point ${JSON.stringify(checkpoint)} must not cover the batch whose fsync failed`);
-    assert.ok(logger.lines.some((l) => l.level === 'error' && /stop failed/.test(l.msg ?? '')), 'the stop fails with the fsync error');
+    const checkpoint = readOffsetCheckpoint(memory, `${LOG_DIR}/recovery-point-offset-checkpoint`).find(
+      (c) => c.topic === 't' && c.partition === 0,
+    );
+    assert.ok(
+      checkpoint === undefined || checkpoint.offset === 0,
+      `recovery point ${JSON.stringify(checkpoint)} must not cover the batch whose fsync failed`,
+    );
+    assert.ok(
+      logger.lines.some((l) => l.level === 'error' && /stop failed/.test(l.msg ?? '')),
+      'the stop fails with the fsync error',
+    );
     await sim.shutdown().catch(() => undefined);
   });
 
@@ -326,7 +425,10 @@ describe('replica actor in the simulation runtime', () => {
     async function run(seed: number): Promise<string[]> {
       const { sim, net } = await boot(seed, new MemoryFileSystem());
       const replies = [];
-      for (let i = 0; i < 10; i++) replies.push(net.request(REPLICA, 'produce', { records: batch([`v${i}`]), acks: i % 2 ? 1 : -1, timeoutMs: 1000 }, 60_000));
+      for (let i = 0; i < 10; i++)
+        replies.push(
+          net.request(REPLICA, 'produce', { records: batch([`v${i}`]), acks: i % 2 ? 1 : -1, timeoutMs: 1000 }, 60_000),
+        );
       replies.push(net.request(REPLICA, 'watch', { fetchOffset: 100, maxWaitMs: 50 }, 60_000));
       await sim.settle();
       await sim.advanceTime(100);

@@ -20,15 +20,33 @@ export const LOG_DIR_ACTOR = 'log-dir/0/0';
 
 export function replicaArgs(overrides: Partial<ReplicaArgs['config']> = {}): ReplicaArgs {
   return {
-    topic: 't', topicId: 'AAAAAAAAAAAAAAAAAAAAAg', partition: 0, logDir: LOG_DIR, brokerId: 0, leaderEpoch: 0,
-    config: { ...effectiveLogConfig({}, defaultBrokerConfig()), segmentBytes: 4096, indexIntervalBytes: 256, ...overrides },
-    logDirActor: LOG_DIR_ACTOR, checkpointIntervalMs: 5000, retentionCheckIntervalMs: 300_000, isr: [0],
+    topic: 't',
+    topicId: 'AAAAAAAAAAAAAAAAAAAAAg',
+    partition: 0,
+    logDir: LOG_DIR,
+    brokerId: 0,
+    leaderEpoch: 0,
+    config: {
+      ...effectiveLogConfig({}, defaultBrokerConfig()),
+      segmentBytes: 4096,
+      indexIntervalBytes: 256,
+      ...overrides,
+    },
+    logDirActor: LOG_DIR_ACTOR,
+    checkpointIntervalMs: 5000,
+    retentionCheckIntervalMs: 300_000,
+    isr: [0],
   };
 }
 
 export async function boot(seed: number, fs: MemoryFileSystem, config: Partial<ReplicaArgs['config']> = {}) {
   const sim = new SimRuntime({ seed, fs, trace: true });
-  const logDirArgs: LogDirArgs = { logDir: LOG_DIR, clusterId: 'AAAAAAAAAAAAAAAAAAAAAw', nodeId: 0, directoryId: 'AAAAAAAAAAAAAAAAAAAABA' };
+  const logDirArgs: LogDirArgs = {
+    logDir: LOG_DIR,
+    clusterId: 'AAAAAAAAAAAAAAAAAAAAAw',
+    nodeId: 0,
+    directoryId: 'AAAAAAAAAAAAAAAAAAAABA',
+  };
   await sim.spawn(LOG_DIR_ACTOR, 'log-dir', logDirArgs, { pool: 'broker', brokerId: 0 });
   await sim.spawn(REPLICA, 'replica', replicaArgs(config), { pool: 'broker', brokerId: 0 });
   const net = sim.endpoint('net/0');
@@ -74,7 +92,12 @@ export async function powerLossRun(seed: number, records = 30): Promise<number> 
     const value = `r${i}`;
     sent.push(value);
     const acks = i % 3 === 0 ? -1 : 1;
-    const pending = net.request<ProduceReply>(REPLICA, 'produce', { records: batch([value]), acks, timeoutMs: 1000 }, 60_000);
+    const pending = net.request<ProduceReply>(
+      REPLICA,
+      'produce',
+      { records: batch([value]), acks, timeoutMs: 1000 },
+      60_000,
+    );
     for (let s = 0; s < 1 + ((i + seed) % 4); s++) sim.step();
     if (acks === -1) {
       await sim.settle();

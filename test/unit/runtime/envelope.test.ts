@@ -2,14 +2,26 @@ import { strict as assert } from 'node:assert';
 import { MessageChannel } from 'node:worker_threads';
 import { test } from 'node:test';
 import type { Envelope } from '../../../src/runtime/actor';
-import { decodeEnvelope, decodeValue, encodeEnvelope, encodeEnvelopeForTransfer, encodeValue } from '../../../src/runtime/envelope';
+import {
+  decodeEnvelope,
+  decodeValue,
+  encodeEnvelope,
+  encodeEnvelopeForTransfer,
+  encodeValue,
+} from '../../../src/runtime/envelope';
 
 test('envelope round trip keeps Buffers, null vs empty, and optional fields', () => {
   const envelope: Envelope = {
     to: 'replica/0/orders-3',
     from: 'net/0',
     type: 'produce',
-    body: { batch: Buffer.from([1, 2, 3]), empty: Buffer.alloc(0), missing: null, nested: [{ key: Buffer.from('k') }], n: 2 ** 40 },
+    body: {
+      batch: Buffer.from([1, 2, 3]),
+      empty: Buffer.alloc(0),
+      missing: null,
+      nested: [{ key: Buffer.from('k') }],
+      n: 2 ** 40,
+    },
     corr: 7,
   };
   const decoded = decodeEnvelope(encodeEnvelopeForTransfer(envelope));
@@ -48,7 +60,7 @@ test('transfer buffer is exact-size and detaches when posted', async () => {
   port1.postMessage(bytes, [bytes]);
   assert.equal(bytes.byteLength, 0, 'transferred, not cloned');
   const arrived = await received;
-  assert.equal(((decodeEnvelope(arrived).body as Buffer).buffer), arrived);
+  assert.equal((decodeEnvelope(arrived).body as Buffer).buffer, arrived);
   port1.close();
 });
 

@@ -7,8 +7,14 @@ test('seeded random replays and seeds differ', () => {
   const b = createSeededRandom(42);
   const c = createSeededRandom(43);
   const seqA = Array.from({ length: 20 }, () => a.nextUint32());
-  assert.deepEqual(seqA, Array.from({ length: 20 }, () => b.nextUint32()));
-  assert.notDeepEqual(seqA, Array.from({ length: 20 }, () => c.nextUint32()));
+  assert.deepEqual(
+    seqA,
+    Array.from({ length: 20 }, () => b.nextUint32()),
+  );
+  assert.notDeepEqual(
+    seqA,
+    Array.from({ length: 20 }, () => c.nextUint32()),
+  );
   assert.notDeepEqual(createSeededRandom(0).bytes16(), Buffer.alloc(16));
   assert.notDeepEqual(createSeededRandom(2 ** 40).bytes16(), createSeededRandom(0).bytes16());
 });

@@ -37,7 +37,11 @@ test('same seed, same trace; another seed, another interleaving; pairs stay FIFO
   for (const run of [first, other]) {
     for (const p of ['p1', 'p2', 'p3']) {
       const mine = run.seen.filter((s) => s.startsWith(`${p}:`));
-      assert.deepEqual(mine, [0, 1, 2, 3, 4, 5].map((i) => `${p}:${i}`), 'messages of one pair stay in order');
+      assert.deepEqual(
+        mine,
+        [0, 1, 2, 3, 4, 5].map((i) => `${p}:${i}`),
+        'messages of one pair stay in order',
+      );
     }
   }
 });
@@ -52,7 +56,7 @@ test('virtual timers fire in order on virtual time only', async () => {
   assert.equal(sim.elapsedMs, 350);
   assert.deepEqual(await sim.runUntil(driver.request('ticker', 'ticks', null, 10)), [100, 200, 300]);
   await sim.advanceTime(10_000);
-  assert.equal(((await sim.runUntil(driver.request<number[]>('ticker', 'ticks', null, 10))).length), 103);
+  assert.equal((await sim.runUntil(driver.request<number[]>('ticker', 'ticks', null, 10))).length, 103);
   assert.ok(Date.now() - realStart < 2000, 'ten virtual seconds take no real time');
 
   await sim.spawn('e', 'echo', {}, broker0);
@@ -108,7 +112,10 @@ test('crash drops state and queued messages without stop(); restart rebuilds fro
   driver.send('c', 'ignore', 'queued, then lost');
   const pending = driver.request('c', 'ignore', null, 60_000);
   sim.crash('c');
-  await assert.rejects(pending, (error: unknown) => error instanceof ActorUnavailableError && error.reason === 'crashed');
+  await assert.rejects(
+    pending,
+    (error: unknown) => error instanceof ActorUnavailableError && error.reason === 'crashed',
+  );
   await assert.rejects(sim.runUntil(driver.request('c', 'echo', null, 100)), ActorUnavailableError);
   assert.equal(sim.queuedMessages, 0);
   await sim.restart('c');

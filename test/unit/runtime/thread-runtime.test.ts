@@ -15,7 +15,12 @@ const logger = createLogger({ level: levelFromEnv('silent'), fd: 2 });
 const runtimes: ThreadRuntime[] = [];
 
 function makeRuntime(brokers: Array<{ brokerId: number; numIoThreads: number }>, maxRestarts?: number): ThreadRuntime {
-  const runtime = new ThreadRuntime({ brokers, logger, workerLogFd: 2, ...(maxRestarts === undefined ? {} : { maxRestarts }) });
+  const runtime = new ThreadRuntime({
+    brokers,
+    logger,
+    workerLogFd: 2,
+    ...(maxRestarts === undefined ? {} : { maxRestarts }),
+  });
   runtimes.push(runtime);
   return runtime;
 }
@@ -59,7 +64,10 @@ test('placement: own worker while the pool has one free, then least-loaded; cont
 });
 
 test('request/reply: endpoint to actor, across workers, on one worker; Buffers arrive intact', async () => {
-  const runtime = makeRuntime([{ brokerId: 0, numIoThreads: 2 }, { brokerId: 1, numIoThreads: 1 }]);
+  const runtime = makeRuntime([
+    { brokerId: 0, numIoThreads: 2 },
+    { brokerId: 1, numIoThreads: 1 },
+  ]);
   await runtime.spawn('a', 'echo', {}, { pool: 'broker', brokerId: 0 });
   await runtime.spawn('b', 'echo', {}, { pool: 'broker', brokerId: 0 });
   await runtime.spawn('c', 'echo', {}, { pool: 'broker', brokerId: 1 });
@@ -81,19 +89,28 @@ test('request/reply: endpoint to actor, across workers, on one worker; Buffers a
   // ctx.fs is a NodeFileSystem on the worker.
   const dir = mkdtempSync(path.join(tmpdir(), 'skiff-runtime-'));
   try {
-    assert.equal(await net.request('a', 'fs-write', { path: path.join(dir, 'x.checkpoint'), text: '0\n' }, 5000), '0\n');
+    assert.equal(
+      await net.request('a', 'fs-write', { path: path.join(dir, 'x.checkpoint'), text: '0\n' }, 5000),
+      '0\n',
+    );
     assert.equal(readFileSync(path.join(dir, 'x.checkpoint'), 'utf8'), '0\n');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 
   // a (broker 0, worker 0) -> b (broker 0, worker 1): through the hub.
-  assert.deepEqual(await net.request('a', 'forward', { to: 'b', type: 'echo', body: 'x', timeoutMs: 5000 }, 5000), { ok: 'x' });
+  assert.deepEqual(await net.request('a', 'forward', { to: 'b', type: 'echo', body: 'x', timeoutMs: 5000 }, 5000), {
+    ok: 'x',
+  });
   // c -> d on the same worker: delivered locally.
-  assert.deepEqual(await net.request('c', 'forward', { to: 'd', type: 'echo', body: [1, 2], timeoutMs: 5000 }, 5000), { ok: [1, 2] });
+  assert.deepEqual(await net.request('c', 'forward', { to: 'd', type: 'echo', body: [1, 2], timeoutMs: 5000 }, 5000), {
+    ok: [1, 2],
+  });
   // actor -> endpoint request, answered by the endpoint.
   net.onMessage((envelope: Envelope) => net.reply(envelope, { pong: envelope.body }));
-  assert.deepEqual(await net.request('b', 'forward', { to: 'net/0', type: 'ping', body: 3, timeoutMs: 5000 }, 5000), { ok: { pong: 3 } });
+  assert.deepEqual(await net.request('b', 'forward', { to: 'net/0', type: 'ping', body: 3, timeoutMs: 5000 }, 5000), {
+    ok: { pong: 3 },
+  });
   // endpoint -> endpoint.
   const other = runtime.endpoint('net/1');
   other.onMessage((envelope: Envelope) => other.reply(envelope, 'hi'));
@@ -122,14 +139,22 @@ test('request timeout and unknown target fail, never hang', async () => {
     error: 'RequestTimeoutError',
     message: 'request ignore to b timed out after 100 ms',
   });
-  const unknown = await net.request<{ error: string }>('a', 'forward', { to: 'ghost', type: 'echo', body: null, timeoutMs: 5000 }, 5000);
+  const unknown = await net.request<{ error: string }>(
+    'a',
+    'forward',
+    { to: 'ghost', type: 'echo', body: null, timeoutMs: 5000 },
+    5000,
+  );
   assert.equal(unknown.error, 'ActorUnavailableError');
   net.close();
 });
 
 test('spawn rejects with the start error and frees the id; duplicate ids are refused', async () => {
   const runtime = makeRuntime([{ brokerId: 0, numIoThreads: 1 }]);
-  await assert.rejects(runtime.spawn('x', 'echo', { failStart: 'disk says no' }, { pool: 'broker', brokerId: 0 }), /disk says no/);
+  await assert.rejects(
+    runtime.spawn('x', 'echo', { failStart: 'disk says no' }, { pool: 'broker', brokerId: 0 }),
+    /disk says no/,
+  );
   await assert.rejects(runtime.spawn('x', 'nope', {}, { pool: 'broker', brokerId: 0 }), /unknown actor kind nope/);
   await assert.rejects(runtime.spawn('x', 'echo', {}, { pool: 'broker', brokerId: 9 }), /no worker pool for broker\/9/);
   await runtime.spawn('x', 'echo', { startDelayMs: 20 }, { pool: 'broker', brokerId: 0 });
@@ -155,7 +180,10 @@ test('worker crash: pending requests fail, actors restart with the same ids, han
   const pending = net.request('p', 'ignore', null, 30_000);
   await net.request('q', 'echo', null, 5000);
   runtime.crashWorkerOf('p', 'injected by test');
-  await assert.rejects(pending, (error: unknown) => error instanceof ActorUnavailableError && error.reason === 'crashed');
+  await assert.rejects(
+    pending,
+    (error: unknown) => error instanceof ActorUnavailableError && error.reason === 'crashed',
+  );
   await restarted;
   assert.deepEqual(restarts[0]?.actorIds.sort(), ['p', 'q']);
   assert.match(restarts[0]?.error ?? '', /injected by test/);
@@ -182,7 +210,8 @@ test('stopActor, exit() and shutdown run stop()', async () => {
   net.onMessage((envelope: Envelope) => {
     if (envelope.type === 'stopped') stopped.push((envelope.body as { id: string }).id);
   });
-  for (const id of ['s1', 's2', 's3']) await runtime.spawn(id, 'echo', { reportTo: 'net' }, { pool: 'broker', brokerId: 0 });
+  for (const id of ['s1', 's2', 's3'])
+    await runtime.spawn(id, 'echo', { reportTo: 'net' }, { pool: 'broker', brokerId: 0 });
   await runtime.spawn('ctl', 'echo', { reportTo: 'net' }, { pool: 'controller' });
   await runtime.stopActor('s1');
   assert.deepEqual(stopped, ['s1']);
@@ -195,7 +224,10 @@ test('stopActor, exit() and shutdown run stop()', async () => {
 
   await runtime.shutdown();
   assert.deepEqual(stopped, ['s1', 's2', 's3', 'ctl'], 'broker actors stop before the controller');
-  assert.deepEqual(runtime.workers().map((w) => w.threadId), [null, null, null]);
+  assert.deepEqual(
+    runtime.workers().map((w) => w.threadId),
+    [null, null, null],
+  );
   await assert.rejects(runtime.spawn('late', 'echo', {}, { pool: 'controller' }), /shut down/);
 });
 

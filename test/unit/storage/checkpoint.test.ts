@@ -29,7 +29,10 @@ describe('offset checkpoints', () => {
       { topic: '__consumer_offsets', partition: 17, offset: 0 },
     ];
     writeOffsetCheckpoint(fs, '/logs/recovery-point-offset-checkpoint', entries);
-    assert.equal(fs.readFile('/logs/recovery-point-offset-checkpoint').toString(), '0\n2\norders 0 1200\n__consumer_offsets 17 0\n');
+    assert.equal(
+      fs.readFile('/logs/recovery-point-offset-checkpoint').toString(),
+      '0\n2\norders 0 1200\n__consumer_offsets 17 0\n',
+    );
     fs.crash({ kind: 'lose-unsynced' });
     assert.deepEqual(readOffsetCheckpoint(fs, '/logs/recovery-point-offset-checkpoint'), entries);
   });
@@ -39,9 +42,21 @@ describe('offset checkpoints', () => {
     const logger = recordingLogger();
     assert.deepEqual(readOffsetCheckpoint(fs, '/logs/replication-offset-checkpoint', logger), []);
     assert.equal(logger.lines.length, 0);
-    for (const text of ['1\n0\n', '0\n2\norders 0 5\n', '0\n1\norders x 5\n', '0\n1\norders 0 -1\n', '0\n1\norders 0\n', '', 'garbage']) {
+    for (const text of [
+      '1\n0\n',
+      '0\n2\norders 0 5\n',
+      '0\n1\norders x 5\n',
+      '0\n1\norders 0 -1\n',
+      '0\n1\norders 0\n',
+      '',
+      'garbage',
+    ]) {
       fs.writeFileAtomic('/logs/replication-offset-checkpoint', Buffer.from(text));
-      assert.deepEqual(readOffsetCheckpoint(fs, '/logs/replication-offset-checkpoint', logger), [], JSON.stringify(text));
+      assert.deepEqual(
+        readOffsetCheckpoint(fs, '/logs/replication-offset-checkpoint', logger),
+        [],
+        JSON.stringify(text),
+      );
     }
     assert.equal(logger.lines.filter((l) => l.level === 'warn').length, 7);
     // A directory where the file should be: still a hint, still no throw.
@@ -59,7 +74,10 @@ describe('offset checkpoints', () => {
   });
 
   it('refuses to write an invalid entry', () => {
-    assert.throws(() => writeOffsetCheckpoint(setup(), '/logs/cp', [{ topic: 'a b', partition: 0, offset: 1 }]), RangeError);
+    assert.throws(
+      () => writeOffsetCheckpoint(setup(), '/logs/cp', [{ topic: 'a b', partition: 0, offset: 1 }]),
+      RangeError,
+    );
   });
 });
 
@@ -80,7 +98,14 @@ describe('leader-epoch-checkpoint', () => {
     const logger = recordingLogger();
     assert.deepEqual(readLeaderEpochCheckpoint(fs, path, logger), []);
     assert.equal(logger.lines[0]?.level, 'warn');
-    assert.throws(() => writeLeaderEpochCheckpoint(fs, path, [{ epoch: 2, startOffset: 5 }, { epoch: 2, startOffset: 6 }]), RangeError);
+    assert.throws(
+      () =>
+        writeLeaderEpochCheckpoint(fs, path, [
+          { epoch: 2, startOffset: 5 },
+          { epoch: 2, startOffset: 6 },
+        ]),
+      RangeError,
+    );
   });
 });
 
@@ -115,7 +140,9 @@ describe('meta.properties', () => {
     const directoryId = uuidToString(Buffer.alloc(16, 1));
     fs.writeFileAtomic(
       '/logs/meta.properties',
-      Buffer.from(`#\n#Tue Jan 30 15:21:35 UTC 2024\nnode.id=1\ndirectory.id=${directoryId}\nversion=1\ncluster.id=MkU3OEVBNTcwNTJENDM2Qg\n`),
+      Buffer.from(
+        `#\n#Tue Jan 30 15:21:35 UTC 2024\nnode.id=1\ndirectory.id=${directoryId}\nversion=1\ncluster.id=MkU3OEVBNTcwNTJENDM2Qg\n`,
+      ),
     );
     assert.deepEqual(readMetaProperties(fs, '/logs/meta.properties'), {
       version: 1,
@@ -131,7 +158,12 @@ describe('meta.properties', () => {
     assert.deepEqual(readMetaProperties(fs, '/logs/meta.properties'), { version: 1, nodeId: 3, clusterId: 'c1' });
     assert.equal(readMetaProperties(fs, '/logs/none'), null);
     const logger = recordingLogger();
-    for (const text of ['version=0\nbroker.id=1\ncluster.id=c\n', 'version=1\nnode.id=-1\ncluster.id=c\n', 'version=1\nnode.id=1\n', 'junk\n']) {
+    for (const text of [
+      'version=0\nbroker.id=1\ncluster.id=c\n',
+      'version=1\nnode.id=-1\ncluster.id=c\n',
+      'version=1\nnode.id=1\n',
+      'junk\n',
+    ]) {
       fs.writeFileAtomic('/logs/meta.properties', Buffer.from(text));
       assert.equal(readMetaProperties(fs, '/logs/meta.properties', logger), null, text);
     }

@@ -25,14 +25,27 @@ export interface KV {
 /** A batch of keyed records (timestamps = `timestampMs`). */
 export function keyedBatch(records: readonly KV[], timestampMs: number, compression: CompressionCodecId = 0): Buffer {
   return buildBatch(
-    records.map((r) => ({ key: Buffer.from(r.key), value: r.value === null ? null : Buffer.from(r.value), timestamp: timestampMs, headers: [{ key: 'src', value: Buffer.from(r.key) }] })),
+    records.map((r) => ({
+      key: Buffer.from(r.key),
+      value: r.value === null ? null : Buffer.from(r.value),
+      timestamp: timestampMs,
+      headers: [{ key: 'src', value: Buffer.from(r.key) }],
+    })),
     { compression },
   );
 }
 
 /** Opens a compacted log with small segments. */
 export function openCompacted(fs: FileSystem, clock: Clock, segmentBytes = 600, recoveryPoint = 0): Log {
-  return Log.open({ fs, dir: DIR, config: { segmentBytes, indexIntervalBytes: 100 }, recoveryPoint, logger: recordingLogger(), clock, compacted: true });
+  return Log.open({
+    fs,
+    dir: DIR,
+    config: { segmentBytes, indexIntervalBytes: 100 },
+    recoveryPoint,
+    logger: recordingLogger(),
+    clock,
+    compacted: true,
+  });
 }
 
 export const CLEANER: CleanerConfig = {
@@ -44,12 +57,29 @@ export const CLEANER: CleanerConfig = {
 };
 
 /** Plans and runs one pass (HW = LEO after a flush); null when nothing was planned. */
-export async function cleanOnce(log: Log, clock: Clock, config: Partial<CleanerConfig> = {}, pendingDeleteHorizonMs = -1): Promise<CleaningOutcome | null> {
+export async function cleanOnce(
+  log: Log,
+  clock: Clock,
+  config: Partial<CleanerConfig> = {},
+  pendingDeleteHorizonMs = -1,
+): Promise<CleaningOutcome | null> {
   log.flush();
   const full = { ...CLEANER, ...config };
-  const plan = planCleaning(log, { config: full, highWatermark: log.logEndOffset, nowMs: clock.nowMs(), pendingDeleteHorizonMs });
+  const plan = planCleaning(log, {
+    config: full,
+    highWatermark: log.logEndOffset,
+    nowMs: clock.nowMs(),
+    pendingDeleteHorizonMs,
+  });
   if (plan === null) return null;
-  return cleanLog(log, { plan, cpu: inlineCpuJobs, deleteRetentionMs: full.deleteRetentionMs, nowMs: clock.nowMs(), isCurrent: () => !log.isClosed, logger: recordingLogger() });
+  return cleanLog(log, {
+    plan,
+    cpu: inlineCpuJobs,
+    deleteRetentionMs: full.deleteRetentionMs,
+    nowMs: clock.nowMs(),
+    isCurrent: () => !log.isClosed,
+    logger: recordingLogger(),
+  });
 }
 
 /** Every record the log serves from its start: offset, key, value (null = tombstone). */
@@ -57,12 +87,17 @@ export function logRecords(log: Log): Array<{ offset: number; key: string; value
   const r = log.read(log.logStartOffset, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, true);
   assert.equal(r.kind, 'ok');
   if (r.kind !== 'ok') return [];
-  for (const b of splitBatches(r.records)) assert.ok(crcValid(b.bytes, 0, b.bytes.length), `CRC of batch at ${b.baseOffset}`);
-  return decodeBatches(r.records).flatMap((b) => b.records.map((rec) => ({ offset: rec.offset, key: rec.key!.toString(), value: rec.value?.toString() ?? null })));
+  for (const b of splitBatches(r.records))
+    assert.ok(crcValid(b.bytes, 0, b.bytes.length), `CRC of batch at ${b.baseOffset}`);
+  return decodeBatches(r.records).flatMap((b) =>
+    b.records.map((rec) => ({ offset: rec.offset, key: rec.key!.toString(), value: rec.value?.toString() ?? null })),
+  );
 }
 
 /** key -> latest value (null = tombstone) of a record list, and the offset of that latest record. */
-export function latestByKey(records: ReadonlyArray<{ offset: number; key: string; value: string | null }>): Map<string, { offset: number; value: string | null }> {
+export function latestByKey(
+  records: ReadonlyArray<{ offset: number; key: string; value: string | null }>,
+): Map<string, { offset: number; value: string | null }> {
   const m = new Map<string, { offset: number; value: string | null }>();
   for (const r of records) m.set(r.key, { offset: r.offset, value: r.value });
   return m;
@@ -78,7 +113,10 @@ export class PowerCut extends Error {}
  */
 export class PowerCutFileSystem implements FileSystem {
   operations = 0;
-  constructor(private readonly inner: FileSystem, public cutAt = Number.POSITIVE_INFINITY) {}
+  constructor(
+    private readonly inner: FileSystem,
+    public cutAt = Number.POSITIVE_INFINITY,
+  ) {}
 
   private step(): void {
     if (this.operations++ >= this.cutAt) throw new PowerCut(`power cut at operation ${this.cutAt}`);
@@ -89,20 +127,52 @@ export class PowerCutFileSystem implements FileSystem {
     const h = this.inner.open(path, mode);
     return {
       read: (b, o, l, p) => h.read(b, o, l, p),
-      write: (d, p) => { this.step(); h.write(d, p); },
+      write: (d, p) => {
+        this.step();
+        h.write(d, p);
+      },
       size: () => h.size(),
-      truncate: (n) => { this.step(); h.truncate(n); },
-      sync: () => { this.step(); h.sync(); },
+      truncate: (n) => {
+        this.step();
+        h.truncate(n);
+      },
+      sync: () => {
+        this.step();
+        h.sync();
+      },
       close: () => h.close(),
     };
   }
-  exists(path: string): boolean { return this.inner.exists(path); }
-  mkdirp(path: string): void { this.inner.mkdirp(path); }
-  readdir(path: string): string[] { return this.inner.readdir(path); }
-  readFile(path: string): Buffer { return this.inner.readFile(path); }
-  writeFileAtomic(path: string, data: Uint8Array): void { this.step(); this.inner.writeFileAtomic(path, data); }
-  rename(from: string, to: string): void { this.step(); this.inner.rename(from, to); }
-  unlink(path: string): void { this.step(); this.inner.unlink(path); }
-  rmrf(path: string): void { this.step(); this.inner.rmrf(path); }
-  syncDir(path: string): void { this.step(); this.inner.syncDir(path); }
+  exists(path: string): boolean {
+    return this.inner.exists(path);
+  }
+  mkdirp(path: string): void {
+    this.inner.mkdirp(path);
+  }
+  readdir(path: string): string[] {
+    return this.inner.readdir(path);
+  }
+  readFile(path: string): Buffer {
+    return this.inner.readFile(path);
+  }
+  writeFileAtomic(path: string, data: Uint8Array): void {
+    this.step();
+    this.inner.writeFileAtomic(path, data);
+  }
+  rename(from: string, to: string): void {
+    this.step();
+    this.inner.rename(from, to);
+  }
+  unlink(path: string): void {
+    this.step();
+    this.inner.unlink(path);
+  }
+  rmrf(path: string): void {
+    this.step();
+    this.inner.rmrf(path);
+  }
+  syncDir(path: string): void {
+    this.step();
+    this.inner.syncDir(path);
+  }
 }

@@ -56,7 +56,11 @@ export function splitBatches(records: Buffer): Array<{ baseOffset: number; lastO
   while (pos < records.length) {
     const size = L.LOG_OVERHEAD + records.readInt32BE(pos + L.BATCH_LENGTH);
     const baseOffset = Number(records.readBigInt64BE(pos));
-    out.push({ baseOffset, lastOffset: baseOffset + records.readInt32BE(pos + L.LAST_OFFSET_DELTA), bytes: records.subarray(pos, pos + size) });
+    out.push({
+      baseOffset,
+      lastOffset: baseOffset + records.readInt32BE(pos + L.LAST_OFFSET_DELTA),
+      bytes: records.subarray(pos, pos + size),
+    });
     pos += size;
   }
   return out;
@@ -135,7 +139,11 @@ export function makeRecordBatch(spec: RecordBatchSpec): Buffer {
   const valueBytes = spec.valueBytes ?? 10;
   const seed = spec.seed ?? 1;
   const batch = buildRecordBatch(
-    spec.timestamps.map((timestamp, i) => ({ key: null, value: Buffer.alloc(valueBytes, (seed + i) & 0xff), timestamp })),
+    spec.timestamps.map((timestamp, i) => ({
+      key: null,
+      value: Buffer.alloc(valueBytes, (seed + i) & 0xff),
+      timestamp,
+    })),
     { baseTimestamp: spec.timestamps[0]!, partitionLeaderEpoch: -1 },
   );
   if (spec.logAppendTimeMs !== undefined) stampLogAppendTime(batch, spec.logAppendTimeMs);
@@ -186,8 +194,13 @@ export function timeIndexProblems(fs: FileSystem, dir: string, finalEntries = tr
     .sort((a, b) => a - b);
   bases.forEach((base, i) => {
     const name = String(base).padStart(20, '0');
-    const batches = splitBatches(fs.readFile(`${dir}/${name}.log`)).map((b) => ({ ...b, maxTimestampMs: Number(b.bytes.readBigInt64BE(L.MAX_TIMESTAMP)) }));
-    const entries = fs.exists(`${dir}/${name}.timeindex`) ? parseTimeIndex(fs.readFile(`${dir}/${name}.timeindex`), base) : [];
+    const batches = splitBatches(fs.readFile(`${dir}/${name}.log`)).map((b) => ({
+      ...b,
+      maxTimestampMs: Number(b.bytes.readBigInt64BE(L.MAX_TIMESTAMP)),
+    }));
+    const entries = fs.exists(`${dir}/${name}.timeindex`)
+      ? parseTimeIndex(fs.readFile(`${dir}/${name}.timeindex`), base)
+      : [];
     let prev = -1;
     for (const e of entries) {
       const at = batches.findIndex((b) => b.lastOffset >= e.offset);
@@ -196,15 +209,18 @@ export function timeIndexProblems(fs: FileSystem, dir: string, finalEntries = tr
         problems.push(`${name}.timeindex: entry (${e.timestampMs}, ${e.offset}) is not a batch's last offset`);
         continue;
       }
-      if (batchRecordMaxTimestamp(Buffer.from(b.bytes)) !== e.timestampMs) problems.push(`${name}.timeindex: entry (${e.timestampMs}, ${e.offset}) mismatches its batch`);
+      if (batchRecordMaxTimestamp(Buffer.from(b.bytes)) !== e.timestampMs)
+        problems.push(`${name}.timeindex: entry (${e.timestampMs}, ${e.offset}) mismatches its batch`);
       if (e.timestampMs <= prev) problems.push(`${name}.timeindex: timestamp ${e.timestampMs} not increasing`);
-      if (batches.slice(0, at).some((x) => x.maxTimestampMs >= e.timestampMs)) problems.push(`${name}.timeindex: entry (${e.timestampMs}, ${e.offset}) is not the first batch reaching it`);
+      if (batches.slice(0, at).some((x) => x.maxTimestampMs >= e.timestampMs))
+        problems.push(`${name}.timeindex: entry (${e.timestampMs}, ${e.offset}) is not the first batch reaching it`);
       prev = e.timestampMs;
     }
     if (finalEntries && i < bases.length - 1) {
       const max = Math.max(-1, ...batches.map((b) => b.maxTimestampMs));
       const last = entries[entries.length - 1];
-      if (max >= 0 && last?.timestampMs !== max) problems.push(`${name}.timeindex: ends at ${last?.timestampMs}, segment max ${max}`);
+      if (max >= 0 && last?.timestampMs !== max)
+        problems.push(`${name}.timeindex: ends at ${last?.timestampMs}, segment max ${max}`);
     }
   });
   return problems;

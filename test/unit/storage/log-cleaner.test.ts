@@ -7,13 +7,29 @@ import { cleanerFilePath, recoverCleanerLeftovers } from '../../../src/storage/s
 import { inlineCpuJobs } from '../../../src/runtime/cpu-jobs';
 import { cleanLog } from '../../../src/storage/log-cleaner';
 import { manualClock, recordingLogger } from './helpers';
-import { CLEANER, cleanOnce, DIR, keyedBatch, latestByKey, logRecords, openCompacted, PowerCut, PowerCutFileSystem, type KV } from './compaction-helpers';
+import {
+  CLEANER,
+  cleanOnce,
+  DIR,
+  keyedBatch,
+  latestByKey,
+  logRecords,
+  openCompacted,
+  PowerCut,
+  PowerCutFileSystem,
+  type KV,
+} from './compaction-helpers';
 import { COMPACTED_MARKER, Log } from '../../../src/storage/log';
 
 const KEYS = 10;
 
 /** Appends `rounds` batches of 2 records (keys cycling), values `key@round`; returns what was written. */
-function produceVersions(log: Log, clock: ReturnType<typeof manualClock>, rounds: number, codec: 0 | 1 | 2 | 3 | 4 = 0): Array<{ offset: number; key: string; value: string | null }> {
+function produceVersions(
+  log: Log,
+  clock: ReturnType<typeof manualClock>,
+  rounds: number,
+  codec: 0 | 1 | 2 | 3 | 4 = 0,
+): Array<{ offset: number; key: string; value: string | null }> {
   const written: Array<{ offset: number; key: string; value: string | null }> = [];
   for (let i = 0; i < rounds; i++) {
     const kvs: KV[] = [0, 1].map((j) => ({ key: `k${(i * 3 + j * 7) % KEYS}`, value: `v${i}.${j}` }));
@@ -25,7 +41,11 @@ function produceVersions(log: Log, clock: ReturnType<typeof manualClock>, rounds
 }
 
 /** The records below `end`: exactly one per key, each the latest written below `end`, at its original offset. */
-function assertLatestPerKeyBelow(records: ReturnType<typeof logRecords>, written: ReturnType<typeof logRecords>, end: number): void {
+function assertLatestPerKeyBelow(
+  records: ReturnType<typeof logRecords>,
+  written: ReturnType<typeof logRecords>,
+  end: number,
+): void {
   const expected = latestByKey(written.filter((w) => w.offset < end));
   const got = records.filter((r) => r.offset < end);
   assert.deepEqual(
@@ -78,10 +98,16 @@ describe('log cleaner', () => {
     assert.ok(active2 > t.baseOffset + 4);
     const second = await cleanOnce(log, clock);
     assert.ok(second !== null && second.completed);
-    assert.ok(log.segmentBaseOffsets().filter((b) => b < activeBefore).length < cleanedSegments, 'small cleaned segments were grouped into fewer');
+    assert.ok(
+      log.segmentBaseOffsets().filter((b) => b < activeBefore).length < cleanedSegments,
+      'small cleaned segments were grouped into fewer',
+    );
     const withTombstones = logRecords(log);
     assertLatestPerKeyBelow(withTombstones, written, active2);
-    assert.deepEqual(withTombstones.filter((r) => r.value === null).map((r) => [r.key, r.offset]), tombstones.map((kv, j) => [kv.key, t.baseOffset + j]));
+    assert.deepEqual(
+      withTombstones.filter((r) => r.value === null).map((r) => [r.key, r.offset]),
+      tombstones.map((kv, j) => [kv.key, t.baseOffset + j]),
+    );
     assert.equal(second.earliestDeleteHorizonMs, clock.nowMs() + CLEANER.deleteRetentionMs);
 
     // Before delete.retention.ms nothing is due; after it, a pass removes the tombstones.
@@ -93,13 +119,22 @@ describe('log cleaner', () => {
     assert.equal(third.stats.tombstonesRemoved, 5);
     assert.equal(third.earliestDeleteHorizonMs, -1);
     const final = logRecords(log);
-    assert.deepEqual(final.filter((r) => ['k0', 'k1', 'k2', 'k3', 'k4'].includes(r.key)), [], 'deleted keys are gone entirely');
+    assert.deepEqual(
+      final.filter((r) => ['k0', 'k1', 'k2', 'k3', 'k4'].includes(r.key)),
+      [],
+      'deleted keys are gone entirely',
+    );
     const expectedLive = new Map([...latestByKey(written)].filter(([, v]) => v.value !== null));
     assert.deepEqual(latestByKey(final), expectedLive);
   });
 
   it('compressed batches (every codec) are cleaned and recompressed', async () => {
-    for (const codec of [CompressionCodec.gzip, CompressionCodec.snappy, CompressionCodec.lz4, CompressionCodec.zstd] as const) {
+    for (const codec of [
+      CompressionCodec.gzip,
+      CompressionCodec.snappy,
+      CompressionCodec.lz4,
+      CompressionCodec.zstd,
+    ] as const) {
       const fs = new MemoryFileSystem();
       const clock = manualClock();
       const log = openCompacted(fs, clock);
@@ -117,7 +152,9 @@ describe('log cleaner', () => {
     const next = kept.find((r) => r.offset > gap.offset)!;
     const r = log.read(gap.offset, 1, Number.MAX_SAFE_INTEGER, true);
     assert.equal(r.kind, 'ok');
-    assert.ok(r.kind === 'ok' && r.firstOffset !== null && r.firstOffset <= next.offset && r.firstOffset > gap.offset - 2);
+    assert.ok(
+      r.kind === 'ok' && r.firstOffset !== null && r.firstOffset <= next.offset && r.firstOffset > gap.offset - 2,
+    );
     // A timestamp search lands on a kept record at or after the time.
     const found = log.offsetForTimestamp(clock.nowMs() - 300);
     assert.ok(found !== null && keptOffsets.has(found.offset));
@@ -134,8 +171,19 @@ describe('log cleaner', () => {
     log.flush();
     log.close();
     assert.ok(fs.exists(`${DIR}/${COMPACTED_MARKER}`));
-    const asDelete = Log.open({ fs, dir: DIR, config: { segmentBytes: 600, indexIntervalBytes: 100 }, recoveryPoint: 0, logger: recordingLogger(), clock });
-    assert.deepEqual(logRecords(asDelete), kept, 'full recovery with cleanup.policy=delete reads the gaps as gaps, not corruption');
+    const asDelete = Log.open({
+      fs,
+      dir: DIR,
+      config: { segmentBytes: 600, indexIntervalBytes: 100 },
+      recoveryPoint: 0,
+      logger: recordingLogger(),
+      clock,
+    });
+    assert.deepEqual(
+      logRecords(asDelete),
+      kept,
+      'full recovery with cleanup.policy=delete reads the gaps as gaps, not corruption',
+    );
     assert.equal(asDelete.logEndOffset, written.length);
   });
 
@@ -145,11 +193,21 @@ describe('log cleaner', () => {
     const log = openCompacted(fs, clock);
     produceVersions(log, clock, 60);
     log.flush();
-    const plan = (config = {}) => planCleaning(log, { config: { ...CLEANER, ...config }, highWatermark: log.logEndOffset, nowMs: clock.nowMs(), pendingDeleteHorizonMs: -1 });
+    const plan = (config = {}) =>
+      planCleaning(log, {
+        config: { ...CLEANER, ...config },
+        highWatermark: log.logEndOffset,
+        nowMs: clock.nowMs(),
+        pendingDeleteHorizonMs: -1,
+      });
     assert.equal(plan()?.reason, 'dirty-ratio');
     assert.equal(plan()?.dirtyRatio, 1);
     assert.equal(plan({ minCompactionLagMs: 10_000 }), null, 'every segment is younger than the lag');
-    assert.equal(planCleaning(log, { config: CLEANER, highWatermark: 0, nowMs: clock.nowMs(), pendingDeleteHorizonMs: -1 }), null, 'nothing below the HW');
+    assert.equal(
+      planCleaning(log, { config: CLEANER, highWatermark: 0, nowMs: clock.nowMs(), pendingDeleteHorizonMs: -1 }),
+      null,
+      'nothing below the HW',
+    );
     await cleanOnce(log, clock);
     // A little more dirt: below the ratio, unless max.compaction.lag.ms is exceeded.
     produceVersions(log, clock, 8);
@@ -168,16 +226,40 @@ describe('log cleaner', () => {
     const log = openCompacted(fs, clock);
     const written = produceVersions(log, clock, 60);
     log.flush();
-    const plan = planCleaning(log, { config: CLEANER, highWatermark: log.logEndOffset, nowMs: clock.nowMs(), pendingDeleteHorizonMs: -1 })!;
-    const pass = cleanLog(log, { plan, cpu: inlineCpuJobs, deleteRetentionMs: 60_000, nowMs: clock.nowMs(), isCurrent: () => true, logger: recordingLogger() });
+    const plan = planCleaning(log, {
+      config: CLEANER,
+      highWatermark: log.logEndOffset,
+      nowMs: clock.nowMs(),
+      pendingDeleteHorizonMs: -1,
+    })!;
+    const pass = cleanLog(log, {
+      plan,
+      cpu: inlineCpuJobs,
+      deleteRetentionMs: 60_000,
+      nowMs: clock.nowMs(),
+      isCurrent: () => true,
+      logger: recordingLogger(),
+    });
     written.push(...produceVersions(log, clock, 20)); // while the offset map job is pending
     const outcome = await pass;
     assert.ok(outcome.completed);
     assertLatestPerKeyBelow(logRecords(log), written, plan.cleanEndOffset);
     assert.equal(log.logEndOffset, written.length);
 
-    const plan2 = planCleaning(log, { config: { ...CLEANER, minCleanableDirtyRatio: 0 }, highWatermark: log.logEndOffset, nowMs: clock.nowMs(), pendingDeleteHorizonMs: -1 })!;
-    const pass2 = cleanLog(log, { plan: plan2, cpu: inlineCpuJobs, deleteRetentionMs: 60_000, nowMs: clock.nowMs(), isCurrent: () => true, logger: recordingLogger() });
+    const plan2 = planCleaning(log, {
+      config: { ...CLEANER, minCleanableDirtyRatio: 0 },
+      highWatermark: log.logEndOffset,
+      nowMs: clock.nowMs(),
+      pendingDeleteHorizonMs: -1,
+    })!;
+    const pass2 = cleanLog(log, {
+      plan: plan2,
+      cpu: inlineCpuJobs,
+      deleteRetentionMs: 60_000,
+      nowMs: clock.nowMs(),
+      isCurrent: () => true,
+      logger: recordingLogger(),
+    });
     log.deleteRecordsBefore(log.segmentBaseOffsets()[1]!); // deletes the first segment under the pass
     const outcome2 = await pass2;
     assert.equal(outcome2.completed, false);
@@ -226,10 +308,17 @@ describe('log cleaner', () => {
         assert.deepEqual(latestByKey(records), before, `cut at ${cutAt}`);
         const byOffset = new Map(written.map((w) => [w.offset, w]));
         for (let i = 0; i < records.length; i++) {
-          assert.deepEqual(byOffset.get(records[i]!.offset), records[i], `cut at ${cutAt}: record ${records[i]!.offset}`);
+          assert.deepEqual(
+            byOffset.get(records[i]!.offset),
+            records[i],
+            `cut at ${cutAt}: record ${records[i]!.offset}`,
+          );
           if (i > 0) assert.ok(records[i]!.offset > records[i - 1]!.offset);
         }
-        assert.ok(records.filter((r) => r.offset >= active).length === oldRecords.filter((r) => r.offset >= active).length, 'active segment intact');
+        assert.ok(
+          records.filter((r) => r.offset >= active).length === oldRecords.filter((r) => r.offset >= active).length,
+          'active segment intact',
+        );
         assert.equal(recovered.logEndOffset, written.length);
         recovered.close();
         if (finished) {

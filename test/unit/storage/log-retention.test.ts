@@ -6,7 +6,15 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Log, type LogConfig } from '../../../src/storage/log';
 import { MemoryFileSystem } from '../../../src/storage/memory-file-system';
-import { makeRecordBatch, manualClock, recordingLogger, splitBatches, timeIndexProblems, type LogLine, type ManualClock } from './helpers';
+import {
+  makeRecordBatch,
+  manualClock,
+  recordingLogger,
+  splitBatches,
+  timeIndexProblems,
+  type LogLine,
+  type ManualClock,
+} from './helpers';
 
 const DIR = '/data/events-0';
 const T0 = 1_700_000_000_000;
@@ -23,7 +31,11 @@ function open(fs: MemoryFileSystem, opts: OpenOpts = {}): Log {
   return Log.open({
     fs,
     dir: DIR,
-    config: { segmentBytes: opts.segmentBytes ?? 100_000, indexIntervalBytes: opts.indexIntervalBytes ?? 100, segmentMs: opts.segmentMs ?? HOUR },
+    config: {
+      segmentBytes: opts.segmentBytes ?? 100_000,
+      indexIntervalBytes: opts.indexIntervalBytes ?? 100,
+      segmentMs: opts.segmentMs ?? HOUR,
+    },
     recoveryPoint: opts.recoveryPoint ?? 0,
     ...(opts.logStartOffset === undefined ? {} : { logStartOffset: opts.logStartOffset }),
     logger: recordingLogger(opts.lines),
@@ -70,16 +82,31 @@ describe('Log: retention by time (retention.ms)', () => {
     const now = T0 + 100 * HOUR;
     assert.deepEqual(log.deleteRetentionSegments(now, HOUR, -1, 11), { deletedSegments: 1, logStartOffset: 6 });
     assert.deepEqual(log.deleteRetentionSegments(now, HOUR, -1, 12), { deletedSegments: 1, logStartOffset: 12 });
-    assert.deepEqual(log.deleteRetentionSegments(now, HOUR, -1, 23), { deletedSegments: 1, logStartOffset: 18 }, 'the active segment stays below the LEO');
+    assert.deepEqual(
+      log.deleteRetentionSegments(now, HOUR, -1, 23),
+      { deletedSegments: 1, logStartOffset: 18 },
+      'the active segment stays below the LEO',
+    );
   });
 
   it('deletes an expired active segment when the high watermark is at the LEO, rolling a new one first (Kafka)', () => {
     const { fs, log } = fourHours();
-    assert.deepEqual(log.deleteRetentionSegments(T0 + 100 * HOUR, HOUR, -1, 24), { deletedSegments: 4, logStartOffset: 24 });
+    assert.deepEqual(log.deleteRetentionSegments(T0 + 100 * HOUR, HOUR, -1, 24), {
+      deletedSegments: 4,
+      logStartOffset: 24,
+    });
     assert.deepEqual(log.segmentBaseOffsets(), [24]);
     assert.equal(log.logEndOffset, 24);
-    assert.deepEqual(files(fs), ['00000000000000000024.index', '00000000000000000024.log', '00000000000000000024.timeindex']);
-    assert.equal(log.deleteRetentionSegments(T0 + 200 * HOUR, HOUR, -1, 24).deletedSegments, 0, 'an empty active segment is never deleted');
+    assert.deepEqual(files(fs), [
+      '00000000000000000024.index',
+      '00000000000000000024.log',
+      '00000000000000000024.timeindex',
+    ]);
+    assert.equal(
+      log.deleteRetentionSegments(T0 + 200 * HOUR, HOUR, -1, 24).deletedSegments,
+      0,
+      'an empty active segment is never deleted',
+    );
     log.append(makeRecordBatch({ timestamps: [T0 + 101 * HOUR] }), 2);
     assert.equal(log.logEndOffset, 25);
   });
@@ -101,8 +128,15 @@ describe('Log: retention by time (retention.ms)', () => {
     clock.advance(10 * HOUR);
     log.append(makeRecordBatch({ timestamps: [-1, -1] }), 1);
     assert.deepEqual(log.segmentBaseOffsets(), [0, 2]);
-    assert.equal(log.deleteRetentionSegments(clock.now, 10 * HOUR, -1, 4).deletedSegments, 0, 'exactly retention.ms old is kept');
-    assert.deepEqual(log.deleteRetentionSegments(clock.now + 1, 10 * HOUR, -1, 4), { deletedSegments: 1, logStartOffset: 2 });
+    assert.equal(
+      log.deleteRetentionSegments(clock.now, 10 * HOUR, -1, 4).deletedSegments,
+      0,
+      'exactly retention.ms old is kept',
+    );
+    assert.deepEqual(log.deleteRetentionSegments(clock.now + 1, 10 * HOUR, -1, 4), {
+      deletedSegments: 1,
+      logStartOffset: 2,
+    });
   });
 
   it('makes deletions durable at once: a power loss does not bring segments back', () => {
@@ -124,10 +158,21 @@ describe('Log: retention by size (retention.bytes)', () => {
     const total = log.sizeBytes;
     const segment = total / 4; // equal batches
     assert.equal(log.deleteRetentionSegments(T0, -1, total, 24).deletedSegments, 0, 'exactly at the limit');
-    assert.equal(log.deleteRetentionSegments(T0, -1, total - segment + 1, 24).deletedSegments, 0, 'deleting one would go below');
-    assert.deepEqual(log.deleteRetentionSegments(T0, -1, total - segment, 24), { deletedSegments: 1, logStartOffset: 6 });
+    assert.equal(
+      log.deleteRetentionSegments(T0, -1, total - segment + 1, 24).deletedSegments,
+      0,
+      'deleting one would go below',
+    );
+    assert.deepEqual(log.deleteRetentionSegments(T0, -1, total - segment, 24), {
+      deletedSegments: 1,
+      logStartOffset: 6,
+    });
     assert.deepEqual(log.deleteRetentionSegments(T0, -1, segment, 24), { deletedSegments: 2, logStartOffset: 18 });
-    assert.deepEqual(log.deleteRetentionSegments(T0, -1, 0, 24), { deletedSegments: 1, logStartOffset: 24 }, 'retention.bytes 0 empties the log (rolling first)');
+    assert.deepEqual(
+      log.deleteRetentionSegments(T0, -1, 0, 24),
+      { deletedSegments: 1, logStartOffset: 24 },
+      'retention.bytes 0 empties the log (rolling first)',
+    );
     assert.deepEqual(log.segmentBaseOffsets(), [24]);
     assert.equal(log.deleteRetentionSegments(T0, -1, -1, 24).deletedSegments, 0);
   });
@@ -138,8 +183,15 @@ describe('Log: retention by size (retention.bytes)', () => {
     assert.deepEqual(log.segmentBaseOffsets(), [0, 6, 12, 18]);
     const quarter = log.sizeBytes / 4;
     // Size: keep >= 2 segments' bytes (deletes 0 and 6); time: 3h keeps everything after 1h.
-    assert.deepEqual(log.deleteRetentionSegments(T0 + 4 * HOUR, 3 * HOUR, 2 * quarter, 13), { deletedSegments: 2, logStartOffset: 12 });
-    assert.deepEqual(log.deleteRetentionSegments(T0 + 4 * HOUR, HOUR, -1, 13), { deletedSegments: 0, logStartOffset: 12 }, 'segment 12 reaches the HW');
+    assert.deepEqual(log.deleteRetentionSegments(T0 + 4 * HOUR, 3 * HOUR, 2 * quarter, 13), {
+      deletedSegments: 2,
+      logStartOffset: 12,
+    });
+    assert.deepEqual(
+      log.deleteRetentionSegments(T0 + 4 * HOUR, HOUR, -1, 13),
+      { deletedSegments: 0, logStartOffset: 12 },
+      'segment 12 reaches the HW',
+    );
   });
 });
 
@@ -177,7 +229,11 @@ describe('Log: DeleteRecords (KIP-107) and the log start offset', () => {
     assert.equal(reopened.logStartOffset, 6, 'a stale checkpoint is raised to the first segment');
     reopened.close();
     reopened = open(fs, { recoveryPoint: 24, logStartOffset: 30 });
-    assert.equal(reopened.logStartOffset, 30, 'a log ending below its start offset starts over there (Kafka LogLoader)');
+    assert.equal(
+      reopened.logStartOffset,
+      30,
+      'a log ending below its start offset starts over there (Kafka LogLoader)',
+    );
     assert.deepEqual(reopened.segmentBaseOffsets(), [30]);
   });
 

@@ -3,7 +3,15 @@ import { describe, it } from 'node:test';
 import { setBaseOffset } from '../../../src/protocol/record-batch/view';
 import { LogSegment, parseSegmentFileName, segmentFileName } from '../../../src/storage/log-segment';
 import { MemoryFileSystem } from '../../../src/storage/memory-file-system';
-import { fixedClock, makeBatch, makeRecordBatch, manualClock, parseTimeIndex, recordingLogger, timeIndexProblems } from './helpers';
+import {
+  fixedClock,
+  makeBatch,
+  makeRecordBatch,
+  manualClock,
+  parseTimeIndex,
+  recordingLogger,
+  timeIndexProblems,
+} from './helpers';
 
 function setup(indexIntervalBytes = 100) {
   const fs = new MemoryFileSystem();
@@ -32,7 +40,10 @@ describe('segment file names', () => {
     assert.equal(segmentFileName(1234, '.index'), '00000000000000001234.index');
     assert.deepEqual(parseSegmentFileName('00000000000000001234.index'), { baseOffset: 1234, suffix: '.index' });
     assert.equal(parseSegmentFileName('1234.log'), null);
-    assert.deepEqual(parseSegmentFileName('00000000000000001234.timeindex'), { baseOffset: 1234, suffix: '.timeindex' });
+    assert.deepEqual(parseSegmentFileName('00000000000000001234.timeindex'), {
+      baseOffset: 1234,
+      suffix: '.timeindex',
+    });
     assert.equal(parseSegmentFileName('00000000000000001234.txnindex'), null);
   });
 });
@@ -165,7 +176,8 @@ function fillTimed(segment: LogSegment, maxTimestamps: number[]) {
   });
 }
 
-const timeEntries = (fs: MemoryFileSystem, segment: LogSegment) => parseTimeIndex(fs.readFile(segment.timeIndexPath), segment.baseOffset);
+const timeEntries = (fs: MemoryFileSystem, segment: LogSegment) =>
+  parseTimeIndex(fs.readFile(segment.timeIndexPath), segment.baseOffset);
 
 describe('LogSegment: time index', () => {
   // Batches b0..b9 at positions 0, 100, .., 900; offset index entries at b2, b4, b6, b8 (indexIntervalBytes 100).
@@ -191,7 +203,10 @@ describe('LogSegment: time index', () => {
     assert.equal(timeEntries(fs, segment).at(-1)!.timestampMs, 65);
     segment.onBecomeInactive();
     segment.onBecomeInactive();
-    assert.deepEqual(timeEntries(fs, segment).slice(-2), [{ timestampMs: 65, offset: 71 }, { timestampMs: 80, offset: b11.last }]);
+    assert.deepEqual(timeEntries(fs, segment).slice(-2), [
+      { timestampMs: 65, offset: 71 },
+      { timestampMs: 80, offset: b11.last },
+    ]);
     const again = LogSegment.create({ ...args, baseOffset: 500 });
     fillTimed(again, [5, 7]);
     again.close();
@@ -274,7 +289,11 @@ describe('LogSegment: time index', () => {
     clock.advance(100);
     assert.equal(segment.timeWaitedForRollMs(clock.now, 1_000), 100, 'empty: since creation');
     fillTimed(segment, [-1]);
-    assert.equal(segment.timeWaitedForRollMs(clock.now + 50, 1_000), 150, 'first batch without timestamp: since creation');
+    assert.equal(
+      segment.timeWaitedForRollMs(clock.now + 50, 1_000),
+      150,
+      'first batch without timestamp: since creation',
+    );
     assert.equal(segment.largestTimestampMs, 5100, 'no timestamps: last-modified time');
     const other = LogSegment.create({ ...args, baseOffset: 100 });
     fillTimed(other, [2000, 9000]);
@@ -299,7 +318,11 @@ describe('LogSegment: time index', () => {
     add(makeRecordBatch({ timestamps: [250, 400] })); // 53..54
     add(makeRecordBatch({ timestamps: [10, 20], logAppendTimeMs: 500 })); // 55..56, both 500
     assert.deepEqual(segment.findOffsetByTimestamp(150, 50, null), { offset: 51, timestamp: 300, leaderEpoch: -1 });
-    assert.deepEqual(segment.findOffsetByTimestamp(300, 52, null), { offset: 54, timestamp: 400, leaderEpoch: -1 }, 'records below the start offset do not count');
+    assert.deepEqual(
+      segment.findOffsetByTimestamp(300, 52, null),
+      { offset: 54, timestamp: 400, leaderEpoch: -1 },
+      'records below the start offset do not count',
+    );
     assert.deepEqual(segment.findOffsetByTimestamp(450, 50, null), { offset: 55, timestamp: 500, leaderEpoch: -1 });
     assert.deepEqual(segment.findOffsetByTimestamp(450, 56, null), { offset: 56, timestamp: 500, leaderEpoch: -1 });
     assert.equal(segment.findOffsetByTimestamp(501, 50, null), null);

@@ -9,7 +9,16 @@ import { CompressionCodec } from '../../../src/protocol/record-batch/compression
 import { Log, type LogConfig } from '../../../src/storage/log';
 import { MemoryFileSystem } from '../../../src/storage/memory-file-system';
 import type { Decompress } from '../../../src/storage/record-timestamps';
-import { makeBatch, makeRecordBatch, manualClock, parseTimeIndex, recordingLogger, timeIndexProblems, type LogLine, type ManualClock } from './helpers';
+import {
+  makeBatch,
+  makeRecordBatch,
+  manualClock,
+  parseTimeIndex,
+  recordingLogger,
+  timeIndexProblems,
+  type LogLine,
+  type ManualClock,
+} from './helpers';
 
 const DIR = '/data/clicks-0';
 const T0 = 1_700_000_000_000;
@@ -41,18 +50,36 @@ function open(fs: MemoryFileSystem, opts: OpenOpts = {}): Log {
 }
 
 /** Appends a batch of real records with these timestamps; returns its offsets. */
-function add(log: Log, timestamps: number[], extra: { logAppendTimeMs?: number; epoch?: number; valueBytes?: number } = {}) {
-  const spec = { timestamps, ...(extra.logAppendTimeMs === undefined ? {} : { logAppendTimeMs: extra.logAppendTimeMs }), ...(extra.valueBytes === undefined ? {} : { valueBytes: extra.valueBytes }) };
+function add(
+  log: Log,
+  timestamps: number[],
+  extra: { logAppendTimeMs?: number; epoch?: number; valueBytes?: number } = {},
+) {
+  const spec = {
+    timestamps,
+    ...(extra.logAppendTimeMs === undefined ? {} : { logAppendTimeMs: extra.logAppendTimeMs }),
+    ...(extra.valueBytes === undefined ? {} : { valueBytes: extra.valueBytes }),
+  };
   return log.append(makeRecordBatch(spec), extra.epoch ?? 1);
 }
 
-const timeIndexOf = (fs: MemoryFileSystem, base: number) => parseTimeIndex(fs.readFile(`${DIR}/${String(base).padStart(20, '0')}.timeindex`), base);
+const timeIndexOf = (fs: MemoryFileSystem, base: number) =>
+  parseTimeIndex(fs.readFile(`${DIR}/${String(base).padStart(20, '0')}.timeindex`), base);
 
 describe('Log: time index on disk', () => {
   it('holds max timestamp -> last offset of its batch, ends each rolled segment with its max, as kafka-dump-log checks', () => {
     const fs = new MemoryFileSystem();
     const log = open(fs, { segmentBytes: 250, indexIntervalBytes: 0 });
-    const times = [[T0 + 5, T0 + 1], [T0 + 3], [T0 + 9, T0 + 2], [T0 + 4], [T0 + 20], [T0 + 11], [T0 + 30, T0 + 31], [T0 + 7]];
+    const times = [
+      [T0 + 5, T0 + 1],
+      [T0 + 3],
+      [T0 + 9, T0 + 2],
+      [T0 + 4],
+      [T0 + 20],
+      [T0 + 11],
+      [T0 + 30, T0 + 31],
+      [T0 + 7],
+    ];
     for (const t of times) add(log, t);
     assert.ok(log.segmentBaseOffsets().length >= 3);
     assert.deepEqual(timeIndexProblems(fs, DIR), []);
@@ -65,7 +92,11 @@ describe('Log: time index on disk', () => {
     log.close();
     assert.deepEqual(timeIndexProblems(fs, DIR, true), []);
     const active = log.segmentBaseOffsets().at(-1)!;
-    assert.equal(timeIndexOf(fs, active).at(-1)!.timestampMs, T0 + 31, 'close writes the final entry of the active segment too');
+    assert.equal(
+      timeIndexOf(fs, active).at(-1)!.timestampMs,
+      T0 + 31,
+      'close writes the final entry of the active segment too',
+    );
   });
 
   for (const damage of ['deleted', 'out of order', 'torn'] as const) {
@@ -79,7 +110,8 @@ describe('Log: time index on disk', () => {
       const before = fs.readFile(path);
       assert.ok(before.length >= 24);
       if (damage === 'deleted') fs.unlink(path);
-      else if (damage === 'out of order') fs.flipByte(path, 0, 0x40); // first timestamp now huge: the second is out of order
+      else if (damage === 'out of order')
+        fs.flipByte(path, 0, 0x40); // first timestamp now huge: the second is out of order
       else {
         const h = fs.open(path, 'rw');
         h.truncate(before.length - 5);
@@ -153,7 +185,11 @@ describe('Log: roll by time (segment.ms)', () => {
     clock.advance(30 * 24 * 3600 * 1000);
     add(log, [T0 + 1]);
     add(log, [T0 + 7 * 24 * 3600 * 1000 + 1]);
-    assert.deepEqual(log.segmentBaseOffsets(), [0], 'an empty segment does not roll; exactly 7 days later does not either');
+    assert.deepEqual(
+      log.segmentBaseOffsets(),
+      [0],
+      'an empty segment does not roll; exactly 7 days later does not either',
+    );
     add(log, [T0 + 7 * 24 * 3600 * 1000 + 2]);
     assert.deepEqual(log.segmentBaseOffsets(), [0, 2], 'default segment.ms: 7 days');
     log.updateConfig({ segmentBytes: 100_000, indexIntervalBytes: 0, segmentMs: 10 });
@@ -210,7 +246,11 @@ describe('Log: offsetForTimestamp (ListOffsets by time, KIP-79)', () => {
 
   it('decompresses a compressed batch to find the record; without a decompressor answers the batch', () => {
     const fs = new MemoryFileSystem();
-    const build = () => compressBatch(makeRecordBatch({ timestamps: [T0 + 10, T0 + 40, T0 + 20], valueBytes: 50 }), CompressionCodec.gzip);
+    const build = () =>
+      compressBatch(
+        makeRecordBatch({ timestamps: [T0 + 10, T0 + 40, T0 + 20], valueBytes: 50 }),
+        CompressionCodec.gzip,
+      );
     const log = open(fs);
     log.append(build(), 2);
     assert.deepEqual(log.offsetForTimestamp(T0 + 30), { offset: 1, timestamp: T0 + 40, leaderEpoch: 2 });

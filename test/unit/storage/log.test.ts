@@ -13,7 +13,10 @@ const DIR = '/data/orders-0';
 /** 100-byte batches: 61-byte header + 39 payload bytes. */
 const BATCH_PAYLOAD = 39;
 
-function open(fs: FileSystem, opts: Partial<LogConfig> & { recoveryPoint?: number; logStartOffset?: number; dir?: string; lines?: LogLine[] } = {}): Log {
+function open(
+  fs: FileSystem,
+  opts: Partial<LogConfig> & { recoveryPoint?: number; logStartOffset?: number; dir?: string; lines?: LogLine[] } = {},
+): Log {
   return Log.open({
     fs,
     dir: opts.dir ?? DIR,
@@ -55,7 +58,11 @@ describe('Log: append and roll', () => {
     assert.deepEqual(log.append(second, 8), { baseOffset: 3, lastOffset: 4 });
     assert.equal(second.readBigInt64BE(L.BASE_OFFSET), 3n);
     assert.equal(log.logEndOffset, 5);
-    assert.deepEqual(fs.readdir(DIR), ['00000000000000000000.index', '00000000000000000000.log', '00000000000000000000.timeindex']);
+    assert.deepEqual(fs.readdir(DIR), [
+      '00000000000000000000.index',
+      '00000000000000000000.log',
+      '00000000000000000000.timeindex',
+    ]);
     assert.deepEqual(fs.readFile(`${DIR}/00000000000000000000.log`), Buffer.concat([batch, second]));
     assert.deepEqual(readAll(log), Buffer.concat([batch, second]));
   });
@@ -252,7 +259,7 @@ describe('Log: asynchronous flush (pipelined group commit)', () => {
     assert.equal(log.hasUnflushed, true);
     const dirSyncs = fs.syncDirCount;
     const second = log.flushAsync();
-    assert.equal(fs.syncDirCount - dirSyncs, 1, 'the rolled segment\'s directory entry');
+    assert.equal(fs.syncDirCount - dirSyncs, 1, "the rolled segment's directory entry");
     assert.equal(fs.pendingSyncs, 6, 'both segments: the first was appended to while the first flush ran');
     fs.completeSyncs();
     assert.equal(await second, 10);
@@ -296,11 +303,19 @@ describe('Log: asynchronous flush (pipelined group commit)', () => {
     it(`(${disk} disk) the cleaner swapping a segment whose fsync is in flight: the flush completes, counts only what it synced, and a crash keeps the cleaned segment`, async () => {
       const root = disk === 'node' ? tmpDir() : null;
       try {
-        const fs: FileSystem = disk === 'memory' ? new MemoryFileSystem({ asyncSyncs: 'manual' }) : new NodeFileSystem();
+        const fs: FileSystem =
+          disk === 'memory' ? new MemoryFileSystem({ asyncSyncs: 'manual' }) : new NodeFileSystem();
         const dir = root === null ? DIR : path.join(root, 'p-0');
-        const openCompacted = (recoveryPoint: number) => Log.open({
-          fs, dir, config: { segmentBytes: 350, indexIntervalBytes: 150 }, recoveryPoint, logger: recordingLogger(), clock: fixedClock(), compacted: true,
-        });
+        const openCompacted = (recoveryPoint: number) =>
+          Log.open({
+            fs,
+            dir,
+            config: { segmentBytes: 350, indexIntervalBytes: 150 },
+            recoveryPoint,
+            logger: recordingLogger(),
+            clock: fixedClock(),
+            compacted: true,
+          });
         let log = openCompacted(0);
         const stored = appendMany(log, 5); // segments [0, 6], nothing fsynced
         assert.deepEqual(log.segmentBaseOffsets(), [0, 6]);
@@ -320,7 +335,13 @@ describe('Log: asynchronous flush (pipelined group commit)', () => {
           log.close();
         }
         log = openCompacted(10);
-        const expected = [stored[0]!, stored[2]!, stored[3]!, stored[4]!, ...(fs instanceof MemoryFileSystem ? [] : late)];
+        const expected = [
+          stored[0]!,
+          stored[2]!,
+          stored[3]!,
+          stored[4]!,
+          ...(fs instanceof MemoryFileSystem ? [] : late),
+        ];
         assert.deepEqual(readAll(log), Buffer.concat(expected), 'cleaned segment 0, then everything the flush covered');
         log.close();
       } finally {
@@ -344,7 +365,10 @@ describe('Log: asynchronous flush (pipelined group commit)', () => {
       assert.equal(log.hasUnflushed, false);
       await log.whenFlushed();
       log.close();
-      assert.deepEqual(nodeFs.readdirSync(dir).filter((f) => f.endsWith('.log')), ['00000000000000000006.log']);
+      assert.deepEqual(
+        nodeFs.readdirSync(dir).filter((f) => f.endsWith('.log')),
+        ['00000000000000000006.log'],
+      );
     } finally {
       removeDir(root);
     }
@@ -526,7 +550,11 @@ describe('Log: open edge cases', () => {
     const log = open(fs, { logStartOffset: 42 });
     assert.equal(log.logStartOffset, 42);
     assert.equal(log.logEndOffset, 42);
-    assert.deepEqual(fs.readdir(DIR), ['00000000000000000042.index', '00000000000000000042.log', '00000000000000000042.timeindex']);
+    assert.deepEqual(fs.readdir(DIR), [
+      '00000000000000000042.index',
+      '00000000000000000042.log',
+      '00000000000000000042.timeindex',
+    ]);
     assert.deepEqual(log.read(41, 100, 100, true), { kind: 'out-of-range' });
   });
 

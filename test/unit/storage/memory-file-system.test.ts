@@ -103,7 +103,10 @@ describe('MemoryFileSystem', () => {
     const a = fs.open('/d/a', 'rw');
     fs.syncDir('/d');
     a.write(bytes('abcdef'), 0);
-    const report = fs.crash({ kind: 'torn-last-write' }, { next: () => 0, int: (n) => n - 1, bytes16: () => Buffer.alloc(16) });
+    const report = fs.crash(
+      { kind: 'torn-last-write' },
+      { next: () => 0, int: (n) => n - 1, bytes16: () => Buffer.alloc(16) },
+    );
     assert.equal(report.keptBytes, 6);
     assert.equal(read(fs, '/d/a'), 'abcdef');
     const h = fs.open('/d/a', 'rw');

@@ -26,7 +26,10 @@ describe('TimeIndex', () => {
     assert.ok(created);
     assert.ok(index.maybeAppend(1_700_000_000_000, 104));
     assert.ok(index.maybeAppend(1_700_000_000_500, 110));
-    assert.deepEqual(fs.readFile(PATH), Buffer.concat([entryBytes(1_700_000_000_000, 4), entryBytes(1_700_000_000_500, 10)]));
+    assert.deepEqual(
+      fs.readFile(PATH),
+      Buffer.concat([entryBytes(1_700_000_000_000, 4), entryBytes(1_700_000_000_500, 10)]),
+    );
     assert.equal(index.sizeBytes, 24);
     assert.deepEqual(index.lastEntry(), { timestampMs: 1_700_000_000_500, offset: 110 });
   });
