@@ -384,7 +384,8 @@ async function main() {
   if (i >= 0) {
     const file = process.argv[i + 1];
     text = fs.readFileSync(file, 'utf8');
-    source = `saved output ${path.relative(repoRoot, path.resolve(file))}`;
+    // The file's name only: its directory is a path of the machine that ran the suites.
+    source = `saved output ${path.basename(file)}`;
   } else {
     ({ text, code } = await runSuites());
     source = 'run by scripts/compat-table.js';
