@@ -7,6 +7,7 @@
  * signal exits at once with 128 + the signal number. A signal that arrives while the broker is
  * starting stops it as soon as it has started.
  */
+import { strict as assert } from 'node:assert';
 import type { BrokerConfig } from '../config/broker-config';
 import type { Logger } from '../runtime/actor';
 
@@ -90,5 +91,7 @@ export async function runStart(config: BrokerConfig, deps: StartDeps): Promise<v
     stop();
     return;
   }
-  deps.printLine(listeningLine(config.listeners[0].host, handle.boundPort));
+  const listener = config.listeners[0];
+  assert(listener !== undefined, 'a parsed BrokerConfig has one listener');
+  deps.printLine(listeningLine(listener.host, handle.boundPort));
 }

@@ -10,7 +10,6 @@
  * [ 61-byte header | records... ]  ->  [ 61-byte header (codec, length, crc) | compress(records...) ]
  * ```
  */
-import { ProtocolError } from '../protocol/primitives';
 import {
   buildRecordBatch,
   type BuildBatchOptions,

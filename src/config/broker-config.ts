@@ -12,6 +12,7 @@
  * - any other key is an error naming the nearest known key.
  * All problems are collected and thrown together as one {@link ConfigError}.
  */
+import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import { nearestKey } from './nearest-key';
 import { rangeReason } from './topic-config';
@@ -830,9 +831,14 @@ function parseListeners(
       problems.push(invalid(key, raw, `"${entry}" is not of the form PLAINTEXT://host:port`));
       continue;
     }
-    const name = match[1].toUpperCase();
-    const host = match[2].startsWith('[') ? match[2].slice(1, -1) : match[2];
-    const port = Number(match[3]);
+    const [, rawName, rawHost, rawPort] = match;
+    assert(
+      rawName !== undefined && rawHost !== undefined && rawPort !== undefined,
+      'LISTENER_PATTERN has three groups, none optional',
+    );
+    const name = rawName.toUpperCase();
+    const host = rawHost.startsWith('[') ? rawHost.slice(1, -1) : rawHost;
+    const port = Number(rawPort);
     if (controllerNames.has(name)) {
       warnings.push(`Ignoring controller listener ${entry} in ${key}: Skiff has no separate controller listener`);
       continue;
@@ -842,7 +848,7 @@ function parseListeners(
       continue;
     }
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
-      problems.push(invalid(key, raw, `port ${match[3]} is not in 0..65535`));
+      problems.push(invalid(key, raw, `port ${rawPort} is not in 0..65535`));
       continue;
     }
     if (result.length > 0) {

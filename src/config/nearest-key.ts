@@ -2,6 +2,8 @@
  * "Did you mean" support for config keys: Levenshtein edit distance and the nearest candidate.
  */
 
+import { strict as assert } from 'node:assert';
+
 /** The Levenshtein distance (insertions, deletions, substitutions, each cost 1) between `a` and `b`. */
 export function levenshteinDistance(a: string, b: string): number {
   if (a === b) return 0;
@@ -11,12 +13,19 @@ export function levenshteinDistance(a: string, b: string): number {
   for (let i = 1; i <= a.length; i += 1) {
     const current = [i];
     for (let j = 1; j <= b.length; j += 1) {
-      const substitution = previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, substitution);
+      const substitution = cell(previous, j - 1) + (a[i - 1] === b[j - 1] ? 0 : 1);
+      current[j] = Math.min(cell(previous, j) + 1, cell(current, j - 1) + 1, substitution);
     }
     previous = current;
   }
-  return previous[b.length];
+  return cell(previous, b.length);
+}
+
+/** `row[j]` of the edit-distance table; the loop bounds keep `j` inside the row. */
+function cell(row: readonly number[], j: number): number {
+  const distance = row[j];
+  assert(distance !== undefined, `edit-distance row of ${row.length} has no column ${j}`);
+  return distance;
 }
 
 /**

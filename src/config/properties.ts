@@ -16,6 +16,8 @@
  * for ASCII, which Kafka's own files are).
  */
 
+import { strict as assert } from 'node:assert';
+
 /** A malformed `.properties` text; `lineNumber` is 1-based and names the logical line's first line. */
 export class PropertiesSyntaxError extends Error {
   constructor(
@@ -54,22 +56,29 @@ function* logicalLines(text: string): Generator<LogicalLine> {
   let i = 0;
   while (i < natural.length) {
     const lineNumber = i + 1;
-    let current = stripLeadingBlanks(natural[i]);
+    let current = stripLeadingBlanks(naturalLineAt(natural, i));
     i += 1;
     if (current === '' || current[0] === '#' || current[0] === '!') continue;
     while (endsWithOddBackslashes(current)) {
       current = current.slice(0, -1);
       if (i >= natural.length) break; // Java drops a dangling backslash at end of input.
-      current += stripLeadingBlanks(natural[i]);
+      current += stripLeadingBlanks(naturalLineAt(natural, i));
       i += 1;
     }
     yield { line: current, lineNumber };
   }
 }
 
+/** `natural[i]` for an `i` the caller has checked against `natural.length`. */
+function naturalLineAt(natural: readonly string[], i: number): string {
+  const line = natural[i];
+  assert(line !== undefined, `natural line ${i} is past the last of ${natural.length}`);
+  return line;
+}
+
 function stripLeadingBlanks(s: string): string {
   let start = 0;
-  while (start < s.length && BLANKS.has(s[start])) start += 1;
+  while (start < s.length && BLANKS.has(s.charAt(start))) start += 1;
   return s.slice(start);
 }
 
@@ -83,7 +92,7 @@ function endsWithOddBackslashes(s: string): boolean {
 function splitKeyValue(line: string, lineNumber: number): { key: string; value: string } {
   let keyEnd = 0;
   while (keyEnd < line.length) {
-    const c = line[keyEnd];
+    const c = line.charAt(keyEnd);
     if (c === '\\') {
       keyEnd += 2; // an escaped character never ends the key
       continue;
@@ -93,10 +102,10 @@ function splitKeyValue(line: string, lineNumber: number): { key: string; value: 
   }
   keyEnd = Math.min(keyEnd, line.length);
   let valueStart = keyEnd;
-  while (valueStart < line.length && BLANKS.has(line[valueStart])) valueStart += 1;
+  while (valueStart < line.length && BLANKS.has(line.charAt(valueStart))) valueStart += 1;
   if (valueStart < line.length && (line[valueStart] === '=' || line[valueStart] === ':')) {
     valueStart += 1;
-    while (valueStart < line.length && BLANKS.has(line[valueStart])) valueStart += 1;
+    while (valueStart < line.length && BLANKS.has(line.charAt(valueStart))) valueStart += 1;
   }
   return {
     key: unescape(line.slice(0, keyEnd), lineNumber),
@@ -111,14 +120,14 @@ function unescape(s: string, lineNumber: number): string {
   if (!s.includes('\\')) return s;
   let out = '';
   for (let j = 0; j < s.length; j += 1) {
-    const c = s[j];
+    const c = s.charAt(j);
     if (c !== '\\') {
       out += c;
       continue;
     }
     j += 1;
     if (j >= s.length) break; // a lone trailing backslash (only reachable at end of input)
-    const e = s[j];
+    const e = s.charAt(j);
     if (e === 'u') {
       const hex = s.slice(j + 1, j + 5);
       if (!/^[0-9a-fA-F]{4}$/.test(hex)) {

@@ -583,7 +583,7 @@ export class GroupCoordinatorActor implements Actor {
     const member = group.members.get(memberId)!;
     switch (group.state) {
       case 'PreparingRebalance':
-        this.updateMemberAndAwaitJoin(envelope, group, member, joining, ctx);
+        this.updateMemberAndAwaitJoin(envelope, member, joining, ctx);
         this.maybeCompleteJoin(group, ctx);
         return;
       case 'CompletingRebalance':
@@ -592,12 +592,12 @@ export class GroupCoordinatorActor implements Actor {
           ctx.reply(envelope, this.joinResult(group, member));
           return;
         }
-        this.updateMemberAndAwaitJoin(envelope, group, member, joining, ctx);
+        this.updateMemberAndAwaitJoin(envelope, member, joining, ctx);
         this.prepareRebalance(group, `member ${memberId} changed its protocols`, ctx);
         return;
       case 'Stable':
         if (memberId === group.leaderId || !sameProtocols(member.protocols, joining.protocols)) {
-          this.updateMemberAndAwaitJoin(envelope, group, member, joining, ctx);
+          this.updateMemberAndAwaitJoin(envelope, member, joining, ctx);
           this.prepareRebalance(
             group,
             memberId === group.leaderId ? `leader ${memberId} rejoined` : `member ${memberId} changed its protocols`,
@@ -642,7 +642,7 @@ export class GroupCoordinatorActor implements Actor {
       protocols: joining.protocols,
     });
     if (group.is('PreparingRebalance')) {
-      this.updateMemberAndAwaitJoin(envelope, group, member, joining, ctx);
+      this.updateMemberAndAwaitJoin(envelope, member, joining, ctx);
       this.maybeCompleteJoin(group, ctx);
       return;
     }
@@ -680,7 +680,7 @@ export class GroupCoordinatorActor implements Actor {
       );
       return;
     }
-    this.updateMemberAndAwaitJoin(envelope, group, member, joining, ctx);
+    this.updateMemberAndAwaitJoin(envelope, member, joining, ctx);
     this.prepareRebalance(group, `static member ${groupInstanceId} rejoined`, ctx);
   }
 
@@ -710,7 +710,6 @@ export class GroupCoordinatorActor implements Actor {
 
   private updateMemberAndAwaitJoin(
     envelope: Envelope,
-    group: ClassicGroup,
     member: GroupMember,
     joining: JoiningMember,
     ctx: ActorContext,

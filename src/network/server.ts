@@ -11,11 +11,7 @@ export class KafkaServer {
   private readonly connections = new Set<Connection>();
   private readonly sockets = new Set<net.Socket>();
 
-  constructor(
-    handleFrame: FrameHandler,
-    limits: ConnectionLimits & { maxConnections: number },
-    private readonly log: Logger,
-  ) {
+  constructor(handleFrame: FrameHandler, limits: ConnectionLimits & { maxConnections: number }, log: Logger) {
     this.server = net.createServer((socket) => {
       if (this.sockets.size >= limits.maxConnections) {
         // Kafka's acceptor waits for a slot; Node cannot hold an accepted socket unread for free, so
