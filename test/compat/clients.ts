@@ -98,7 +98,7 @@ export async function runPythonScript<T = Record<string, unknown>>(
   });
   if (r.code !== 0 || r.timedOut) throw new Error(describe(`${python} ${script} ${args.join(' ')}`, r));
   const lines = r.stdout.toString('utf8').trim().split('\n');
-  return JSON.parse(lines[lines.length - 1]) as T;
+  return JSON.parse(lines[lines.length - 1]!) as T;
 }
 
 /** A fresh temporary directory for record files; remove it with `fs.rmSync(dir, {recursive})`. */

@@ -126,7 +126,7 @@ async function groupOp<T>(python: string, args: string[]): Promise<T> {
       `group_member.py ${args.join(' ')}: ${r.timedOut ? 'timed out' : `exit ${r.code}`}\n--- stderr ---\n${r.stderr.slice(-5000)}`,
     );
   const lines = r.stdout.toString('utf8').trim().split('\n');
-  return JSON.parse(lines[lines.length - 1]) as T;
+  return JSON.parse(lines[lines.length - 1]!) as T;
 }
 
 function pythonClient(
@@ -212,7 +212,7 @@ async function kcatConsumeAndCommit(bootstrap: string, group: string, count: num
   const lines = r.stdout.toString('utf8').trim().split('\n');
   assert.equal(lines.length, count, `kcat -c ${count} printed ${lines.length} records`);
   for (const line of lines) {
-    const [p, o] = line.split(' ').map(Number);
+    const [p, o] = line.split(' ').map(Number) as [number, number];
     const prev = commits.get(p)?.offset ?? 0;
     assert.equal(
       o,
@@ -258,7 +258,7 @@ const CLIENTS: CommitClient[] = [
  * others. (confluent-kafka from PyPI is not used for kafkajs's group: its committed() fails with
  * UnicodeDecodeError on that metadata, a client bug seen against Kafka 4.4 too.)
  */
-const otherClient = (c: CommitClient): CommitClient => (c === CLIENTS[0] ? CLIENTS[4] : CLIENTS[0]);
+const otherClient = (c: CommitClient): CommitClient => (c === CLIENTS[0] ? CLIENTS[4]! : CLIENTS[0]!);
 const groupOf = (i: number): string => `commits-g${i}`;
 
 describe(`committed offsets with real clients survive a SIGKILL of the broker (target: ${GROUP_TARGET})`, () => {
@@ -399,7 +399,7 @@ describe(`committed offsets with real clients survive a SIGKILL of the broker (t
               WAIT_MS,
               () => {
                 const next = Array.from({ length: PARTITIONS }, (_, p) => want.get(p)?.offset ?? 0);
-                for (const [p, o] of consumedBy(member)) next[p] = Math.max(next[p], o + 1);
+                for (const [p, o] of consumedBy(member)) next[p] = Math.max(next[p]!, o + 1);
                 return ownedPartitions(member).length === PARTITIONS && next.every((n) => n === RECORDS_PER_PARTITION);
               },
               [member],

@@ -90,8 +90,8 @@ describe('compressed batches (gzip, snappy, lz4, zstd) are stored and served as 
     );
     const consumed = await Promise.all(readers.map((reader) => consumeWith(reader, bootstrap, topic)));
     readers.forEach((reader, i) => {
-      assertDenseOffsets(consumed[i], `${producer} ${codec} -> ${reader}`);
-      assertSameRecords(consumed[i], input, `${producer} ${codec} -> ${reader}`);
+      assertDenseOffsets(consumed[i]!, `${producer} ${codec} -> ${reader}`);
+      assertSameRecords(consumed[i]!, input, `${producer} ${codec} -> ${reader}`);
     });
   }
 
@@ -176,7 +176,7 @@ describe('compressed batches (gzip, snappy, lz4, zstd) are stored and served as 
             const topic = `comp-${p.name.split(' ')[0]}-${codec}`;
             await createTopic(bootstrap, topic, 1);
             await p.produce(topic, codec);
-            await checkTopic(topic, codec, p.readers, p.name.split(' ')[0]);
+            await checkTopic(topic, codec, p.readers, p.name.split(' ')[0]!);
           }),
       );
     }

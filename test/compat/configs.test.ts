@@ -23,7 +23,6 @@ import { withBrokerLog } from './clients';
 import { pythonOp, type OpError } from './ops';
 
 const TIMEOUT_MS = 60_000;
-const DYNAMIC_TOPIC_CONFIG = 1;
 const DEFAULT_CONFIG = 5;
 
 /** The overrides every created topic gets. */
@@ -60,8 +59,8 @@ function assertConfigs(described: Described, overrides: Record<string, string>, 
   for (const name of Object.keys(KAFKA_DEFAULTS)) {
     expected[name] =
       name in overrides
-        ? { value: overrides[name], source: 'DYNAMIC_TOPIC_CONFIG' }
-        : { value: KAFKA_DEFAULTS[name], source: 'DEFAULT_CONFIG' };
+        ? { value: overrides[name]!, source: 'DYNAMIC_TOPIC_CONFIG' }
+        : { value: KAFKA_DEFAULTS[name]!, source: 'DEFAULT_CONFIG' };
     const d = described[name];
     actual[name] = d === undefined ? { value: '(missing)', source: '(missing)' } : { value: d.value, source: d.source };
   }
@@ -74,9 +73,9 @@ async function describeWithKafkajs(admin: Admin, topic: string): Promise<Describ
     includeSynonyms: false,
   });
   assert.equal(res.resources.length, 1);
-  assert.equal(res.resources[0].errorCode, 0, `kafkajs describeConfigs ${topic}: ${res.resources[0].errorMessage}`);
+  assert.equal(res.resources[0]!.errorCode, 0, `kafkajs describeConfigs ${topic}: ${res.resources[0]!.errorMessage}`);
   const out: Described = {};
-  for (const e of res.resources[0].configEntries as ConfigEntries[]) {
+  for (const e of res.resources[0]!.configEntries as ConfigEntries[]) {
     out[e.configName] = { value: e.configValue, source: SOURCE_NAMES[e.configSource] ?? String(e.configSource) };
     assert.equal(
       e.isDefault,
@@ -116,7 +115,7 @@ async function describeWithKafkaPython(
       `kafka-python ${name} synonyms: ${JSON.stringify(synonyms)}`,
     );
     assert.ok(
-      synonyms.length >= 2 && synonyms[1][2] === 'DEFAULT_CONFIG',
+      synonyms.length >= 2 && synonyms[1]![2] === 'DEFAULT_CONFIG',
       `kafka-python ${name}: the broker default follows the override: ${JSON.stringify(synonyms)}`,
     );
   }
@@ -431,11 +430,11 @@ describe('topic configs: CreateTopics configs, DescribeConfigs sources, AlterCon
           ],
         });
         assert.equal(
-          confluent.results[0].error?.name,
+          confluent.results[0]!.error?.name,
           'MSG_SIZE_TOO_LARGE',
           `confluent-kafka 5000 bytes: ${JSON.stringify(confluent.results[0])}`,
         );
-        assert.equal(confluent.results[0].error?.code, 10);
+        assert.equal(confluent.results[0]!.error?.code, 10);
         assert.deepEqual(
           confluent.results[1],
           { ...confluent.results[1], error: null, offset: 0 },
@@ -453,11 +452,11 @@ describe('topic configs: CreateTopics configs, DescribeConfigs sources, AlterCon
           ],
         });
         assert.equal(
-          kafkaPython.results[0].error?.name,
+          kafkaPython.results[0]!.error?.name,
           'MessageSizeTooLargeError',
           `kafka-python 5000 bytes: ${JSON.stringify(kafkaPython.results[0])}`,
         );
-        assert.equal(kafkaPython.results[0].error?.code, 10);
+        assert.equal(kafkaPython.results[0]!.error?.code, 10);
         assert.deepEqual(
           kafkaPython.results[1],
           { ...kafkaPython.results[1], error: null, offset: 1 },

@@ -92,7 +92,7 @@ function toRun(e: ReturnType<typeof goodRun>, split = { leaver: [0, 1, 2], staye
 
 /** Replaces member-2's takeover reads of `partition` with offsets from..to. */
 function takeoverReads(e: ReturnType<typeof goodRun>, partition: number, from: number, to: number): void {
-  const ev = e.stayerAfter[1];
+  const ev = e.stayerAfter[1]!;
   assert.ok(ev.ev === 'records');
   ev.records = [...ev.records.filter(([p]) => p !== partition), ...reads(partition, from, to)];
 }
@@ -131,7 +131,7 @@ describe('group scenario checks (made-up events, no broker)', () => {
 
   test("a gap inside one member's reads fails", () => {
     const e = goodRun();
-    const ev = e.stayerBefore[1];
+    const ev = e.stayerBefore[1]!;
     assert.ok(ev.ev === 'records');
     ev.records = ev.records.filter(([p, o]) => !(p === 3 && o === 2));
     assert.throws(() => checkSplitAndTakeover(toRun(e), 'gap'), /read partition 3 offset 3 after offset 1/);
@@ -139,15 +139,15 @@ describe('group scenario checks (made-up events, no broker)', () => {
 
   test('a wrong value at an offset fails', () => {
     const e = goodRun();
-    const ev = e.stayerAfter[1];
+    const ev = e.stayerAfter[1]!;
     assert.ok(ev.ev === 'records');
-    ev.records[0] = [ev.records[0][0], ev.records[0][1], 'something else'];
+    ev.records[0] = [ev.records[0]![0], ev.records[0]![1], 'something else'];
     assert.throws(() => checkSplitAndTakeover(toRun(e), 'value'), /wrong value/);
   });
 
   test('a second group that misses a record or does not start at offset 0 fails', () => {
     const e = goodRun();
-    const ev = e.reader[1];
+    const ev = e.reader[1]!;
     assert.ok(ev.ev === 'records');
     ev.records = ev.records.filter(([p, o]) => !(p === 5 && o === 0));
     assert.throws(

@@ -305,7 +305,7 @@ export class KafkajsMember implements GroupMember {
           ]),
           t: Date.now(),
         });
-        const next = Number(batch.messages[batch.messages.length - 1].offset) + 1;
+        const next = Number(batch.messages[batch.messages.length - 1]!.offset) + 1;
         const offsets = { [String(batch.partition)]: next };
         try {
           await m.consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: String(next) }]);
@@ -313,7 +313,7 @@ export class KafkajsMember implements GroupMember {
         } catch (e) {
           m.events.push({ ev: 'commit-failed', error: String(e), offsets, t: Date.now() });
         }
-        resolveOffset(batch.messages[batch.messages.length - 1].offset);
+        resolveOffset(batch.messages[batch.messages.length - 1]!.offset);
         await heartbeat();
       },
     });
@@ -404,7 +404,7 @@ export class KcatMember implements GroupMember {
       for (const line of lines) {
         const m = /^(\d+) (\d+) (.*)$/.exec(line);
         if (m === null) throw new Error(`${name}: unexpected kcat output line ${JSON.stringify(line)}`);
-        records.push([Number(m[1]), Number(m[2]), m[3]]);
+        records.push([Number(m[1]), Number(m[2]), m[3]!]);
       }
       if (records.length > 0) this.events.push({ ev: 'records', records, t: Date.now() });
     });
@@ -415,7 +415,7 @@ export class KcatMember implements GroupMember {
       for (const line of lines) {
         const m = KCAT_REBALANCE.exec(line) ?? KCAT_INCREMENTAL.exec(line);
         if (m === null) continue;
-        const partitions = [...m[2].matchAll(/\[(\d+)\]/g)].map((x) => Number(x[1])).sort((a, b) => a - b);
+        const partitions = [...m[2]!.matchAll(/\[(\d+)\]/g)].map((x) => Number(x[1])).sort((a, b) => a - b);
         if (m[1] === 'assigned') {
           this.events.push({ ev: 'assigned', partitions, t: Date.now() });
         } else if (m[1] === 'assignment') {

@@ -48,7 +48,7 @@ export async function kafkajsFetchOffsets(
   try {
     const [t] = await admin.fetchOffsets({ groupId: group, topics: [topic] });
     return new Map(
-      t.partitions
+      t!.partitions
         .filter((p) => Number(p.offset) >= 0)
         .map((p) => [p.partition, { offset: Number(p.offset), metadata: p.metadata ?? null }]),
     );
@@ -93,7 +93,7 @@ export class NumberedRecords {
           const i = this.next++;
           const partition = i % PARTITIONS;
           const value = `r${String(i).padStart(7, '0')}`;
-          this.values.set(`${partition}:${this.endOffsets[partition]++}`, value);
+          this.values.set(`${partition}:${this.endOffsets[partition]!++}`, value);
           messages.push({ partition, key: null, value });
         }
         const acks = await producer.send({ topic, acks: -1, messages });
@@ -254,7 +254,7 @@ async function checkDescribedGroup(
   try {
     const { groups } = await admin.describeGroups([group]);
     assert.equal(groups.length, 1, `DescribeGroups ${group}`);
-    const g = groups[0];
+    const g = groups[0]!;
     assert.equal((g as unknown as { errorCode: number }).errorCode, 0, `DescribeGroups ${group}: error code`);
     assert.equal(g.groupId, group);
     const want = assignments.map((a) => JSON.stringify(a)).sort();
@@ -373,8 +373,8 @@ function committedEverything(m: GroupMember): boolean {
 
 function readToEnd(m: GroupMember, records: NumberedRecords): boolean {
   const next = new Array<number>(PARTITIONS).fill(0);
-  for (const [p, o] of consumedBy(m)) next[p] = Math.max(next[p], o + 1);
-  return next.every((n, p) => n >= records.endOffsets[p]);
+  for (const [p, o] of consumedBy(m)) next[p] = Math.max(next[p]!, o + 1);
+  return next.every((n, p) => n >= records.endOffsets[p]!);
 }
 
 /** The offset the leaver had committed for `partition` when it left (0 when it never committed one). */
@@ -460,7 +460,7 @@ export function checkSplitAndTakeover(run: SplitRun, what: string): void {
   const lost = [...records.values.keys()].filter((k) => !counts.has(k));
   assert.deepEqual(lost.slice(0, 20), [], `${what}: ${lost.length} records read by no member of the group`);
   for (const [k, n] of counts) {
-    const [p, o] = k.split(':').map(Number);
+    const [p, o] = k.split(':').map(Number) as [number, number];
     assert.ok(records.values.has(k), `${what}: read partition ${p} offset ${o}, which was never produced`);
     if (n > 1) {
       const allowed = split.leaver.includes(p) && o >= committedAtLeave(leaver, p);

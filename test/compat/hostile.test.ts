@@ -236,7 +236,7 @@ describe('hostile input on raw sockets: the broker closes the offender and keeps
           for (const at of [batch.length - 3, 21, 40]) {
             // a value byte, the attributes, a header field under the CRC
             const corrupt = Buffer.from(batch);
-            corrupt[at] ^= 0x40;
+            corrupt[at]! ^= 0x40;
             const res = await client.request(ApiKey.Produce, 7, produceBody(topic, corrupt));
             assert.equal(
               res.body.responses[0].partitionResponses[0].errorCode,

@@ -230,7 +230,7 @@ function assertExactlyOnceBatches(
   what: string,
 ): void {
   assert.ok(batches.length > 0, `${what}: no batches in the segment files`);
-  const first = batches[0];
+  const first = batches[0]!;
   assert.ok(
     first.producerId >= 0,
     `${what}: batch at offset ${first.baseOffset} has producerId ${first.producerId}: the default Java producer is idempotent`,
@@ -304,7 +304,7 @@ describe('Java kafka-clients 4.x against Skiff', () => {
       [...runtimeClasspath(lib), classes].join(path.delimiter),
       MAIN_CLASS,
     ];
-    commands.forEach((c, i) => args.push(...(i > 0 ? ['::'] : []), c[0], '--bootstrap', bootstrap, ...c.slice(1)));
+    commands.forEach((c, i) => args.push(...(i > 0 ? ['::'] : []), c[0]!, '--bootstrap', bootstrap, ...c.slice(1)));
     const logsBefore = broker.logs().length;
     const r = await runProcess('java', args, { timeoutMs, cwd: ROOT });
     const closed = closedConnections(broker.logs().slice(logsBefore));
@@ -677,7 +677,7 @@ describe('Java kafka-clients 4.x against Skiff', () => {
         ok('consume after deleteRecords'),
         [4, 5, 6, 7, 8, 9].map((o) => ({
           offset: o,
-          timestamp: [0, 1, 2, 3, 4, 5, 9, 6, 7, 8][o] * 1000,
+          timestamp: [0, 1, 2, 3, 4, 5, 9, 6, 7, 8][o]! * 1000,
           timestampType: 'CreateTime',
           value: `ts-${o}`,
         })),
@@ -976,7 +976,7 @@ describe(`Java kafka-clients 4.x consumer groups, classic protocol (target: ${GR
           WAIT_MS,
           () => {
             const next = want.map(([, o]) => o);
-            for (const [p, o] of consumedBy(member)) next[p] = Math.max(next[p], o + 1);
+            for (const [p, o] of consumedBy(member)) next[p] = Math.max(next[p]!, o + 1);
             return next.every((n, p) => n === records.endOffsets[p]);
           },
           [member],

@@ -93,12 +93,12 @@ describe('kafkajs 2.2.4 round trips through Skiff', () => {
         );
         const metadata = await admin.fetchTopicMetadata({ topics: [topic] });
         assert.equal(metadata.topics.length, 1);
-        assert.equal(metadata.topics[0].name, topic);
+        assert.equal(metadata.topics[0]!.name, topic);
         assert.deepEqual(
-          metadata.topics[0].partitions.map((p) => [p.partitionId, p.partitionErrorCode]),
+          metadata.topics[0]!.partitions.map((p) => [p.partitionId, p.partitionErrorCode]),
           [[0, 0]],
         );
-        assert.ok(metadata.topics[0].partitions[0].leader >= 0, 'partition 0 has a leader');
+        assert.ok(metadata.topics[0]!.partitions[0]!.leader >= 0, 'partition 0 has a leader');
 
         const input = fixtureRecords();
         const sends = await sendAll(producer, topic, input);

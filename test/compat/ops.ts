@@ -41,7 +41,7 @@ export async function pythonOp<T = Record<string, unknown>>(
     );
   }
   const lines = out.split('\n');
-  return JSON.parse(lines[lines.length - 1]) as T;
+  return JSON.parse(lines[lines.length - 1]!) as T;
 }
 
 /** Kafka compression codec names, by attributes id. */

@@ -59,7 +59,7 @@ describe('confluent-kafka from PyPI (bundled librdkafka) round trips through Ski
     t.diagnostic(
       `confluent-kafka ${versions.confluentKafka}, librdkafka ${versions.librdkafka}, kafka-python ${versions.kafkaPython}, Python ${versions.python}`,
     );
-    const [major, minor] = versions.librdkafka.split('.').map(Number);
+    const [major, minor] = versions.librdkafka.split('.').map(Number) as [number, number];
     assert.ok(
       major > 2 || (major === 2 && minor > 0),
       `librdkafka ${versions.librdkafka} under ${python}: want a release newer than Debian's 2.0.2`,

@@ -131,7 +131,7 @@ function sameBytes(a: Buffer | null, b: Buffer | null): boolean {
 }
 
 function sameHeaders(a: readonly RecordHeader[], b: readonly RecordHeader[]): boolean {
-  return a.length === b.length && a.every(([k, v], i) => k === b[i][0] && sameBytes(v, b[i][1]));
+  return a.length === b.length && a.every(([k, v], i) => k === b[i]![0] && sameBytes(v, b[i]![1]));
 }
 
 /** Describes the first difference between two records' keys, values and headers, or null. */
@@ -154,8 +154,8 @@ export function recordDifference(actual: TestRecord, expected: TestRecord): stri
 export function assertSameRecords(actual: readonly TestRecord[], expected: readonly TestRecord[], what: string): void {
   const n = Math.min(actual.length, expected.length);
   for (let i = 0; i < n; i++) {
-    const diff = recordDifference(actual[i], expected[i]);
-    if (diff !== null) assert.fail(`${what}: record ${i} (offset ${actual[i].offset}) differs: ${diff}`);
+    const diff = recordDifference(actual[i]!, expected[i]!);
+    if (diff !== null) assert.fail(`${what}: record ${i} (offset ${actual[i]!.offset}) differs: ${diff}`);
   }
   assert.equal(
     actual.length,
@@ -167,7 +167,7 @@ export function assertSameRecords(actual: readonly TestRecord[], expected: reado
 /** Asserts offsets `first, first+1, ...` (dense, in order) within one partition. */
 export function assertDenseOffsets(records: readonly TestRecord[], what: string, first = 0): void {
   for (let i = 0; i < records.length; i++) {
-    if (records[i].offset !== first + i)
-      assert.fail(`${what}: record ${i} has offset ${records[i].offset}, want ${first + i}`);
+    if (records[i]!.offset !== first + i)
+      assert.fail(`${what}: record ${i} has offset ${records[i]!.offset}, want ${first + i}`);
   }
 }

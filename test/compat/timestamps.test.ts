@@ -179,15 +179,15 @@ describe('record timestamps: LogAppendTime, INVALID_TIMESTAMP, ListOffsets by ti
           true,
         );
         assert.equal(
-          viaConfluent[0].error?.name,
+          viaConfluent[0]!.error?.name,
           'INVALID_TIMESTAMP',
           `confluent-kafka now-1h: ${JSON.stringify(viaConfluent[0])}`,
         );
-        assert.equal(viaConfluent[0].error?.code, 32);
-        assert.equal(viaConfluent[1].error, null, `confluent-kafka now: ${JSON.stringify(viaConfluent[1])}`);
-        assert.equal(viaConfluent[1].offset, 0);
+        assert.equal(viaConfluent[0]!.error?.code, 32);
+        assert.equal(viaConfluent[1]!.error, null, `confluent-kafka now: ${JSON.stringify(viaConfluent[1])}`);
+        assert.equal(viaConfluent[1]!.offset, 0);
         assert.equal(
-          viaConfluent[2].error?.name,
+          viaConfluent[2]!.error?.name,
           'INVALID_TIMESTAMP',
           `confluent-kafka now+2h: ${JSON.stringify(viaConfluent[2])}`,
         );
@@ -198,13 +198,13 @@ describe('record timestamps: LogAppendTime, INVALID_TIMESTAMP, ListOffsets by ti
           { value: 'fresh-kp', timestamp: now2 },
         ]);
         assert.equal(
-          viaKafkaPython[0].error?.name,
+          viaKafkaPython[0]!.error?.name,
           'InvalidTimestampError',
           `kafka-python now-1h: ${JSON.stringify(viaKafkaPython[0])}`,
         );
-        assert.equal(viaKafkaPython[0].error?.code, 32);
-        assert.equal(viaKafkaPython[1].error, null, `kafka-python now: ${JSON.stringify(viaKafkaPython[1])}`);
-        assert.equal(viaKafkaPython[1].offset, 1);
+        assert.equal(viaKafkaPython[0]!.error?.code, 32);
+        assert.equal(viaKafkaPython[1]!.error, null, `kafka-python now: ${JSON.stringify(viaKafkaPython[1])}`);
+        assert.equal(viaKafkaPython[1]!.offset, 1);
 
         const consumed = await consume('confluent-kafka', bootstrap, topic);
         assert.deepEqual(
@@ -269,7 +269,7 @@ describe('record timestamps: LogAppendTime, INVALID_TIMESTAMP, ListOffsets by ti
           timestamps: targets,
         });
         assert.deepEqual(
-          confluent.offsets.map((o, i) => [targets[i] - t0, o]),
+          confluent.offsets.map((o, i) => [targets[i]! - t0, o]),
           cases.map(([t, o]) => [t - t0, o]),
           'confluent-kafka offsets_for_times (target - t0, offset)',
         );
@@ -282,7 +282,7 @@ describe('record timestamps: LogAppendTime, INVALID_TIMESTAMP, ListOffsets by ti
           timestamps: targets,
         });
         assert.deepEqual(
-          kafkaPython.offsets.map((o, i) => [targets[i] - t0, o]),
+          kafkaPython.offsets.map((o, i) => [targets[i]! - t0, o]),
           cases.map(([t, o]) => [t - t0, o === -1 ? null : o]),
           'kafka-python offsets_for_times (target - t0, offset; null = none)',
         );

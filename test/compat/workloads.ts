@@ -139,10 +139,10 @@ export function assertAcksMatch(
   const at = new Map<string, TestRecord>();
   for (const r of consumed) at.set(`${r.partition}:${r.offset}`, r);
   for (let i = 0; i < input.length; i++) {
-    const [partition, offset] = acked[i];
+    const [partition, offset] = acked[i]!;
     const got = at.get(`${partition}:${offset}`);
     if (got === undefined) assert.fail(`${what}: record ${i} acked at ${partition}:${offset}, which no consumer saw`);
-    const diff = recordDifference(got, input[i]);
+    const diff = recordDifference(got, input[i]!);
     if (diff !== null)
       assert.fail(`${what}: record ${i} acked at ${partition}:${offset}, which holds another record: ${diff}`);
   }

@@ -111,7 +111,7 @@ function parseGoTestJson(stdout: string): Pick<GoTestRun, 'results' | 'packageOu
       if (event.Action === 'output' && event.Output !== undefined) packageOutput.push(event.Output.replace(/\n$/, ''));
       continue;
     }
-    const top = event.Test.split('/')[0];
+    const top = event.Test.split('/')[0]!;
     let r = results.get(top);
     if (r === undefined) {
       r = { action: 'unfinished', elapsedS: 0, output: [] };
@@ -208,7 +208,7 @@ function scanBrokerTests(): string[] {
     for (const line of lines) {
       const start = /^func (Test\w*)\(t \*testing\.T\) \{/.exec(line);
       if (start !== null) {
-        current = start[1];
+        current = start[1]!;
         reaches = false;
         continue;
       }

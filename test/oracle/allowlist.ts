@@ -20,11 +20,6 @@ const is =
   (kafka: Json | undefined, skiff: Json | undefined): boolean =>
     JSON.stringify(kafka) === JSON.stringify(expectedKafka) && JSON.stringify(skiff) === JSON.stringify(expectedSkiff);
 
-const range = (v: Json | undefined): { minVersion: number; maxVersion: number } | null =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) && typeof v.minVersion === 'number'
-    ? (v as { minVersion: number; maxVersion: number })
-    : null;
-
 export const ALLOWLIST: readonly (AllowlistEntry & { kind: 'deployment' | 'gap' })[] = [
   // ---- deployment facts ----
   {

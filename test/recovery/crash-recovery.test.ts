@@ -45,7 +45,7 @@ async function latestOffset(broker: BrokerProcess): Promise<number> {
   try {
     const offsets = await admin.fetchTopicOffsets(TOPIC);
     assert.equal(offsets.length, 1);
-    return Number(offsets[0].high);
+    return Number(offsets[0]!.high);
   } finally {
     await admin.disconnect();
   }
@@ -59,6 +59,7 @@ async function produceAcked(broker: BrokerProcess, records: readonly TestRecord[
     for (let i = 0; i < records.length; i += PER_SEND) {
       const messages = records.slice(i, i + PER_SEND).map((r) => ({ key: r.key, value: r.value }));
       const [ack] = await producer.send({ topic: TOPIC, acks: -1, messages });
+      assert.ok(ack !== undefined, `send ${i / PER_SEND}: no partition result`);
       assert.equal(ack.errorCode, 0);
       assert.equal(
         Number(ack.baseOffset),
@@ -247,7 +248,7 @@ test(
         assertDenseOffsets(consumed, 'after restart');
         assertSameRecords(consumed, input, 'every record');
         // An offset inside the second segment, so the lookup goes through its rebuilt index.
-        const middle = Math.floor((segments[1].baseOffset + segments[2].baseOffset) / 2);
+        const middle = Math.floor((segments[1]!.baseOffset + segments[2]!.baseOffset) / 2);
         const fromMiddle = await consumeAll(restarted, middle);
         assertDenseOffsets(fromMiddle, `from offset ${middle}`, middle);
         assertSameRecords(fromMiddle, input.slice(middle), `records from offset ${middle}`);

@@ -74,10 +74,10 @@ export function readBatches(logPath: string): StoredBatch[] {
 export function lastStoredBatch(dir: string): { segment: SegmentFiles; batch: StoredBatch } {
   const segments = listSegments(dir);
   assert.ok(segments.length > 0, `no segments in ${dir}`);
-  const segment = segments[segments.length - 1];
+  const segment = segments[segments.length - 1]!;
   const batches = readBatches(segment.logPath);
   assert.ok(batches.length > 0, `${segment.logPath} is empty`);
-  return { segment, batch: batches[batches.length - 1] };
+  return { segment, batch: batches[batches.length - 1]! };
 }
 
 /** Cuts the last `bytes` bytes off a file (a torn write). */
@@ -96,7 +96,7 @@ export function flipByteInRecords(file: string, batch: StoredBatch): number {
   try {
     const one = Buffer.alloc(1);
     fs.readSync(fd, one, 0, 1, position);
-    one[0] ^= 0xff;
+    one[0]! ^= 0xff;
     fs.writeSync(fd, one, 0, 1, position);
     fs.fsyncSync(fd);
   } finally {

@@ -191,11 +191,10 @@ class Consumer {
   member: Member;
   partitions: number[] = [];
   constructor(
-    sim: SimRuntime,
     net: Endpoint,
     readonly name: string,
   ) {
-    this.member = new Member(sim, net, name);
+    this.member = new Member(net, name);
   }
 }
 
@@ -267,7 +266,7 @@ export function assignmentsStayDisjoint(numRuns: number): Promise<void> {
         for (const e of events) {
           const needJoin = new Set<Consumer>();
           if (e.kind === 'join') {
-            const c = new Consumer(sim, net, `c${created++}`);
+            const c = new Consumer(net, `c${created++}`);
             live.push(c);
             needJoin.add(c);
             for (const other of live) needJoin.add(other);

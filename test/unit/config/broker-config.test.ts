@@ -31,7 +31,7 @@ function problemsOf(entries: Record<string, string>): string[] {
 function assertRejected(entries: Record<string, string>, pattern: RegExp): void {
   const problems = problemsOf(entries);
   assert.equal(problems.length, 1, problems.join('\n'));
-  assert.match(problems[0], pattern);
+  assert.match(problems[0]!, pattern);
 }
 
 // Kafka 3.8's config/kraft/server.properties, comments shortened.
@@ -281,7 +281,7 @@ describe('buildBrokerConfig: listeners', () => {
   it('accepts bracketed IPv6 hosts and formats them back', () => {
     const config = build({ listeners: 'PLAINTEXT://[::1]:9092' });
     assert.deepEqual(config.listeners, [{ host: '::1', port: 9092 }]);
-    assert.equal(formatListener(config.listeners[0]), 'PLAINTEXT://[::1]:9092');
+    assert.equal(formatListener(config.listeners[0]!), 'PLAINTEXT://[::1]:9092');
   });
 
   it('uses advertised.listeners when set', () => {

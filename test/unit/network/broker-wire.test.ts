@@ -182,7 +182,7 @@ describe('broker on the wire', () => {
   test('bad CRC gets CORRUPT_MESSAGE, oversized batches MESSAGE_TOO_LARGE, a missing partition UNKNOWN_TOPIC_OR_PARTITION', async () => {
     assert.equal(await createTopic(client, 'checks'), ErrorCode.NONE);
     const corrupt = batchOf(['hello']);
-    corrupt[corrupt.length - 1] ^= 0xff;
+    corrupt[corrupt.length - 1]! ^= 0xff;
     let res = await client.request(ApiKey.Produce, 7, produceBody('checks', 0, corrupt));
     assert.equal(res.body.responses[0].partitionResponses[0].errorCode, ErrorCode.CORRUPT_MESSAGE);
     res = await client.request(ApiKey.Produce, 7, produceBody('checks', 0, batchOf(['y'.repeat(200_000)])));

@@ -68,7 +68,7 @@ function capturedFrames(client: CaptureClient): CapturedFrame[] {
       return {
         file,
         apiKey: Number(m[1]),
-        apiName: m[2],
+        apiName: m[2]!,
         apiVersion: Number(m[3]),
         n: Number(m[4]),
         bytes: fs.readFileSync(path.join(dir, file)),
@@ -89,7 +89,7 @@ class VarReader {
     let shift = 0n;
     for (;;) {
       assert.ok(this.pos < this.buf.length, 'varint runs past the batch');
-      const b = this.buf[this.pos++];
+      const b = this.buf[this.pos++]!;
       raw |= BigInt(b & 0x7f) << shift;
       if ((b & 0x80) === 0) break;
       shift += 7n;
@@ -214,7 +214,7 @@ for (const client of CAPTURE_CLIENTS) {
             for (const rec of decodeRecords(batch)) {
               const at = expected.findIndex((e, i) => i >= next && e.key === rec.key && e.value === rec.value);
               assert.ok(at >= 0, `${frame.file}: unexpected or out-of-order record ${JSON.stringify(rec)}`);
-              assert.deepEqual(rec.headers, expected[at].headers, `${frame.file}: headers of record ${at}`);
+              assert.deepEqual(rec.headers, expected[at]!.headers, `${frame.file}: headers of record ${at}`);
               next = at + 1;
             }
             position += size as number;
