@@ -6,7 +6,7 @@
 import type { BrokerContext } from './broker-context';
 
 /** One decoded request as a handler sees it. `body` is the schema-decoded request value. */
-export interface RequestContext<Req = any> {
+export interface RequestContext<Req = unknown> {
   apiKey: number;
   apiVersion: number;
   correlationId: number;
@@ -17,7 +17,11 @@ export interface RequestContext<Req = any> {
   remote: string;
 }
 
-export interface ApiHandler<Req = any, Res = any> {
+/**
+ * One Kafka API. `Req` and `Res` are the schema-decoded request and response bodies; the defaults
+ * (unknown, object) are what the dispatcher's registry of every API sees.
+ */
+export interface ApiHandler<Req = unknown, Res = object> {
   apiKey: number;
   name: string;
   /** Advertised range (ApiVersions). A request outside it is a broken request: the connection closes. */

@@ -132,4 +132,5 @@ export interface Actor {
 }
 
 /** Builds an actor from its spawn arguments (msgpack-encodable). Registered by kind name. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each factory types its own args; `unknown` would reject them all (parameters are contravariant)
 export type ActorFactory = (args: any) => Actor;

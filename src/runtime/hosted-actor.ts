@@ -163,6 +163,7 @@ export class HostedActor {
   private makeContext(random: Random): ActorContext {
     const self = this.id;
     const host = this.host;
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the context's methods and getters have their own `this`
     const cell = this;
     return {
       self,

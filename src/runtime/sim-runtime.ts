@@ -548,6 +548,7 @@ export class SimRuntime implements Runtime, EndpointTransport {
     const pending = new PendingRequests(timers);
     const random = new Xoshiro128(this.actorSeeds.nextUint32());
     const log = this.log.child({ actor: id });
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the context's methods and getters have their own `this`
     const sim = this;
     const cell: SimCell = {
       spec,

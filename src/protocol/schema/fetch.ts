@@ -98,7 +98,7 @@ export const FetchRequest = {
               name: 'HighWatermark',
               type: 'int64',
               versions: '18+',
-              default: 9223372036854775807,
+              default: 2 ** 63, // Long.MAX_VALUE as a double (the literal 9223372036854775807 rounds to this)
               taggedVersions: '18+',
               tag: 1,
               about:
