@@ -43,7 +43,7 @@ function percentile(sorted: number[], q: number): number {
 
 /** Child mode: in-process broker from `root`, sequential produce requests; prints one JSON line. */
 async function wireChild(root: string): Promise<void> {
-  /* eslint-disable @typescript-eslint/no-var-requires */
+  /* eslint-disable @typescript-eslint/no-require-imports -- child mode loads the built tree from a root known only at run time */
   const { startTestBroker, removeDir } = require(path.join(root, 'dist/test/helpers/in-process-broker.js'));
   const { WireClient } = require(path.join(root, 'dist/test/helpers/wire-client.js'));
   const { buildRecordBatch } = require(path.join(root, 'dist/src/protocol/record-batch/builder.js'));

@@ -20,6 +20,9 @@ import { OffsetIndex } from '../src/storage/offset-index';
 import { decodeEnvelope, encodeEnvelopeForTransfer } from '../src/runtime/envelope';
 import { createLogger } from '../src/runtime/logger';
 
+/** The fields read from a task's result: tinybench 6 (latency/throughput) or older releases (mean in ms, hz). */
+type TinybenchStats = { latency?: { mean?: number }; throughput?: { mean?: number }; mean?: number; hz?: number };
+
 function batchOfBytes(recordBytes: number, records: number): Buffer {
   const value = Buffer.alloc(recordBytes, 0x61);
   return buildRecordBatch(Array.from({ length: records }, () => ({ key: null, value, headers: [] })));
@@ -171,7 +174,7 @@ async function main(): Promise<void> {
     });
   await bench.run();
   const rows = bench.tasks.map((task) => {
-    const r = task.result as any;
+    const r = task.result as unknown as TinybenchStats | undefined;
     const meanNs = (r?.latency?.mean ?? r?.mean ?? NaN) * 1e6;
     return {
       task: task.name,
@@ -182,7 +185,7 @@ async function main(): Promise<void> {
   console.table(rows);
   const hz = (name: string) => {
     const task = bench.tasks.find((t) => t.name.startsWith(name))!;
-    const r = task.result as any;
+    const r = task.result as unknown as TinybenchStats | undefined;
     return r?.throughput?.mean ?? r?.hz ?? NaN;
   };
   const ratio = (a: string, b: string) => console.log(`ratio  ${a}  /  ${b}: ${(hz(a) / hz(b)).toFixed(2)}`);

@@ -40,6 +40,7 @@ const zstdCodec = (): KafkajsCodec => {
 /** Registers snappy (kafkajs-snappy), lz4 and zstd with kafkajs (process-wide, idempotent). */
 export function registerKafkajsCodecs(): void {
   // kafkajs-snappy has no type declarations: a factory returning a codec.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- an import would need those declarations
   const snappyCodec = require('kafkajs-snappy') as () => KafkajsCodec;
   CompressionCodecs[CompressionTypes.Snappy] = snappyCodec;
   CompressionCodecs[CompressionTypes.LZ4] = lz4Codec;

@@ -103,7 +103,9 @@ describe('differential: Apache Kafka (oracle) vs Skiff', () => {
         try {
           return await scenario.run(ctx);
         } catch (e) {
-          throw new Error(`scenario ${scenario.name} failed on ${target.name}: ${(e as Error).stack ?? e}`);
+          throw new Error(`scenario ${scenario.name} failed on ${target.name}: ${(e as Error).stack ?? e}`, {
+            cause: e,
+          });
         } finally {
           ctx.close();
         }

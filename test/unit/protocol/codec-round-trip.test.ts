@@ -176,7 +176,7 @@ test('omitted fields encode as their defaults', () => {
     logStartOffset: -1,
     partitionMaxBytes: 0,
     replicaDirectoryId: ZERO_UUID,
-    highWatermark: 9223372036854775807,
+    highWatermark: 2 ** 63, // Long.MAX_VALUE as a double
   });
 });
 
@@ -187,7 +187,7 @@ test('Fetch v13+ names topics by id; v18 leaves HighWatermark (default Long.MAX_
   const back = decodeBuffer(FetchRequest, 18, v18);
   assert.equal(back.topics[0]!.topic, '');
   assert.equal(back.topics[0]!.topicId, topicId);
-  assert.equal(back.topics[0]!.partitions[0]!.highWatermark, 9223372036854775807);
+  assert.equal(back.topics[0]!.partitions[0]!.highWatermark, 2 ** 63);
   // Same bytes as v17 (whose partitions have no tag 1): the default is not written.
   assert.deepStrictEqual(v18, encodeMessage(FetchRequest, 17, body));
   const withHw = encodeMessage(FetchRequest, 18, {
