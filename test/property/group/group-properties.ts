@@ -22,15 +22,15 @@ import type { SimRuntime } from '../../../src/runtime/sim-runtime';
 import type { Endpoint } from '../../../src/runtime/runtime';
 import type { CommitResult, FetchOffsetsResult } from '../../../src/group/group-coordinator-actor';
 import {
-  boot,
+  bootCoordinator,
   COORDINATOR,
+  COORDINATOR_ACTORS,
   describeGroup,
   fetchOffsets,
   GROUP,
-  LOG_DIR_ACTOR,
   Member,
-  REPLICA,
-} from '../../unit/group/sim-harness';
+  powerCycle,
+} from '../../helpers/sim-harness';
 
 const PARTITIONS = 6;
 const CRASH_KINDS = ['lose-unsynced', 'torn-last-write'] as const;
@@ -49,10 +49,7 @@ async function crashAndRestart(
   fs: MemoryFileSystem,
   kind: (typeof CRASH_KINDS)[number],
 ): Promise<void> {
-  fs.crash({ kind });
-  sim.crash([COORDINATOR, REPLICA, LOG_DIR_ACTOR]);
-  await sim.restart([LOG_DIR_ACTOR, REPLICA, COORDINATOR]);
-  await sim.settle();
+  await powerCycle(sim, fs, { kind }, COORDINATOR_ACTORS);
 }
 
 // ---- I16 ---------------------------------------------------------------------------------------
@@ -95,7 +92,7 @@ export function committedOffsetsSurviveCrashes(numRuns: number): Promise<void> {
       fc.array(offsetCommand, { minLength: 1, maxLength: 20 }),
       async (seed, commands) => {
         const fs = new MemoryFileSystem();
-        const { sim, net } = await boot(seed, fs);
+        const { sim, net } = await bootCoordinator(seed, fs);
         const model = new Map<number, { offset: number; metadata: string }>();
         const check = async (when: string) => {
           const got = offsetsOf(await sim.runUntil(fetchOffsets(net)));
@@ -258,7 +255,7 @@ export function assignmentsStayDisjoint(numRuns: number): Promise<void> {
       fc.array(groupEvent, { minLength: 1, maxLength: 10 }),
       async (seed, events) => {
         const fs = new MemoryFileSystem();
-        const { sim, net } = await boot(seed, fs);
+        const { sim, net } = await bootCoordinator(seed, fs);
         let live: Consumer[] = [];
         const gone: Member[] = [];
         let created = 0;

@@ -13,21 +13,21 @@ import type { SimRuntime } from '../../../src/runtime/sim-runtime';
 import type { Endpoint } from '../../../src/runtime/runtime';
 import type { JoinResult, CommitResult } from '../../../src/group/group-coordinator-actor';
 import {
-  boot,
+  bootCoordinator,
   COORDINATOR,
+  COORDINATOR_ACTORS,
   describeGroup,
   fetchOffsets,
   GROUP,
   Member,
-  LOG_DIR_ACTOR,
-  REPLICA,
+  powerCycle,
   SESSION_MS,
-} from './sim-harness';
+} from '../../helpers/sim-harness';
 
 /** Two dynamic members through the KIP-394 handshake into a Stable generation; returns [leader, follower]. */
 async function stableGroupOfTwo(sim: SimRuntime, net: Endpoint): Promise<[Member, Member]> {
-  const a = new Member(net, 'a');
-  const b = new Member(net, 'b');
+  const a = new Member(sim, net, 'a');
+  const b = new Member(sim, net, 'b');
   assert.equal((await sim.runUntil(a.join())).errorCode, ErrorCode.MEMBER_ID_REQUIRED);
   assert.equal((await sim.runUntil(b.join())).errorCode, ErrorCode.MEMBER_ID_REQUIRED);
   assert.match(a.memberId, /^a-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
@@ -60,7 +60,7 @@ async function stableGroupOfTwo(sim: SimRuntime, net: Endpoint): Promise<[Member
 
 describe('group coordinator (simulated)', () => {
   test('a member that stops heartbeating is removed after session.timeout.ms and the group rebalances without it', async () => {
-    const { sim, net } = await boot(1, new MemoryFileSystem());
+    const { sim, net } = await bootCoordinator(1, new MemoryFileSystem());
     const [leader, follower] = await stableGroupOfTwo(sim, net);
     const generation = leader.generationId;
     // The leader heartbeats every 3 s; the follower goes silent.
@@ -85,7 +85,7 @@ describe('group coordinator (simulated)', () => {
   });
 
   test("a stale generation's commit gets ILLEGAL_GENERATION; the current one commits and reads back", async () => {
-    const { sim, net } = await boot(2, new MemoryFileSystem());
+    const { sim, net } = await bootCoordinator(2, new MemoryFileSystem());
     const [leader, follower] = await stableGroupOfTwo(sim, net);
     const oldGeneration = leader.generationId;
     // The follower leaves: the leader rejoins into the next generation.
@@ -128,17 +128,14 @@ describe('group coordinator (simulated)', () => {
 
   test('committed offsets and the stable generation survive a crash that loses unsynced bytes', async () => {
     const fs = new MemoryFileSystem();
-    const { sim, net } = await boot(3, fs);
+    const { sim, net } = await bootCoordinator(3, fs);
     const [leader] = await stableGroupOfTwo(sim, net);
     assert.equal(
       (await sim.runUntil(leader.commit(41, leader.generationId, 'meta-41'))).topics[0]!.partitions[0]!.errorCode,
       ErrorCode.NONE,
     );
     const before = await sim.runUntil(describeGroup(net));
-    fs.crash({ kind: 'lose-unsynced' });
-    sim.crash([COORDINATOR, REPLICA, LOG_DIR_ACTOR]);
-    await sim.restart([LOG_DIR_ACTOR, REPLICA, COORDINATOR]);
-    await sim.settle();
+    await powerCycle(sim, fs, { kind: 'lose-unsynced' }, COORDINATOR_ACTORS);
     const offsets = await sim.runUntil(fetchOffsets(net));
     assert.deepEqual(
       offsets.topics,
@@ -169,9 +166,9 @@ describe('group coordinator (simulated)', () => {
   });
 
   test('the first rebalance of an empty group waits group.initial.rebalance.delay.ms for more members', async () => {
-    const { sim, net } = await boot(4, new MemoryFileSystem(), 3000);
-    const a = new Member(net, 'a');
-    const b = new Member(net, 'b');
+    const { sim, net } = await bootCoordinator(4, new MemoryFileSystem(), 3000);
+    const a = new Member(sim, net, 'a');
+    const b = new Member(sim, net, 'b');
     await sim.runUntil(a.join());
     await sim.runUntil(b.join());
     const ja = a.join();
@@ -193,9 +190,9 @@ describe('group coordinator (simulated)', () => {
   });
 
   test('a static member restarting with the same group.instance.id takes over without a rebalance and fences its old id', async () => {
-    const { sim, net } = await boot(5, new MemoryFileSystem());
-    const leader = new Member(net, 'a', 'instance-a');
-    const follower = new Member(net, 'b', 'instance-b');
+    const { sim, net } = await bootCoordinator(5, new MemoryFileSystem());
+    const leader = new Member(sim, net, 'a', 'instance-a');
+    const follower = new Member(sim, net, 'b', 'instance-b');
     const [ja, jb] = await sim.runUntil(Promise.all([leader.join(), follower.join()]));
     assert.equal(ja.errorCode, ErrorCode.NONE, 'static members skip MEMBER_ID_REQUIRED');
     const [first, second] = ja.leader === leader.memberId ? [leader, follower] : [follower, leader];
@@ -210,7 +207,7 @@ describe('group coordinator (simulated)', () => {
     );
     const generation = second.generationId;
     const oldId = second.memberId;
-    const restarted = new Member(net, second.clientId, second.groupInstanceId);
+    const restarted = new Member(sim, net, second.clientId, second.groupInstanceId);
     const rejoin = await sim.runUntil(restarted.join());
     assert.equal(rejoin.errorCode, ErrorCode.NONE);
     assert.equal(rejoin.generationId, generation, 'no new generation');
@@ -231,7 +228,7 @@ describe('group coordinator (simulated)', () => {
   });
 
   test('JoinGroup with a session timeout outside group.min/max.session.timeout.ms gets INVALID_SESSION_TIMEOUT', async () => {
-    const { sim, net } = await boot(6, new MemoryFileSystem());
+    const { sim, net } = await bootCoordinator(6, new MemoryFileSystem());
     const reply = await sim.runUntil(
       net.request<JoinResult>(
         COORDINATOR,
@@ -259,8 +256,8 @@ describe('group coordinator (simulated)', () => {
   });
 
   test('offsets of a group that has been empty for offsets.retention.minutes expire, and the group with them', async () => {
-    const { sim, net } = await boot(7, new MemoryFileSystem());
-    const member = new Member(net, 'a');
+    const { sim, net } = await bootCoordinator(7, new MemoryFileSystem());
+    const member = new Member(sim, net, 'a');
     await sim.runUntil(member.join());
     await sim.runUntil(member.join());
     await sim.runUntil(member.sync([{ memberId: member.memberId, assignment: Buffer.from('p') }]));
@@ -297,9 +294,9 @@ describe('group coordinator (simulated)', () => {
   });
 
   test('a static leader restarting gets skipAssignment at JoinGroup v9 (KIP-814), and below v9 the previous id as leader: no rebalance either way', async () => {
-    const { sim, net } = await boot(8, new MemoryFileSystem());
-    const a = new Member(net, 'a', 'instance-a');
-    const b = new Member(net, 'b', 'instance-b');
+    const { sim, net } = await bootCoordinator(8, new MemoryFileSystem());
+    const a = new Member(sim, net, 'a', 'instance-a');
+    const b = new Member(sim, net, 'b', 'instance-b');
     const [ja] = await sim.runUntil(Promise.all([a.join(), b.join()]));
     const [leader, other] = ja.leader === a.memberId ? [a, b] : [b, a];
     await sim.runUntil(
@@ -312,7 +309,7 @@ describe('group coordinator (simulated)', () => {
       ]),
     );
     const generation = leader.generationId;
-    const v9 = new Member(net, leader.clientId, leader.groupInstanceId);
+    const v9 = new Member(sim, net, leader.clientId, leader.groupInstanceId);
     const rejoin = await sim.runUntil(v9.join('sub', 9));
     assert.deepEqual(
       [rejoin.errorCode, rejoin.generationId, rejoin.skipAssignment, rejoin.leader === v9.memberId],
@@ -325,7 +322,7 @@ describe('group coordinator (simulated)', () => {
       'and keeps its assignment without sending one',
     );
     assert.equal((await sim.runUntil(other.heartbeat())).errorCode, ErrorCode.NONE, 'no rebalance');
-    const v5 = new Member(net, leader.clientId, leader.groupInstanceId);
+    const v5 = new Member(sim, net, leader.clientId, leader.groupInstanceId);
     const old = await sim.runUntil(v5.join('sub', 5));
     assert.deepEqual(
       [old.errorCode, old.generationId, old.skipAssignment, old.members.length],
@@ -343,7 +340,7 @@ describe('group coordinator (simulated)', () => {
   });
 
   test('OffsetCommit from a member of a group that does not exist: ILLEGAL_GENERATION before v9, GROUP_ID_NOT_FOUND from v9', async () => {
-    const { sim, net } = await boot(9, new MemoryFileSystem());
+    const { sim, net } = await bootCoordinator(9, new MemoryFileSystem());
     const commit = (version: number) =>
       sim.runUntil(
         net.request<CommitResult>(

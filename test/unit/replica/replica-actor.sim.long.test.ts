@@ -4,7 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { powerLossRun } from './sim-harness';
+import { powerLossRun } from '../../helpers/sim-harness';
 
 test('power loss over 400 seeds: every acks=all batch survives and the log is a prefix of what was sent', async () => {
   let lostSome = 0;

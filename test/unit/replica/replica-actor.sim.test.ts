@@ -5,20 +5,25 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SimRuntime } from '../../../src/runtime/sim-runtime';
 import { MemoryFileSystem } from '../../../src/storage/memory-file-system';
-import { buildRecordBatch, decodeRecordBatches } from '../../../src/protocol/record-batch/builder';
+import { decodeRecordBatches } from '../../../src/protocol/record-batch/builder';
 import { ErrorCode } from '../../../src/protocol/error-codes';
-import type { ReplicaArgs, ProduceReply, FetchReply, ListOffsetReply } from '../../../src/replica/replica-actor';
-import type { LogDirArgs } from '../../../src/replica/log-dir-actor';
-import type { Endpoint } from '../../../src/runtime/runtime';
-import { effectiveLogConfig } from '../../../src/config/topic-config';
-import { defaultBrokerConfig } from '../../../src/config/broker-config';
-import type { Logger } from '../../../src/runtime/actor';
+import type { ProduceReply, FetchReply, ListOffsetReply } from '../../../src/replica/replica-actor';
 import { recordingLogger } from '../storage/helpers';
 import type { FileHandle, FileSystem } from '../../../src/storage/file-system';
 import { fsError } from '../../../src/storage/memory-file-system';
 import { readOffsetCheckpoint } from '../../../src/storage/checkpoint';
+import {
+  ask,
+  batch,
+  bootReplica,
+  LOG_DIR,
+  LOG_DIR_ACTOR,
+  powerCycle,
+  powerLossRun,
+  readAll,
+  REPLICA,
+} from '../../helpers/sim-harness';
 
 /**
  * A disk whose armed `.log` fsyncs fail once asynchronously (EIO) while a later fsync of the same
@@ -60,72 +65,10 @@ function failingAsyncSyncs(inner: MemoryFileSystem): FileSystem & { armed: boole
   }) as unknown as FileSystem & { armed: boolean };
 }
 
-const LOG_DIR = '/data';
-const REPLICA = 'replica/0/t/0';
-const LOG_DIR_ACTOR = 'log-dir/0/0';
-
-function replicaArgs(overrides: Partial<ReplicaArgs['config']> = {}): ReplicaArgs {
-  return {
-    topic: 't',
-    topicId: 'AAAAAAAAAAAAAAAAAAAAAg',
-    partition: 0,
-    logDir: LOG_DIR,
-    brokerId: 0,
-    leaderEpoch: 0,
-    config: {
-      ...effectiveLogConfig({}, defaultBrokerConfig()),
-      segmentBytes: 4096,
-      indexIntervalBytes: 256,
-      ...overrides,
-    },
-    logDirActor: LOG_DIR_ACTOR,
-    checkpointIntervalMs: 5000,
-    retentionCheckIntervalMs: 300_000,
-    isr: [0],
-  };
-}
-
-async function boot(seed: number, fs: FileSystem, config: Partial<ReplicaArgs['config']> = {}, logger?: Logger) {
-  const sim = new SimRuntime({ seed, fs, trace: true, ...(logger ? { logger } : {}) });
-  const logDirArgs: LogDirArgs = {
-    logDir: LOG_DIR,
-    clusterId: 'AAAAAAAAAAAAAAAAAAAAAw',
-    nodeId: 0,
-    directoryId: 'AAAAAAAAAAAAAAAAAAAABA',
-  };
-  await sim.spawn(LOG_DIR_ACTOR, 'log-dir', logDirArgs, { pool: 'broker', brokerId: 0 });
-  await sim.spawn(REPLICA, 'replica', replicaArgs(config), { pool: 'broker', brokerId: 0 });
-  const net = sim.endpoint('net/0');
-  return { sim, net };
-}
-
-/** Sends a request and drives the simulation until it is answered. */
-async function ask<T>(sim: SimRuntime, net: Endpoint, type: string, body: unknown): Promise<T> {
-  const reply = net.request<T>(REPLICA, type, body, 60_000);
-  await sim.settle();
-  return reply;
-}
-
-function batch(values: string[]): Buffer {
-  return buildRecordBatch(values.map((v) => ({ key: null, value: Buffer.from(v), headers: [] })));
-}
-
-async function readAll(sim: SimRuntime, net: Endpoint): Promise<string[]> {
-  const fetched = await ask<FetchReply>(sim, net, 'fetch', { fetchOffset: 0, maxBytes: 1 << 20, minOneBatch: true });
-  assert.equal(fetched.errorCode, ErrorCode.NONE);
-  const batches = decodeRecordBatches(Buffer.from(fetched.records ?? Buffer.alloc(0)));
-  let expected = 0;
-  for (const b of batches) {
-    assert.equal(b.baseOffset, expected, 'offsets are dense');
-    expected += b.records.length;
-  }
-  return batches.flatMap((b) => b.records.map((r) => r.value!.toString()));
-}
-
 describe('replica actor in the simulation runtime', () => {
   test('append assigns dense offsets and fetch serves batches up to the HW', async () => {
     const fs = new MemoryFileSystem();
-    const { sim, net } = await boot(1, fs, { segmentBytes: 512 });
+    const { sim, net } = await bootReplica(1, fs, { segmentBytes: 512 });
     const offsets: number[] = [];
     for (let i = 0; i < 20; i++) {
       const reply = await ask<ProduceReply>(sim, net, 'produce', {
@@ -149,7 +92,7 @@ describe('replica actor in the simulation runtime', () => {
 
   test('acks=all with write.caching=false answers only once the batch is fsynced', async () => {
     const fs = new MemoryFileSystem();
-    const { sim, net } = await boot(2, fs);
+    const { sim, net } = await bootReplica(2, fs);
     const reply = await ask<ProduceReply>(sim, net, 'produce', {
       records: batch(['durable']),
       acks: -1,
@@ -157,52 +100,18 @@ describe('replica actor in the simulation runtime', () => {
     });
     assert.equal(reply.errorCode, ErrorCode.NONE);
     assert.equal(fs.unsyncedBytes(`${LOG_DIR}/t-0/00000000000000000000.log`), 0, 'no unsynced bytes once acknowledged');
-    fs.crash({ kind: 'lose-unsynced' });
-    sim.crash(REPLICA);
-    await sim.restart(REPLICA);
-    await sim.settle();
+    await powerCycle(sim, fs, { kind: 'lose-unsynced' }, [REPLICA]);
     assert.deepEqual(await readAll(sim, net), ['durable']);
     await sim.shutdown();
   });
 
   test('power loss keeps every acks=all batch and leaves a prefix of the rest', async () => {
-    for (const seed of [3, 4, 5, 6]) {
-      const fs = new MemoryFileSystem();
-      const { sim, net } = await boot(seed, fs);
-      const acked: string[] = [];
-      const sent: string[] = [];
-      for (let i = 0; i < 30; i++) {
-        const value = `r${i}`;
-        sent.push(value);
-        const acks = i % 3 === 0 ? -1 : 1;
-        const pending = net.request<ProduceReply>(
-          REPLICA,
-          'produce',
-          { records: batch([value]), acks, timeoutMs: 1000 },
-          60_000,
-        );
-        // Deliver a few steps only, so some acks=1 batches are still unsynced at the crash.
-        for (let s = 0; s < 1 + (i % 4); s++) sim.step();
-        if (acks === -1) {
-          await sim.settle();
-          assert.equal((await pending).errorCode, ErrorCode.NONE);
-          acked.push(value);
-        } else pending.catch(() => undefined);
-      }
-      fs.crash({ kind: i32(seed) % 2 === 0 ? 'lose-unsynced' : 'torn-last-write' });
-      sim.crash([REPLICA, LOG_DIR_ACTOR]);
-      await sim.restart([LOG_DIR_ACTOR, REPLICA]);
-      await sim.settle();
-      const recovered = await readAll(sim, net);
-      assert.deepEqual(recovered, sent.slice(0, recovered.length), `seed ${seed}: a prefix of what was appended`);
-      for (const value of acked) assert.ok(recovered.includes(value), `seed ${seed}: acknowledged ${value} survives`);
-      await sim.shutdown();
-    }
+    for (const seed of [3, 4, 5, 6]) await powerLossRun(seed);
   });
 
   test('a flipped byte in the last batch is truncated on restart and the rest is served', async () => {
     const fs = new MemoryFileSystem();
-    const { sim, net } = await boot(7, fs, { segmentBytes: 1 << 20 });
+    const { sim, net } = await bootReplica(7, fs, { segmentBytes: 1 << 20 });
     for (const v of ['one', 'two', 'three'])
       await ask<ProduceReply>(sim, net, 'produce', { records: batch([v]), acks: -1, timeoutMs: 1000 });
     const segment = `${LOG_DIR}/t-0/00000000000000000000.log`;
@@ -219,7 +128,7 @@ describe('replica actor in the simulation runtime', () => {
 
   test('pipelined group commit: appends go on while an fsync is in flight; acks=all waits for the fsync covering it', async () => {
     const fs = new MemoryFileSystem({ asyncSyncs: 'manual' });
-    const { sim, net } = await boot(8, fs);
+    const { sim, net } = await bootReplica(8, fs);
     const answered = new Set<string>();
     const send = (value: string, acks: number) => {
       const reply = net.request<ProduceReply>(
@@ -263,10 +172,7 @@ describe('replica actor in the simulation runtime', () => {
     assert.ok(fs.pendingSyncs > 0);
 
     // Power loss while that second fsync is in flight: the acknowledged batch survives, c may not.
-    fs.crash({ kind: 'lose-unsynced' });
-    sim.crash([REPLICA, LOG_DIR_ACTOR]);
-    await sim.restart([LOG_DIR_ACTOR, REPLICA]);
-    await sim.settle();
+    await powerCycle(sim, fs, { kind: 'lose-unsynced' }, [LOG_DIR_ACTOR, REPLICA]);
     const recovered = await readAll(sim, net);
     assert.deepEqual(
       recovered,
@@ -289,7 +195,7 @@ describe('replica actor in the simulation runtime', () => {
 
   test('reads that arrive while appends are being fsynced wait for them (read-your-writes)', async () => {
     const fs = new MemoryFileSystem({ asyncSyncs: 'manual' });
-    const { sim, net } = await boot(10, fs);
+    const { sim, net } = await bootReplica(10, fs);
     const produced = net.request<ProduceReply>(
       REPLICA,
       'produce',
@@ -329,7 +235,7 @@ describe('replica actor in the simulation runtime', () => {
   test('stop waits for the fsync in flight, then flushes the rest', async () => {
     const fs = new MemoryFileSystem({ asyncSyncs: 'manual' });
     const logger = recordingLogger();
-    const { sim, net } = await boot(9, fs, {}, logger);
+    const { sim, net } = await bootReplica(9, fs, {}, { logger });
     net.request(REPLICA, 'produce', { records: batch(['x']), acks: 1, timeoutMs: 1000 }, 60_000).catch(() => undefined);
     await sim.settle();
     net.request(REPLICA, 'produce', { records: batch(['y']), acks: 1, timeoutMs: 1000 }, 60_000).catch(() => undefined);
@@ -355,7 +261,7 @@ describe('replica actor in the simulation runtime', () => {
   test('delete while an fsync is in flight: answered once it completes, directory removed, no error', async () => {
     const fs = new MemoryFileSystem({ asyncSyncs: 'manual' });
     const logger = recordingLogger();
-    const { sim, net } = await boot(11, fs, {}, logger);
+    const { sim, net } = await bootReplica(11, fs, {}, { logger });
     const acked = net.request<ProduceReply>(
       REPLICA,
       'produce',
@@ -391,7 +297,7 @@ describe('replica actor in the simulation runtime', () => {
     const memory = new MemoryFileSystem({ asyncSyncs: 'manual' });
     const fs = failingAsyncSyncs(memory);
     const logger = recordingLogger();
-    const { sim, net } = await boot(12, fs, {}, logger);
+    const { sim, net } = await bootReplica(12, fs, {}, { logger });
     await sim.settle();
     fs.armed = true;
     const produced = net.request<ProduceReply>(
@@ -423,7 +329,7 @@ describe('replica actor in the simulation runtime', () => {
 
   test('the same seed gives the same delivery trace', async () => {
     async function run(seed: number): Promise<string[]> {
-      const { sim, net } = await boot(seed, new MemoryFileSystem());
+      const { sim, net } = await bootReplica(seed, new MemoryFileSystem());
       const replies = [];
       for (let i = 0; i < 10; i++)
         replies.push(
@@ -440,7 +346,3 @@ describe('replica actor in the simulation runtime', () => {
     assert.deepEqual(await run(11), await run(11));
   });
 });
-
-function i32(n: number): number {
-  return n | 0;
-}

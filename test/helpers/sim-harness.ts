@@ -1,0 +1,388 @@
+/**
+ * The one harness for actors under the deterministic simulation runtime (seeded SimRuntime, virtual
+ * time, a MemoryFileSystem that can lose unsynced bytes or tear the last write). Every sim test boots
+ * its actors here, so the replica tests, the power-loss campaign, the group coordinator tests and
+ * properties, and the controller tests share one set-up (code-review D26):
+ *
+ * - {@link bootReplica}: a log-dir actor and the replica of `t-0` ({@link REPLICA}).
+ * - {@link bootCoordinator}: a log-dir actor, the replica of `__consumer_offsets-0` ({@link OFFSETS_REPLICA})
+ *   and its group coordinator ({@link COORDINATOR}), with {@link Member} as a client.
+ * - {@link bootController}: the controller ({@link CONTROLLER}) on its metadata log.
+ * - {@link powerLossRun}: the replica power-loss scenario, run for a few seeds by the unit test and for
+ *   hundreds by the long campaign.
+ * - {@link powerCycle}: a disk crash plus a crash and restart of the given actors, in start order.
+ */
+import assert from 'node:assert/strict';
+import { SimRuntime } from '../../src/runtime/sim-runtime';
+import { MemoryFileSystem } from '../../src/storage/memory-file-system';
+import type { CrashMode } from '../../src/storage/memory-file-system';
+import type { FileSystem } from '../../src/storage/file-system';
+import { buildRecordBatch, decodeRecordBatches } from '../../src/protocol/record-batch/builder';
+import { ErrorCode } from '../../src/protocol/error-codes';
+import type { ReplicaArgs, ProduceReply, FetchReply } from '../../src/replica/replica-actor';
+import type { LogDirArgs } from '../../src/replica/log-dir-actor';
+import type { ControllerArgs } from '../../src/controller/controller-actor';
+import type { ActorId, Logger } from '../../src/runtime/actor';
+import type { Endpoint } from '../../src/runtime/runtime';
+import { effectiveLogConfig } from '../../src/config/topic-config';
+import { defaultBrokerConfig } from '../../src/config/broker-config';
+import type {
+  GroupCoordinatorArgs,
+  JoinResult,
+  SyncResult,
+  FetchOffsetsResult,
+  CommitResult,
+  DescribedGroup,
+} from '../../src/group/group-coordinator-actor';
+
+// ---- shared -------------------------------------------------------------------------------------
+
+export const LOG_DIR = '/data';
+export const LOG_DIR_ACTOR = 'log-dir/0/0';
+/** The endpoint every harness talks through, as the network layer does. */
+export const NET = 'net/0';
+
+/** Options of a simulated boot: `trace` records deliveries in `sim.trace`; `logger` replaces the silent one. */
+export interface SimOptions {
+  trace?: boolean;
+  logger?: Logger;
+}
+
+function newSim(seed: number, fs: FileSystem, options: SimOptions): SimRuntime {
+  return new SimRuntime({
+    seed,
+    fs,
+    ...(options.trace !== undefined ? { trace: options.trace } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
+  });
+}
+
+async function spawnLogDir(sim: SimRuntime): Promise<void> {
+  const logDirArgs: LogDirArgs = {
+    logDir: LOG_DIR,
+    clusterId: 'AAAAAAAAAAAAAAAAAAAAAw',
+    nodeId: 0,
+    directoryId: 'AAAAAAAAAAAAAAAAAAAABA',
+  };
+  await sim.spawn(LOG_DIR_ACTOR, 'log-dir', logDirArgs, { pool: 'broker', brokerId: 0 });
+}
+
+/** Sends a request to `to` (default the replica of t-0) and drives the simulation until it is answered. */
+export async function ask<T>(sim: SimRuntime, net: Endpoint, type: string, body: unknown, to = REPLICA): Promise<T> {
+  const reply = net.request<T>(to, type, body, 60_000);
+  await sim.settle();
+  return reply;
+}
+
+/**
+ * Power loss: the disk crashes (`mode`), then `actors` crash and restart. `actors` is in start order
+ * (log dir first); they crash in the reverse order and the simulation settles after the restart.
+ */
+export async function powerCycle(
+  sim: SimRuntime,
+  fs: MemoryFileSystem,
+  mode: CrashMode,
+  actors: readonly ActorId[],
+): Promise<void> {
+  fs.crash(mode);
+  sim.crash([...actors].reverse());
+  await sim.restart([...actors]);
+  await sim.settle();
+}
+
+// ---- replica ------------------------------------------------------------------------------------
+
+export const REPLICA = 'replica/0/t/0';
+
+/** Spawn arguments of the replica of t-0 on {@link LOG_DIR}: small segments and index interval. */
+export function replicaArgs(overrides: Partial<ReplicaArgs['config']> = {}): ReplicaArgs {
+  return {
+    topic: 't',
+    topicId: 'AAAAAAAAAAAAAAAAAAAAAg',
+    partition: 0,
+    logDir: LOG_DIR,
+    brokerId: 0,
+    leaderEpoch: 0,
+    config: {
+      ...effectiveLogConfig({}, defaultBrokerConfig()),
+      segmentBytes: 4096,
+      indexIntervalBytes: 256,
+      ...overrides,
+    },
+    logDirActor: LOG_DIR_ACTOR,
+    checkpointIntervalMs: 5000,
+    retentionCheckIntervalMs: 300_000,
+    isr: [0],
+  };
+}
+
+/** A traced simulation with the log-dir actor and the replica of t-0 ({@link REPLICA}), and the net endpoint. */
+export async function bootReplica(
+  seed: number,
+  fs: FileSystem,
+  config: Partial<ReplicaArgs['config']> = {},
+  options: SimOptions = {},
+) {
+  const sim = newSim(seed, fs, { trace: true, ...options });
+  await spawnLogDir(sim);
+  await sim.spawn(REPLICA, 'replica', replicaArgs(config), { pool: 'broker', brokerId: 0 });
+  const net = sim.endpoint(NET);
+  return { sim, net };
+}
+
+/** A record batch of one record per value (no keys, no headers). */
+export function batch(values: string[]): Buffer {
+  return buildRecordBatch(values.map((v) => ({ key: null, value: Buffer.from(v), headers: [] })));
+}
+
+/** Fetches the replica's whole log up to the HW; asserts dense offsets; returns the values in order. */
+export async function readAll(sim: SimRuntime, net: Endpoint): Promise<string[]> {
+  const fetched = await ask<FetchReply>(sim, net, 'fetch', { fetchOffset: 0, maxBytes: 1 << 20, minOneBatch: true });
+  assert.equal(fetched.errorCode, ErrorCode.NONE);
+  const batches = decodeRecordBatches(Buffer.from(fetched.records ?? Buffer.alloc(0)));
+  let expected = 0;
+  for (const b of batches) {
+    assert.equal(b.baseOffset, expected, 'offsets are dense');
+    expected += b.records.length;
+  }
+  return batches.flatMap((b) => b.records.map((r) => r.value!.toString()));
+}
+
+/**
+ * Power loss under a mixed acks workload: `records` single-record batches, every third with acks=all,
+ * the simulation advanced only 1 + ((i + seed) % 4) steps after send i so acks=1 batches are often
+ * unsynced (the seed shifts which sends get few steps, so different seeds give different schedules),
+ * then the disk loses its unsynced bytes (even seeds) or tears the last write (odd seeds) and both
+ * actors crash and restart. Asserts the recovered log is a prefix of what was sent and holds every
+ * acknowledged acks=all batch (DESIGN.md invariants 4 and 6). Returns how many records survived.
+ */
+export async function powerLossRun(seed: number, records = 30): Promise<number> {
+  const fs = new MemoryFileSystem();
+  const { sim, net } = await bootReplica(seed, fs);
+  const acked: string[] = [];
+  const sent: string[] = [];
+  for (let i = 0; i < records; i++) {
+    const value = `r${i}`;
+    sent.push(value);
+    const acks = i % 3 === 0 ? -1 : 1;
+    const pending = net.request<ProduceReply>(
+      REPLICA,
+      'produce',
+      { records: batch([value]), acks, timeoutMs: 1000 },
+      60_000,
+    );
+    for (let s = 0; s < 1 + ((i + seed) % 4); s++) sim.step();
+    if (acks === -1) {
+      await sim.settle();
+      assert.equal((await pending).errorCode, ErrorCode.NONE);
+      acked.push(value);
+    } else pending.catch(() => undefined);
+  }
+  await powerCycle(sim, fs, { kind: seed % 2 === 0 ? 'lose-unsynced' : 'torn-last-write' }, [LOG_DIR_ACTOR, REPLICA]);
+  const recovered = await readAll(sim, net);
+  assert.deepEqual(recovered, sent.slice(0, recovered.length), `seed ${seed}: a prefix of what was appended`);
+  for (const value of acked) assert.ok(recovered.includes(value), `seed ${seed}: acknowledged ${value} survives`);
+  await sim.shutdown();
+  return recovered.length;
+}
+
+// ---- group coordinator --------------------------------------------------------------------------
+
+export const OFFSETS_REPLICA = 'replica/0/offsets/0';
+export const COORDINATOR = 'group-coordinator/0/0';
+export const GROUP = 'g';
+export const SESSION_MS = 10_000;
+export const REBALANCE_MS = 30_000;
+
+/** Spawn arguments of the coordinator of __consumer_offsets-0, with Kafka's default group limits. */
+export function coordinatorArgs(initialRebalanceDelayMs: number): GroupCoordinatorArgs {
+  return {
+    partition: 0,
+    replicaActor: OFFSETS_REPLICA,
+    config: {
+      initialRebalanceDelayMs,
+      minSessionTimeoutMs: 6000,
+      maxSessionTimeoutMs: 1_800_000,
+      maxSize: 1000,
+      offsetMetadataMaxBytes: 4096,
+      offsetsRetentionMs: 7 * 24 * 3_600_000,
+      offsetsRetentionCheckIntervalMs: 600_000,
+    },
+  };
+}
+
+/**
+ * An untraced simulation with the log-dir actor, the compacted replica of __consumer_offsets-0
+ * ({@link OFFSETS_REPLICA}) and its coordinator ({@link COORDINATOR}), settled; and the net endpoint.
+ */
+export async function bootCoordinator(seed: number, fs: MemoryFileSystem, initialRebalanceDelayMs = 0) {
+  const sim = newSim(seed, fs, {});
+  const offsetsReplicaArgs: ReplicaArgs = {
+    topic: '__consumer_offsets',
+    topicId: 'AAAAAAAAAAAAAAAAAAAAAg',
+    partition: 0,
+    logDir: LOG_DIR,
+    brokerId: 0,
+    leaderEpoch: 0,
+    config: effectiveLogConfig({ 'cleanup.policy': 'compact' }, defaultBrokerConfig()),
+    logDirActor: LOG_DIR_ACTOR,
+    checkpointIntervalMs: 5000,
+    retentionCheckIntervalMs: 300_000,
+    isr: [0],
+  };
+  await spawnLogDir(sim);
+  await sim.spawn(OFFSETS_REPLICA, 'replica', offsetsReplicaArgs, { pool: 'broker', brokerId: 0 });
+  await sim.spawn(COORDINATOR, 'group-coordinator', coordinatorArgs(initialRebalanceDelayMs), {
+    pool: 'broker',
+    brokerId: 0,
+  });
+  await sim.settle();
+  return { sim, net: sim.endpoint(NET) };
+}
+
+/** The coordinator's actors in start order, for {@link powerCycle}. */
+export const COORDINATOR_ACTORS: readonly ActorId[] = [LOG_DIR_ACTOR, OFFSETS_REPLICA, COORDINATOR];
+
+/** A client of the coordinator, as the network handlers talk to it. */
+export class Member {
+  memberId = '';
+  generationId = -1;
+  constructor(
+    private readonly sim: SimRuntime,
+    private readonly net: Endpoint,
+    readonly clientId: string,
+    readonly groupInstanceId: string | null = null,
+  ) {}
+
+  send<T>(type: string, request: unknown, version: number): Promise<T> {
+    return this.net.request<T>(
+      COORDINATOR,
+      type,
+      { version, clientId: this.clientId, clientHost: '/127.0.0.1', request },
+      600_000,
+    );
+  }
+
+  /** Starts a JoinGroup (v5) and returns its pending answer; the caller drives time. */
+  join(metadata = 'sub', version = 5): Promise<JoinResult> {
+    return this.send<JoinResult>(
+      'join',
+      {
+        groupId: GROUP,
+        sessionTimeoutMs: SESSION_MS,
+        rebalanceTimeoutMs: REBALANCE_MS,
+        memberId: this.memberId,
+        groupInstanceId: this.groupInstanceId,
+        protocolType: 'consumer',
+        protocols: [{ name: 'range', metadata: Buffer.from(metadata) }],
+        reason: null,
+      },
+      version,
+    ).then((r) => {
+      if (r.errorCode === ErrorCode.MEMBER_ID_REQUIRED || r.errorCode === ErrorCode.NONE) this.memberId = r.memberId;
+      if (r.errorCode === ErrorCode.NONE) this.generationId = r.generationId;
+      return r;
+    });
+  }
+
+  sync(assignments: { memberId: string; assignment: Buffer }[] = []): Promise<SyncResult> {
+    return this.send(
+      'sync',
+      {
+        groupId: GROUP,
+        generationId: this.generationId,
+        memberId: this.memberId,
+        groupInstanceId: this.groupInstanceId,
+        protocolType: null,
+        protocolName: null,
+        assignments,
+      },
+      3,
+    );
+  }
+
+  heartbeat(): Promise<{ errorCode: number }> {
+    return this.send(
+      'heartbeat',
+      {
+        groupId: GROUP,
+        generationId: this.generationId,
+        memberId: this.memberId,
+        groupInstanceId: this.groupInstanceId,
+      },
+      3,
+    );
+  }
+
+  commit(offset: number, generationId = this.generationId, metadata = 'm'): Promise<CommitResult> {
+    return this.send(
+      'commit',
+      {
+        groupId: GROUP,
+        generationId,
+        memberId: this.memberId,
+        groupInstanceId: this.groupInstanceId,
+        topics: [
+          {
+            name: 't',
+            partitions: [
+              { partitionIndex: 0, committedOffset: offset, committedLeaderEpoch: 3, committedMetadata: metadata },
+            ],
+          },
+        ],
+      },
+      7,
+    );
+  }
+}
+
+/** OffsetFetch v8 of every committed offset of {@link GROUP}. */
+export function fetchOffsets(net: Endpoint): Promise<FetchOffsetsResult> {
+  return net.request(
+    COORDINATOR,
+    'fetch-offsets',
+    { version: 8, clientId: 'admin', clientHost: '/127.0.0.1', request: { groupId: GROUP, topics: null } },
+    60_000,
+  );
+}
+
+/** DescribeGroups v5 of {@link GROUP}. */
+export function describeGroup(net: Endpoint): Promise<DescribedGroup[]> {
+  return net.request(
+    COORDINATOR,
+    'describe',
+    { version: 5, clientId: 'admin', clientHost: '/127.0.0.1', request: { groupIds: [GROUP] } },
+    60_000,
+  );
+}
+
+// ---- controller ---------------------------------------------------------------------------------
+
+/** The controller's actor id (as src/broker.ts spawns it). */
+export const CONTROLLER = 'controller';
+export const METADATA_DIR = `${LOG_DIR}/__skiff_metadata`;
+export const METADATA_LOG = `${METADATA_DIR}/metadata.log`;
+
+/** Controller spawn arguments: three registered brokers (node ids 0, 1, 2), defaults 1 partition, RF 1. */
+export function controllerArgs(overrides: Partial<ControllerArgs> = {}): ControllerArgs {
+  return {
+    metadataDir: METADATA_DIR,
+    brokers: [0, 1, 2].map((nodeId) => ({ nodeId, host: 'localhost', port: 9092 + nodeId })),
+    numPartitions: 1,
+    defaultReplicationFactor: 1,
+    ...overrides,
+  };
+}
+
+/** A traced simulation with the controller ({@link CONTROLLER}) on its own pool, and the net endpoint. */
+export async function bootController(
+  seed: number,
+  fs: FileSystem,
+  args: ControllerArgs = controllerArgs(),
+  options: SimOptions = {},
+) {
+  const sim = newSim(seed, fs, { trace: true, ...options });
+  await sim.spawn(CONTROLLER, 'controller', args, { pool: 'controller' });
+  const net = sim.endpoint(NET);
+  return { sim, net };
+}
