@@ -248,7 +248,6 @@ export class Member {
   memberId = '';
   generationId = -1;
   constructor(
-    private readonly sim: SimRuntime,
     private readonly net: Endpoint,
     readonly clientId: string,
     readonly groupInstanceId: string | null = null,

@@ -26,8 +26,8 @@ import {
 
 /** Two dynamic members through the KIP-394 handshake into a Stable generation; returns [leader, follower]. */
 async function stableGroupOfTwo(sim: SimRuntime, net: Endpoint): Promise<[Member, Member]> {
-  const a = new Member(sim, net, 'a');
-  const b = new Member(sim, net, 'b');
+  const a = new Member(net, 'a');
+  const b = new Member(net, 'b');
   assert.equal((await sim.runUntil(a.join())).errorCode, ErrorCode.MEMBER_ID_REQUIRED);
   assert.equal((await sim.runUntil(b.join())).errorCode, ErrorCode.MEMBER_ID_REQUIRED);
   assert.match(a.memberId, /^a-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
@@ -167,8 +167,8 @@ describe('group coordinator (simulated)', () => {
 
   test('the first rebalance of an empty group waits group.initial.rebalance.delay.ms for more members', async () => {
     const { sim, net } = await bootCoordinator(4, new MemoryFileSystem(), 3000);
-    const a = new Member(sim, net, 'a');
-    const b = new Member(sim, net, 'b');
+    const a = new Member(net, 'a');
+    const b = new Member(net, 'b');
     await sim.runUntil(a.join());
     await sim.runUntil(b.join());
     const ja = a.join();
@@ -191,8 +191,8 @@ describe('group coordinator (simulated)', () => {
 
   test('a static member restarting with the same group.instance.id takes over without a rebalance and fences its old id', async () => {
     const { sim, net } = await bootCoordinator(5, new MemoryFileSystem());
-    const leader = new Member(sim, net, 'a', 'instance-a');
-    const follower = new Member(sim, net, 'b', 'instance-b');
+    const leader = new Member(net, 'a', 'instance-a');
+    const follower = new Member(net, 'b', 'instance-b');
     const [ja, jb] = await sim.runUntil(Promise.all([leader.join(), follower.join()]));
     assert.equal(ja.errorCode, ErrorCode.NONE, 'static members skip MEMBER_ID_REQUIRED');
     const [first, second] = ja.leader === leader.memberId ? [leader, follower] : [follower, leader];
@@ -207,7 +207,7 @@ describe('group coordinator (simulated)', () => {
     );
     const generation = second.generationId;
     const oldId = second.memberId;
-    const restarted = new Member(sim, net, second.clientId, second.groupInstanceId);
+    const restarted = new Member(net, second.clientId, second.groupInstanceId);
     const rejoin = await sim.runUntil(restarted.join());
     assert.equal(rejoin.errorCode, ErrorCode.NONE);
     assert.equal(rejoin.generationId, generation, 'no new generation');
@@ -257,7 +257,7 @@ describe('group coordinator (simulated)', () => {
 
   test('offsets of a group that has been empty for offsets.retention.minutes expire, and the group with them', async () => {
     const { sim, net } = await bootCoordinator(7, new MemoryFileSystem());
-    const member = new Member(sim, net, 'a');
+    const member = new Member(net, 'a');
     await sim.runUntil(member.join());
     await sim.runUntil(member.join());
     await sim.runUntil(member.sync([{ memberId: member.memberId, assignment: Buffer.from('p') }]));
@@ -295,8 +295,8 @@ describe('group coordinator (simulated)', () => {
 
   test('a static leader restarting gets skipAssignment at JoinGroup v9 (KIP-814), and below v9 the previous id as leader: no rebalance either way', async () => {
     const { sim, net } = await bootCoordinator(8, new MemoryFileSystem());
-    const a = new Member(sim, net, 'a', 'instance-a');
-    const b = new Member(sim, net, 'b', 'instance-b');
+    const a = new Member(net, 'a', 'instance-a');
+    const b = new Member(net, 'b', 'instance-b');
     const [ja] = await sim.runUntil(Promise.all([a.join(), b.join()]));
     const [leader, other] = ja.leader === a.memberId ? [a, b] : [b, a];
     await sim.runUntil(
@@ -309,7 +309,7 @@ describe('group coordinator (simulated)', () => {
       ]),
     );
     const generation = leader.generationId;
-    const v9 = new Member(sim, net, leader.clientId, leader.groupInstanceId);
+    const v9 = new Member(net, leader.clientId, leader.groupInstanceId);
     const rejoin = await sim.runUntil(v9.join('sub', 9));
     assert.deepEqual(
       [rejoin.errorCode, rejoin.generationId, rejoin.skipAssignment, rejoin.leader === v9.memberId],
@@ -322,7 +322,7 @@ describe('group coordinator (simulated)', () => {
       'and keeps its assignment without sending one',
     );
     assert.equal((await sim.runUntil(other.heartbeat())).errorCode, ErrorCode.NONE, 'no rebalance');
-    const v5 = new Member(sim, net, leader.clientId, leader.groupInstanceId);
+    const v5 = new Member(net, leader.clientId, leader.groupInstanceId);
     const old = await sim.runUntil(v5.join('sub', 5));
     assert.deepEqual(
       [old.errorCode, old.generationId, old.skipAssignment, old.members.length],
