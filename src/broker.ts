@@ -20,7 +20,7 @@ import type {
   ControllerArgs,
 } from './controller/controller-actor';
 import type { MetadataImage, TopicState } from './controller/metadata-records';
-import type { ActorId, Logger } from './runtime/actor';
+import type { ActorId, Clock, Logger, Timers } from './runtime/actor';
 import type { Endpoint, Runtime } from './runtime/runtime';
 import { ThreadRuntime } from './runtime/thread-runtime';
 import type { ReplicaArgs } from './replica/replica-actor';
@@ -86,6 +86,8 @@ class Broker implements BrokerContext {
   clusterId = '';
   boundPort = 0;
   readonly endpoint: Endpoint;
+  readonly clock: Clock;
+  readonly timers: Timers;
   private readonly logDirs: string[];
   private readonly topicsByName = new Map<string, TopicState>();
   private readonly topicsById = new Map<string, TopicState>();
@@ -113,6 +115,8 @@ class Broker implements BrokerContext {
     this.controllerId = config.nodeId;
     this.logDirs = config.logDirs.map((d) => path.resolve(d));
     this.endpoint = runtime.endpoint(`net/${config.nodeId}`);
+    this.clock = this.endpoint.clock;
+    this.timers = this.endpoint.timers;
     this.dispatcher = new Dispatcher(allHandlers, () => this);
     this.server = new KafkaServer(
       async (frame, connection) => {

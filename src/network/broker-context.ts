@@ -4,7 +4,7 @@
  */
 import type { BrokerConfig } from '../config/broker-config';
 import type { Endpoint } from '../runtime/runtime';
-import type { Logger, ActorId } from '../runtime/actor';
+import type { ActorId, Clock, Logger, Timers } from '../runtime/actor';
 import type {
   AlterConfigResult,
   AlterTopicConfigsCommand,
@@ -15,7 +15,7 @@ import type {
   DeleteTopicResult,
 } from '../controller/controller-actor';
 import type { TopicState } from '../controller/metadata-records';
-import type { ApiHandler } from './api-handler';
+import type { AnyApiHandler } from './api-handler';
 
 export interface BrokerContext {
   readonly config: BrokerConfig;
@@ -25,10 +25,14 @@ export interface BrokerContext {
   readonly log: Logger;
   /** This broker's mailbox for talking to actors. */
   readonly endpoint: Endpoint;
+  /** The runtime's clock (virtual in the simulation): handlers keep deadlines with it, never `Date.now`. */
+  readonly clock: Clock;
+  /** Timers on the network thread, driven by `clock` (the Fetch long poll's max_wait_ms). */
+  readonly timers: Timers;
   /** The advertised listener of every broker (the port is the bound one when configured as 0). */
   brokers(): { nodeId: number; host: string; port: number }[];
   /** Every handler, for ApiVersions. */
-  handlers(): ApiHandler[];
+  handlers(): AnyApiHandler[];
   /** A topic from the metadata cache. */
   topic(name: string): TopicState | undefined;
   topicById(topicId: string): TopicState | undefined;

@@ -10,21 +10,21 @@
 import { ApiKey } from '../protocol/api-keys';
 import { ErrorCode } from '../protocol/error-codes';
 import { decodeRequest, encodeResponse, encodeResponseChunks, peekRequestHeader } from '../protocol';
-import type { ApiHandler, RequestContext } from './api-handler';
+import type { AnyApiHandler, RequestContext } from './api-handler';
 import type { BrokerContext } from './broker-context';
 import { CloseConnection, type Connection } from './connection';
 
 export class Dispatcher {
-  private readonly byKey = new Map<number, ApiHandler>();
+  private readonly byKey = new Map<number, AnyApiHandler>();
 
   constructor(
-    handlers: ApiHandler[],
+    handlers: AnyApiHandler[],
     private readonly broker: () => BrokerContext,
   ) {
     for (const handler of handlers) this.byKey.set(handler.apiKey, handler);
   }
 
-  handlers(): ApiHandler[] {
+  handlers(): AnyApiHandler[] {
     return [...this.byKey.values()].sort((a, b) => a.apiKey - b.apiKey);
   }
 

@@ -3,7 +3,7 @@
  * thread that created it. Both runtimes use this class and supply the transport.
  */
 import { ActorUnavailableError } from './actor';
-import type { ActorId, Envelope, Logger, Timers } from './actor';
+import type { ActorId, Clock, Envelope, Logger, Timers } from './actor';
 import { PendingRequests } from './pending-requests';
 import type { Endpoint } from './runtime';
 
@@ -27,7 +27,8 @@ export class LocalEndpoint implements Endpoint {
   constructor(
     readonly id: ActorId,
     private readonly transport: EndpointTransport,
-    timers: Timers,
+    readonly clock: Clock,
+    readonly timers: Timers,
     private readonly log: Logger,
   ) {
     this.pending = new PendingRequests(timers);

@@ -4,7 +4,7 @@
  * `ThreadRuntime` (worker threads + MessagePorts, production) and `SimRuntime` (one thread, seeded
  * scheduler, virtual clock, in-memory disk; tests and the deterministic simulation).
  */
-import type { ActorId, Envelope } from './actor';
+import type { ActorId, Clock, Envelope, Timers } from './actor';
 
 /** Where an actor runs: a broker's own pool of `num.io.threads` workers, or the controller's worker. */
 export type Placement = { pool: 'broker'; brokerId: number } | { pool: 'controller' };
@@ -15,6 +15,10 @@ export type Placement = { pool: 'broker'; brokerId: number } | { pool: 'controll
  */
 export interface Endpoint {
   readonly id: ActorId;
+  /** The runtime's clock (virtual time in the simulation), for deadlines kept by non-actor code. */
+  readonly clock: Clock;
+  /** Timers on the endpoint's thread, driven by the same clock (cancelled when the runtime shuts down). */
+  readonly timers: Timers;
   send(to: ActorId, type: string, body: unknown): void;
   /** Resolves with the reply body; rejects with RequestTimeoutError after `timeoutMs`. */
   request<T = unknown>(to: ActorId, type: string, body: unknown, timeoutMs: number): Promise<T>;

@@ -167,7 +167,7 @@ export class SimRuntime implements Runtime, EndpointTransport {
   endpoint(id: ActorId): Endpoint {
     assert(!this.closed, `runtime is shut down: cannot create endpoint ${id}`);
     assert(!this.endpoints.has(id) && !this.actors.has(id), `address ${id} is already in use`);
-    const endpoint = new LocalEndpoint(id, this, this.timersFor(id), this.log);
+    const endpoint = new LocalEndpoint(id, this, this.clock, this.timersFor(id), this.log);
     this.endpoints.set(id, endpoint);
     return endpoint;
   }

@@ -33,7 +33,7 @@ import { chooseWorker } from './placement';
 import { resolveActorKind } from './registry';
 import type { ModuleRef } from './registry';
 import type { Endpoint, Placement, Runtime } from './runtime';
-import { TrackedTimers } from './system-time';
+import { systemClock, TrackedTimers } from './system-time';
 import { WorkerExitedError, WorkerSlot } from './worker-slot';
 import type { BounceReason, FromWorker, WorkerInit } from './worker-protocol';
 
@@ -178,7 +178,7 @@ export class ThreadRuntime implements Runtime, EndpointTransport {
   endpoint(id: ActorId): Endpoint {
     assert(!this.closed, `runtime is shut down: cannot create endpoint ${id}`);
     assert(!this.endpoints.has(id) && !this.actors.has(id), `address ${id} is already in use`);
-    const endpoint = new LocalEndpoint(id, this, this.timers, this.log);
+    const endpoint = new LocalEndpoint(id, this, systemClock, this.timers, this.log);
     this.endpoints.set(id, endpoint);
     return endpoint;
   }

@@ -1,17 +1,13 @@
 /**
- * AlterConfigs (key 33), v0-2: replaces a topic's whole set of config overrides (the legacy API;
+ * AlterConfigs (key 33): replaces a topic's whole set of config overrides (the legacy API;
  * IncrementalAlterConfigs is the one to use). Broker configs are static in Skiff.
  */
 import { ApiKey } from '../../protocol/api-keys';
 import type { ApiHandler } from '../api-handler';
+import type { AlterConfigsRequest, AlterConfigsResponse } from '../../protocol/schema/alter-configs';
 import { alterTopicResources } from './incremental-alter-configs';
 
-interface AlterConfigsRequest {
-  resources: { resourceType: number; resourceName: string; configs: { name: string; value: string | null }[] }[];
-  validateOnly: boolean;
-}
-
-export const alterConfigsHandler: ApiHandler<AlterConfigsRequest> = {
+export const alterConfigsHandler: ApiHandler<typeof AlterConfigsRequest, typeof AlterConfigsResponse> = {
   apiKey: ApiKey.AlterConfigs,
   name: 'AlterConfigs',
   minVersion: 0,

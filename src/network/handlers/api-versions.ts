@@ -1,5 +1,5 @@
 /**
- * ApiVersions (key 18), v0-5; v3 is flexible, but its response header stays v0 (KIP-511).
+ * ApiVersions (key 18); v3 is flexible, but its response header stays v0 (KIP-511).
  * The list is built from the registered handlers, so it cannot drift from what we serve.
  *
  * v5 (KIP-1242): a client may name the cluster and node it means to reach. As Kafka 4.4 answers
@@ -10,13 +10,13 @@
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
 import type { ApiHandler } from '../api-handler';
+import type {
+  ApiVersionsRequest,
+  ApiVersionsResponse,
+  ApiVersionsRequestData,
+} from '../../protocol/schema/api-versions';
 
-interface ApiVersionsRequest {
-  clusterId?: string | null;
-  nodeId?: number;
-}
-
-export const apiVersionsHandler: ApiHandler<ApiVersionsRequest> = {
+export const apiVersionsHandler: ApiHandler<typeof ApiVersionsRequest, typeof ApiVersionsResponse> = {
   apiKey: ApiKey.ApiVersions,
   name: 'ApiVersions',
   minVersion: 0,
@@ -33,7 +33,7 @@ export const apiVersionsHandler: ApiHandler<ApiVersionsRequest> = {
 };
 
 /** KIP-1242's target check: the error for a v5 request naming `clusterId`/`nodeId`, or NONE. */
-function targetError(body: ApiVersionsRequest, clusterId: string, nodeId: number): number {
+function targetError(body: ApiVersionsRequestData, clusterId: string, nodeId: number): number {
   const wantedCluster = body.clusterId ?? null;
   const wantedNode = body.nodeId ?? -1;
   if (wantedCluster === null && wantedNode === -1) return ErrorCode.NONE;

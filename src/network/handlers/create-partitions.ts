@@ -1,17 +1,12 @@
 /**
- * CreatePartitions (key 37), v0-3 (KIP-195): raises a topic's partition count through the
+ * CreatePartitions (key 37) (KIP-195): raises a topic's partition count through the
  * controller; the new partitions' replicas serve before the response.
  */
 import { ApiKey } from '../../protocol/api-keys';
 import type { ApiHandler } from '../api-handler';
+import type { CreatePartitionsRequest, CreatePartitionsResponse } from '../../protocol/schema/create-partitions';
 
-interface CreatePartitionsRequest {
-  topics: { name: string; count: number; assignments: { brokerIds: number[] }[] | null }[];
-  timeoutMs: number;
-  validateOnly: boolean;
-}
-
-export const createPartitionsHandler: ApiHandler<CreatePartitionsRequest> = {
+export const createPartitionsHandler: ApiHandler<typeof CreatePartitionsRequest, typeof CreatePartitionsResponse> = {
   apiKey: ApiKey.CreatePartitions,
   name: 'CreatePartitions',
   minVersion: 0,

@@ -1,25 +1,14 @@
 /**
- * CreateTopics (key 19), v0-7, through the controller. Explicit replica assignments are honoured when
+ * CreateTopics (key 19), through the controller. Explicit replica assignments are honoured when
  * they name registered brokers (one broker for now). From v5 the response echoes partitions,
  * replication factor and the topic's config overrides.
  */
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
 import type { ApiHandler } from '../api-handler';
+import type { CreateTopicsRequest, CreateTopicsResponse } from '../../protocol/schema/create-topics';
 
-interface CreateTopicsRequest {
-  topics: {
-    name: string;
-    numPartitions: number;
-    replicationFactor: number;
-    assignments: { partitionIndex: number; brokerIds: number[] }[];
-    configs: { name: string; value: string | null }[];
-  }[];
-  timeoutMs: number;
-  validateOnly: boolean;
-}
-
-export const createTopicsHandler: ApiHandler<CreateTopicsRequest> = {
+export const createTopicsHandler: ApiHandler<typeof CreateTopicsRequest, typeof CreateTopicsResponse> = {
   apiKey: ApiKey.CreateTopics,
   name: 'CreateTopics',
   minVersion: 0,

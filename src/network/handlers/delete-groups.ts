@@ -1,11 +1,15 @@
 /**
- * DeleteGroups (key 42), v0-3: removes Empty groups with their committed offsets (tombstones in
+ * DeleteGroups (key 42): removes Empty groups with their committed offsets (tombstones in
  * __consumer_offsets); a group with members gets NON_EMPTY_GROUP, an unknown one GROUP_ID_NOT_FOUND.
  * v3 adds an error message (Kafka 4.4).
  */
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode, errorName } from '../../protocol/error-codes';
-import type { DeleteGroupsRequestData } from '../../protocol/schema/delete-groups';
+import type {
+  DeleteGroupsRequest,
+  DeleteGroupsRequestData,
+  DeleteGroupsResponse,
+} from '../../protocol/schema/delete-groups';
 import type { ApiHandler } from '../api-handler';
 import { askCoordinator } from './group-routing';
 
@@ -14,7 +18,7 @@ const MESSAGES: Record<number, (groupId: string) => string> = {
   [ErrorCode.NON_EMPTY_GROUP]: (g) => `Group ${g} is not empty.`,
 };
 
-export const deleteGroupsHandler: ApiHandler<DeleteGroupsRequestData> = {
+export const deleteGroupsHandler: ApiHandler<typeof DeleteGroupsRequest, typeof DeleteGroupsResponse> = {
   apiKey: ApiKey.DeleteGroups,
   name: 'DeleteGroups',
   minVersion: 0,

@@ -1,19 +1,15 @@
 /**
- * DeleteRecords (key 21), v0-2 (KIP-107): moves each partition's log start offset up to the given
+ * DeleteRecords (key 21) (KIP-107): moves each partition's log start offset up to the given
  * offset (-1 = the high watermark); whole segments below it are deleted, and fetches below it get
  * OFFSET_OUT_OF_RANGE. An offset past the high watermark gets OFFSET_OUT_OF_RANGE.
  */
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
 import type { ApiHandler } from '../api-handler';
+import type { DeleteRecordsRequest, DeleteRecordsResponse } from '../../protocol/schema/delete-records';
 import { leaderFor } from './leader-lookup';
 
-interface DeleteRecordsRequest {
-  topics: { name: string; partitions: { partitionIndex: number; offset: number }[] }[];
-  timeoutMs: number;
-}
-
-export const deleteRecordsHandler: ApiHandler<DeleteRecordsRequest> = {
+export const deleteRecordsHandler: ApiHandler<typeof DeleteRecordsRequest, typeof DeleteRecordsResponse> = {
   apiKey: ApiKey.DeleteRecords,
   name: 'DeleteRecords',
   minVersion: 0,

@@ -1,17 +1,12 @@
 /**
- * DeleteTopics (key 20), v0-6 (topic names up to v5; names or topic IDs from v6), through the
+ * DeleteTopics (key 20) (topic names up to v5; names or topic IDs from v6), through the
  * controller; the topic's replicas close and remove their partition directories.
  */
 import { ApiKey } from '../../protocol/api-keys';
 import type { ApiHandler } from '../api-handler';
+import type { DeleteTopicsRequest, DeleteTopicsResponse } from '../../protocol/schema/delete-topics';
 
-interface DeleteTopicsRequest {
-  topics: { name: string | null; topicId: string }[];
-  topicNames: string[];
-  timeoutMs: number;
-}
-
-export const deleteTopicsHandler: ApiHandler<DeleteTopicsRequest> = {
+export const deleteTopicsHandler: ApiHandler<typeof DeleteTopicsRequest, typeof DeleteTopicsResponse> = {
   apiKey: ApiKey.DeleteTopics,
   name: 'DeleteTopics',
   minVersion: 0,

@@ -1,17 +1,13 @@
 /**
- * DescribeCluster (key 60), v0-1 (KIP-700): the cluster id, controller and brokers that Metadata
+ * DescribeCluster (key 60) (KIP-700): the cluster id, controller and brokers that Metadata
  * v11+ no longer carries, for admin clients.
  */
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
 import type { ApiHandler } from '../api-handler';
+import type { DescribeClusterRequest, DescribeClusterResponse } from '../../protocol/schema/describe-cluster';
 
-interface DescribeClusterRequest {
-  includeClusterAuthorizedOperations: boolean;
-  endpointType: number;
-}
-
-export const describeClusterHandler: ApiHandler<DescribeClusterRequest> = {
+export const describeClusterHandler: ApiHandler<typeof DescribeClusterRequest, typeof DescribeClusterResponse> = {
   apiKey: ApiKey.DescribeCluster,
   name: 'DescribeCluster',
   minVersion: 0,

@@ -1,19 +1,14 @@
 /**
- * DescribeConfigs (key 32), v0-4: topic configs with their effective values and sources (KIP-226's
+ * DescribeConfigs (key 32): topic configs with their effective values and sources (KIP-226's
  * synonyms from v1, types and documentation from v3), and this broker's static configs.
  */
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
 import type { ApiHandler } from '../api-handler';
+import type { DescribeConfigsRequest, DescribeConfigsResponse } from '../../protocol/schema/describe-configs';
 import { describeBrokerConfigs, describeTopicConfigs, ResourceType } from './config-resources';
 
-interface DescribeConfigsRequest {
-  resources: { resourceType: number; resourceName: string; configurationKeys: string[] | null }[];
-  includeSynonyms: boolean;
-  includeDocumentation: boolean;
-}
-
-export const describeConfigsHandler: ApiHandler<DescribeConfigsRequest> = {
+export const describeConfigsHandler: ApiHandler<typeof DescribeConfigsRequest, typeof DescribeConfigsResponse> = {
   apiKey: ApiKey.DescribeConfigs,
   name: 'DescribeConfigs',
   minVersion: 0,

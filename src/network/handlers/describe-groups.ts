@@ -1,18 +1,22 @@
 /**
- * DescribeGroups (key 15), v0-6: state, protocol and members of each group (member metadata and
+ * DescribeGroups (key 15): state, protocol and members of each group (member metadata and
  * assignment only while Stable, as Kafka's ClassicGroup.describe). An unknown group is Dead; from
  * v6 it also gets GROUP_ID_NOT_FOUND with a message (KIP-1043), before v6 no error.
  */
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
-import type { DescribeGroupsRequestData } from '../../protocol/schema/describe-groups';
+import type {
+  DescribeGroupsRequest,
+  DescribeGroupsRequestData,
+  DescribeGroupsResponse,
+} from '../../protocol/schema/describe-groups';
 import type { DescribedGroup } from '../../group/group-coordinator-actor';
 import type { ApiHandler } from '../api-handler';
 import { askCoordinator } from './group-routing';
 
 const AUTHORIZED_OPERATIONS_OMITTED = -2147483648;
 
-export const describeGroupsHandler: ApiHandler<DescribeGroupsRequestData> = {
+export const describeGroupsHandler: ApiHandler<typeof DescribeGroupsRequest, typeof DescribeGroupsResponse> = {
   apiKey: ApiKey.DescribeGroups,
   name: 'DescribeGroups',
   minVersion: 0,

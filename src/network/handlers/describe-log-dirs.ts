@@ -1,17 +1,14 @@
 /**
- * DescribeLogDirs (key 35), v0-5 (KIP-113): each log dir with the size in bytes of every partition it
+ * DescribeLogDirs (key 35) (KIP-113): each log dir with the size in bytes of every partition it
  * holds (offsetLag 0: there are no future replicas), from v4 the dir's total and usable bytes, and
  * from v5 whether it is cordoned (KIP-1066; Skiff never cordons a log dir: false).
  */
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
 import type { ApiHandler } from '../api-handler';
+import type { DescribeLogDirsRequest, DescribeLogDirsResponse } from '../../protocol/schema/describe-log-dirs';
 
-interface DescribeLogDirsRequest {
-  topics: { topic: string; partitions: number[] }[] | null;
-}
-
-export const describeLogDirsHandler: ApiHandler<DescribeLogDirsRequest> = {
+export const describeLogDirsHandler: ApiHandler<typeof DescribeLogDirsRequest, typeof DescribeLogDirsResponse> = {
   apiKey: ApiKey.DescribeLogDirs,
   name: 'DescribeLogDirs',
   minVersion: 0,

@@ -1,5 +1,5 @@
 /**
- * ElectLeaders (key 43), v0-2 (KIP-183 preferred elections, KIP-460 election types). Answered from
+ * ElectLeaders (key 43) (KIP-183 preferred elections, KIP-460 election types). Answered from
  * the metadata cache, as Kafka 4.4 answers on a healthy cluster (checked against the Kafka fixture,
  * test/oracle scenario `elect-leaders`):
  *
@@ -19,16 +19,11 @@ import type { PartitionState, TopicState } from '../../controller/metadata-recor
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
 import type { ApiHandler } from '../api-handler';
+import type { ElectLeadersRequest, ElectLeadersResponse } from '../../protocol/schema/elect-leaders';
 
 /** Kafka's ElectionType values. */
 export const PREFERRED_ELECTION = 0;
 export const UNCLEAN_ELECTION = 1;
-
-interface ElectLeadersRequest {
-  electionType: number;
-  topicPartitions: { topic: string; partitions: number[] }[] | null;
-  timeoutMs: number;
-}
 
 interface PartitionResult {
   partitionId: number;
@@ -36,7 +31,7 @@ interface PartitionResult {
   errorMessage: string | null;
 }
 
-export const electLeadersHandler: ApiHandler<ElectLeadersRequest> = {
+export const electLeadersHandler: ApiHandler<typeof ElectLeadersRequest, typeof ElectLeadersResponse> = {
   apiKey: ApiKey.ElectLeaders,
   name: 'ElectLeaders',
   minVersion: 0,

@@ -1,5 +1,5 @@
 /**
- * Fetch (key 1), v4-12 (Kafka 4 also starts at v4; v0-3 carried message formats 0/1). Consumers read
+ * Fetch (key 1); versions below 4 carried message formats 0/1 and are not served, as in Kafka 4. Consumers read
  * from the leader up to the high watermark; the bytes come from the segment files through the replica
  * actor and go to the socket unchanged. Long poll: the response waits until min_bytes are available or
  * max_wait_ms passes (the replicas signal new data through `watch`). max_bytes bounds the response
@@ -12,23 +12,9 @@ import { ErrorCode } from '../../protocol/error-codes';
 import { batchSizeAt } from '../../protocol/record-batch/view';
 import type { FetchReply } from '../../replica/replica-actor';
 import type { ApiHandler } from '../api-handler';
-import { leaderFor } from './leader-lookup';
+import type { FetchRequest, FetchResponse, FetchRequestData } from '../../protocol/schema/fetch';
+import { leaderEpochError, leaderFor } from './leader-lookup';
 import type { BrokerContext } from '../broker-context';
-
-interface FetchPartitionRequest {
-  partition: number;
-  currentLeaderEpoch: number;
-  fetchOffset: number;
-  partitionMaxBytes: number;
-}
-interface FetchRequest {
-  replicaId: number;
-  maxWaitMs: number;
-  minBytes: number;
-  maxBytes: number;
-  isolationLevel: number;
-  topics: { topic: string; topicId: string; partitions: FetchPartitionRequest[] }[];
-}
 
 interface PartitionResult {
   partitionIndex: number;
@@ -46,7 +32,7 @@ const EMPTY = Buffer.alloc(0);
 /** A cap on one long poll, whatever the client asks (Kafka has none; this bounds held requests). */
 const MAX_WAIT_CAP_MS = 60_000;
 
-export const fetchHandler: ApiHandler<FetchRequest> = {
+export const fetchHandler: ApiHandler<typeof FetchRequest, typeof FetchResponse> = {
   apiKey: ApiKey.Fetch,
   name: 'Fetch',
   minVersion: 4,
@@ -60,10 +46,14 @@ export const fetchHandler: ApiHandler<FetchRequest> = {
     }
     const unknownTopicCode = apiVersion >= 13 ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
     const maxWaitMs = Math.min(Math.max(0, body.maxWaitMs), MAX_WAIT_CAP_MS);
-    const deadline = Date.now() + maxWaitMs;
+    const deadlineMs = broker.clock.monotonicMs() + maxWaitMs;
     let results = await readAll(body, broker, unknownTopicCode);
-    while (totalBytes(results) < Math.max(1, body.minBytes) && !hasError(results) && Date.now() < deadline) {
-      const woke = await waitForData(body, results, broker, deadline - Date.now());
+    while (
+      totalBytes(results) < Math.max(1, body.minBytes) &&
+      !hasError(results) &&
+      broker.clock.monotonicMs() < deadlineMs
+    ) {
+      const woke = await waitForData(body, results, broker, deadlineMs - broker.clock.monotonicMs());
       if (!woke) break;
       results = await readAll(body, broker, unknownTopicCode);
     }
@@ -101,16 +91,7 @@ function emptyResult(partitionIndex: number, errorCode: number): PartitionResult
   };
 }
 
-/** Checks the client's view of the leader epoch (KIP-320): -1 skips the check. */
-function epochError(broker: BrokerContext, topic: string, partition: number, currentLeaderEpoch: number): number {
-  if (currentLeaderEpoch < 0) return ErrorCode.NONE;
-  const leaderEpoch = broker.topic(topic)?.partitions[partition]?.leaderEpoch ?? -1;
-  if (currentLeaderEpoch > leaderEpoch) return ErrorCode.UNKNOWN_LEADER_EPOCH;
-  if (currentLeaderEpoch < leaderEpoch) return ErrorCode.FENCED_LEADER_EPOCH;
-  return ErrorCode.NONE;
-}
-
-async function readAll(body: FetchRequest, broker: BrokerContext, unknownTopicCode: number) {
+async function readAll(body: FetchRequestData, broker: BrokerContext, unknownTopicCode: number) {
   const responseMaxBytes = body.maxBytes > 0 ? body.maxBytes : 0x7fffffff;
   const readCommitted = body.isolationLevel === 1;
   const reads = body.topics.map((t) => ({
@@ -120,7 +101,7 @@ async function readAll(body: FetchRequest, broker: BrokerContext, unknownTopicCo
       const leader = leaderFor(broker, t.topic, p.partition, unknownTopicCode);
       if ('errorCode' in leader) return emptyResult(p.partition, leader.errorCode);
       const { replica } = leader;
-      const epochCode = epochError(broker, t.topic, p.partition, p.currentLeaderEpoch);
+      const epochCode = leaderEpochError(leader.topic, p.partition, p.currentLeaderEpoch);
       if (epochCode !== ErrorCode.NONE) return emptyResult(p.partition, epochCode);
       try {
         const reply = await broker.endpoint.request<FetchReply>(
@@ -184,7 +165,7 @@ function enforceResponseMaxBytes(results: { partitions: PartitionResult[] }[], m
 
 /** Resolves true when some partition has data past its fetch offset, false at the deadline. */
 function waitForData(
-  body: FetchRequest,
+  body: FetchRequestData,
   results: { partitions: PartitionResult[] }[],
   broker: BrokerContext,
   remainingMs: number,
@@ -194,10 +175,10 @@ function waitForData(
     const finish = (value: boolean) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
+      broker.timers.clearTimeout(timer);
       resolve(value);
     };
-    const timer = setTimeout(() => finish(false), Math.max(0, remainingMs));
+    const timer = broker.timers.setTimeout(() => finish(false), Math.max(0, remainingMs));
     body.topics.forEach((t, ti) =>
       t.partitions.forEach((p, pi) => {
         const replica = broker.leaderReplica(t.topic, p.partition);

@@ -1,5 +1,5 @@
 /**
- * FindCoordinator (key 10), v0-6. Key type 0 (group): the coordinator is the leader of the group's
+ * FindCoordinator (key 10). Key type 0 (group): the coordinator is the leader of the group's
  * __consumer_offsets partition, abs(hashCode(group)) % offsets.topic.num.partitions; the topic is
  * created at the first such request, as Kafka does. Key type 1 (transaction): this broker (Skiff has
  * no transaction coordinator; transactional producers fail at InitProducerId). Other key types get
@@ -10,13 +10,9 @@
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
 import type { ApiHandler, RequestContext } from '../api-handler';
+import type { FindCoordinatorRequest, FindCoordinatorResponse } from '../../protocol/schema/find-coordinator';
 import { OFFSETS_TOPIC, offsetsPartitionFor } from '../../group/offsets-records';
 
-interface FindCoordinatorRequest {
-  key: string;
-  keyType: number;
-  coordinatorKeys: string[];
-}
 interface Coordinator {
   key: string;
   nodeId: number;
@@ -64,7 +60,7 @@ async function coordinatorOf(ctx: RequestContext, key: string, keyType: number):
   return { key, nodeId: node.nodeId, host: node.host, port: node.port, errorCode: ErrorCode.NONE, errorMessage: null };
 }
 
-export const findCoordinatorHandler: ApiHandler<FindCoordinatorRequest> = {
+export const findCoordinatorHandler: ApiHandler<typeof FindCoordinatorRequest, typeof FindCoordinatorResponse> = {
   apiKey: ApiKey.FindCoordinator,
   name: 'FindCoordinator',
   minVersion: 0,

@@ -1,12 +1,12 @@
 /**
- * Heartbeat (key 12), v0-4: keeps a member's session alive; REBALANCE_IN_PROGRESS tells it to rejoin.
+ * Heartbeat (key 12): keeps a member's session alive; REBALANCE_IN_PROGRESS tells it to rejoin.
  */
 import { ApiKey } from '../../protocol/api-keys';
-import type { HeartbeatRequestData } from '../../protocol/schema/heartbeat';
+import type { HeartbeatRequest, HeartbeatRequestData, HeartbeatResponse } from '../../protocol/schema/heartbeat';
 import type { ApiHandler } from '../api-handler';
 import { askCoordinator } from './group-routing';
 
-export const heartbeatHandler: ApiHandler<HeartbeatRequestData> = {
+export const heartbeatHandler: ApiHandler<typeof HeartbeatRequest, typeof HeartbeatResponse> = {
   apiKey: ApiKey.Heartbeat,
   name: 'Heartbeat',
   minVersion: 0,

@@ -1,22 +1,17 @@
 /**
- * IncrementalAlterConfigs (key 44), v0-1 (KIP-339): SET, DELETE, APPEND and SUBTRACT on a topic's
+ * IncrementalAlterConfigs (key 44) (KIP-339): SET, DELETE, APPEND and SUBTRACT on a topic's
  * config overrides, through the controller; replicas apply the new effective config before the
  * response. Invalid values get INVALID_CONFIG with the reason. Broker configs are static in Skiff.
  */
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
 import type { ApiHandler } from '../api-handler';
+import type {
+  IncrementalAlterConfigsRequest,
+  IncrementalAlterConfigsResponse,
+} from '../../protocol/schema/incremental-alter-configs';
 import type { BrokerContext } from '../broker-context';
 import { ResourceType } from './config-resources';
-
-interface IncrementalAlterConfigsRequest {
-  resources: {
-    resourceType: number;
-    resourceName: string;
-    configs: { name: string; configOperation: number; value: string | null }[];
-  }[];
-  validateOnly: boolean;
-}
 
 const OPERATIONS = ['set', 'delete', 'append', 'subtract'] as const;
 
@@ -68,7 +63,10 @@ export async function alterTopicResources(
   }));
 }
 
-export const incrementalAlterConfigsHandler: ApiHandler<IncrementalAlterConfigsRequest> = {
+export const incrementalAlterConfigsHandler: ApiHandler<
+  typeof IncrementalAlterConfigsRequest,
+  typeof IncrementalAlterConfigsResponse
+> = {
   apiKey: ApiKey.IncrementalAlterConfigs,
   name: 'IncrementalAlterConfigs',
   minVersion: 0,

@@ -1,5 +1,5 @@
 /** Every API this broker serves: one handler file per Kafka API. ApiVersions lists exactly these. */
-import type { ApiHandler } from '../api-handler';
+import type { AnyApiHandler } from '../api-handler';
 import { apiVersionsHandler } from './api-versions';
 import { createTopicsHandler } from './create-topics';
 import { deleteTopicsHandler } from './delete-topics';
@@ -29,7 +29,7 @@ import { deleteGroupsHandler } from './delete-groups';
 import { offsetDeleteHandler } from './offset-delete';
 import { electLeadersHandler } from './elect-leaders';
 
-export const allHandlers: ApiHandler[] = [
+export const allHandlers: AnyApiHandler[] = [
   produceHandler,
   fetchHandler,
   listOffsetsHandler,

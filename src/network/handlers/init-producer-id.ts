@@ -1,5 +1,5 @@
 /**
- * InitProducerId (key 22), v0-4: gives an idempotent producer (KIP-98; the Java producer's default)
+ * InitProducerId (key 22): gives an idempotent producer (KIP-98; the Java producer's default)
  * a fresh producer id at epoch 0 from the controller, which records the allocation in its metadata
  * log so ids are never reused after a restart. Transactional ids need a transaction coordinator,
  * which Skiff does not have yet: they get TRANSACTIONAL_ID_AUTHORIZATION_FAILED, a fatal error the
@@ -8,15 +8,9 @@
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
 import type { ApiHandler } from '../api-handler';
+import type { InitProducerIdRequest, InitProducerIdResponse } from '../../protocol/schema/init-producer-id';
 
-interface InitProducerIdRequest {
-  transactionalId: string | null;
-  transactionTimeoutMs: number;
-  producerId: number;
-  producerEpoch: number;
-}
-
-export const initProducerIdHandler: ApiHandler<InitProducerIdRequest> = {
+export const initProducerIdHandler: ApiHandler<typeof InitProducerIdRequest, typeof InitProducerIdResponse> = {
   apiKey: ApiKey.InitProducerId,
   name: 'InitProducerId',
   minVersion: 0,

@@ -1,16 +1,16 @@
 /**
- * JoinGroup (key 11), v0-9 (Kafka 4.1+ serves v0-1 again, KAFKA-19444). Held by the group's
+ * JoinGroup (key 11) (Kafka 4.1+ serves v0-1 again, KAFKA-19444). Held by the group's
  * coordinator until the join phase completes (src/group/group-coordinator-actor.ts). v4+ members
  * without an id get MEMBER_ID_REQUIRED and rejoin with the id handed out (KIP-394); v5+ static
  * membership (KIP-345); v7+ ProtocolType/ProtocolName nullable in the response (KIP-559).
  */
 import { ApiKey } from '../../protocol/api-keys';
-import type { JoinGroupRequestData } from '../../protocol/schema/join-group';
+import type { JoinGroupRequest, JoinGroupRequestData, JoinGroupResponse } from '../../protocol/schema/join-group';
 import type { JoinResult } from '../../group/group-coordinator-actor';
 import type { ApiHandler } from '../api-handler';
 import { askCoordinator, isBareError } from './group-routing';
 
-export const joinGroupHandler: ApiHandler<JoinGroupRequestData> = {
+export const joinGroupHandler: ApiHandler<typeof JoinGroupRequest, typeof JoinGroupResponse> = {
   apiKey: ApiKey.JoinGroup,
   name: 'JoinGroup',
   minVersion: 0,

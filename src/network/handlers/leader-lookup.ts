@@ -25,3 +25,17 @@ export function leaderFor(
   const exists = partition >= 0 && partition < state.partitions.length;
   return { errorCode: exists ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
 }
+
+/**
+ * The client's view of the partition's leader epoch against the metadata cache (KIP-320), as Kafka's
+ * Partition.checkCurrentLeaderEpoch: -1 (no epoch given) skips the check; an epoch newer than ours is
+ * UNKNOWN_LEADER_EPOCH (our metadata lags), an older one FENCED_LEADER_EPOCH (the client's lags);
+ * NONE when they match.
+ */
+export function leaderEpochError(topic: TopicState, partition: number, currentLeaderEpoch: number): number {
+  if (currentLeaderEpoch < 0) return ErrorCode.NONE;
+  const leaderEpoch = topic.partitions[partition]?.leaderEpoch ?? -1;
+  if (currentLeaderEpoch > leaderEpoch) return ErrorCode.UNKNOWN_LEADER_EPOCH;
+  if (currentLeaderEpoch < leaderEpoch) return ErrorCode.FENCED_LEADER_EPOCH;
+  return ErrorCode.NONE;
+}

@@ -1,16 +1,16 @@
 /**
- * LeaveGroup (key 13), v0-5. v0-2 name one member; v3+ a batch of members, static ones by
+ * LeaveGroup (key 13). v0-2 name one member; v3+ a batch of members, static ones by
  * group.instance.id (KIP-345). As in Kafka's LeaveGroupResponse, v0-2 carry the first member error
  * as the top-level error.
  */
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
-import type { LeaveGroupRequestData } from '../../protocol/schema/leave-group';
+import type { LeaveGroupRequest, LeaveGroupRequestData, LeaveGroupResponse } from '../../protocol/schema/leave-group';
 import type { LeaveResult } from '../../group/group-coordinator-actor';
 import type { ApiHandler } from '../api-handler';
 import { askCoordinator, isBareError } from './group-routing';
 
-export const leaveGroupHandler: ApiHandler<LeaveGroupRequestData> = {
+export const leaveGroupHandler: ApiHandler<typeof LeaveGroupRequest, typeof LeaveGroupResponse> = {
   apiKey: ApiKey.LeaveGroup,
   name: 'LeaveGroup',
   minVersion: 0,

@@ -1,15 +1,15 @@
 /**
- * ListGroups (key 16), v0-5: every group on this broker's coordinators, filtered by state (v4,
+ * ListGroups (key 16): every group on this broker's coordinators, filtered by state (v4,
  * KIP-518) and type (v5, KIP-848: all of Skiff's groups are "classic"). A coordinator still loading
  * makes the answer COORDINATOR_LOAD_IN_PROGRESS, as in Kafka.
  */
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
-import type { ListGroupsRequestData } from '../../protocol/schema/list-groups';
+import type { ListGroupsRequest, ListGroupsRequestData, ListGroupsResponse } from '../../protocol/schema/list-groups';
 import type { ListedGroup } from '../../group/group-coordinator-actor';
 import type { ApiHandler } from '../api-handler';
 
-export const listGroupsHandler: ApiHandler<ListGroupsRequestData> = {
+export const listGroupsHandler: ApiHandler<typeof ListGroupsRequest, typeof ListGroupsResponse> = {
   apiKey: ApiKey.ListGroups,
   name: 'ListGroups',
   minVersion: 0,

@@ -1,5 +1,5 @@
 /**
- * ListOffsets (key 2), v0-11. Timestamp -2 is the log start offset (earliest), -1 the high watermark
+ * ListOffsets (key 2). Timestamp -2 is the log start offset (earliest), -1 the high watermark
  * (latest; with no transactions the LSO equals it), -3 the record with the largest timestamp
  * (KIP-734), a timestamp >= 0 the first record at or after it (KIP-79). v0 answers in
  * `oldStyleOffsets`. Without tiered storage, -4 (earliest local, KIP-405) is the log start offset
@@ -11,6 +11,7 @@ import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
 import type { ListOffsetReply } from '../../replica/replica-actor';
 import type { ApiHandler } from '../api-handler';
+import type { ListOffsetsRequest, ListOffsetsResponse } from '../../protocol/schema/list-offsets';
 import { leaderFor } from './leader-lookup';
 
 /** The first ListOffsets version that accepts each special (negative) timestamp. */
@@ -23,13 +24,7 @@ const SPECIAL_TIMESTAMP_MIN_VERSION = new Map<number, number>([
   [-6, 11],
 ]);
 
-interface ListOffsetsRequest {
-  replicaId: number;
-  isolationLevel: number;
-  topics: { name: string; partitions: { partitionIndex: number; currentLeaderEpoch: number; timestamp: number }[] }[];
-}
-
-export const listOffsetsHandler: ApiHandler<ListOffsetsRequest> = {
+export const listOffsetsHandler: ApiHandler<typeof ListOffsetsRequest, typeof ListOffsetsResponse> = {
   apiKey: ApiKey.ListOffsets,
   name: 'ListOffsets',
   minVersion: 0,

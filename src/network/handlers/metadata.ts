@@ -1,5 +1,5 @@
 /**
- * Metadata (key 3), v0-12. Topics are auto-created (with num.partitions) only when the request
+ * Metadata (key 3). Topics are auto-created (with num.partitions) only when the request
  * allows it (always below v4; the allowAutoTopicCreation flag from v4) and auto.create.topics.enable
  * is true: Kafka's rule. An empty topic list means "all topics" at v0 only; a null list (v1+) means all.
  */
@@ -8,16 +8,12 @@ import { ErrorCode } from '../../protocol/error-codes';
 import { topicNameInvalidReason } from '../../controller/topic-names';
 import type { TopicState } from '../../controller/metadata-records';
 import type { ApiHandler } from '../api-handler';
+import type { MetadataRequest, MetadataResponse } from '../../protocol/schema/metadata';
 import type { BrokerContext } from '../broker-context';
 
 const ZERO_UUID = 'AAAAAAAAAAAAAAAAAAAAAA';
 
-interface MetadataRequest {
-  topics: { topicId: string; name: string | null }[] | null;
-  allowAutoTopicCreation: boolean;
-}
-
-export const metadataHandler: ApiHandler<MetadataRequest> = {
+export const metadataHandler: ApiHandler<typeof MetadataRequest, typeof MetadataResponse> = {
   apiKey: ApiKey.Metadata,
   name: 'Metadata',
   minVersion: 0,

@@ -1,5 +1,5 @@
 /**
- * OffsetCommit (key 8), v2-10 (Kafka 4 removed v0-1, KIP-896). Topics are checked against the
+ * OffsetCommit (key 8) (Kafka 4 removed v0-1, KIP-896). Topics are checked against the
  * metadata here (UNKNOWN_TOPIC_OR_PARTITION, or UNKNOWN_TOPIC_ID for v10's topic ids, KIP-848), the
  * rest goes to the group's coordinator, which validates the member and generation and writes the
  * offsets to __consumer_offsets with acks=all before answering. A commit with generation -1 and no
@@ -8,12 +8,16 @@
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
 import { ZERO_UUID } from '../../protocol/primitives';
-import type { OffsetCommitRequestData } from '../../protocol/schema/offset-commit';
+import type {
+  OffsetCommitRequest,
+  OffsetCommitRequestData,
+  OffsetCommitResponse,
+} from '../../protocol/schema/offset-commit';
 import type { CommitRequest, CommitResult } from '../../group/group-coordinator-actor';
 import type { ApiHandler } from '../api-handler';
 import { askCoordinator, isBareError } from './group-routing';
 
-export const offsetCommitHandler: ApiHandler<OffsetCommitRequestData> = {
+export const offsetCommitHandler: ApiHandler<typeof OffsetCommitRequest, typeof OffsetCommitResponse> = {
   apiKey: ApiKey.OffsetCommit,
   name: 'OffsetCommit',
   minVersion: 2,

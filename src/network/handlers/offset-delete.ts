@@ -1,17 +1,21 @@
 /**
- * OffsetDelete (key 47), v0 (KIP-496): deletes a group's committed offsets for some partitions.
+ * OffsetDelete (key 47) (KIP-496): deletes a group's committed offsets for some partitions.
  * Refused per partition with GROUP_SUBSCRIBED_TO_TOPIC while a member of a consumer group subscribes
  * to the topic; unknown topics get UNKNOWN_TOPIC_OR_PARTITION; an unknown group GROUP_ID_NOT_FOUND.
  */
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
-import type { OffsetDeleteRequestData } from '../../protocol/schema/offset-delete';
+import type {
+  OffsetDeleteRequest,
+  OffsetDeleteRequestData,
+  OffsetDeleteResponse,
+} from '../../protocol/schema/offset-delete';
 import type { ApiHandler } from '../api-handler';
 import { askCoordinator } from './group-routing';
 
 type Topics = { name: string; partitions: { partitionIndex: number; errorCode: number }[] }[];
 
-export const offsetDeleteHandler: ApiHandler<OffsetDeleteRequestData> = {
+export const offsetDeleteHandler: ApiHandler<typeof OffsetDeleteRequest, typeof OffsetDeleteResponse> = {
   apiKey: ApiKey.OffsetDelete,
   name: 'OffsetDelete',
   minVersion: 0,

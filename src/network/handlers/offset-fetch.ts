@@ -1,5 +1,5 @@
 /**
- * OffsetFetch (key 9), v1-10 (Kafka 4 removed v0). v1-7 ask for one group (v2+: null topics = all
+ * OffsetFetch (key 9) (Kafka 4 removed v0). v1-7 ask for one group (v2+: null topics = all
  * committed offsets; top-level error from v2, per-partition before); v8+ batch groups (KIP-709);
  * v10 names topics by id. A partition without a committed offset, or an unknown group, answers
  * offset -1 with no error (Kafka's behaviour).
@@ -7,7 +7,11 @@
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
 import { ZERO_UUID } from '../../protocol/primitives';
-import type { OffsetFetchRequestData } from '../../protocol/schema/offset-fetch';
+import type {
+  OffsetFetchRequest,
+  OffsetFetchRequestData,
+  OffsetFetchResponse,
+} from '../../protocol/schema/offset-fetch';
 import type { FetchOffsetsRequest, FetchOffsetsResult } from '../../group/group-coordinator-actor';
 import type { ApiHandler, RequestContext } from '../api-handler';
 import { askCoordinator, isBareError } from './group-routing';
@@ -34,7 +38,7 @@ async function fetchGroup(
   };
 }
 
-export const offsetFetchHandler: ApiHandler<OffsetFetchRequestData> = {
+export const offsetFetchHandler: ApiHandler<typeof OffsetFetchRequest, typeof OffsetFetchResponse> = {
   apiKey: ApiKey.OffsetFetch,
   name: 'OffsetFetch',
   minVersion: 1,

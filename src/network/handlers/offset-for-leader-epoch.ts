@@ -1,19 +1,21 @@
 /**
- * OffsetForLeaderEpoch (key 23), v0-4 (KIP-101, KIP-320): for each partition, the end offset of the
+ * OffsetForLeaderEpoch (key 23) (KIP-101, KIP-320): for each partition, the end offset of the
  * requested leader epoch from the leader's epoch cache, which consumers use to detect log truncation
  * after a leader change and followers to find where their log diverges.
  */
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
 import type { ApiHandler } from '../api-handler';
-import { leaderFor } from './leader-lookup';
+import type {
+  OffsetForLeaderEpochRequest,
+  OffsetForLeaderEpochResponse,
+} from '../../protocol/schema/offset-for-leader-epoch';
+import { leaderEpochError, leaderFor } from './leader-lookup';
 
-interface OffsetForLeaderEpochRequest {
-  replicaId: number;
-  topics: { topic: string; partitions: { partition: number; currentLeaderEpoch: number; leaderEpoch: number }[] }[];
-}
-
-export const offsetForLeaderEpochHandler: ApiHandler<OffsetForLeaderEpochRequest> = {
+export const offsetForLeaderEpochHandler: ApiHandler<
+  typeof OffsetForLeaderEpochRequest,
+  typeof OffsetForLeaderEpochResponse
+> = {
   apiKey: ApiKey.OffsetForLeaderEpoch,
   name: 'OffsetForLeaderEpoch',
   minVersion: 0,
@@ -32,11 +34,8 @@ export const offsetForLeaderEpochHandler: ApiHandler<OffsetForLeaderEpochRequest
             });
             const leader = leaderFor(broker, t.topic, p.partition);
             if ('errorCode' in leader) return answer(leader.errorCode);
-            const currentEpoch = leader.topic.partitions[p.partition]!.leaderEpoch;
-            if (p.currentLeaderEpoch >= 0 && p.currentLeaderEpoch > currentEpoch)
-              return answer(ErrorCode.UNKNOWN_LEADER_EPOCH);
-            if (p.currentLeaderEpoch >= 0 && p.currentLeaderEpoch < currentEpoch)
-              return answer(ErrorCode.FENCED_LEADER_EPOCH);
+            const epochCode = leaderEpochError(leader.topic, p.partition, p.currentLeaderEpoch);
+            if (epochCode !== ErrorCode.NONE) return answer(epochCode);
             try {
               const reply = await broker.endpoint.request<{ leaderEpoch: number; endOffset: number }>(
                 leader.replica,

@@ -8,15 +8,9 @@ import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
 import type { ProduceReply } from '../../replica/replica-actor';
 import type { ApiHandler, RequestContext } from '../api-handler';
+import type { ProduceRequest, ProduceResponse, ProduceRequestData } from '../../protocol/schema/produce';
 import { leaderFor } from './leader-lookup';
 import { OFFSETS_TOPIC } from '../../group/offsets-records';
-
-interface ProduceRequest {
-  transactionalId: string | null;
-  acks: number;
-  timeoutMs: number;
-  topicData: { name: string; topicId: string; partitionData: { index: number; records: Buffer | null }[] }[];
-}
 
 /** Extra time beyond the produce timeout before the network layer gives up on a replica's answer. */
 const REPLY_GRACE_MS = 5000;
@@ -31,7 +25,7 @@ function partitionResponse(
   return { index, errorCode, baseOffset, logAppendTimeMs: -1, logStartOffset, recordErrors: [], errorMessage };
 }
 
-function allPartitions(body: ProduceRequest, errorCode: number, message: string | null) {
+function allPartitions(body: ProduceRequestData, errorCode: number, message: string | null) {
   return {
     responses: body.topicData.map((t) => ({
       name: t.name,
@@ -42,13 +36,13 @@ function allPartitions(body: ProduceRequest, errorCode: number, message: string 
   };
 }
 
-export const produceHandler: ApiHandler<ProduceRequest> = {
+export const produceHandler: ApiHandler<typeof ProduceRequest, typeof ProduceResponse> = {
   apiKey: ApiKey.Produce,
   name: 'Produce',
   minVersion: 0,
   maxVersion: 13,
   minSupportedVersion: 3,
-  refuse({ body }: RequestContext<ProduceRequest>) {
+  refuse({ body }: RequestContext<ProduceRequestData>) {
     return allPartitions(body, ErrorCode.UNSUPPORTED_VERSION, 'Produce v0-2 (message format v0/v1) is not supported');
   },
   async handle({ apiVersion, body, broker }) {

@@ -1,10 +1,10 @@
 /**
- * SyncGroup (key 14), v0-5: members fetch their assignment; the leader's request carries every
+ * SyncGroup (key 14): members fetch their assignment; the leader's request carries every
  * member's (opaque) assignment, which the coordinator stores in __consumer_offsets before anyone
  * is answered. v5 checks ProtocolType/ProtocolName (INCONSISTENT_GROUP_PROTOCOL; KIP-559).
  */
 import { ApiKey } from '../../protocol/api-keys';
-import type { SyncGroupRequestData } from '../../protocol/schema/sync-group';
+import type { SyncGroupRequest, SyncGroupRequestData, SyncGroupResponse } from '../../protocol/schema/sync-group';
 import type { SyncResult } from '../../group/group-coordinator-actor';
 import type { ApiHandler } from '../api-handler';
 import { askCoordinator, isBareError } from './group-routing';
@@ -12,7 +12,7 @@ import { askCoordinator, isBareError } from './group-routing';
 /** How long a SyncGroup may wait for the leader's assignment (bounded by the rebalance timeout there). */
 const SYNC_WAIT_MS = 5 * 60_000;
 
-export const syncGroupHandler: ApiHandler<SyncGroupRequestData> = {
+export const syncGroupHandler: ApiHandler<typeof SyncGroupRequest, typeof SyncGroupResponse> = {
   apiKey: ApiKey.SyncGroup,
   name: 'SyncGroup',
   minVersion: 0,
