@@ -5,11 +5,7 @@
  */
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode, errorName } from '../../protocol/error-codes';
-import type {
-  DeleteGroupsRequest,
-  DeleteGroupsRequestData,
-  DeleteGroupsResponse,
-} from '../../protocol/schema/delete-groups';
+import type { DeleteGroupsRequest, DeleteGroupsResponse } from '../../protocol/schema/delete-groups';
 import type { ApiHandler } from '../api-handler';
 import { askCoordinator } from './group-routing';
 

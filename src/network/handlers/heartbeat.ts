@@ -2,7 +2,7 @@
  * Heartbeat (key 12): keeps a member's session alive; REBALANCE_IN_PROGRESS tells it to rejoin.
  */
 import { ApiKey } from '../../protocol/api-keys';
-import type { HeartbeatRequest, HeartbeatRequestData, HeartbeatResponse } from '../../protocol/schema/heartbeat';
+import type { HeartbeatRequest, HeartbeatResponse } from '../../protocol/schema/heartbeat';
 import type { ApiHandler } from '../api-handler';
 import { askCoordinator } from './group-routing';
 

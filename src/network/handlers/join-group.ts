@@ -5,7 +5,7 @@
  * membership (KIP-345); v7+ ProtocolType/ProtocolName nullable in the response (KIP-559).
  */
 import { ApiKey } from '../../protocol/api-keys';
-import type { JoinGroupRequest, JoinGroupRequestData, JoinGroupResponse } from '../../protocol/schema/join-group';
+import type { JoinGroupRequest, JoinGroupResponse } from '../../protocol/schema/join-group';
 import type { JoinResult } from '../../group/group-coordinator-actor';
 import type { ApiHandler } from '../api-handler';
 import { askCoordinator, isBareError } from './group-routing';

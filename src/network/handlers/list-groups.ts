@@ -5,7 +5,7 @@
  */
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
-import type { ListGroupsRequest, ListGroupsRequestData, ListGroupsResponse } from '../../protocol/schema/list-groups';
+import type { ListGroupsRequest, ListGroupsResponse } from '../../protocol/schema/list-groups';
 import type { ListedGroup } from '../../group/group-coordinator-actor';
 import type { ApiHandler } from '../api-handler';
 

@@ -5,11 +5,7 @@
  */
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
-import type {
-  OffsetDeleteRequest,
-  OffsetDeleteRequestData,
-  OffsetDeleteResponse,
-} from '../../protocol/schema/offset-delete';
+import type { OffsetDeleteRequest, OffsetDeleteResponse } from '../../protocol/schema/offset-delete';
 import type { ApiHandler } from '../api-handler';
 import { askCoordinator } from './group-routing';
 

@@ -4,7 +4,7 @@
  * is answered. v5 checks ProtocolType/ProtocolName (INCONSISTENT_GROUP_PROTOCOL; KIP-559).
  */
 import { ApiKey } from '../../protocol/api-keys';
-import type { SyncGroupRequest, SyncGroupRequestData, SyncGroupResponse } from '../../protocol/schema/sync-group';
+import type { SyncGroupRequest, SyncGroupResponse } from '../../protocol/schema/sync-group';
 import type { SyncResult } from '../../group/group-coordinator-actor';
 import type { ApiHandler } from '../api-handler';
 import { askCoordinator, isBareError } from './group-routing';

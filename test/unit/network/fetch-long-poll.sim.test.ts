@@ -13,10 +13,9 @@ import { ErrorCode } from '../../../src/protocol/error-codes';
 import { ApiKey } from '../../../src/protocol/api-keys';
 import { MemoryFileSystem } from '../../../src/storage/memory-file-system';
 import type { ProduceReply } from '../../../src/replica/replica-actor';
-import type { SimRuntime } from '../../../src/runtime/sim-runtime';
 import type { Endpoint } from '../../../src/runtime/runtime';
 import { createLogger } from '../../../src/runtime/logger';
-import { batch, boot, REPLICA } from '../replica/sim-harness';
+import { batch, bootReplica, REPLICA } from '../../helpers/sim-harness';
 
 const TOPIC: TopicState = {
   name: 't',
@@ -26,7 +25,7 @@ const TOPIC: TopicState = {
 };
 
 /** The part of a broker the Fetch handler uses, over the simulation's endpoint, clock and timers. */
-function simBroker(sim: SimRuntime, net: Endpoint): BrokerContext {
+function simBroker(net: Endpoint): BrokerContext {
   const broker: Partial<BrokerContext> = {
     nodeId: 0,
     endpoint: net,
@@ -93,8 +92,8 @@ function partitionOf(response: unknown) {
 
 describe('Fetch long poll in virtual time', () => {
   it('an empty fetch with max_wait_ms=500 returns when virtual time reaches 500 ms, not before', async () => {
-    const { sim, net } = await boot(1, new MemoryFileSystem());
-    const broker = simBroker(sim, net);
+    const { sim, net } = await bootReplica(1, new MemoryFileSystem());
+    const broker = simBroker(net);
     const startMs = net.clock.monotonicMs();
     const { state, response } = startFetch(broker, 500, 0);
     await sim.advanceTime(499);
@@ -109,8 +108,8 @@ describe('Fetch long poll in virtual time', () => {
   });
 
   it('a produce into the watched partition wakes the long poll before its deadline', async () => {
-    const { sim, net } = await boot(2, new MemoryFileSystem());
-    const broker = simBroker(sim, net);
+    const { sim, net } = await bootReplica(2, new MemoryFileSystem());
+    const broker = simBroker(net);
     const { state, response } = startFetch(broker, 10_000, 0);
     await sim.advanceTime(100);
     assert.equal(state.done, false);
