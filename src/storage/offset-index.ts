@@ -9,14 +9,22 @@
  * An entry maps the LAST offset of a batch to the byte position where that batch starts (what
  * LogSegment.append and kafka-dump-log's index check expect). Entries are strictly increasing in
  * both fields. The entries live in memory (typed arrays) and are written through to the file, which
- * is always exactly `entries * 8` bytes (no preallocation, so nothing to trim).
+ * is always exactly `entries * 8` bytes; loading, pending writes, sync and close are index-file.ts's
+ * (Kafka's AbstractIndex), this file holds the entry format, the lookup and truncation by position.
  */
 import assert from 'node:assert/strict';
-import { syncHandleAsync, type FileHandle, type FileSystem } from './file-system';
+import type { FileSystem } from './file-system';
+import { IndexFile, MAX_RELATIVE_OFFSET, RELATIVE_OFFSET_BYTES, type IndexFileContents } from './index-file';
 
 /** Bytes per index entry. */
 export const OFFSET_INDEX_ENTRY_BYTES = 8;
 const INT32_MAX = 0x7fffffff;
+/** Byte offsets of an entry's fields (see the module doc's table). */
+const RELATIVE_OFFSET_AT = 0;
+const POSITION_AT = RELATIVE_OFFSET_AT + RELATIVE_OFFSET_BYTES;
+const POSITION_BYTES = 4;
+// An entry is exactly its two int32 fields: Kafka's OffsetIndex and kafka-dump-log read 8-byte entries.
+assert.equal(POSITION_AT + POSITION_BYTES, OFFSET_INDEX_ENTRY_BYTES, 'offset index entry layout');
 
 /** A logical offset and the byte position of the batch it maps to. */
 export interface OffsetPosition {
@@ -35,23 +43,20 @@ export interface OffsetIndexOpen {
   created: boolean;
 }
 
-/** One segment's offset index (see module doc). Not thread-safe; owned by its {@link LogSegment}. */
-export class OffsetIndex {
-  private relOffsets: Int32Array;
-  private positions: Int32Array;
-  private count = 0;
-  /** Entries already written to the file. */
-  private written = 0;
-
+/**
+ * One segment's offset index (see module doc): keys are relative offsets, values byte positions.
+ * Not thread-safe; owned by its {@link LogSegment}.
+ */
+export class OffsetIndex extends IndexFile<OffsetPosition, Int32Array> {
   private constructor(
-    readonly path: string,
-    /** The segment's base offset: entries store offsets relative to it. */
-    readonly baseOffset: number,
-    private readonly handle: FileHandle,
-    capacity: number,
+    path: string,
+    baseOffset: number,
+    contents: IndexFileContents,
+    /** Size of the segment's .log when opened: loaded entries must point below it. */
+    private readonly logSizeBytes: number,
   ) {
-    this.relOffsets = new Int32Array(Math.max(capacity, 16));
-    this.positions = new Int32Array(Math.max(capacity, 16));
+    const capacity = Math.max(Math.floor(contents.bytes.length / OFFSET_INDEX_ENTRY_BYTES), 16);
+    super(path, baseOffset, contents.handle, OFFSET_INDEX_ENTRY_BYTES, new Int32Array(capacity));
   }
 
   /**
@@ -61,59 +66,37 @@ export class OffsetIndex {
    * `problem`; the caller decides whether to rebuild from the log.
    */
   static open(fs: FileSystem, path: string, baseOffset: number, logSizeBytes: number): OffsetIndexOpen {
-    const created = !fs.exists(path);
-    const handle = fs.open(path, 'rw');
-    const fileBytes = handle.size();
-    const bytes = Buffer.alloc(fileBytes);
-    const read = handle.read(bytes, 0, fileBytes, 0);
-    const whole = Math.floor(read / OFFSET_INDEX_ENTRY_BYTES);
-    const index = new OffsetIndex(path, baseOffset, handle, whole);
-    let problem: string | null = created ? 'missing' : null;
-    if (read % OFFSET_INDEX_ENTRY_BYTES !== 0) problem = `torn tail of ${read % OFFSET_INDEX_ENTRY_BYTES} bytes`;
-    let prevRel = -1;
-    let prevPosition = 0;
-    for (let i = 0; i < whole; i++) {
-      const rel = bytes.readInt32BE(i * OFFSET_INDEX_ENTRY_BYTES);
-      const position = bytes.readInt32BE(i * OFFSET_INDEX_ENTRY_BYTES + 4);
-      if (rel <= prevRel || position <= prevPosition || position >= logSizeBytes) {
-        problem = `entry ${i} (relative offset ${rel}, position ${position}) out of order or beyond log size ${logSizeBytes}`;
-        break;
-      }
-      index.relOffsets[index.count] = rel;
-      index.positions[index.count] = position;
-      index.count++;
-      prevRel = rel;
-      prevPosition = position;
-    }
-    index.written = index.count;
-    if (fileBytes !== index.count * OFFSET_INDEX_ENTRY_BYTES) handle.truncate(index.count * OFFSET_INDEX_ENTRY_BYTES);
-    return { index, problem, created };
+    const contents = IndexFile.readFile(fs, path);
+    const index = new OffsetIndex(path, baseOffset, contents, logSizeBytes);
+    const problem = index.load(contents);
+    return { index, problem, created: contents.created };
   }
 
-  /** Number of entries. */
-  get entries(): number {
-    return this.count;
+  protected override loadEntry(bytes: Buffer, at: number, i: number): string | null {
+    const rel = bytes.readInt32BE(at + RELATIVE_OFFSET_AT);
+    const position = bytes.readInt32BE(at + POSITION_AT);
+    const prevRel = this.count === 0 ? -1 : this.keys[this.count - 1]!;
+    const prevPosition = this.count === 0 ? 0 : this.values[this.count - 1]!;
+    if (rel <= prevRel || position <= prevPosition || position >= this.logSizeBytes)
+      return `entry ${i} (relative offset ${rel}, position ${position}) out of order or beyond log size ${this.logSizeBytes}`;
+    this.push(rel, position);
+    return null;
   }
 
-  /** File size in bytes once pending entries are written. */
-  get sizeBytes(): number {
-    return this.count * OFFSET_INDEX_ENTRY_BYTES;
+  protected override encodeEntry(bytes: Buffer, at: number, i: number): void {
+    bytes.writeInt32BE(this.keys[i]!, at + RELATIVE_OFFSET_AT);
+    bytes.writeInt32BE(this.values[i]!, at + POSITION_AT);
   }
 
   /** Entry `i` (0-based) as absolute offset and position. */
   entry(i: number): OffsetPosition {
     assert.ok(i >= 0 && i < this.count, `index entry ${i} of ${this.count}`);
-    return { offset: this.baseOffset + this.relOffsets[i]!, position: this.positions[i]! };
-  }
-
-  /** The last entry, or null when empty. */
-  lastEntry(): OffsetPosition | null {
-    return this.count === 0 ? null : this.entry(this.count - 1);
+    return { offset: this.baseOffset + this.keys[i]!, position: this.values[i]! };
   }
 
   /** Byte position of the last entry, 0 when empty (Kafka's "bytes since last index entry" base). */
   get lastPosition(): number {
-    return this.count === 0 ? 0 : this.positions[this.count - 1]!;
+    return this.count === 0 ? 0 : this.values[this.count - 1]!;
   }
 
   /**
@@ -122,19 +105,7 @@ export class OffsetIndex {
    * starts at or after the returned position.
    */
   lookup(targetOffset: number): OffsetPosition {
-    const rel = targetOffset - this.baseOffset;
-    let lo = 0;
-    let hi = this.count - 1;
-    let found = -1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.relOffsets[mid]! <= rel) {
-        found = mid;
-        lo = mid + 1;
-      } else {
-        hi = mid - 1;
-      }
-    }
+    const found = this.largestLowerBoundSlot(targetOffset - this.baseOffset);
     return found < 0 ? { offset: this.baseOffset, position: 0 } : this.entry(found);
   }
 
@@ -145,81 +116,18 @@ export class OffsetIndex {
    */
   append(offset: number, position: number, writeThrough = true): void {
     const rel = offset - this.baseOffset;
-    assert.ok(rel >= 0 && rel <= INT32_MAX, `index offset ${offset} not relative to base ${this.baseOffset}`);
+    assert.ok(rel >= 0 && rel <= MAX_RELATIVE_OFFSET, `index offset ${offset} not relative to base ${this.baseOffset}`);
     assert.ok(position > 0 && position <= INT32_MAX, `index position ${position}`);
     if (this.count > 0) {
-      assert.ok(rel > this.relOffsets[this.count - 1]!, `index offset ${offset} not increasing`);
-      assert.ok(position > this.positions[this.count - 1]!, `index position ${position} not increasing`);
+      assert.ok(rel > this.keys[this.count - 1]!, `index offset ${offset} not increasing`);
+      assert.ok(position > this.values[this.count - 1]!, `index position ${position} not increasing`);
     }
-    if (this.count === this.relOffsets.length) {
-      const relOffsets = new Int32Array(this.count * 2);
-      const positions = new Int32Array(this.count * 2);
-      relOffsets.set(this.relOffsets);
-      positions.set(this.positions);
-      this.relOffsets = relOffsets;
-      this.positions = positions;
-    }
-    this.relOffsets[this.count] = rel;
-    this.positions[this.count] = position;
-    this.count++;
+    this.push(rel, position);
     if (writeThrough) this.writePending();
-  }
-
-  /** Writes entries appended with `writeThrough = false` (one write). */
-  writePending(): void {
-    if (this.written === this.count) return;
-    const bytes = Buffer.allocUnsafe((this.count - this.written) * OFFSET_INDEX_ENTRY_BYTES);
-    for (let i = this.written; i < this.count; i++) {
-      const at = (i - this.written) * OFFSET_INDEX_ENTRY_BYTES;
-      bytes.writeInt32BE(this.relOffsets[i]!, at);
-      bytes.writeInt32BE(this.positions[i]!, at + 4);
-    }
-    this.handle.write(bytes, this.written * OFFSET_INDEX_ENTRY_BYTES);
-    this.written = this.count;
   }
 
   /** Drops every entry whose batch starts at or after byte `position` (log truncation, rebuild). */
   truncateToPosition(position: number): void {
-    let keep = this.count;
-    while (keep > 0 && this.positions[keep - 1]! >= position) keep--;
-    this.truncateToEntries(keep);
-  }
-
-  /** Keeps the first `entries` entries (file truncated to match). */
-  truncateToEntries(entries: number): void {
-    assert.ok(entries >= 0 && entries <= this.count);
-    if (entries === this.count) return;
-    this.count = entries;
-    if (this.written > entries) {
-      this.written = entries;
-      this.handle.truncate(entries * OFFSET_INDEX_ENTRY_BYTES);
-    }
-  }
-
-  /** Drops all entries. */
-  reset(): void {
-    this.truncateToEntries(0);
-  }
-
-  /** fsyncs the index file. */
-  sync(): void {
-    this.writePending();
-    this.handle.sync();
-  }
-
-  /** Writes pending entries now, then fsyncs the index file asynchronously (see FileHandle.syncAsync). */
-  syncAsync(): Promise<void> {
-    try {
-      this.writePending();
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return syncHandleAsync(this.handle);
-  }
-
-  /** Writes pending entries and closes the file. */
-  close(): void {
-    this.writePending();
-    this.handle.close();
+    this.truncateToValuesBelow(position);
   }
 }

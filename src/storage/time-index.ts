@@ -13,18 +13,25 @@
  * being the active segment, is closed or is recovered. Timestamps strictly increase, offsets never
  * decrease; a timestamp below 0 (NO_TIMESTAMP = -1) is never indexed.
  *
- * Like {@link OffsetIndex}, entries live in memory and are written through; the file is always
- * exactly `entries * 12` bytes (Kafka preallocates and trims; readers see the same entries).
+ * Like {@link OffsetIndex}, entries live in memory and are written through (index-file.ts, Kafka's
+ * AbstractIndex); the file is always exactly `entries * 12` bytes (Kafka preallocates and trims;
+ * readers see the same entries).
  * Timestamps are JS numbers: exact up to 2^53 ms (year 287396), beyond that rounded.
  */
 import assert from 'node:assert/strict';
-import { syncHandleAsync, type FileHandle, type FileSystem } from './file-system';
+import type { FileSystem } from './file-system';
+import { IndexFile, MAX_RELATIVE_OFFSET, RELATIVE_OFFSET_BYTES, type IndexFileContents } from './index-file';
 
 /** Bytes per time index entry. */
 export const TIME_INDEX_ENTRY_BYTES = 12;
 /** Kafka's RecordBatch.NO_TIMESTAMP. */
 export const NO_TIMESTAMP = -1;
-const INT32_MAX = 0x7fffffff;
+/** Byte offsets of an entry's fields (see the module doc's table). */
+const TIMESTAMP_AT = 0;
+const TIMESTAMP_BYTES = 8;
+const RELATIVE_OFFSET_AT = TIMESTAMP_AT + TIMESTAMP_BYTES;
+// An entry is exactly its int64 and int32 fields: Kafka's TimeIndex and kafka-dump-log read 12-byte entries.
+assert.equal(RELATIVE_OFFSET_AT + RELATIVE_OFFSET_BYTES, TIME_INDEX_ENTRY_BYTES, 'time index entry layout');
 
 /** A timestamp and the (absolute) offset it maps to: Kafka's TimestampOffset. */
 export interface TimestampOffset {
@@ -43,23 +50,14 @@ export interface TimeIndexOpen {
   created: boolean;
 }
 
-/** One segment's time index (see module doc). Not thread-safe; owned by its LogSegment. */
-export class TimeIndex {
-  private timestamps: Float64Array;
-  private relOffsets: Int32Array;
-  private count = 0;
-  /** Entries already written to the file. */
-  private written = 0;
-
-  private constructor(
-    readonly path: string,
-    /** The segment's base offset: entries store offsets relative to it. */
-    readonly baseOffset: number,
-    private readonly handle: FileHandle,
-    capacity: number,
-  ) {
-    this.timestamps = new Float64Array(Math.max(capacity, 8));
-    this.relOffsets = new Int32Array(Math.max(capacity, 8));
+/**
+ * One segment's time index (see module doc): keys are timestamps, values relative offsets. Not
+ * thread-safe; owned by its LogSegment.
+ */
+export class TimeIndex extends IndexFile<TimestampOffset, Float64Array> {
+  private constructor(path: string, baseOffset: number, contents: IndexFileContents) {
+    const capacity = Math.max(Math.floor(contents.bytes.length / TIME_INDEX_ENTRY_BYTES), 8);
+    super(path, baseOffset, contents.handle, TIME_INDEX_ENTRY_BYTES, new Float64Array(capacity));
   }
 
   /**
@@ -70,54 +68,32 @@ export class TimeIndex {
    * below the segment's next offset) is the segment's check. Throws on I/O errors.
    */
   static open(fs: FileSystem, path: string, baseOffset: number): TimeIndexOpen {
-    const created = !fs.exists(path);
-    const handle = fs.open(path, 'rw');
-    const fileBytes = handle.size();
-    const bytes = Buffer.alloc(fileBytes);
-    const read = handle.read(bytes, 0, fileBytes, 0);
-    const whole = Math.floor(read / TIME_INDEX_ENTRY_BYTES);
-    const index = new TimeIndex(path, baseOffset, handle, whole);
-    let problem: string | null = created ? 'missing' : null;
-    if (read % TIME_INDEX_ENTRY_BYTES !== 0) problem = `torn tail of ${read % TIME_INDEX_ENTRY_BYTES} bytes`;
-    let prevTimestamp = NO_TIMESTAMP;
-    let prevRel = 0;
-    for (let i = 0; i < whole; i++) {
-      const timestampMs = Number(bytes.readBigInt64BE(i * TIME_INDEX_ENTRY_BYTES));
-      const rel = bytes.readInt32BE(i * TIME_INDEX_ENTRY_BYTES + 8);
-      if (timestampMs <= prevTimestamp || rel < prevRel) {
-        problem = `entry ${i} (timestamp ${timestampMs}, relative offset ${rel}) out of order`;
-        break;
-      }
-      index.timestamps[index.count] = timestampMs;
-      index.relOffsets[index.count] = rel;
-      index.count++;
-      prevTimestamp = timestampMs;
-      prevRel = rel;
-    }
-    index.written = index.count;
-    if (fileBytes !== index.count * TIME_INDEX_ENTRY_BYTES) handle.truncate(index.count * TIME_INDEX_ENTRY_BYTES);
-    return { index, problem, created };
+    const contents = IndexFile.readFile(fs, path);
+    const index = new TimeIndex(path, baseOffset, contents);
+    const problem = index.load(contents);
+    return { index, problem, created: contents.created };
   }
 
-  /** Number of entries. */
-  get entries(): number {
-    return this.count;
+  protected override loadEntry(bytes: Buffer, at: number, i: number): string | null {
+    const timestampMs = Number(bytes.readBigInt64BE(at + TIMESTAMP_AT));
+    const rel = bytes.readInt32BE(at + RELATIVE_OFFSET_AT);
+    const prevTimestamp = this.count === 0 ? NO_TIMESTAMP : this.keys[this.count - 1]!;
+    const prevRel = this.count === 0 ? 0 : this.values[this.count - 1]!;
+    if (timestampMs <= prevTimestamp || rel < prevRel)
+      return `entry ${i} (timestamp ${timestampMs}, relative offset ${rel}) out of order`;
+    this.push(timestampMs, rel);
+    return null;
   }
 
-  /** File size in bytes once pending entries are written. */
-  get sizeBytes(): number {
-    return this.count * TIME_INDEX_ENTRY_BYTES;
+  protected override encodeEntry(bytes: Buffer, at: number, i: number): void {
+    bytes.writeBigInt64BE(BigInt(this.keys[i]!), at + TIMESTAMP_AT);
+    bytes.writeInt32BE(this.values[i]!, at + RELATIVE_OFFSET_AT);
   }
 
   /** Entry `i` (0-based) with its absolute offset. */
   entry(i: number): TimestampOffset {
     assert.ok(i >= 0 && i < this.count, `time index entry ${i} of ${this.count}`);
-    return { timestampMs: this.timestamps[i]!, offset: this.baseOffset + this.relOffsets[i]! };
-  }
-
-  /** The last entry, or null when empty. */
-  lastEntry(): TimestampOffset | null {
-    return this.count === 0 ? null : this.entry(this.count - 1);
+    return { timestampMs: this.keys[i]!, offset: this.baseOffset + this.values[i]! };
   }
 
   /**
@@ -126,18 +102,7 @@ export class TimeIndex {
    * the returned offset has a maxTimestamp below the target, so a search may start at that batch.
    */
   lookup(targetTimestampMs: number): TimestampOffset {
-    let lo = 0;
-    let hi = this.count - 1;
-    let found = -1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.timestamps[mid]! <= targetTimestampMs) {
-        found = mid;
-        lo = mid + 1;
-      } else {
-        hi = mid - 1;
-      }
-    }
+    const found = this.largestLowerBoundSlot(targetTimestampMs);
     return found < 0 ? { timestampMs: NO_TIMESTAMP, offset: this.baseOffset } : this.entry(found);
   }
 
@@ -153,77 +118,17 @@ export class TimeIndex {
     if (timestampMs <= (last?.timestampMs ?? NO_TIMESTAMP)) return false;
     if (last !== null)
       assert.ok(offset >= last.offset, `time index offset ${offset} below the last entry's ${last.offset}`);
-    assert.ok(rel >= 0 && rel <= INT32_MAX, `time index offset ${offset} not relative to base ${this.baseOffset}`);
-    if (this.count === this.timestamps.length) {
-      const timestamps = new Float64Array(this.count * 2);
-      const relOffsets = new Int32Array(this.count * 2);
-      timestamps.set(this.timestamps);
-      relOffsets.set(this.relOffsets);
-      this.timestamps = timestamps;
-      this.relOffsets = relOffsets;
-    }
-    this.timestamps[this.count] = timestampMs;
-    this.relOffsets[this.count] = rel;
-    this.count++;
+    assert.ok(
+      rel >= 0 && rel <= MAX_RELATIVE_OFFSET,
+      `time index offset ${offset} not relative to base ${this.baseOffset}`,
+    );
+    this.push(timestampMs, rel);
     if (writeThrough) this.writePending();
     return true;
   }
 
-  /** Writes entries appended with `writeThrough = false` (one write). */
-  writePending(): void {
-    if (this.written === this.count) return;
-    const bytes = Buffer.allocUnsafe((this.count - this.written) * TIME_INDEX_ENTRY_BYTES);
-    for (let i = this.written; i < this.count; i++) {
-      const at = (i - this.written) * TIME_INDEX_ENTRY_BYTES;
-      bytes.writeBigInt64BE(BigInt(this.timestamps[i]!), at);
-      bytes.writeInt32BE(this.relOffsets[i]!, at + 8);
-    }
-    this.handle.write(bytes, this.written * TIME_INDEX_ENTRY_BYTES);
-    this.written = this.count;
-  }
-
   /** Kafka's TimeIndex.truncateTo: drops every entry whose offset is >= `offset`. */
   truncateToOffset(offset: number): void {
-    let keep = this.count;
-    while (keep > 0 && this.baseOffset + this.relOffsets[keep - 1]! >= offset) keep--;
-    this.truncateToEntries(keep);
-  }
-
-  /** Keeps the first `entries` entries (file truncated to match). */
-  truncateToEntries(entries: number): void {
-    assert.ok(entries >= 0 && entries <= this.count);
-    if (entries === this.count) return;
-    this.count = entries;
-    if (this.written > entries) {
-      this.written = entries;
-      this.handle.truncate(entries * TIME_INDEX_ENTRY_BYTES);
-    }
-  }
-
-  /** Drops all entries. */
-  reset(): void {
-    this.truncateToEntries(0);
-  }
-
-  /** fsyncs the index file (pending entries first). */
-  sync(): void {
-    this.writePending();
-    this.handle.sync();
-  }
-
-  /** Writes pending entries now, then fsyncs the index file asynchronously (see FileHandle.syncAsync). */
-  syncAsync(): Promise<void> {
-    try {
-      this.writePending();
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return syncHandleAsync(this.handle);
-  }
-
-  /** Writes pending entries and closes the file. */
-  close(): void {
-    this.writePending();
-    this.handle.close();
+    this.truncateToValuesBelow(offset - this.baseOffset);
   }
 }

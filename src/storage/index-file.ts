@@ -1,0 +1,220 @@
+/**
+ * What an offset index and a time index share, whatever their entry format (Kafka's
+ * AbstractIndex.java): fixed-size big-endian entries whose offsets are stored relative to the
+ * segment's base offset as an int32, held in memory and written through to the file, which is
+ * always exactly `entries * entrySize` bytes (no preallocation, so nothing to trim).
+ *
+ * ```
+ *  file     | entry 0 | entry 1 | ... | entry n-1 |     n = entries, each entrySize bytes
+ *           [0, written) in the file; [written, n) pending until writePending
+ *  memory   keys   | k0 | k1 | ... |   strictly increasing: what lookups search
+ *           values | v0 | v1 | ... |   int32, non-decreasing: what truncation cuts by
+ * ```
+ *
+ * Both formats are a search key and an int32 value: the offset index maps relative offset (key) to
+ * position (value), the time index timestamp (key) to relative offset (value). A subclass gives
+ * its entrySize and its entry format (how one is validated on load, encoded, and shown as an
+ * absolute entry) and its own `truncateTo*`; loading, growth, the pending-write bookkeeping,
+ * truncation by entry count, sync and close live here.
+ */
+import assert from 'node:assert/strict';
+import { syncHandleAsync, type FileHandle, type FileSystem } from './file-system';
+
+/** Bytes of the relative offset both index formats store: an int32 (offset - segment base offset). */
+export const RELATIVE_OFFSET_BYTES = 4;
+/** Largest relative offset an index entry can hold. */
+export const MAX_RELATIVE_OFFSET = 0x7fffffff;
+
+/** An index file as read whole on open, before its entries are validated. */
+export interface IndexFileContents {
+  handle: FileHandle;
+  /** The bytes read (whole entries and a torn tail, if any). */
+  bytes: Buffer;
+  /** Size of the file when opened, in bytes. */
+  fileBytes: number;
+  /** True when the file did not exist and was created. */
+  created: boolean;
+}
+
+/** The key column's type: int32 relative offsets (offset index) or timestamps (time index). */
+export type IndexKeys = Int32Array | Float64Array;
+
+/** A copy of `array` with room for `capacity` elements (>= its length). */
+function grown<A extends IndexKeys>(array: A, capacity: number): A {
+  assert.ok(capacity >= array.length, `grow ${array.length} to ${capacity}`);
+  const bigger = (array instanceof Int32Array ? new Int32Array(capacity) : new Float64Array(capacity)) as A;
+  bigger.set(array);
+  return bigger;
+}
+
+/** The entry-format-agnostic part of an index file (see module doc). Not thread-safe. */
+export abstract class IndexFile<Entry, Keys extends IndexKeys> {
+  /** Entries in memory. */
+  protected count = 0;
+  /** Entries already written to the file. */
+  protected written = 0;
+  /** The search key of each entry (strictly increasing). */
+  protected keys: Keys;
+  /** The int32 value of each entry (non-decreasing). */
+  protected values: Int32Array;
+
+  protected constructor(
+    readonly path: string,
+    /** The segment's base offset: entries store offsets relative to it. */
+    readonly baseOffset: number,
+    protected readonly handle: FileHandle,
+    /** Bytes per entry (Kafka's entrySize). */
+    protected readonly entrySize: number,
+    /** An empty key column; its length is the initial capacity. */
+    keys: Keys,
+  ) {
+    this.keys = keys;
+    this.values = new Int32Array(keys.length);
+  }
+
+  /** Opens (creating if missing) the index file at `path` and reads it whole. Throws on I/O errors. */
+  protected static readFile(fs: FileSystem, path: string): IndexFileContents {
+    const created = !fs.exists(path);
+    const handle = fs.open(path, 'rw');
+    const fileBytes = handle.size();
+    const bytes = Buffer.alloc(fileBytes);
+    const read = handle.read(bytes, 0, fileBytes, 0);
+    return { handle, bytes: bytes.subarray(0, read), fileBytes, created };
+  }
+
+  /** Entry `i` (0-based), with its absolute offset. */
+  abstract entry(i: number): Entry;
+
+  /**
+   * Validates the entry at `bytes[at..at+entrySize)` (the `i`-th in the file) against the last one
+   * kept, and keeps it with {@link push}: null, or why it is invalid (then it and every later entry
+   * are dropped).
+   */
+  protected abstract loadEntry(bytes: Buffer, at: number, i: number): string | null;
+
+  /** Encodes entry `i` into `bytes[at..at+entrySize)`. */
+  protected abstract encodeEntry(bytes: Buffer, at: number, i: number): void;
+
+  /**
+   * Loads the longest valid prefix of `contents` (entry by entry with {@link loadEntry}) and cuts
+   * invalid trailing entries and a torn partial entry from the file. Returns why entries were
+   * dropped ('missing' for a created file), or null if all were valid; the caller decides whether
+   * to rebuild from the log.
+   */
+  protected load(contents: IndexFileContents): string | null {
+    const { bytes, fileBytes, created } = contents;
+    const whole = Math.floor(bytes.length / this.entrySize);
+    let problem: string | null = created ? 'missing' : null;
+    if (bytes.length % this.entrySize !== 0) problem = `torn tail of ${bytes.length % this.entrySize} bytes`;
+    for (let i = 0; i < whole; i++) {
+      const invalid = this.loadEntry(bytes, i * this.entrySize, i);
+      if (invalid !== null) {
+        problem = invalid;
+        break;
+      }
+    }
+    this.written = this.count;
+    if (fileBytes !== this.count * this.entrySize) this.handle.truncate(this.count * this.entrySize);
+    return problem;
+  }
+
+  /** Number of entries. */
+  get entries(): number {
+    return this.count;
+  }
+
+  /** File size in bytes once pending entries are written. */
+  get sizeBytes(): number {
+    return this.count * this.entrySize;
+  }
+
+  /** The last entry, or null when empty. */
+  lastEntry(): Entry | null {
+    return this.count === 0 ? null : this.entry(this.count - 1);
+  }
+
+  /** Adds an entry in memory (the arrays doubled when full); the caller has checked the order. */
+  protected push(key: number, value: number): void {
+    if (this.count === this.keys.length) {
+      this.keys = grown(this.keys, this.count * 2);
+      this.values = grown(this.values, this.count * 2);
+    }
+    this.keys[this.count] = key;
+    this.values[this.count] = value;
+    this.count++;
+  }
+
+  /**
+   * Kafka's AbstractIndex.largestLowerBoundSlotFor: the slot of the largest key <= `target`
+   * (binary search), or -1 when every key exceeds it.
+   */
+  protected largestLowerBoundSlot(target: number): number {
+    let lo = 0;
+    let hi = this.count - 1;
+    let found = -1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.keys[mid]! <= target) {
+        found = mid;
+        lo = mid + 1;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    return found;
+  }
+
+  /** Drops the trailing entries whose value is >= `value` (what both `truncateTo*` cut by). */
+  protected truncateToValuesBelow(value: number): void {
+    let keep = this.count;
+    while (keep > 0 && this.values[keep - 1]! >= value) keep--;
+    this.truncateToEntries(keep);
+  }
+
+  /** Writes entries appended with `writeThrough = false` (one write). */
+  writePending(): void {
+    if (this.written === this.count) return;
+    const bytes = Buffer.allocUnsafe((this.count - this.written) * this.entrySize);
+    for (let i = this.written; i < this.count; i++) this.encodeEntry(bytes, (i - this.written) * this.entrySize, i);
+    this.handle.write(bytes, this.written * this.entrySize);
+    this.written = this.count;
+  }
+
+  /** Keeps the first `entries` entries (file truncated to match). */
+  truncateToEntries(entries: number): void {
+    assert.ok(entries >= 0 && entries <= this.count);
+    if (entries === this.count) return;
+    this.count = entries;
+    if (this.written > entries) {
+      this.written = entries;
+      this.handle.truncate(entries * this.entrySize);
+    }
+  }
+
+  /** Drops all entries. */
+  reset(): void {
+    this.truncateToEntries(0);
+  }
+
+  /** fsyncs the index file (pending entries first). */
+  sync(): void {
+    this.writePending();
+    this.handle.sync();
+  }
+
+  /** Writes pending entries now, then fsyncs the index file asynchronously (see FileHandle.syncAsync). */
+  syncAsync(): Promise<void> {
+    try {
+      this.writePending();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return syncHandleAsync(this.handle);
+  }
+
+  /** Writes pending entries and closes the file. */
+  close(): void {
+    this.writePending();
+    this.handle.close();
+  }
+}
