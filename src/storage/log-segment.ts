@@ -130,6 +130,68 @@ function offsetAt(buf: Buffer, at: number): number | null {
   return v >= 0n && v <= MAX_SAFE ? Number(v) : null;
 }
 
+/**
+ * Recovery's chunked batch scanner over one `.log`: reads RECOVERY_CHUNK_BYTES at a time (or one
+ * whole batch when larger), so that batches are length-, magic- and CRC-checked from memory rather
+ * than with a read each. Positions only move forward.
+ */
+class RecoveryScanner {
+  private buf: Buffer;
+  /** Log position of `buf[0]`. */
+  private bufStart: number;
+  /** Bytes of `buf` holding log data. */
+  private bufLen = 0;
+
+  constructor(
+    private readonly logPath: string,
+    /** Size of the `.log` in bytes. */
+    private readonly sizeBytes: number,
+    start: number,
+    /** Reads `length` bytes at log `position` into `target[0..]`; returns the bytes read. */
+    private readonly read: (target: Buffer, length: number, position: number) => number,
+  ) {
+    this.buf = Buffer.allocUnsafe(Math.min(RECOVERY_CHUNK_BYTES, Math.max(sizeBytes - start, 0)));
+    this.bufStart = start;
+  }
+
+  /**
+   * `checkBatch` for the batch at log `position`: its size in bytes, or why it is torn or corrupt.
+   * On success the whole batch is in {@link buffer} at {@link offsetOf}(position).
+   */
+  checkBatchAt(position: number): number | string {
+    const remaining = this.sizeBytes - position;
+    if (remaining < L.LOG_OVERHEAD) return checkBatch(this.buf, 0, remaining); // "short header", reads nothing
+    if (position + L.LOG_OVERHEAD > this.bufStart + this.bufLen)
+      this.fill(position, Math.min(remaining, RECOVERY_CHUNK_BYTES));
+    const declared = L.LOG_OVERHEAD + this.buf.readInt32BE(position - this.bufStart + L.BATCH_LENGTH);
+    if (
+      declared >= L.RECORD_BATCH_OVERHEAD &&
+      declared <= remaining &&
+      position + declared > this.bufStart + this.bufLen
+    )
+      this.fill(position, Math.max(declared, Math.min(remaining, RECOVERY_CHUNK_BYTES)));
+    return checkBatch(this.buf, position - this.bufStart, remaining);
+  }
+
+  /** The bytes read last (see {@link checkBatchAt}). */
+  get buffer(): Buffer {
+    return this.buf;
+  }
+
+  /** Where log `position` is in {@link buffer}. */
+  offsetOf(position: number): number {
+    return position - this.bufStart;
+  }
+
+  private fill(position: number, length: number): void {
+    if (this.buf.length < length) this.buf = Buffer.allocUnsafe(length);
+    const n = this.read(this.buf, length, position);
+    assert.equal(n, length, `${this.logPath}: short read at ${position}`);
+    this.bufStart = position;
+    this.bufLen = length;
+  }
+}
+
 /** One `.log` + `.index` + `.timeindex` triple (see module doc). Owned by its {@link Log}; not thread-safe. */
 export class LogSegment {
   readonly baseOffset: number;
@@ -383,72 +445,28 @@ export class LogSegment {
    */
   recover(fromOffset: number): SegmentRecovery {
     this.assertOpen();
-    let start = 0;
-    let expected = this.baseOffset;
-    let max = UNKNOWN_MAX;
-    if (fromOffset > this.baseOffset) {
-      const entry = this.index.lookup(fromOffset);
-      if (entry.position > 0) {
-        const h = this.headerAt(entry.position);
-        if (h !== null && h.lastOffset === entry.offset) {
-          this.index.truncateToPosition(entry.position);
-          // A damaged time index is not trusted at all: rebuilt from the segment's start.
-          if (this.timeIndexProblem !== null) this.timeIndex.reset();
-          else this.timeIndex.truncateToOffset(h.baseOffset);
-          const before = this.restoreTimeIndexBefore(entry.position);
-          if (before !== null) {
-            start = entry.position;
-            expected = h.baseOffset;
-            max = before;
-          }
-        }
-      }
-    }
-    if (start === 0) {
-      this.index.reset();
-      this.timeIndex.reset();
-    }
-
-    let buf = Buffer.allocUnsafe(Math.min(RECOVERY_CHUNK_BYTES, Math.max(this.size - start, 0)));
-    let bufStart = start;
-    let bufLen = 0;
-    const fill = (position: number, length: number): void => {
-      if (buf.length < length) buf = Buffer.allocUnsafe(length);
-      const n = this.readAt(buf, 0, length, position);
-      assert.equal(n, length, `${this.logPath}: short read at ${position}`);
-      bufStart = position;
-      bufLen = length;
-    };
-
-    let pos = start;
+    const start = this.recoveryStart(fromOffset);
+    const scanner = new RecoveryScanner(this.logPath, this.size, start.position, (target, length, position) =>
+      this.readAt(target, 0, length, position),
+    );
+    let pos = start.position;
+    let expected = start.expectedOffset;
+    let max = start.maxSoFar;
     let reason: string | null = null;
     while (pos < this.size) {
-      const remaining = this.size - pos;
-      let checked: number | string;
-      if (remaining < L.LOG_OVERHEAD) {
-        checked = checkBatch(buf, 0, remaining); // "short header", reads nothing
-      } else {
-        if (pos + L.LOG_OVERHEAD > bufStart + bufLen) fill(pos, Math.min(remaining, RECOVERY_CHUNK_BYTES));
-        const declared = L.LOG_OVERHEAD + buf.readInt32BE(pos - bufStart + L.BATCH_LENGTH);
-        if (declared >= L.RECORD_BATCH_OVERHEAD && declared <= remaining && pos + declared > bufStart + bufLen) {
-          fill(pos, Math.max(declared, Math.min(remaining, RECOVERY_CHUNK_BYTES)));
-        }
-        checked = checkBatch(buf, pos - bufStart, remaining);
-      }
+      const checked = scanner.checkBatchAt(pos);
       if (typeof checked === 'string') {
         reason = checked;
         break;
       }
-      const at = pos - bufStart;
+      const buf = scanner.buffer;
+      const at = scanner.offsetOf(pos);
       const base = offsetAt(buf, at + L.BASE_OFFSET);
       const delta = buf.readInt32BE(at + L.LAST_OFFSET_DELTA);
-      if (base === null || (this.allowOffsetGaps ? base < expected : base !== expected)) {
-        reason = `batch starts at offset ${base ?? 'out of range'}, expected ${this.allowOffsetGaps ? 'at least ' : ''}${expected}`;
-      } else if (delta < 0) reason = `negative lastOffsetDelta ${delta}`;
-      else if (base + delta - this.baseOffset > INT32_MAX)
-        reason = `offset ${base + delta} beyond the segment's int32 range`;
+      reason = this.continuityProblem(base, delta, expected);
       if (reason !== null) break;
-      const lastOffset = base! + delta;
+      assert.ok(base !== null, 'continuityProblem rejects a base offset out of range');
+      const lastOffset = base + delta;
       const batchMaxTimestampMs = Number(buf.readBigInt64BE(at + L.MAX_TIMESTAMP));
       if (batchMaxTimestampMs > max.timestampMs) max = { timestampMs: batchMaxTimestampMs, offset: lastOffset };
       if (pos - this.index.lastPosition > this.indexIntervalBytes) {
@@ -477,7 +495,48 @@ export class LogSegment {
     this.maxSoFar = max;
     this.rollingBasedMs = null;
     this.next = expected;
-    return { fromPosition: start, validBytes: pos, truncatedBytes, reason };
+    return { fromPosition: start.position, validBytes: pos, truncatedBytes, reason };
+  }
+
+  /**
+   * Where {@link recover} starts scanning for `fromOffset`: at the offset index entry at or below it
+   * when that entry matches its batch and the time index before it can be restored (both indexes
+   * are then cut there, a damaged time index rebuilt from the segment's start up to it), else at
+   * position 0 with both indexes emptied. Returns the position, the offset the batch there must
+   * start at, and the max timestamp so far before it.
+   */
+  private recoveryStart(fromOffset: number): { position: number; expectedOffset: number; maxSoFar: TimestampOffset } {
+    if (fromOffset > this.baseOffset) {
+      const entry = this.index.lookup(fromOffset);
+      if (entry.position > 0) {
+        const h = this.headerAt(entry.position);
+        if (h !== null && h.lastOffset === entry.offset) {
+          this.index.truncateToPosition(entry.position);
+          // A damaged time index is not trusted at all: rebuilt from the segment's start.
+          if (this.timeIndexProblem !== null) this.timeIndex.reset();
+          else this.timeIndex.truncateToOffset(h.baseOffset);
+          const before = this.restoreTimeIndexBefore(entry.position);
+          if (before !== null) return { position: entry.position, expectedOffset: h.baseOffset, maxSoFar: before };
+        }
+      }
+    }
+    this.index.reset();
+    this.timeIndex.reset();
+    return { position: 0, expectedOffset: this.baseOffset, maxSoFar: UNKNOWN_MAX };
+  }
+
+  /**
+   * Whether a batch whose header says `base` (null: beyond a safe integer) and `delta`
+   * (lastOffsetDelta) may follow a batch that ended just before `expected`: offsets continue densely
+   * (in a compacted log, at or after `expected`), never run backwards, and stay within the segment's
+   * int32 relative range. Null, or the reason recovery truncates there.
+   */
+  private continuityProblem(base: number | null, delta: number, expected: number): string | null {
+    if (base === null || (this.allowOffsetGaps ? base < expected : base !== expected))
+      return `batch starts at offset ${base ?? 'out of range'}, expected ${this.allowOffsetGaps ? 'at least ' : ''}${expected}`;
+    if (delta < 0) return `negative lastOffsetDelta ${delta}`;
+    if (base + delta - this.baseOffset > INT32_MAX) return `offset ${base + delta} beyond the segment's int32 range`;
+    return null;
   }
 
   /**
