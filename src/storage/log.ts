@@ -1,6 +1,9 @@
 /**
- * One partition replica's log (Kafka's UnifiedLog/LocalLog, minus compaction): the directory
+ * One partition replica's log (Kafka's UnifiedLog/LocalLog): the directory
  * `<log.dir>/<topic>-<partition>/` holding segments `<20-digit base offset>.log/.index/.timeindex`.
+ * It appends, reads, flushes, truncates and rolls; loading and recovery are log-loader.ts's (Kafka's
+ * LogLoader), retention's choice of segments is retention.ts's, and the log cleaner (log-cleaner.ts)
+ * drives the compaction hooks at the end of the class.
  *
  * ```
  *  logStartOffset        recoveryPoint                      logEndOffset (LEO)
@@ -8,13 +11,13 @@
  *  |<----- fsynced ----->|<-------- maybe only in the page cache ------->|
  * ```
  *
- * Offsets are dense: each appended batch starts at the LEO. The recovery point is the offset below
- * which everything is fsynced; `flush()` advances it to the LEO, `flushAsync()` (pipelined group
- * commit: appends go on while the disk flushes) to the LEO as of its start, once its fsyncs are done.
- * On open, segments that may hold data at or beyond the recovery point are re-validated (CRC-32C,
- * dense offsets), a torn or corrupt tail is truncated and every later segment deleted (Kafka's
- * LogLoader.recoverLog), and damaged indexes are rebuilt. The recovery point passed in is a hint,
- * bounded by what the log holds.
+ * Offsets are dense (but for gaps the cleaner leaves in a compacted log): each appended batch
+ * starts at the LEO. The recovery point is the offset below which everything is fsynced; `flush()`
+ * advances it to the LEO, `flushAsync()` (pipelined group commit: appends go on while the disk
+ * flushes) to the LEO as of its start, once its fsyncs are done. On open, segments that may hold
+ * data at or beyond the recovery point are re-validated (CRC-32C, dense offsets), a torn or corrupt
+ * tail is truncated and every later segment deleted, and damaged indexes are rebuilt
+ * (log-loader.ts). The recovery point passed in is a hint, bounded by what the log holds.
  *
  * Segments roll on append (Kafka's UnifiedLog.maybeRoll): by size (segment.bytes), by time
  * (segment.ms, measured between batch timestamps), when an index is full (segment.index.bytes), or
@@ -24,7 +27,6 @@
  * timestamp searches and the max-timestamp lookup see only offsets >= logStartOffset.
  */
 import assert from 'node:assert/strict';
-import { posix } from 'node:path';
 import type { Clock, Logger } from '../runtime/actor';
 import { decompress as decompressRecords } from '../protocol/record-batch/compression';
 import * as L from '../protocol/record-batch/layout';
@@ -37,21 +39,23 @@ import {
   setPartitionLeaderEpoch,
 } from '../protocol/record-batch/view';
 import { settleAll, type FileSystem } from './file-system';
-import { recoverCleanerLeftovers, writeSwapFile } from './segment-swap';
-import {
-  LOG_FILE_SUFFIX,
-  LogSegment,
-  parseSegmentFileName,
-  segmentFileName,
-  type LogSegmentArgs,
-  type TimestampAndOffset,
-} from './log-segment';
+import { loadLog, markCompacted, type LoadedLog } from './log-loader';
+import { LogSegment, type LogSegmentArgs, type TimestampAndOffset } from './log-segment';
 import { OFFSET_INDEX_ENTRY_BYTES } from './offset-index';
 import type { Decompress } from './record-timestamps';
+import {
+  deleteLogStartOffsetBreachedSegments,
+  deleteRetentionSegments,
+  type RetentionResult,
+  type RetentionTarget,
+} from './retention';
+import { writeSwapFile } from './segment-swap';
 import { NO_TIMESTAMP, TIME_INDEX_ENTRY_BYTES } from './time-index';
 
+export { COMPACTED_MARKER } from './log-loader';
 export type { TimestampAndOffset } from './log-segment';
 export type { Decompress } from './record-timestamps';
+export type { RetentionResult } from './retention';
 
 const INT32_MAX = 0x7fffffff;
 /** Kafka's default segment.ms (log.roll.hours = 168). */
@@ -120,14 +124,6 @@ export interface SegmentInfo {
   active: boolean;
 }
 
-/** Outcome of {@link Log.deleteRetentionSegments}. */
-export interface RetentionResult {
-  /** Segments deleted (each a .log/.index/.timeindex triple). */
-  deletedSegments: number;
-  /** The log start offset afterwards. */
-  logStartOffset: number;
-}
-
 /** Offsets assigned to an appended batch. */
 export interface LogAppendInfo {
   baseOffset: number;
@@ -152,9 +148,11 @@ export class Log {
   private compacted: boolean;
   /** Kafka's cleaner checkpoint (in memory): offsets below it were cleaned at least once. */
   private firstDirty: number;
-  private leo: number;
-  private rp: number;
-  private lso: number;
+  // ES private fields, read by the public getters of the same names. logStartOffset is Kafka's log
+  // start offset (Kafka's "LSO" is the last stable offset, which the replica tracks).
+  #logEndOffset: number;
+  #recoveryPoint: number;
+  #logStartOffset: number;
   /** Segment files were created or deleted since the last directory sync. */
   private dirDirty: boolean;
   private closed = false;
@@ -168,123 +166,67 @@ export class Log {
    */
   private syncFailure: unknown = null;
 
-  private constructor(
-    args: LogOpenArgs,
-    segments: LogSegment[],
-    state: { rp: number; lso: number; dirDirty: boolean },
-  ) {
+  /** What retention.ts sees of this log (see {@link RetentionTarget}). */
+  private readonly retention: RetentionTarget;
+
+  private constructor(args: LogOpenArgs, loaded: LoadedLog) {
     this.dir = args.dir;
     this.fs = args.fs;
     this.config = { ...args.config };
     this.logger = args.logger;
     this.clock = args.clock;
     this.decompress = args.decompress === undefined ? decompressRecords : args.decompress;
-    this.segments = segments;
-    this.compacted = args.compacted ?? false;
-    this.leo = segments[segments.length - 1]!.nextOffset;
-    this.rp = state.rp;
-    this.lso = state.lso;
-    this.firstDirty = state.lso;
-    this.dirDirty = state.dirDirty;
+    this.segments = loaded.segments;
+    this.compacted = loaded.compacted;
+    this.#logEndOffset = this.segments[this.segments.length - 1]!.nextOffset;
+    this.#recoveryPoint = loaded.recoveryPoint;
+    this.#logStartOffset = loaded.logStartOffset;
+    this.firstDirty = loaded.logStartOffset;
+    // The directory entries of segments beyond the recovery point may never have been synced (a
+    // process crash between a roll and the next flush): the first flush syncs the directory.
+    this.dirDirty = true;
+    this.retention = {
+      dir: this.dir,
+      logger: this.logger,
+      segments: this.segments,
+      logStartOffset: () => this.#logStartOffset,
+      logEndOffset: () => this.#logEndOffset,
+      deleteOldestSegments: (count, reason) => this.deleteOldestSegments(count, reason),
+    };
     this.checkInvariants();
   }
 
   /**
-   * Opens (creating if needed) the log in `args.dir` and recovers it:
-   * 1. orphan `.index`/`.timeindex` files are deleted; no segment at all gives one empty segment at
-   *    logStartOffset;
-   * 2. segments wholly below the recovery point are trusted: their next offset is read from the last
-   *    index entry on (a damaged offset index there has its tail rebuilt with CRC checks; a damaged
-   *    time index is rebuilt whole from batch headers);
-   * 3. the segment containing the recovery point is re-validated from the index entry at or below
-   *    it, and every later segment from its start (CRC-32C, dense offsets);
-   * 4. the first torn/corrupt batch truncates its segment and deletes all later ones; a segment whose
-   *    base offset does not continue the previous one is deleted with all later ones; truncations and
-   *    deletions are fsynced at once, so a crash during or after recovery cannot resurrect them.
-   * 5. every segment but the last gets its final time index entry if a crash lost it.
-   * The resulting recoveryPoint is min(hint, LEO) (lower if the trusted part proved inconsistent).
-   * logStartOffset is the checkpointed value (log-start-offset-checkpoint), raised to the first
-   * segment's base offset; a log that ends below it is emptied and restarts there (Kafka's
-   * LogLoader). Idempotent: opening an already recovered log changes nothing. Throws on I/O errors
-   * and on a config out of range.
+   * Opens (creating if needed) the log in `args.dir` and recovers it with log-loader.ts's
+   * {@link loadLog} (Kafka's LogLoader): cleaner leftovers completed, orphan index files deleted, a
+   * torn or corrupt tail from the recovery point on truncated, damaged indexes rebuilt, and a log
+   * ending below its start offset restarted there. The resulting recoveryPoint is min(hint, LEO)
+   * (lower if the trusted part proved inconsistent); logStartOffset is the checkpointed value raised
+   * to the first segment's base offset. Idempotent: opening an already recovered log changes
+   * nothing. Throws on I/O errors and on a config out of range.
    */
   static open(args: LogOpenArgs): Log {
-    const { fs, dir, config, logger, clock } = args;
-    validateConfig(config);
-    // A log that was ever compacted may have offset gaps, whatever cleanup.policy says now (a topic
-    // switched from compact back to delete must not read its cleaned gaps as corruption).
-    fs.mkdirp(dir);
-    if (args.compacted) markCompacted(fs, dir);
-    else if (fs.exists(`${dir}/${COMPACTED_MARKER}`)) args = { ...args, compacted: true };
-    assert.ok(
-      Number.isSafeInteger(args.recoveryPoint) && args.recoveryPoint >= 0,
-      `recoveryPoint ${args.recoveryPoint}`,
-    );
-    const lsoHint = args.logStartOffset;
-    assert.ok(lsoHint === undefined || (Number.isSafeInteger(lsoHint) && lsoHint >= 0), `logStartOffset ${lsoHint}`);
-    const segmentArgs = (baseOffset: number): LogSegmentArgs => ({
-      fs,
-      dir,
-      baseOffset,
-      indexIntervalBytes: config.indexIntervalBytes,
-      logger,
-      clock,
-      allowOffsetGaps: args.compacted ?? false,
+    validateConfig(args.config);
+    const loaded = loadLog({
+      fs: args.fs,
+      dir: args.dir,
+      indexIntervalBytes: args.config.indexIntervalBytes,
+      recoveryPoint: args.recoveryPoint,
+      logStartOffset: args.logStartOffset,
+      logger: args.logger,
+      clock: args.clock,
+      compacted: args.compacted ?? false,
     });
-
-    fs.mkdirp(dir);
-    // Kafka's LogLoader: .cleaned files are dropped, .swap files (a committed cleaning) completed.
-    recoverCleanerLeftovers(fs, dir, logger);
-    const loaded = listSegmentBases(fs, dir, logger).map((base) => LogSegment.load(segmentArgs(base)));
-    const {
-      kept,
-      truncated,
-      deleted: deletedInRecovery,
-      rpBound,
-    } = recoverSegments(loaded, args.recoveryPoint, dir, logger, args.compacted ?? false);
-    let deleted = deletedInRecovery;
-
-    let lso = Math.max(lsoHint ?? 0, kept[0]?.baseOffset ?? 0);
-    let recoveryBound = rpBound;
-    let truncatedKept = truncated;
-    const leo = kept.length > 0 ? kept[kept.length - 1]!.nextOffset : lso;
-    if (kept.length === 0 || lso > leo) {
-      // Kafka's LogLoader: a log ending before its start offset (or none at all) restarts there.
-      if (kept.length > 0) {
-        logger.warn(
-          { dir, logStartOffset: lso, logEndOffset: leo },
-          'log end offset below log start offset: deleting all segments',
-        );
-        for (const s of kept) s.delete();
-        deleted += kept.length;
-        kept.length = 0;
-        truncatedKept = null;
-      }
-      lso = lsoHint ?? 0;
-      kept.push(LogSegment.create(segmentArgs(lso)));
-      recoveryBound = lso;
-    }
-
-    // Kafka's onBecomeInactiveSegment for the inactive ones: their time index ends with their max.
-    for (let i = 0; i < kept.length - 1; i++) kept[i]!.onBecomeInactive();
-
-    // Make recovery's own changes durable, so a crash cannot resurrect what it cut.
-    if (truncatedKept !== null) truncatedKept.sync();
-    if (truncatedKept !== null || deleted > 0) fs.syncDir(dir);
-    const logEndOffset = kept[kept.length - 1]!.nextOffset;
-    const rp = Math.max(Math.min(recoveryBound, logEndOffset), kept[0]!.baseOffset);
-    // The directory entries of segments beyond the recovery point may never have been synced (a
-    // process crash between a roll and the next flush): the first flush syncs the directory.
-    const log = new Log(args, kept, { rp, lso: Math.min(lso, logEndOffset), dirDirty: true });
-    logger.info(
+    const log = new Log(args, loaded);
+    args.logger.info(
       {
-        dir,
-        logStartOffset: log.lso,
-        logEndOffset,
-        recoveryPoint: rp,
-        segments: kept.length,
-        truncated: truncatedKept !== null,
-        deletedSegments: deleted,
+        dir: args.dir,
+        logStartOffset: log.logStartOffset,
+        logEndOffset: log.logEndOffset,
+        recoveryPoint: log.recoveryPoint,
+        segments: loaded.segments.length,
+        truncated: loaded.truncated,
+        deletedSegments: loaded.deletedSegments,
       },
       'log loaded',
     );
@@ -293,17 +235,17 @@ export class Log {
 
   /** First offset a reader may fetch. */
   get logStartOffset(): number {
-    return this.lso;
+    return this.#logStartOffset;
   }
 
   /** Log end offset: the offset the next appended batch gets. */
   get logEndOffset(): number {
-    return this.leo;
+    return this.#logEndOffset;
   }
 
   /** Every offset below this is fsynced (survives power loss). */
   get recoveryPoint(): number {
-    return this.rp;
+    return this.#recoveryPoint;
   }
 
   /** Base offset of the segment appends go to. */
@@ -334,7 +276,7 @@ export class Log {
 
   /** Whether a {@link flush} has anything to fsync. */
   get hasUnflushed(): boolean {
-    return this.rp < this.leo || this.dirDirty || this.segments.some((s) => s.hasUnsyncedBytes);
+    return this.#recoveryPoint < this.#logEndOffset || this.dirDirty || this.segments.some((s) => s.hasUnsyncedBytes);
   }
 
   /** Base offsets of the segments, oldest first (tests, admin). */
@@ -376,7 +318,7 @@ export class Log {
     );
     const delta = lastOffsetDeltaOf(batch);
     assert.ok(delta >= 0, `lastOffsetDelta ${delta}`);
-    const baseOffset = this.leo;
+    const baseOffset = this.#logEndOffset;
     setBaseOffset(batch, baseOffset);
     setPartitionLeaderEpoch(batch, leaderEpoch);
     this.appendBatch(batch, baseOffset, baseOffset + delta);
@@ -392,18 +334,22 @@ export class Log {
   appendAsFollower(records: Buffer): LogAppendInfo {
     this.assertOpen();
     assert.ok(records.length > 0, 'empty follower append');
-    const firstOffset = this.leo;
+    const firstOffset = this.#logEndOffset;
     let pos = 0;
     while (pos < records.length) {
       const size = this.assertWholeBatch(records, pos, records.length - pos);
       const baseOffset = baseOffsetNumber(records, pos);
-      assert.equal(baseOffset, this.leo, `follower batch at offset ${baseOffset}, log end offset ${this.leo}`);
+      assert.equal(
+        baseOffset,
+        this.#logEndOffset,
+        `follower batch at offset ${baseOffset}, log end offset ${this.#logEndOffset}`,
+      );
       const delta = lastOffsetDeltaOf(records, pos);
       assert.ok(delta >= 0, `lastOffsetDelta ${delta}`);
       this.appendBatch(records.subarray(pos, pos + size), baseOffset, baseOffset + delta);
       pos += size;
     }
-    return { baseOffset: firstOffset, lastOffset: this.leo - 1 };
+    return { baseOffset: firstOffset, lastOffset: this.#logEndOffset - 1 };
   }
 
   /**
@@ -419,9 +365,9 @@ export class Log {
       this.fs.syncDir(this.dir);
       this.dirDirty = false;
     }
-    this.rp = this.leo;
+    this.#recoveryPoint = this.#logEndOffset;
     this.checkInvariants();
-    return this.rp;
+    return this.#recoveryPoint;
   }
 
   /**
@@ -441,7 +387,7 @@ export class Log {
     this.assertOpen();
     this.throwIfSyncFailed();
     assert.equal(this.flushing, null, `log ${this.dir}: a flush is already in flight`);
-    const target = this.leo;
+    const target = this.#logEndOffset;
     const syncs = this.segments.filter((s) => s.hasUnsyncedBytes).map((s) => s.syncAsync());
     if (this.dirDirty) {
       try {
@@ -455,9 +401,9 @@ export class Log {
       () => {
         this.flushing = null;
         // Never past what was synced; truncateTo (the only way down) cannot run meanwhile.
-        this.rp = Math.max(this.rp, Math.min(target, this.leo));
+        this.#recoveryPoint = Math.max(this.#recoveryPoint, Math.min(target, this.#logEndOffset));
         this.checkInvariants();
-        return this.rp;
+        return this.#recoveryPoint;
       },
       (error: unknown) => {
         this.flushing = null;
@@ -479,12 +425,12 @@ export class Log {
    */
   read(fetchOffset: number, maxBytes: number, maxOffsetExclusive: number, minOneBatch: boolean): LogReadResult {
     this.assertOpen();
-    if (!Number.isSafeInteger(fetchOffset) || fetchOffset < this.lso || fetchOffset > this.leo)
+    if (!Number.isSafeInteger(fetchOffset) || fetchOffset < this.#logStartOffset || fetchOffset > this.#logEndOffset)
       return { kind: 'out-of-range' };
     const spans: Array<{ segment: LogSegment; position: number; sizeBytes: number }> = [];
     let total = 0;
     let firstOffset: number | null = null;
-    let done = fetchOffset === this.leo;
+    let done = fetchOffset === this.#logEndOffset;
     for (let i = this.segmentIndexFor(fetchOffset); i < this.segments.length && !done; i++) {
       const segment = this.segments[i]!;
       let spanStart = -1;
@@ -544,7 +490,7 @@ export class Log {
   offsetForTimestamp(timestampMs: number): TimestampAndOffset | null {
     this.assertOpen();
     assert.ok(timestampMs >= 0, `timestamp ${timestampMs}`); // ListOffsets' special values (< 0) are the caller's
-    if (this.lso >= this.leo) return null;
+    if (this.#logStartOffset >= this.#logEndOffset) return null;
     return this.searchTimestamp(timestampMs, true);
   }
 
@@ -560,13 +506,13 @@ export class Log {
    */
   maxTimestampOffset(): TimestampAndOffset | null {
     this.assertOpen();
-    if (this.lso >= this.leo) return null;
+    if (this.#logStartOffset >= this.#logEndOffset) return null;
     let max = NO_TIMESTAMP;
-    for (let i = this.segmentIndexFor(this.lso); i < this.segments.length; i++) {
+    for (let i = this.segmentIndexFor(this.#logStartOffset); i < this.segments.length; i++) {
       const segment = this.segments[i]!;
       const segmentMax =
-        segment.baseOffset < this.lso
-          ? segment.maxTimestampFrom(this.lso, this.decompress)
+        segment.baseOffset < this.#logStartOffset
+          ? segment.maxTimestampFrom(this.#logStartOffset, this.decompress)
           : segment.maxTimestampSoFar.timestampMs;
       if (segmentMax > max) max = segmentMax;
     }
@@ -577,19 +523,14 @@ export class Log {
   }
 
   /**
-   * Retention (Kafka's UnifiedLog.deleteOldSegments for cleanup.policy=delete), at `nowMs` (ms since
-   * the epoch), in three passes over the oldest segments, each stopping at the first segment it
-   * keeps: (1) segments wholly below logStartOffset (the next segment's base <= it); (2) by size:
-   * while the log minus the oldest segment still holds >= `retentionBytes` (-1 = unlimited);
-   * (3) by time: segments whose largest timestamp (their max record timestamp, or their last-modified
-   * time when no batch has one) is more than `retentionMs` before `nowMs` (-1 = forever; a segment
-   * with future timestamps is kept and logged). A segment is deleted only if every offset in it is
-   * below `highWatermark` (next segment's base, or the LEO for the last, <= HW); the active segment
-   * too when it qualifies and is not empty: a new empty segment is rolled at the LEO first, as Kafka
-   * does. logStartOffset moves up to the first remaining segment's base (the LEO if all went).
-   * Files are unlinked at once and the directory synced, so a crash cannot bring them back (Kafka
-   * renames them `.deleted` and deletes them after file.delete.delay.ms). The caller checkpoints the
-   * new logStartOffset. Asserts `highWatermark` is within [0, LEO].
+   * Retention (Kafka's UnifiedLog.deleteOldSegments for cleanup.policy=delete) at `nowMs` (ms since
+   * the epoch): retention.ts's {@link deleteRetentionSegments} deletes the oldest segments wholly
+   * below logStartOffset, then beyond `retentionBytes` (-1 = unlimited), then older than
+   * `retentionMs` (-1 = forever), never one holding an offset at or above `highWatermark`.
+   * logStartOffset moves up to the first remaining segment's base (the LEO if all went). Files are
+   * unlinked at once and the directory synced, so a crash cannot bring them back (Kafka renames
+   * them `.deleted` and deletes them after file.delete.delay.ms). The caller checkpoints the new
+   * logStartOffset. Asserts `highWatermark` is within [0, LEO].
    */
   deleteRetentionSegments(
     nowMs: number,
@@ -598,51 +539,7 @@ export class Log {
     highWatermark: number,
   ): RetentionResult {
     this.assertOpen();
-    assert.ok(Number.isSafeInteger(nowMs), `now ${nowMs}`);
-    assert.ok(
-      Number.isSafeInteger(retentionMs) && Number.isSafeInteger(retentionBytes),
-      `retention ${retentionMs} ms, ${retentionBytes} bytes`,
-    );
-    assert.ok(
-      Number.isSafeInteger(highWatermark) && highWatermark >= 0 && highWatermark <= this.leo,
-      `high watermark ${highWatermark}, log end offset ${this.leo}`,
-    );
-    let deleted = this.deleteOldSegments(
-      highWatermark,
-      (_s, next) => next !== null && next.baseOffset <= this.lso,
-      'log start offset breach',
-    );
-    if (retentionBytes >= 0) {
-      const size = this.sizeBytes;
-      if (size >= retentionBytes) {
-        let excess = size - retentionBytes;
-        deleted += this.deleteOldSegments(
-          highWatermark,
-          (segment) => {
-            if (excess - segment.sizeBytes < 0) return false;
-            excess -= segment.sizeBytes;
-            return true;
-          },
-          `retention.bytes ${retentionBytes} breach`,
-        );
-      }
-    }
-    if (retentionMs >= 0) {
-      deleted += this.deleteOldSegments(
-        highWatermark,
-        (segment) => {
-          const largestMs = segment.largestTimestampMs;
-          if (nowMs < largestMs)
-            this.logger.warn(
-              { dir: this.dir, segment: segment.baseOffset, largestTimestampMs: largestMs, nowMs },
-              'segment has future timestamps: not deleted by retention.ms',
-            );
-          return nowMs - largestMs > retentionMs;
-        },
-        `retention.ms ${retentionMs} breach`,
-      );
-    }
-    return { deletedSegments: deleted, logStartOffset: this.lso };
+    return deleteRetentionSegments(this.retention, nowMs, retentionMs, retentionBytes, highWatermark);
   }
 
   /**
@@ -656,23 +553,19 @@ export class Log {
   deleteRecordsBefore(offset: number): number {
     this.assertOpen();
     assert.ok(
-      Number.isSafeInteger(offset) && offset >= 0 && offset <= this.leo,
-      `delete records before ${offset}, log end offset ${this.leo}`,
+      Number.isSafeInteger(offset) && offset >= 0 && offset <= this.#logEndOffset,
+      `delete records before ${offset}, log end offset ${this.#logEndOffset}`,
     );
-    if (offset <= this.lso) return this.lso;
-    const before = this.lso;
-    this.lso = offset;
+    if (offset <= this.#logStartOffset) return this.#logStartOffset;
+    const before = this.#logStartOffset;
+    this.#logStartOffset = offset;
     this.logger.info(
       { dir: this.dir, logStartOffset: offset, previousLogStartOffset: before },
       'log start offset raised by DeleteRecords',
     );
-    this.deleteOldSegments(
-      offset,
-      (_s, next) => next !== null && next.baseOffset <= this.lso,
-      'log start offset breach',
-    );
+    deleteLogStartOffsetBreachedSegments(this.retention, offset);
     this.checkInvariants();
-    return this.lso;
+    return this.#logStartOffset;
   }
 
   /**
@@ -687,17 +580,17 @@ export class Log {
     this.assertOpen();
     assert.equal(this.flushing, null, `log ${this.dir}: truncateTo during an in-flight flush`);
     assert.ok(Number.isSafeInteger(offset) && offset >= 0, `truncate offset ${offset}`);
-    if (offset >= this.leo) return;
-    const before = this.leo;
+    if (offset >= this.#logEndOffset) return;
+    const before = this.#logEndOffset;
     if (offset < this.segments[0]!.baseOffset) {
       for (const s of this.segments.splice(0)) s.delete();
       this.segments.push(LogSegment.create(this.segmentArgs(offset)));
       this.active.sync();
       this.fs.syncDir(this.dir);
       this.dirDirty = false;
-      this.leo = offset;
-      this.lso = offset;
-      this.rp = offset;
+      this.#logEndOffset = offset;
+      this.#logStartOffset = offset;
+      this.#recoveryPoint = offset;
     } else {
       let deleted = false;
       while (this.segments.length > 1 && this.active.baseOffset > offset) {
@@ -710,13 +603,19 @@ export class Log {
         this.fs.syncDir(this.dir);
         this.dirDirty = false;
       }
-      this.leo = this.active.nextOffset;
-      this.rp = Math.min(this.rp, this.leo);
-      this.lso = Math.min(this.lso, this.leo);
+      this.#logEndOffset = this.active.nextOffset;
+      this.#recoveryPoint = Math.min(this.#recoveryPoint, this.#logEndOffset);
+      this.#logStartOffset = Math.min(this.#logStartOffset, this.#logEndOffset);
     }
-    assert.ok(this.leo <= offset && this.leo < before, `truncateTo(${offset}) left LEO ${this.leo}`);
-    this.firstDirty = Math.min(this.firstDirty, this.leo);
-    this.logger.info({ dir: this.dir, offset, logEndOffset: this.leo, previousLogEndOffset: before }, 'log truncated');
+    assert.ok(
+      this.#logEndOffset <= offset && this.#logEndOffset < before,
+      `truncateTo(${offset}) left LEO ${this.#logEndOffset}`,
+    );
+    this.firstDirty = Math.min(this.firstDirty, this.#logEndOffset);
+    this.logger.info(
+      { dir: this.dir, offset, logEndOffset: this.#logEndOffset, previousLogEndOffset: before },
+      'log truncated',
+    );
     this.checkInvariants();
   }
 
@@ -748,7 +647,7 @@ export class Log {
    * start offset nor above the LEO.
    */
   get firstDirtyOffset(): number {
-    return Math.min(Math.max(this.firstDirty, this.lso), this.leo);
+    return Math.min(Math.max(this.firstDirty, this.#logStartOffset), this.#logEndOffset);
   }
 
   /** The segments, oldest first, as the cleaner plans from them (see {@link SegmentInfo}). */
@@ -756,7 +655,7 @@ export class Log {
     this.assertOpen();
     return this.segments.map((s, i) => ({
       baseOffset: s.baseOffset,
-      endOffset: this.segments[i + 1]?.baseOffset ?? this.leo,
+      endOffset: this.segments[i + 1]?.baseOffset ?? this.#logEndOffset,
       sizeBytes: s.sizeBytes,
       largestTimestampMs: s.largestTimestampMs,
       firstBatchTimestampMs: s.firstBatchTimestampMs,
@@ -831,7 +730,7 @@ export class Log {
 
   /** Records that offsets below `offset` (a segment boundary) are now clean. */
   markCleanedUpTo(offset: number): void {
-    assert.ok(Number.isSafeInteger(offset) && offset <= this.leo, `cleaned up to ${offset}`);
+    assert.ok(Number.isSafeInteger(offset) && offset <= this.#logEndOffset, `cleaned up to ${offset}`);
     this.firstDirty = Math.max(this.firstDirty, offset);
   }
 
@@ -872,43 +771,24 @@ export class Log {
 
   /** The first record at offset >= logStartOffset with timestamp >= `timestampMs` (see {@link offsetForTimestamp}). */
   private searchTimestamp(timestampMs: number, recordLevel: boolean): TimestampAndOffset | null {
-    for (let i = this.segmentIndexFor(this.lso); i < this.segments.length; i++) {
+    for (let i = this.segmentIndexFor(this.#logStartOffset); i < this.segments.length; i++) {
       const segment = this.segments[i]!;
       if (segment.maxTimestampSoFar.timestampMs < timestampMs) continue;
-      const found = segment.findOffsetByTimestamp(timestampMs, this.lso, this.decompress, recordLevel);
+      const found = segment.findOffsetByTimestamp(timestampMs, this.#logStartOffset, this.decompress, recordLevel);
       if (found !== null) return found;
     }
     return null;
   }
 
-  /**
-   * Kafka's deletableSegments + deleteSegments: deletes the longest run of oldest segments for which
-   * every offset is below `highWatermark` and `predicate(segment, next)` holds (an empty last segment
-   * never qualifies). When that is every segment, a new empty segment is rolled at the LEO first.
-   * Raises logStartOffset (and the recovery point) to the first remaining segment's base, unlinks the
-   * files and syncs the directory. Returns the number deleted.
-   */
-  private deleteOldSegments(
-    highWatermark: number,
-    predicate: (segment: LogSegment, next: LogSegment | null) => boolean,
-    reason: string,
-  ): number {
-    let count = 0;
-    for (let i = 0; i < this.segments.length; i++) {
-      const segment = this.segments[i]!;
-      const next = this.segments[i + 1] ?? null;
-      if (next === null && segment.sizeBytes === 0) break;
-      const upperBoundOffset = next?.baseOffset ?? this.leo;
-      if (!(highWatermark >= upperBoundOffset && predicate(segment, next))) break;
-      count++;
-    }
-    if (count === 0) return 0;
+  /** {@link RetentionTarget.deleteOldestSegments} (Kafka's deleteSegments), for retention.ts. */
+  private deleteOldestSegments(count: number, reason: string): void {
+    assert.ok(count > 0 && count <= this.segments.length, `delete ${count} of ${this.segments.length} segments`);
     if (count === this.segments.length) this.roll('retention deletes every segment');
     const deletable = this.segments.splice(0, count);
     const firstKept = this.segments[0]!;
-    const before = this.lso;
-    this.lso = Math.max(this.lso, firstKept.baseOffset);
-    this.rp = Math.max(this.rp, firstKept.baseOffset);
+    const before = this.#logStartOffset;
+    this.#logStartOffset = Math.max(this.#logStartOffset, firstKept.baseOffset);
+    this.#recoveryPoint = Math.max(this.#recoveryPoint, firstKept.baseOffset);
     for (const s of deletable) s.delete();
     this.fs.syncDir(this.dir);
     this.dirDirty = false;
@@ -918,13 +798,12 @@ export class Log {
         reason,
         deletedSegments: count,
         baseOffsets: deletable.map((s) => s.baseOffset),
-        logStartOffset: this.lso,
+        logStartOffset: this.#logStartOffset,
         previousLogStartOffset: before,
       },
       'deleted old segments',
     );
     this.checkInvariants();
-    return count;
   }
 
   /** Index of the last segment whose base offset <= `offset` (0 if none). */
@@ -945,16 +824,16 @@ export class Log {
   }
 
   private appendBatch(batch: Buffer, baseOffset: number, lastOffset: number): void {
-    const before = this.leo;
-    assert.equal(baseOffset, this.leo, `append at ${baseOffset}, log end offset ${this.leo}`);
+    const before = this.#logEndOffset;
+    assert.equal(baseOffset, this.#logEndOffset, `append at ${baseOffset}, log end offset ${this.#logEndOffset}`);
     const active = this.active;
     if (active.sizeBytes > 0) {
       const reason = this.rollReason(active, batch, lastOffset);
       if (reason !== null) this.roll(reason);
     }
     this.active.append(batch, baseOffset, lastOffset);
-    this.leo = lastOffset + 1;
-    assert.ok(this.leo > before, 'log end offset must grow');
+    this.#logEndOffset = lastOffset + 1;
+    assert.ok(this.#logEndOffset > before, 'log end offset must grow');
   }
 
   /** Kafka's LogSegment.shouldRoll for a non-empty active segment and the next `batch`: why to roll, or null. */
@@ -975,10 +854,10 @@ export class Log {
    */
   private roll(reason: string): void {
     this.active.onBecomeInactive();
-    const segment = LogSegment.create(this.segmentArgs(this.leo));
+    const segment = LogSegment.create(this.segmentArgs(this.#logEndOffset));
     this.segments.push(segment);
     this.dirDirty = true;
-    this.logger.debug({ dir: this.dir, baseOffset: this.leo, reason }, 'rolled new segment');
+    this.logger.debug({ dir: this.dir, baseOffset: this.#logEndOffset, reason }, 'rolled new segment');
   }
 
   /** Asserts `buf[position..position+available)` starts with a whole v2 batch; returns its size. */
@@ -1003,10 +882,19 @@ export class Log {
   }
 
   private checkInvariants(): void {
-    assert.ok(this.rp <= this.leo, `recoveryPoint ${this.rp} > logEndOffset ${this.leo}`);
-    assert.ok(this.lso <= this.leo, `logStartOffset ${this.lso} > logEndOffset ${this.leo}`);
-    assert.ok(this.lso >= this.segments[0]!.baseOffset, `logStartOffset ${this.lso} below the first segment`);
-    assert.equal(this.active.nextOffset, this.leo, 'active segment disagrees with the log end offset');
+    assert.ok(
+      this.#recoveryPoint <= this.#logEndOffset,
+      `recoveryPoint ${this.#recoveryPoint} > logEndOffset ${this.#logEndOffset}`,
+    );
+    assert.ok(
+      this.#logStartOffset <= this.#logEndOffset,
+      `logStartOffset ${this.#logStartOffset} > logEndOffset ${this.#logEndOffset}`,
+    );
+    assert.ok(
+      this.#logStartOffset >= this.segments[0]!.baseOffset,
+      `logStartOffset ${this.#logStartOffset} below the first segment`,
+    );
+    assert.equal(this.active.nextOffset, this.#logEndOffset, 'active segment disagrees with the log end offset');
   }
 }
 
@@ -1031,128 +919,4 @@ function validateConfig(config: LogConfig): void {
         config.segmentIndexBytes <= INT32_MAX),
     `segmentIndexBytes ${config.segmentIndexBytes}`,
   );
-}
-
-/** Base offsets of the `.log` files in `dir`, ascending; deletes `.index`/`.timeindex` files that lack a `.log`. */
-function listSegmentBases(fs: FileSystem, dir: string, logger: Logger): number[] {
-  const logBases: number[] = [];
-  const indexFiles: Array<{ baseOffset: number; suffix: string }> = [];
-  for (const name of fs.readdir(dir)) {
-    const parsed = parseSegmentFileName(name);
-    if (parsed === null) continue;
-    if (parsed.suffix === LOG_FILE_SUFFIX) logBases.push(parsed.baseOffset);
-    else indexFiles.push(parsed);
-  }
-  const logBaseSet = new Set(logBases);
-  for (const { baseOffset, suffix } of indexFiles) {
-    if (logBaseSet.has(baseOffset)) continue;
-    const path = posix.join(dir, segmentFileName(baseOffset, suffix));
-    logger.info({ path }, 'deleting index file without a log file');
-    fs.unlink(path);
-  }
-  return logBases.sort((a, b) => a - b);
-}
-
-/** What {@link recoverSegments} kept and did. */
-interface SegmentsRecovery {
-  /** Segments that form the log, oldest first (may be empty only if `loaded` was). */
-  kept: LogSegment[];
-  /** The segment whose tail was cut (now the last kept one), or null. */
-  truncated: LogSegment | null;
-  /** Number of segments deleted. */
-  deleted: number;
-  /** Upper bound for the recovery point: the hint, lowered if the trusted part proved damaged. */
-  rpBound: number;
-}
-
-/**
- * Steps 2-4 of {@link Log.open} over the loaded segments (ascending base offsets), with
- * `hint` = the checkpointed recovery point.
- */
-function recoverSegments(
-  loaded: LogSegment[],
-  hint: number,
-  dir: string,
-  logger: Logger,
-  allowOffsetGaps: boolean,
-): SegmentsRecovery {
-  const kept: LogSegment[] = [];
-  let trusted = true;
-  let rpBound = hint;
-  let deleted = 0;
-  const deleteFrom = (i: number, msg: string, fields: object): void => {
-    const later = loaded.slice(i);
-    if (later.length === 0) return;
-    logger.warn({ dir, deletedSegments: later.length, ...fields }, msg);
-    for (const s of later) s.delete();
-    deleted += later.length;
-  };
-  for (let i = 0; i < loaded.length; i++) {
-    const seg = loaded[i]!;
-    const prev = kept[kept.length - 1];
-    if (
-      prev !== undefined &&
-      (allowOffsetGaps ? seg.baseOffset < prev.nextOffset : seg.baseOffset !== prev.nextOffset)
-    ) {
-      deleteFrom(i, 'segment does not continue the log: deleting it and all later segments', {
-        segment: seg.baseOffset,
-        expected: prev.nextOffset,
-      });
-      break;
-    }
-    kept.push(seg);
-    const nextBase = i + 1 < loaded.length ? loaded[i + 1]!.baseOffset : Number.POSITIVE_INFINITY;
-    let fromOffset: number;
-    if (trusted && nextBase <= hint) {
-      // Wholly below the recovery point: fsynced, so only structure is checked (Kafka's readNextOffset).
-      if (seg.indexProblem === null) {
-        let problem: string | null = null;
-        if (seg.timeIndexProblem !== null) {
-          logger.warn({ segment: seg.timeIndexPath, reason: seg.timeIndexProblem }, 'rebuilding damaged time index');
-          problem = seg.rebuildTimeIndex();
-        }
-        problem ??= seg.loadNextOffset();
-        if (problem === null) continue;
-        logger.warn(
-          { segment: seg.logPath, reason: problem },
-          'segment below the recovery point is damaged: recovering it',
-        );
-        fromOffset = seg.baseOffset;
-        trusted = false;
-        rpBound = Math.min(rpBound, seg.baseOffset);
-      } else {
-        logger.warn({ segment: seg.indexPath, reason: seg.indexProblem }, 'rebuilding damaged offset index');
-        if (seg.timeIndexProblem !== null)
-          logger.warn({ segment: seg.timeIndexPath, reason: seg.timeIndexProblem }, 'rebuilding damaged time index');
-        fromOffset = Number.MAX_SAFE_INTEGER; // from its last valid entry on
-      }
-    } else {
-      if (seg.indexProblem !== null)
-        logger.info({ segment: seg.indexPath, reason: seg.indexProblem }, 'offset index rebuilt by recovery');
-      if (seg.timeIndexProblem !== null)
-        logger.info({ segment: seg.timeIndexPath, reason: seg.timeIndexProblem }, 'time index rebuilt by recovery');
-      fromOffset = trusted ? hint : seg.baseOffset;
-      trusted = false;
-    }
-    const result = seg.recover(fromOffset);
-    seg.markUnsynced(); // recovered bytes may have survived only in the page cache
-    if (result.truncatedBytes > 0) {
-      deleteFrom(i + 1, 'deleting segments after a truncated segment', { after: seg.baseOffset });
-      return { kept, truncated: seg, deleted, rpBound };
-    }
-  }
-  return { kept, truncated: null, deleted, rpBound };
-}
-
-/**
- * Marker file of a partition directory whose log is (or was) compacted: written, and made durable,
- * before the cleaner can leave any offset gap, and never removed while the directory lives.
- */
-export const COMPACTED_MARKER = '.compacted';
-
-function markCompacted(fs: FileSystem, dir: string): void {
-  const marker = `${dir}/${COMPACTED_MARKER}`;
-  if (fs.exists(marker)) return;
-  fs.writeFileAtomic(marker, Buffer.from('cleanup.policy included compact\n'));
-  fs.syncDir(dir);
 }

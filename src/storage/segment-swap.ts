@@ -79,9 +79,9 @@ function unlinkIfExists(fs: FileSystem, path: string): void {
 }
 
 /**
- * Log.open's first step for a compacted log (Kafka's LogLoader): deletes every `*.cleaned` file and
- * every `.index.swap`/`.timeindex.swap`, and completes each `<B>.log.swap` (module doc). Syncs the
- * directory when it changed anything. Returns the number of swaps completed.
+ * The log loader's first pass (log-loader.ts, Kafka's LogLoader): deletes every `*.cleaned` file
+ * and every `.index.swap`/`.timeindex.swap`, and completes each `<B>.log.swap` (module doc). Syncs
+ * the directory when it changed anything. Returns the number of swaps completed.
  */
 export function recoverCleanerLeftovers(fs: FileSystem, dir: string, logger: Logger): number {
   let changed = false;
