@@ -60,12 +60,12 @@ interface Model {
   /** Every batch still in a segment (some may lie below the log start offset), in offset order. */
   batches: ModelBatch[];
   segments: ModelSegment[];
-  lso: number;
+  logStartOffset: number;
   /** Offsets below this are fsynced. */
   flushed: number;
   /** recovery-point and log-start-offset checkpoints as the replica would have written them. */
   checkpointRp: number;
-  checkpointLso: number;
+  checkpointLogStartOffset: number;
   clock: ManualClock;
   /** The LEO when the asynchronous flush in flight started, or null when none is. */
   inFlight: number | null;
@@ -98,7 +98,7 @@ const batchesIn = (m: Model, i: number) => {
   return m.batches.filter((b) => b.base >= base && b.base < next);
 };
 const sizeOf = (batches: ModelBatch[]) => batches.reduce((n, b) => n + b.bytes.length, 0);
-const retained = (m: Model) => m.batches.filter((b) => b.last >= m.lso);
+const retained = (m: Model) => m.batches.filter((b) => b.last >= m.logStartOffset);
 
 function reopen(m: Model, r: Real, recoveryPoint: number): void {
   r.log = Log.open({
@@ -106,7 +106,7 @@ function reopen(m: Model, r: Real, recoveryPoint: number): void {
     dir: DIR,
     config: r.config,
     recoveryPoint,
-    logStartOffset: m.checkpointLso,
+    logStartOffset: m.checkpointLogStartOffset,
     logger: recordingLogger(),
     clock: m.clock,
   });
@@ -120,7 +120,7 @@ function readAllBatches(log: Log): Buffer[] {
 
 function checkCommon(m: Model, r: Real): void {
   assert.equal(r.log.logEndOffset, leoOf(m), 'LEO matches the model');
-  assert.equal(r.log.logStartOffset, m.lso, 'log start offset matches the model');
+  assert.equal(r.log.logStartOffset, m.logStartOffset, 'log start offset matches the model');
   assert.deepEqual(
     r.log.segmentBaseOffsets(),
     m.segments.map((s) => s.base),
@@ -206,7 +206,7 @@ class Flush implements fc.Command<Model, Real> {
     if (m.inFlight === null) assert.equal(r.log.hasUnflushed, false);
     m.flushed = rp;
     m.checkpointRp = rp;
-    m.checkpointLso = m.lso;
+    m.checkpointLogStartOffset = m.logStartOffset;
     checkCommon(m, r);
   }
   toString = () => 'flush';
@@ -250,7 +250,7 @@ class FinishAsyncFlush implements fc.AsyncCommand<Model, Real> {
     // claims more than it synced.
     m.flushed = Math.max(m.flushed, rp);
     m.checkpointRp = rp;
-    m.checkpointLso = m.lso;
+    m.checkpointLogStartOffset = m.logStartOffset;
     checkCommon(m, r);
   }
   toString = () => 'finish flushAsync';
@@ -352,7 +352,7 @@ class Truncate implements fc.Command<Model, Real> {
     if (offset < m.segments[0]!.base) {
       m.batches = [];
       m.segments = [{ base: offset, createdMs: now, lastModifiedMs: now }];
-      m.lso = offset;
+      m.logStartOffset = offset;
     } else {
       m.segments = m.segments.filter((s, i) => i === 0 || s.base <= offset);
       const keep = m.batches.findIndex((b) => b.last >= offset);
@@ -360,11 +360,11 @@ class Truncate implements fc.Command<Model, Real> {
       const active = m.segments[m.segments.length - 1]!;
       active.lastModifiedMs = now;
       if (batchesIn(m, m.segments.length - 1).length === 0) active.createdMs = now;
-      m.lso = Math.min(m.lso, leoOf(m));
+      m.logStartOffset = Math.min(m.logStartOffset, leoOf(m));
     }
     m.flushed = Math.min(m.flushed, leoOf(m));
     m.checkpointRp = Math.min(m.checkpointRp, leoOf(m));
-    m.checkpointLso = Math.min(m.checkpointLso, m.lso);
+    m.checkpointLogStartOffset = Math.min(m.checkpointLogStartOffset, m.logStartOffset);
     checkCommon(m, r);
   }
   toString = () => `truncateTo(${this.fraction.toFixed(2)} of LEO)`;
@@ -397,14 +397,16 @@ function modelDeletePass(
   m.segments.splice(0, count);
   const first = m.segments[0]!.base;
   m.batches = m.batches.filter((b) => b.base >= first);
-  m.lso = Math.max(m.lso, first);
+  m.logStartOffset = Math.max(m.logStartOffset, first);
   return count;
 }
 
-const lsoBreached = (m: Model) => (i: number) => i + 1 < m.segments.length && m.segments[i + 1]!.base <= m.lso;
+const logStartOffsetBreached = (m: Model) => (i: number) =>
+  i + 1 < m.segments.length && m.segments[i + 1]!.base <= m.logStartOffset;
 
 /** A high watermark between the log start offset and what is flushed. */
-const hwOf = (m: Model, fraction: number) => m.lso + Math.floor(fraction * (m.flushed - m.lso + 1));
+const hwOf = (m: Model, fraction: number) =>
+  m.logStartOffset + Math.floor(fraction * (m.flushed - m.logStartOffset + 1));
 
 /** retention.bytes: -1, or the log's size less its first `segments` fraction of segments, plus `deltaBytes` (hits Kafka's boundary). */
 type RetentionBytes = { kind: 'unlimited' } | { kind: 'relative'; segments: number; deltaBytes: number };
@@ -427,7 +429,7 @@ class Retention implements fc.Command<Model, Real> {
       retentionBytes = Math.max(0, sizeOf(m.batches) - dropped + this.bytes.deltaBytes);
     }
     const result = r.log.deleteRetentionSegments(now, this.retentionMs, retentionBytes, hw);
-    let deleted = modelDeletePass(m, hw, lsoBreached(m));
+    let deleted = modelDeletePass(m, hw, logStartOffsetBreached(m));
     if (retentionBytes >= 0) {
       const size = sizeOf(m.batches);
       if (size >= retentionBytes) {
@@ -441,8 +443,8 @@ class Retention implements fc.Command<Model, Real> {
     }
     if (this.retentionMs >= 0)
       deleted += modelDeletePass(m, hw, (_i, _s, largestMs) => now - largestMs > this.retentionMs);
-    assert.deepEqual(result, { deletedSegments: deleted, logStartOffset: m.lso });
-    m.checkpointLso = m.lso;
+    assert.deepEqual(result, { deletedSegments: deleted, logStartOffset: m.logStartOffset });
+    m.checkpointLogStartOffset = m.logStartOffset;
     checkCommon(m, r);
   }
   toString = () =>
@@ -455,16 +457,17 @@ class DeleteRecords implements fc.Command<Model, Real> {
   run(m: Model, r: Real): void {
     const offset = hwOf(m, this.fraction);
     const got = r.log.deleteRecordsBefore(offset);
-    if (offset > m.lso) {
-      m.lso = offset;
-      modelDeletePass(m, offset, lsoBreached(m));
+    if (offset > m.logStartOffset) {
+      m.logStartOffset = offset;
+      modelDeletePass(m, offset, logStartOffsetBreached(m));
     }
-    assert.equal(got, m.lso);
-    m.checkpointLso = m.lso;
+    assert.equal(got, m.logStartOffset);
+    m.checkpointLogStartOffset = m.logStartOffset;
     checkCommon(m, r);
-    if (m.lso > 0) assert.deepEqual(r.log.read(m.lso - 1, 100, m.lso + 10, true), { kind: 'out-of-range' });
+    if (m.logStartOffset > 0)
+      assert.deepEqual(r.log.read(m.logStartOffset - 1, 100, m.logStartOffset + 10, true), { kind: 'out-of-range' });
   }
-  toString = () => `deleteRecordsBefore(${this.fraction.toFixed(2)} of [lso, flushed])`;
+  toString = () => `deleteRecordsBefore(${this.fraction.toFixed(2)} of [logStartOffset, flushed])`;
 }
 
 class Read implements fc.Command<Model, Real> {
@@ -477,7 +480,7 @@ class Read implements fc.Command<Model, Real> {
   check = () => true;
   run(m: Model, r: Real): void {
     const leo = leoOf(m);
-    const fetchOffset = m.lso + Math.floor(this.fetchFraction * (leo - m.lso + 1));
+    const fetchOffset = m.logStartOffset + Math.floor(this.fetchFraction * (leo - m.logStartOffset + 1));
     const hw = fetchOffset + Math.floor(this.hwFraction * (leo - fetchOffset + 1));
     const expected: Buffer[] = [];
     let total = 0;
@@ -514,7 +517,7 @@ class OffsetForTime implements fc.Command<Model, Real> {
     const target = Math.max(0, (known.length > 0 ? known[this.pick % known.length]! : m.clock.now) + this.deltaMs);
     let expected: { offset: number; timestamp: number; leaderEpoch: number } | null = null;
     for (const b of m.batches) {
-      const hit = b.records.find((x) => x.offset >= m.lso && x.ts >= target);
+      const hit = b.records.find((x) => x.offset >= m.logStartOffset && x.ts >= target);
       if (hit !== undefined) {
         expected = { offset: hit.offset, timestamp: hit.ts, leaderEpoch: EPOCH };
         break;
@@ -528,7 +531,7 @@ class OffsetForTime implements fc.Command<Model, Real> {
 class MaxTimestamp implements fc.Command<Model, Real> {
   check = () => true;
   run(m: Model, r: Real): void {
-    const records = m.batches.flatMap((b) => b.records).filter((x) => x.offset >= m.lso);
+    const records = m.batches.flatMap((b) => b.records).filter((x) => x.offset >= m.logStartOffset);
     const max = Math.max(-1, ...records.map((x) => x.ts));
     const hit = records.find((x) => x.ts === max);
     const expected = max < 0 || hit === undefined ? null : { offset: hit.offset, timestamp: max, leaderEpoch: EPOCH };
@@ -621,10 +624,10 @@ describe('Log (property, simulated disk)', () => {
           const model: Model = {
             batches: [],
             segments: [{ base: 0, createdMs: T0, lastModifiedMs: T0 }],
-            lso: 0,
+            logStartOffset: 0,
             flushed: 0,
             checkpointRp: 0,
-            checkpointLso: 0,
+            checkpointLogStartOffset: 0,
             clock,
             inFlight: null,
           };
