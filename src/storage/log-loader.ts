@@ -8,9 +8,8 @@
  * 3. recovery from the recovery point: segments wholly below it are trusted, the one holding it is
  *    re-validated from the index entry at or below it and every later one from its start (CRC-32C,
  *    dense offsets); a torn or corrupt tail is truncated and all later segments deleted (Kafka's
- *    recoverLog; the per-segment scan is LogSegment.recover);
- *    on the way, damaged indexes are rebuilt (a trusted segment's from its last valid entry, a
- *    recovered segment's by its recovery);
+ *    recoverLog; the per-segment scan is LogSegment.recover). Damaged indexes are rebuilt on the
+ *    way: a trusted segment's from its last valid entry, a recovered segment's by its recovery;
  * 4. the log start offset: a log ending below it (or no segment at all) restarts there, empty;
  * 5. indexes: every segment but the last gets its final time index entry if a crash lost it.
  *
