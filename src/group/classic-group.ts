@@ -1,7 +1,7 @@
 /**
  * One consumer group of the classic protocol: its state machine, members and generation, as Kafka's
- * ClassicGroup (group-coordinator) keeps them. Pure data and rules: no timers, no I/O; the
- * coordinator actor (group-coordinator-actor.ts) drives it and persists it.
+ * ClassicGroup (group-coordinator) keeps them. Pure data and rules: no timers, no I/O; rebalance.ts
+ * drives its membership and state and persists it, offset-store.ts its committed offsets.
  *
  * States and their valid previous states (Kafka's ClassicGroupState):
  * ```
@@ -13,6 +13,8 @@
  * ```
  */
 import assert from 'node:assert/strict';
+import { ErrorCode } from '../protocol/error-codes';
+import type { DescribedGroup, ListedGroup } from './messages';
 
 /** Kafka's classic group states, with their DescribeGroups/ListGroups names. */
 export type GroupState = 'Empty' | 'PreparingRebalance' | 'CompletingRebalance' | 'Stable' | 'Dead';
@@ -67,7 +69,7 @@ export class ClassicGroup {
   readonly pendingMembers = new Set<string>();
   /** group.instance.id -> member id of static members. */
   readonly staticMembers = new Map<string, string>();
-  /** `${topic}\0${partition}` -> committed offset. */
+  /** offsetKey(topic, partition) -> committed offset. */
   readonly offsets = new Map<string, CommittedOffset>();
 
   constructor(
@@ -130,6 +132,11 @@ export class ClassicGroup {
   }
 
   addMember(member: GroupMember): void {
+    assert.ok(!this.members.has(member.memberId), `group ${this.groupId}: member ${member.memberId} joined twice`);
+    assert.ok(
+      !this.pendingMembers.has(member.memberId),
+      `group ${this.groupId}: member ${member.memberId} is still pending`,
+    );
     if (this.members.size === 0) this.protocolType = member.protocolType;
     this.members.set(member.memberId, member);
     if (member.groupInstanceId !== null) this.staticMembers.set(member.groupInstanceId, member.memberId);
@@ -153,6 +160,7 @@ export class ClassicGroup {
   replaceStaticMember(groupInstanceId: string, oldMemberId: string, newMemberId: string): GroupMember {
     const member = this.members.get(oldMemberId);
     assert.ok(member, `group ${this.groupId}: static member ${groupInstanceId} has no member ${oldMemberId}`);
+    assert.ok(!this.members.has(newMemberId), `group ${this.groupId}: new member id ${newMemberId} is taken`);
     this.members.delete(oldMemberId);
     member.memberId = newMemberId;
     this.members.set(newMemberId, member);
@@ -178,6 +186,10 @@ export class ClassicGroup {
    * a protocol is chosen and the group waits for SyncGroup; without, it becomes Empty.
    */
   initNextGeneration(nowMs: number): void {
+    assert.ok(
+      Number.isSafeInteger(this.generationId) && this.generationId >= 0,
+      `group ${this.groupId}: generation ${this.generationId}`,
+    );
     this.generationId += 1;
     if (this.members.size > 0) {
       this.protocolName = this.selectProtocol();
@@ -186,6 +198,69 @@ export class ClassicGroup {
       this.protocolName = null;
       this.transitionTo('Empty', nowMs);
     }
+  }
+
+  /**
+   * Asserts what every coordinator handler leaves true (a violation is a coordinator bug: the actor
+   * crashes and the group is loaded again from the partition):
+   * - an Empty group has no members, and the group is never Dead while the coordinator keeps it;
+   * - a member waits for the join phase only while the group prepares a rebalance, and for its
+   *   assignment only while the group completes one;
+   * - a pending member id (KIP-394) is not yet a member;
+   * - each group.instance.id maps to a member with that instance id (KIP-345).
+   */
+  assertInvariants(): void {
+    const where = `group ${this.groupId} (${this.state}, generation ${this.generationId})`;
+    assert.notEqual(this.state, 'Dead', `${where}: a Dead group is still kept`);
+    if (this.state === 'Empty') assert.equal(this.members.size, 0, `${where}: Empty with members`);
+    for (const [memberId, member] of this.members) {
+      assert.equal(member.memberId, memberId, `${where}: member ${member.memberId} kept under ${memberId}`);
+      assert.ok(!this.pendingMembers.has(memberId), `${where}: member ${memberId} is also pending`);
+      assert.ok(
+        !member.awaitingJoin || this.state === 'PreparingRebalance',
+        `${where}: member ${memberId} awaits a join phase`,
+      );
+      assert.ok(
+        !member.awaitingSync || this.state === 'CompletingRebalance',
+        `${where}: member ${memberId} awaits an assignment`,
+      );
+    }
+    for (const [groupInstanceId, memberId] of this.staticMembers)
+      assert.equal(
+        this.members.get(memberId)?.groupInstanceId,
+        groupInstanceId,
+        `${where}: static member ${groupInstanceId} maps to ${memberId}`,
+      );
+  }
+
+  /** The group as ListGroups shows it (Kafka's ClassicGroup.asListedGroup). */
+  asListedGroup(): ListedGroup {
+    return {
+      groupId: this.groupId,
+      protocolType: this.protocolType ?? '',
+      groupState: this.state,
+      groupType: 'classic',
+    };
+  }
+
+  /** The group as DescribeGroups shows it: protocol and member bytes only when Stable (Kafka's describeGroups). */
+  asDescribedGroup(): DescribedGroup {
+    const stable = this.is('Stable');
+    return {
+      errorCode: ErrorCode.NONE,
+      groupId: this.groupId,
+      groupState: this.state,
+      protocolType: this.protocolType ?? '',
+      protocolData: stable ? (this.protocolName ?? '') : '',
+      members: [...this.members.values()].map((m) => ({
+        memberId: m.memberId,
+        groupInstanceId: m.groupInstanceId,
+        clientId: m.clientId,
+        clientHost: m.clientHost,
+        memberMetadata: stable ? this.metadataOf(m) : Buffer.alloc(0),
+        memberAssignment: stable ? m.assignment : Buffer.alloc(0),
+      })),
+    };
   }
 
   /** Whether the group's subscriptions (consumer protocol) name `topic`; unknown metadata counts as subscribed. */
@@ -197,6 +272,11 @@ export class ClassicGroup {
     }
     return false;
   }
+}
+
+/** The key of a committed offset in ClassicGroup.offsets: `${topic}\0${partition}`. */
+export function offsetKey(topic: string, partition: number): string {
+  return `${topic}\0${partition}`;
 }
 
 /** A committed offset (OffsetCommitValue). Times in wall-clock ms. */

@@ -26,14 +26,14 @@ import type { ActorId, Logger } from '../../src/runtime/actor';
 import type { Endpoint } from '../../src/runtime/runtime';
 import { effectiveLogConfig } from '../../src/config/topic-config';
 import { defaultBrokerConfig } from '../../src/config/broker-config';
+import type { GroupCoordinatorArgs } from '../../src/group/group-coordinator-actor';
 import type {
-  GroupCoordinatorArgs,
   JoinResult,
   SyncResult,
   FetchOffsetsResult,
   CommitResult,
   DescribedGroup,
-} from '../../src/group/group-coordinator-actor';
+} from '../../src/group/messages';
 
 // ---- shared -------------------------------------------------------------------------------------
 

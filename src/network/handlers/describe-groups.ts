@@ -6,7 +6,7 @@
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
 import type { DescribeGroupsRequest, DescribeGroupsResponse } from '../../protocol/schema/describe-groups';
-import type { DescribedGroup } from '../../group/group-coordinator-actor';
+import type { DescribedGroup } from '../../group/messages';
 import type { ApiHandler } from '../api-handler';
 import { askCoordinator } from './group-routing';
 

@@ -6,7 +6,7 @@
  */
 import { ApiKey } from '../../protocol/api-keys';
 import type { JoinGroupRequest, JoinGroupResponse } from '../../protocol/schema/join-group';
-import type { JoinResult } from '../../group/group-coordinator-actor';
+import type { JoinResult } from '../../group/messages';
 import type { ApiHandler } from '../api-handler';
 import { askCoordinator, isBareError } from './group-routing';
 

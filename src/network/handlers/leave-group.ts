@@ -6,7 +6,7 @@
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
 import type { LeaveGroupRequest, LeaveGroupResponse } from '../../protocol/schema/leave-group';
-import type { LeaveResult } from '../../group/group-coordinator-actor';
+import type { LeaveResult } from '../../group/messages';
 import type { ApiHandler } from '../api-handler';
 import { askCoordinator, isBareError } from './group-routing';
 

@@ -6,7 +6,7 @@
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
 import type { ListGroupsRequest, ListGroupsResponse } from '../../protocol/schema/list-groups';
-import type { ListedGroup } from '../../group/group-coordinator-actor';
+import type { ListedGroup } from '../../group/messages';
 import type { ApiHandler } from '../api-handler';
 
 export const listGroupsHandler: ApiHandler<typeof ListGroupsRequest, typeof ListGroupsResponse> = {

@@ -9,7 +9,7 @@ import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
 import { ZERO_UUID } from '../../protocol/primitives';
 import type { OffsetCommitRequest, OffsetCommitResponse } from '../../protocol/schema/offset-commit';
-import type { CommitRequest, CommitResult } from '../../group/group-coordinator-actor';
+import type { CommitRequest, CommitResult } from '../../group/messages';
 import type { ApiHandler } from '../api-handler';
 import { askCoordinator, isBareError } from './group-routing';
 

@@ -8,7 +8,7 @@ import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
 import { ZERO_UUID } from '../../protocol/primitives';
 import type { OffsetFetchRequest, OffsetFetchResponse } from '../../protocol/schema/offset-fetch';
-import type { FetchOffsetsRequest, FetchOffsetsResult } from '../../group/group-coordinator-actor';
+import type { FetchOffsetsRequest, FetchOffsetsResult } from '../../group/messages';
 import type { ApiHandler, RequestContext } from '../api-handler';
 import { askCoordinator, isBareError } from './group-routing';
 

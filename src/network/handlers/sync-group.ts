@@ -5,7 +5,7 @@
  */
 import { ApiKey } from '../../protocol/api-keys';
 import type { SyncGroupRequest, SyncGroupResponse } from '../../protocol/schema/sync-group';
-import type { SyncResult } from '../../group/group-coordinator-actor';
+import type { SyncResult } from '../../group/messages';
 import type { ApiHandler } from '../api-handler';
 import { askCoordinator, isBareError } from './group-routing';
 

@@ -11,7 +11,7 @@ import { MemoryFileSystem } from '../../../src/storage/memory-file-system';
 import { ErrorCode } from '../../../src/protocol/error-codes';
 import type { SimRuntime } from '../../../src/runtime/sim-runtime';
 import type { Endpoint } from '../../../src/runtime/runtime';
-import type { JoinResult, CommitResult } from '../../../src/group/group-coordinator-actor';
+import type { JoinResult, CommitResult } from '../../../src/group/messages';
 import {
   bootCoordinator,
   COORDINATOR,

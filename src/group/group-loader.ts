@@ -1,0 +1,181 @@
+/**
+ * Loading of a coordinator's groups: its partition of `__consumer_offsets` is read from the log start
+ * to the high watermark and each record replayed in log order (the latest record per key wins; a null
+ * value deletes), giving the groups with their members, generation and committed offsets. The loader
+ * owns the groups it builds until it hands them over; rebalance.ts owns them from then on (and starts
+ * their members' sessions).
+ *
+ * Kafka counterpart: `GroupMetadataManager.loadGroupsAndOffsets` / `doLoadGroupsAndOffsets` (classic
+ * coordinator), the load half of the new coordinator's `CoordinatorLoaderImpl` plus the `replay`
+ * methods of `GroupMetadataManager` and `OffsetMetadataManager`.
+ */
+import assert from 'node:assert/strict';
+import type { ActorContext, ActorId } from '../runtime/actor';
+import { ErrorCode } from '../protocol/error-codes';
+import { decodeBatch } from '../protocol/record-batch/decode';
+import { batchSizeAt } from '../protocol/record-batch/view';
+import * as L from '../protocol/record-batch/layout';
+import { ClassicGroup, offsetKey } from './classic-group';
+import { decodeGroupMetadataValue, decodeOffsetCommitValue, decodeOffsetsKey, OFFSETS_TOPIC } from './offsets-records';
+
+/** Bytes asked for per fetch while loading. */
+const LOAD_FETCH_MAX_BYTES = 4 * 1024 * 1024;
+/** How long one fetch from the replica may take (ms). */
+const LOAD_FETCH_TIMEOUT_MS = 60_000;
+
+/** Where to load from. */
+export interface GroupLoadSource {
+  /** The __consumer_offsets partition. */
+  partition: number;
+  /** Actor id of the partition's leader replica. */
+  replicaActor: ActorId;
+}
+
+/** What a load produced. */
+export interface LoadedGroups {
+  /** groupId -> group; a group with members is Stable, one without is Empty. */
+  groups: Map<string, ClassicGroup>;
+  /** Records replayed (control batches excluded). */
+  records: number;
+  /** Monotonic ms the load took. */
+  loadMs: number;
+}
+
+/**
+ * Reads the partition from its log start to the HW and rebuilds every group. Rejects when the replica
+ * answers a fetch with an error (the caller crashes, so the supervisor restarts it and the load is
+ * retried); an undecodable key is logged and skipped.
+ */
+export async function loadGroups(source: GroupLoadSource, ctx: ActorContext): Promise<LoadedGroups> {
+  const startedMs = ctx.clock.monotonicMs();
+  const groups = new Map<string, ClassicGroup>();
+  let fetchOffset = 0;
+  let records = 0;
+  for (;;) {
+    const reply = await ctx.request<{
+      errorCode: number;
+      highWatermark: number;
+      logStartOffset: number;
+      records: Buffer | null;
+    }>(
+      source.replicaActor,
+      'fetch',
+      { fetchOffset, maxBytes: LOAD_FETCH_MAX_BYTES, minOneBatch: true },
+      LOAD_FETCH_TIMEOUT_MS,
+    );
+    if (reply.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE && fetchOffset < reply.logStartOffset) {
+      fetchOffset = reply.logStartOffset;
+      continue;
+    }
+    // The replica could not serve the read (an operating error, not a broken invariant).
+    if (reply.errorCode !== ErrorCode.NONE)
+      throw new Error(
+        `loading ${OFFSETS_TOPIC}-${source.partition}: fetch at offset ${fetchOffset} failed with error ${reply.errorCode}`,
+      );
+    const bytes = reply.records;
+    if (!bytes || bytes.length === 0 || fetchOffset >= reply.highWatermark) break;
+    let position = 0;
+    while (position + L.RECORD_BATCH_OVERHEAD <= bytes.length) {
+      const size = batchSizeAt(bytes, position);
+      if (position + size > bytes.length) break;
+      const batch = decodeBatch(bytes, position);
+      position += size;
+      fetchOffset = batch.baseOffset + batch.lastOffsetDelta + 1;
+      if ((batch.attributes & L.CONTROL_FLAG_MASK) !== 0) continue;
+      for (const record of batch.records) {
+        if (record.offset >= reply.highWatermark) break;
+        if (record.key)
+          replay(groups, { key: record.key, value: record.value, offset: record.offset }, source.partition, ctx);
+        records += 1;
+      }
+    }
+    if (fetchOffset >= reply.highWatermark) break;
+  }
+  const nowMs = ctx.clock.nowMs();
+  for (const group of groups.values()) {
+    // Replay never moves a group's state: every group here is still the Empty it was created as.
+    assert.ok(group.is('Empty'), `loading group ${group.groupId}: state ${group.state} before the load completed`);
+    // A loaded generation with members is Stable; they must heartbeat within their session timeouts.
+    if (group.members.size > 0) group.state = 'Stable';
+    if (group.currentStateTimestampMs < 0) group.currentStateTimestampMs = nowMs;
+  }
+  return { groups, records, loadMs: ctx.clock.monotonicMs() - startedMs };
+}
+
+/** A keyed record of the partition; `offset` is its offset in the partition. */
+interface OffsetsPartitionRecord {
+  key: Buffer;
+  value: Buffer | null;
+  offset: number;
+}
+
+/** Applies one record of the partition to `groups`, in log order: the latest record per key wins; null deletes. */
+function replay(
+  groups: Map<string, ClassicGroup>,
+  record: OffsetsPartitionRecord,
+  partition: number,
+  ctx: ActorContext,
+): void {
+  const { key, value, offset: recordOffset } = record;
+  let decoded;
+  try {
+    decoded = decodeOffsetsKey(key);
+  } catch (error) {
+    ctx.log.warn({ partition, recordOffset, error: String(error) }, 'skipping an undecodable __consumer_offsets key');
+    return;
+  }
+  if (decoded === null) return;
+  const createGroup = (groupId: string, currentStateTimestampMs: number): ClassicGroup => {
+    const group = new ClassicGroup(groupId, currentStateTimestampMs);
+    groups.set(groupId, group);
+    return group;
+  };
+  if (decoded.kind === 'offset') {
+    const group = groups.get(decoded.group);
+    if (value === null) {
+      group?.offsets.delete(offsetKey(decoded.topic, decoded.partition));
+      return;
+    }
+    const v = decodeOffsetCommitValue(value);
+    // An offset of a group with no metadata record (yet): a simple group; its state time is set at the end.
+    const target = group ?? createGroup(decoded.group, -1);
+    target.offsets.set(offsetKey(decoded.topic, decoded.partition), {
+      offset: v.offset,
+      leaderEpoch: v.leaderEpoch,
+      metadata: v.metadata,
+      commitTimestampMs: v.commitTimestamp,
+      recordOffset,
+    });
+    return;
+  }
+  if (value === null) {
+    // Group tombstone: the group is gone; Kafka writes tombstones for its offsets first.
+    groups.delete(decoded.group);
+    return;
+  }
+  const v = decodeGroupMetadataValue(value);
+  const group = groups.get(decoded.group) ?? createGroup(decoded.group, v.currentStateTimestamp);
+  group.members.clear();
+  group.staticMembers.clear();
+  group.generationId = v.generation;
+  group.protocolType = v.protocolType.length > 0 ? v.protocolType : null;
+  group.protocolName = v.protocol;
+  group.leaderId = v.leader;
+  group.currentStateTimestampMs = v.currentStateTimestamp;
+  for (const m of v.members) {
+    group.members.set(m.memberId, {
+      memberId: m.memberId,
+      groupInstanceId: m.groupInstanceId,
+      clientId: m.clientId,
+      clientHost: m.clientHost,
+      rebalanceTimeoutMs: m.rebalanceTimeout < 0 ? m.sessionTimeout : m.rebalanceTimeout,
+      sessionTimeoutMs: m.sessionTimeout,
+      protocolType: v.protocolType,
+      protocols: [{ name: v.protocol ?? '', metadata: Buffer.from(m.subscription) }],
+      assignment: Buffer.from(m.assignment),
+      awaitingJoin: false,
+      awaitingSync: false,
+    });
+    if (m.groupInstanceId !== null) group.staticMembers.set(m.groupInstanceId, m.memberId);
+  }
+}
