@@ -1,0 +1,148 @@
+/**
+ * Group commit of one replica's log: when appends become durable (Kafka's UnifiedLog.flush as driven
+ * by flush.messages / flush.ms, and, with write.caching=false, after every append: the durability
+ * contract).
+ *
+ * Pipelined: one asynchronous fsync (Log.flushAsync) is in flight at a time while appends go on; when
+ * it completes (re-entering the actor through a zero-delay timer, so a crashed actor never runs
+ * again) the replica's `onFlushed` moves the HW to what it covered, and the next flush starts at once
+ * if anything is unflushed: one fsync covers every append made during the previous one.
+ * flush.messages uses the synchronous flush (Log.flush).
+ *
+ * State written only by the replica actor's turns (its messages, its timers); the replica reads
+ * {@link GroupCommit.isClosed}.
+ */
+import type { ActorContext, TimerHandle } from '../runtime/actor';
+import type { Log } from '../storage/log';
+
+/** The topic configs group commit reads (ReplicaLogConfig's names). */
+export interface GroupCommitConfig {
+  /** flush.messages: records appended since the last flush that force a synchronous one. */
+  flushMessages: number;
+  /** flush.ms: the interval of timed flushes, null when unset. */
+  flushMs: number | null;
+  /** write.caching: the HW counts the page cache, so appends need no flush of their own. */
+  writeCaching: boolean;
+}
+
+/** What group commit needs of its replica. */
+export interface GroupCommitHost {
+  /** The replica's log, null once deleted. */
+  log(): Log | null;
+  config(): GroupCommitConfig;
+  /** A flush completed (asynchronous or timed): the recovery point moved; recompute the HW. */
+  onFlushed(ctx: ActorContext): void;
+}
+
+export class GroupCommit {
+  /** Records appended since start, and how many of them a completed flush covers (flush.messages). */
+  private appendedMessages = 0;
+  private flushedMessages = 0;
+  /** A zero-delay timer will start a flush. */
+  private flushScheduled = false;
+  /** A Log.flushAsync is in flight (until its completion has been handled). */
+  private flushing = false;
+  /** The replica is stopping or deleted: no new flush starts. */
+  private closed = false;
+  /** The flush.ms timer. */
+  private flushTimer: TimerHandle | null = null;
+
+  constructor(private readonly host: GroupCommitHost) {}
+
+  /** No flush will start any more (stop() or delete() began). */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Arms the flush.ms timer if flush.ms is set (replica start). */
+  start(ctx: ActorContext): void {
+    if (this.host.config().flushMs !== null) this.scheduleTimedFlush(ctx);
+  }
+
+  /**
+   * `records` records were appended: flush synchronously once flush.messages are unflushed, else
+   * (write.caching=false) schedule a group commit.
+   */
+  appended(ctx: ActorContext, log: Log, records: number): void {
+    this.appendedMessages += records;
+    const config = this.host.config();
+    if (this.appendedMessages - this.flushedMessages >= config.flushMessages) {
+      log.flush();
+      this.flushedMessages = this.appendedMessages;
+    } else if (!config.writeCaching) this.schedule(ctx);
+  }
+
+  /**
+   * Group commit: one fsync for every append handled before the zero-delay timer fires. While a
+   * flush is in flight nothing is scheduled: its completion starts the next one.
+   */
+  schedule(ctx: ActorContext): void {
+    if (this.flushScheduled || this.flushing) return;
+    this.flushScheduled = true;
+    ctx.timers.setTimeout(() => {
+      this.flushScheduled = false;
+      this.startFlush(ctx);
+    }, 0);
+  }
+
+  /** flush.ms changed: the timer restarts with the new interval (or stops when unset). */
+  restartTimedFlush(ctx: ActorContext): void {
+    this.cancelTimedFlush(ctx);
+    if (this.host.config().flushMs !== null) this.scheduleTimedFlush(ctx);
+  }
+
+  /** The replica stops or is deleted: no new flush starts, and the flush.ms timer stops. */
+  close(ctx: ActorContext): void {
+    this.closed = true;
+    this.cancelTimedFlush(ctx);
+  }
+
+  private cancelTimedFlush(ctx: ActorContext): void {
+    if (this.flushTimer) ctx.timers.clearTimeout(this.flushTimer);
+    this.flushTimer = null;
+  }
+
+  private scheduleTimedFlush(ctx: ActorContext): void {
+    this.flushTimer = ctx.timers.setTimeout(
+      () => {
+        const log = this.host.log();
+        if (log === null) return;
+        if (log.hasUnflushed) this.startFlush(ctx);
+        this.scheduleTimedFlush(ctx);
+      },
+      Math.max(1, this.host.config().flushMs ?? 1000),
+    );
+  }
+
+  /**
+   * Starts an asynchronous flush unless one is in flight. Its completion comes back through a
+   * zero-delay timer (the actor's own turn; never after a crash); an fsync error is thrown there,
+   * crashing the actor's worker as a synchronous fsync error would.
+   */
+  private startFlush(ctx: ActorContext): void {
+    const log = this.host.log();
+    if (this.flushing || this.closed || log === null) return;
+    const messages = this.appendedMessages;
+    const flushed = log.flushAsync();
+    this.flushing = true;
+    flushed.then(
+      () => ctx.timers.setTimeout(() => this.onFlushed(ctx, messages), 0),
+      (error: unknown) =>
+        ctx.timers.setTimeout(() => {
+          this.flushing = false;
+          throw error;
+        }, 0),
+    );
+  }
+
+  /** A flush started when `messages` records were appended has completed. */
+  private onFlushed(ctx: ActorContext, messages: number): void {
+    this.flushing = false;
+    const log = this.host.log();
+    if (this.closed || log === null) return;
+    this.flushedMessages = Math.max(this.flushedMessages, messages);
+    this.host.onFlushed(ctx);
+    // Pipelining: everything appended while that fsync ran goes into the next one, now.
+    if (!this.host.config().writeCaching && log.hasUnflushed) this.startFlush(ctx);
+  }
+}
