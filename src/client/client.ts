@@ -9,6 +9,7 @@
  */
 import { ApiKey } from '../protocol/api-keys';
 import { ErrorCode } from '../protocol/error-codes';
+import { CONSUMER_REPLICA_ID, NO_PARTITION_LEADER_EPOCH } from '../protocol/sentinels';
 import { BrokerConnection, type ConnectionOptions } from './connection';
 import { KafkaError, throwIfError } from './errors';
 
@@ -71,9 +72,8 @@ export interface TopicResult {
   errorMessage: string | null;
 }
 
-/** Special ListOffsets timestamps (ListOffsetsRequest.json). */
-export const LATEST_TIMESTAMP = -1;
-export const EARLIEST_TIMESTAMP = -2;
+/** Special ListOffsets timestamps (protocol/sentinels.ts), re-exported for the client's users. */
+export { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP } from '../protocol/sentinels';
 
 /** One partition's ListOffsets answer: offset -1 when no record has a timestamp >= the one asked. */
 export interface OffsetAndTimestamp {
@@ -325,14 +325,14 @@ export class KafkaClient {
         const connection = await this.connection(leader);
         const version = connection.versionFor(ApiKey.ListOffsets, 1);
         const body = (await connection.send(ApiKey.ListOffsets, version, {
-          replicaId: -1,
+          replicaId: CONSUMER_REPLICA_ID,
           isolationLevel: 0,
           topics: [
             {
               name: topic,
               partitions: list.map((p) => ({
                 partitionIndex: p.partition,
-                currentLeaderEpoch: -1,
+                currentLeaderEpoch: NO_PARTITION_LEADER_EPOCH,
                 timestamp: p.timestamp,
               })),
             },

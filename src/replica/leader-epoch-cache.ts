@@ -6,6 +6,10 @@
 import assert from 'node:assert/strict';
 import type { FileSystem } from '../storage/file-system';
 import { readLeaderEpochCheckpoint, writeLeaderEpochCheckpoint } from '../storage/checkpoint';
+import { NO_PARTITION_LEADER_EPOCH, UNDEFINED_EPOCH_OFFSET } from '../protocol/sentinels';
+
+/** OffsetsForLeaderEpoch's answer for an epoch the cache cannot place (EpochEndOffset.UNDEFINED_*). */
+const UNDEFINED_EPOCH_END_OFFSET = { leaderEpoch: NO_PARTITION_LEADER_EPOCH, endOffset: UNDEFINED_EPOCH_OFFSET };
 
 export interface EpochEntry {
   epoch: number;
@@ -24,9 +28,9 @@ export class LeaderEpochCache {
     return new LeaderEpochCache(fs, dir, readLeaderEpochCheckpoint(fs, `${dir}/leader-epoch-checkpoint`));
   }
 
-  /** The latest epoch, or -1 when none. */
+  /** The latest epoch, or NO_PARTITION_LEADER_EPOCH (-1) when none. */
   get latestEpoch(): number {
-    return this.entries.length ? this.entries[this.entries.length - 1]!.epoch : -1;
+    return this.entries.length ? this.entries[this.entries.length - 1]!.epoch : NO_PARTITION_LEADER_EPOCH;
   }
 
   /**
@@ -44,13 +48,14 @@ export class LeaderEpochCache {
   /**
    * Kafka's LeaderEpochFileCache.endOffsetFor (KIP-101/KIP-279): the largest epoch <= `requestedEpoch`
    * and the offset where the next epoch starts (the LEO for the latest epoch). An epoch above the
-   * latest, or -1, gives (-1, -1); an epoch below the first gives (requested, first start offset).
+   * latest, or -1, gives (UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET) = (-1, -1); an epoch below the first
+   * gives (requested, first start offset).
    */
   endOffsetFor(requestedEpoch: number, logEndOffset: number): { leaderEpoch: number; endOffset: number } {
-    if (requestedEpoch < 0 || this.entries.length === 0) return { leaderEpoch: -1, endOffset: -1 };
+    if (requestedEpoch < 0 || this.entries.length === 0) return { ...UNDEFINED_EPOCH_END_OFFSET };
     if (requestedEpoch === this.latestEpoch) return { leaderEpoch: requestedEpoch, endOffset: logEndOffset };
     const higher = this.entries.find((e) => e.epoch > requestedEpoch);
-    if (!higher) return { leaderEpoch: -1, endOffset: -1 };
+    if (!higher) return { ...UNDEFINED_EPOCH_END_OFFSET };
     const floor = [...this.entries].reverse().find((e) => e.epoch <= requestedEpoch);
     return floor
       ? { leaderEpoch: floor.epoch, endOffset: higher.startOffset }

@@ -9,6 +9,17 @@
  */
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
+import {
+  EARLIEST_LOCAL_TIMESTAMP,
+  EARLIEST_PENDING_UPLOAD_TIMESTAMP,
+  EARLIEST_TIMESTAMP,
+  LATEST_TIERED_TIMESTAMP,
+  LATEST_TIMESTAMP,
+  MAX_TIMESTAMP,
+  NO_PARTITION_LEADER_EPOCH,
+  UNKNOWN_OFFSET,
+  UNKNOWN_TIMESTAMP,
+} from '../../protocol/sentinels';
 import type { ListOffsetReply } from '../../replica/replica-actor';
 import type { ApiHandler } from '../api-handler';
 import type { ListOffsetsRequest, ListOffsetsResponse } from '../../protocol/schema/list-offsets';
@@ -16,13 +27,21 @@ import { leaderFor } from './leader-lookup';
 
 /** The first ListOffsets version that accepts each special (negative) timestamp. */
 const SPECIAL_TIMESTAMP_MIN_VERSION = new Map<number, number>([
-  [-1, 0],
-  [-2, 0],
-  [-3, 7],
-  [-4, 8],
-  [-5, 9],
-  [-6, 11],
+  [LATEST_TIMESTAMP, 0],
+  [EARLIEST_TIMESTAMP, 0],
+  [MAX_TIMESTAMP, 7],
+  [EARLIEST_LOCAL_TIMESTAMP, 8],
+  [LATEST_TIERED_TIMESTAMP, 9],
+  [EARLIEST_PENDING_UPLOAD_TIMESTAMP, 11],
 ]);
+
+/**
+ * How long a partition's answer may take. The replica answers in its turn, or after at most two
+ * fsyncs when appends are still being flushed (a deferred read); past 10 s it is stuck or crashed, and
+ * the partition gets REQUEST_TIMED_OUT well before the client's request.timeout.ms (30 s by default)
+ * gives up on the whole request.
+ */
+const REPLICA_REQUEST_TIMEOUT_MS = 10_000;
 
 export const listOffsetsHandler: ApiHandler<typeof ListOffsetsRequest, typeof ListOffsetsResponse> = {
   apiKey: ApiKey.ListOffsets,
@@ -35,7 +54,12 @@ export const listOffsetsHandler: ApiHandler<typeof ListOffsetsRequest, typeof Li
         name: t.name,
         partitions: await Promise.all(
           t.partitions.map(async (p) => {
-            const answer = (errorCode: number, offset = -1, timestamp = -1, leaderEpoch = -1) => ({
+            const answer = (
+              errorCode: number,
+              offset = UNKNOWN_OFFSET,
+              timestamp = UNKNOWN_TIMESTAMP,
+              leaderEpoch = NO_PARTITION_LEADER_EPOCH,
+            ) => ({
               partitionIndex: p.partitionIndex,
               errorCode,
               oldStyleOffsets: apiVersion === 0 && offset >= 0 ? [offset] : [],
@@ -47,16 +71,17 @@ export const listOffsetsHandler: ApiHandler<typeof ListOffsetsRequest, typeof Li
               return answer(ErrorCode.UNSUPPORTED_VERSION);
             const leader = leaderFor(broker, t.name, p.partitionIndex);
             if ('errorCode' in leader) return answer(leader.errorCode);
-            // -4 (earliest local) is the log start offset without tiered storage; -5 (latest tiered)
-            // and -6 (earliest pending upload) have no answer without it.
-            if (p.timestamp === -5 || p.timestamp === -6) return answer(ErrorCode.NONE);
-            const timestamp = p.timestamp === -4 ? -2 : p.timestamp;
+            // Earliest local is the log start offset without tiered storage; latest tiered and
+            // earliest pending upload have no answer without it.
+            if (p.timestamp === LATEST_TIERED_TIMESTAMP || p.timestamp === EARLIEST_PENDING_UPLOAD_TIMESTAMP)
+              return answer(ErrorCode.NONE);
+            const timestamp = p.timestamp === EARLIEST_LOCAL_TIMESTAMP ? EARLIEST_TIMESTAMP : p.timestamp;
             try {
               const reply = await broker.endpoint.request<ListOffsetReply>(
                 leader.replica,
                 'list-offsets',
                 { timestamp },
-                10_000,
+                REPLICA_REQUEST_TIMEOUT_MS,
               );
               return answer(reply.errorCode, reply.offset, reply.timestamp, reply.leaderEpoch);
             } catch (error) {

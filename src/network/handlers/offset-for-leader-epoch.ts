@@ -5,12 +5,20 @@
  */
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
+import { NO_PARTITION_LEADER_EPOCH, UNDEFINED_EPOCH_OFFSET } from '../../protocol/sentinels';
 import type { ApiHandler } from '../api-handler';
 import type {
   OffsetForLeaderEpochRequest,
   OffsetForLeaderEpochResponse,
 } from '../../protocol/schema/offset-for-leader-epoch';
 import { leaderEpochError, leaderFor } from './leader-lookup';
+
+/**
+ * How long a partition's answer may take. The replica answers from its leader-epoch cache in its
+ * turn; past 10 s it is stuck or crashed, and the partition gets REQUEST_TIMED_OUT well before the
+ * client's request.timeout.ms (30 s by default) gives up on the whole request.
+ */
+const REPLICA_REQUEST_TIMEOUT_MS = 10_000;
 
 export const offsetForLeaderEpochHandler: ApiHandler<
   typeof OffsetForLeaderEpochRequest,
@@ -26,7 +34,11 @@ export const offsetForLeaderEpochHandler: ApiHandler<
         topic: t.topic,
         partitions: await Promise.all(
           t.partitions.map(async (p) => {
-            const answer = (errorCode: number, leaderEpoch = -1, endOffset = -1) => ({
+            const answer = (
+              errorCode: number,
+              leaderEpoch = NO_PARTITION_LEADER_EPOCH,
+              endOffset = UNDEFINED_EPOCH_OFFSET,
+            ) => ({
               errorCode,
               partition: p.partition,
               leaderEpoch,
@@ -41,7 +53,7 @@ export const offsetForLeaderEpochHandler: ApiHandler<
                 leader.replica,
                 'offset-for-epoch',
                 { leaderEpoch: p.leaderEpoch },
-                10_000,
+                REPLICA_REQUEST_TIMEOUT_MS,
               );
               return answer(ErrorCode.NONE, reply.leaderEpoch, reply.endOffset);
             } catch (error) {
