@@ -25,7 +25,7 @@
  *   MAX_TIMESTAMP, >= 0 by time; protocol/sentinels.ts)
  * - `delete` {} -> {} after closing and removing the partition directory; the actor then exits
  * - `update-config` {config: ReplicaLogConfig} -> {} (topic configs changed)
- * - `delete-records` {offset} -> {errorCode, lowWatermark} (DeleteRecords, KIP-107; -1 = the HW)
+ * - `delete-records` {offset} -> {errorCode, lowWatermark} (DeleteRecords, KIP-107; DELETE_RECORDS_HIGH_WATERMARK = the HW)
  * - `offset-for-epoch` {leaderEpoch} -> {leaderEpoch, endOffset} (OffsetForLeaderEpoch, KIP-101)
  * - `describe` {} -> {sizeBytes, logStartOffset, logEndOffset, highWatermark, firstDirtyOffset, cleaner}
  */
