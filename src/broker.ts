@@ -20,7 +20,9 @@ import type {
   ControllerArgs,
 } from './controller/controller-actor';
 import type { MetadataImage, TopicState } from './controller/metadata-records';
-import type { ActorId, Clock, Logger, Timers } from './runtime/actor';
+import type { ActorId } from './runtime/actor';
+import type { Clock, Timers } from './io/clock';
+import type { Logger } from './io/logger';
 import type { Endpoint, Runtime } from './runtime/runtime';
 import { ThreadRuntime } from './runtime/thread-runtime';
 import type { ReplicaArgs } from './replica/replica-actor';

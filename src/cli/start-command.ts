@@ -9,7 +9,7 @@
  */
 import { strict as assert } from 'node:assert';
 import type { BrokerConfig } from '../config/broker-config';
-import type { Logger } from '../runtime/actor';
+import type { Logger } from '../io/logger';
 
 /** What `startBroker` (src/broker.ts) returns: the bound client port and an ordered shutdown. */
 export interface BrokerHandle {

@@ -11,8 +11,8 @@
  */
 import { crc32c } from '@node-rs/crc32';
 import { Packr } from 'msgpackr';
-import type { FileHandle, FileSystem } from '../storage/file-system';
-import type { Logger } from '../runtime/actor';
+import type { FileHandle, FileSystem } from '../io/file-system';
+import type { Logger } from '../io/logger';
 import type { MetadataRecord } from './metadata-records';
 
 const FRAME_HEADER_BYTES = 8;

@@ -3,7 +3,7 @@
  * Uuid.toString does. Like Kafka's Uuid.randomUuid, ids whose string starts with '-' and the reserved
  * zero and one ids are drawn again.
  */
-import type { Random } from '../runtime/actor';
+import type { Random } from '../io/random';
 
 export const ZERO_UUID = 'AAAAAAAAAAAAAAAAAAAAAA';
 export const ONE_UUID = 'AAAAAAAAAAAAAAAAAAAAAQ';

@@ -10,7 +10,8 @@
  * `ClassicGroup.validateOffsetCommit` and the shard's deleteGroups.
  */
 import assert from 'node:assert/strict';
-import type { ActorContext, Envelope, TimerHandle } from '../runtime/actor';
+import type { ActorContext, Envelope } from '../runtime/actor';
+import type { TimerHandle } from '../io/clock';
 import { ErrorCode } from '../protocol/error-codes';
 import { decodeConsumerSubscription } from '../protocol/consumer-protocol';
 import { type ClassicGroup, type CommittedOffset, offsetKey } from './classic-group';

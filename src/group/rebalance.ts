@@ -15,7 +15,8 @@
  * DelayedHeartbeat and the pending-sync timeout.
  */
 import assert from 'node:assert/strict';
-import type { ActorContext, Envelope, TimerHandle } from '../runtime/actor';
+import type { ActorContext, Envelope } from '../runtime/actor';
+import type { TimerHandle } from '../io/clock';
 import { ErrorCode } from '../protocol/error-codes';
 import { ClassicGroup, type GroupMember, type MemberProtocol } from './classic-group';
 import { groupMetadataKey, groupMetadataValue } from './offsets-records';

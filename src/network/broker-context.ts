@@ -4,7 +4,9 @@
  */
 import type { BrokerConfig } from '../config/broker-config';
 import type { Endpoint } from '../runtime/runtime';
-import type { ActorId, Clock, Logger, Timers } from '../runtime/actor';
+import type { ActorId } from '../runtime/actor';
+import type { Clock, Timers } from '../io/clock';
+import type { Logger } from '../io/logger';
 import type {
   AlterConfigResult,
   AlterTopicConfigsCommand,

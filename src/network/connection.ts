@@ -7,7 +7,7 @@
  * Structure"). A size below 0 or above socket.request.max.bytes is refused before any buffering.
  */
 import type { Socket } from 'node:net';
-import type { Logger } from '../runtime/actor';
+import type { Logger } from '../io/logger';
 
 /**
  * Handles one complete request frame (without the size prefix); resolves with the framed response as

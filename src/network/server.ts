@@ -3,7 +3,7 @@
  * {@link Connection}. The network thread never touches files or blocks.
  */
 import net from 'node:net';
-import type { Logger } from '../runtime/actor';
+import type { Logger } from '../io/logger';
 import { Connection, type ConnectionLimits, type FrameHandler } from './connection';
 
 export class KafkaServer {

@@ -11,7 +11,8 @@
  * replica's `describe` reads a copy ({@link CleanerSchedule.describe}).
  */
 import { AssertionError } from 'node:assert/strict';
-import type { ActorContext, TimerHandle } from '../runtime/actor';
+import type { ActorContext } from '../runtime/actor';
+import type { TimerHandle } from '../io/clock';
 import type { ReplicaLogConfig } from '../config/topic-config';
 import type { Log } from '../storage/log';
 import { cleanLog, planCleaning, type CleanerConfig } from '../storage/log-cleaner';

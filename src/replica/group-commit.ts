@@ -12,7 +12,8 @@
  * State written only by the replica actor's turns (its messages, its timers); the replica reads
  * {@link GroupCommit.isClosed}.
  */
-import type { ActorContext, TimerHandle } from '../runtime/actor';
+import type { ActorContext } from '../runtime/actor';
+import type { TimerHandle } from '../io/clock';
 import type { Log } from '../storage/log';
 
 /** The topic configs group commit reads (ReplicaLogConfig's names). */

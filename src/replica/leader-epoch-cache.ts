@@ -4,7 +4,7 @@
  * suffix instead of trusting the HW; the leader appends an entry when it first writes in a new epoch.
  */
 import assert from 'node:assert/strict';
-import type { FileSystem } from '../storage/file-system';
+import type { FileSystem } from '../io/file-system';
 import { readLeaderEpochCheckpoint, writeLeaderEpochCheckpoint } from '../storage/checkpoint';
 import { NO_PARTITION_LEADER_EPOCH, UNDEFINED_EPOCH_OFFSET } from '../protocol/sentinels';
 

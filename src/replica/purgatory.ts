@@ -18,7 +18,8 @@
  * advanced), tries the watched ones again (`checkAndComplete`).
  */
 import assert from 'node:assert/strict';
-import type { ActorContext, Envelope, TimerHandle, Timers } from '../runtime/actor';
+import type { ActorContext, Envelope } from '../runtime/actor';
+import type { TimerHandle, Timers } from '../io/clock';
 import { ErrorCode } from '../protocol/error-codes';
 
 /**

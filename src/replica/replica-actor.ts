@@ -30,7 +30,8 @@
  * - `describe` {} -> {sizeBytes, logStartOffset, logEndOffset, highWatermark, firstDirtyOffset, cleaner}
  */
 import assert from 'node:assert/strict';
-import type { Actor, ActorContext, ActorId, Envelope, TimerHandle } from '../runtime/actor';
+import type { Actor, ActorContext, ActorId, Envelope } from '../runtime/actor';
+import type { TimerHandle } from '../io/clock';
 import { ErrorCode } from '../protocol/error-codes';
 import { recordsCountOf, stampLogAppendTime } from '../protocol/record-batch/view';
 import {

@@ -4,48 +4,14 @@
  * {@link ActorContext} and never from Node directly (STYLE.md habit 6), so the same actor runs on a
  * worker thread (production runtime) and inside the single-threaded seeded simulation runtime.
  */
-import type { FileSystem } from '../storage/file-system';
+import type { Clock, Timers } from '../io/clock';
+import type { FileSystem } from '../io/file-system';
+import type { Logger } from '../io/logger';
+import type { Random } from '../io/random';
 import type { CpuJobs } from './cpu-jobs';
 
 /** An actor's address, unique within a runtime: e.g. `controller`, `replica/0/orders-3`, `net/0`. */
 export type ActorId = string;
-
-/** Wall-clock and monotonic time, both in milliseconds. */
-export interface Clock {
-  /** Wall-clock time in ms since the Unix epoch (record timestamps, LogAppendTime). */
-  nowMs(): number;
-  /** Monotonic time in ms (timeouts, intervals); only differences are meaningful. */
-  monotonicMs(): number;
-}
-
-/** An opaque handle returned by {@link Timers.setTimeout}. */
-export type TimerHandle = { readonly id: number };
-
-/** Timers driven by the runtime's clock (virtual time in the simulation). */
-export interface Timers {
-  /** Calls `fn` once after `delayMs` (0 = after the messages already queued for this thread). */
-  setTimeout(fn: () => void, delayMs: number): TimerHandle;
-  clearTimeout(handle: TimerHandle): void;
-}
-
-/** A seeded random source in production too (seeded from the OS), so simulations replay. */
-export interface Random {
-  /** A float in [0, 1). */
-  next(): number;
-  /** An integer in [0, maxExclusive). */
-  int(maxExclusive: number): number;
-  /** 16 random bytes (UUIDs: topic IDs, cluster id, member ids). */
-  bytes16(): Buffer;
-}
-
-/** Leveled logger; `fields` become structured log fields (pino-style). */
-export interface Logger {
-  debug(fields: object | string, msg?: string): void;
-  info(fields: object | string, msg?: string): void;
-  warn(fields: object | string, msg?: string): void;
-  error(fields: object | string, msg?: string): void;
-  child(bindings: object): Logger;
-}
 
 /**
  * A message between actors. `body` is any msgpack-encodable value; Buffers inside it travel as

@@ -4,8 +4,11 @@
  * message; this class makes sure it gets one at a time and only while running.
  */
 import { strict as assert } from 'node:assert';
-import type { Actor, ActorContext, ActorId, Clock, Envelope, Logger, Random } from './actor';
-import type { FileSystem } from '../storage/file-system';
+import type { Actor, ActorContext, ActorId, Envelope } from './actor';
+import type { Clock } from '../io/clock';
+import type { Logger } from '../io/logger';
+import type { Random } from '../io/random';
+import type { FileSystem } from '../io/file-system';
 import type { CpuJobs } from './cpu-jobs';
 import { Fifo } from './fifo';
 import { PendingRequests } from './pending-requests';

@@ -3,7 +3,9 @@
  * thread that created it. Both runtimes use this class and supply the transport.
  */
 import { ActorUnavailableError } from './actor';
-import type { ActorId, Clock, Envelope, Logger, Timers } from './actor';
+import type { ActorId, Envelope } from './actor';
+import type { Clock, Timers } from '../io/clock';
+import type { Logger } from '../io/logger';
 import { PendingRequests } from './pending-requests';
 import type { Endpoint } from './runtime';
 

@@ -5,7 +5,7 @@
  * directly avoids that relay.
  */
 import pino from 'pino';
-import type { Logger } from './actor';
+import type { Logger } from '../io/logger';
 
 /** Options for {@link createLogger}. */
 export interface LoggerOptions {

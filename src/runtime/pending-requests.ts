@@ -6,7 +6,8 @@
  */
 import { strict as assert } from 'node:assert';
 import { ActorUnavailableError, RequestTimeoutError } from './actor';
-import type { ActorId, TimerHandle, Timers } from './actor';
+import type { ActorId } from './actor';
+import type { TimerHandle, Timers } from '../io/clock';
 
 interface PendingRequest {
   to: ActorId;

@@ -4,7 +4,8 @@
  * `ThreadRuntime` (worker threads + MessagePorts, production) and `SimRuntime` (one thread, seeded
  * scheduler, virtual clock, in-memory disk; tests and the deterministic simulation).
  */
-import type { ActorId, Clock, Envelope, Timers } from './actor';
+import type { ActorId, Envelope } from './actor';
+import type { Clock, Timers } from '../io/clock';
 
 /** Where an actor runs: a broker's own pool of `num.io.threads` workers, or the controller's worker. */
 export type Placement = { pool: 'broker'; brokerId: number } | { pool: 'controller' };

@@ -20,9 +20,12 @@
  */
 import { strict as assert } from 'node:assert';
 import { inlineCpuJobs } from './cpu-jobs';
-import type { Actor, ActorContext, ActorId, Clock, Envelope, Logger, Random, TimerHandle, Timers } from './actor';
-import type { FileSystem } from '../storage/file-system';
-import { MemoryFileSystem } from '../storage/memory-file-system';
+import type { Actor, ActorContext, ActorId, Envelope } from './actor';
+import type { Clock, TimerHandle, Timers } from '../io/clock';
+import type { Logger } from '../io/logger';
+import type { Random } from '../io/random';
+import type { FileSystem } from '../io/file-system';
+import { MemoryFileSystem } from '../io/memory-file-system';
 import { decodeEnvelope, decodeValue, encodeEnvelope, encodeValue } from './envelope';
 import { Fifo } from './fifo';
 import { LocalEndpoint } from './local-endpoint';
@@ -30,7 +33,7 @@ import type { EndpointTransport } from './local-endpoint';
 import { createLogger, levelFromEnv } from './logger';
 import { PendingRequests } from './pending-requests';
 import type { UnavailableReason } from './pending-requests';
-import { Xoshiro128 } from './random';
+import { Xoshiro128 } from '../io/random';
 import { loadActorFactory, resolveActorKind } from './registry';
 import type { ModuleRef } from './registry';
 import type { Endpoint, Placement, Runtime } from './runtime';

@@ -2,7 +2,7 @@
  * Real time for the production runtime: the Clock and Timers an actor gets on a worker thread (and that
  * main-thread endpoints use for request timeouts). The simulation has its own virtual twins.
  */
-import type { Clock, TimerHandle, Timers } from './actor';
+import type { Clock, TimerHandle, Timers } from '../io/clock';
 
 /** Wall clock `Date.now()` and monotonic `performance.now()`, both in ms. */
 export const systemClock: Clock = {

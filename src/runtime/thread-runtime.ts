@@ -25,7 +25,8 @@
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { ActorId, Envelope, Logger } from './actor';
+import type { ActorId, Envelope } from './actor';
+import type { Logger } from '../io/logger';
 import { decodeEnvelope, encodeEnvelope, encodeEnvelopeForTransfer, encodeValue } from './envelope';
 import { LocalEndpoint } from './local-endpoint';
 import type { EndpointTransport } from './local-endpoint';

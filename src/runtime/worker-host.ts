@@ -12,16 +12,18 @@
  */
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
-import type { ActorId, Clock, Envelope, Logger } from './actor';
-import type { FileSystem } from '../storage/file-system';
-import { NodeFileSystem } from '../storage/node-file-system';
+import type { ActorId, Envelope } from './actor';
+import type { Clock } from '../io/clock';
+import type { Logger } from '../io/logger';
+import type { FileSystem } from '../io/file-system';
+import { NodeFileSystem } from '../io/node-file-system';
 import { decodeEnvelope, decodeValue, encodeEnvelope, encodeEnvelopeForTransfer } from './envelope';
 import { HostedActor } from './hosted-actor';
 import type { ActorHostServices } from './hosted-actor';
 import type { CpuJobs } from './cpu-jobs';
 import { createPiscinaCpuJobs } from './cpu-pool';
 import { createLogger } from './logger';
-import { createSystemRandom } from './random';
+import { createSystemRandom } from '../io/random';
 import { loadActorFactory, loadExport } from './registry';
 import { systemClock } from './system-time';
 import type { BounceReason, FromWorker, ToWorker, WorkerInit } from './worker-protocol';

@@ -18,8 +18,8 @@
  * rename + fsync dir). Reads treat the file as a hint: a missing file reads as empty/null silently,
  * a corrupt one as empty/null with a warning; reads never throw (write errors do).
  */
-import type { Logger } from '../runtime/actor';
-import type { FileSystem } from './file-system';
+import type { Logger } from '../io/logger';
+import type { FileSystem } from '../io/file-system';
 
 /** Per-log-dir checkpoint of recovery points (offset below which each log is fsynced). */
 export const RECOVERY_POINT_CHECKPOINT_FILE = 'recovery-point-offset-checkpoint';

@@ -18,7 +18,7 @@
  * truncation by entry count, sync and close live here.
  */
 import assert from 'node:assert/strict';
-import { syncHandleAsync, type FileHandle, type FileSystem } from './file-system';
+import { syncHandleAsync, type FileHandle, type FileSystem } from '../io/file-system';
 
 /** Bytes of the relative offset both index formats store: an int32 (offset - segment base offset). */
 export const RELATIVE_OFFSET_BYTES = 4;

@@ -27,7 +27,7 @@
  * The offset map holds every key of the dirty range (Kafka bounds it by log.cleaner.dedupe.buffer.size
  * and cleans less per pass); segment bytes are read whole, a group at a time.
  */
-import type { Logger } from '../runtime/actor';
+import type { Logger } from '../io/logger';
 import { asBuffer, type CpuJobs } from '../runtime/cpu-jobs';
 import type { FilterResult, FilterStats, OffsetMap } from './compaction-filter';
 import type { FilterJobInput, OffsetMapJobInput } from './compaction-jobs';

@@ -18,8 +18,9 @@
  */
 import assert from 'node:assert/strict';
 import { posix } from 'node:path';
-import type { Clock, Logger } from '../runtime/actor';
-import type { FileSystem } from './file-system';
+import type { Clock } from '../io/clock';
+import type { Logger } from '../io/logger';
+import type { FileSystem } from '../io/file-system';
 import { LOG_FILE_SUFFIX, LogSegment, parseSegmentFileName, segmentFileName, type LogSegmentArgs } from './log-segment';
 import { recoverCleanerLeftovers } from './segment-swap';
 

@@ -25,10 +25,11 @@
  */
 import assert from 'node:assert/strict';
 import { posix } from 'node:path';
-import type { Clock, Logger } from '../runtime/actor';
+import type { Clock } from '../io/clock';
+import type { Logger } from '../io/logger';
 import * as L from '../protocol/record-batch/layout';
 import { batchSizeAt, checkBatch, lastOffsetDeltaOf, maxTimestampOf } from '../protocol/record-batch/view';
-import { settleAll, syncHandleAsync, type FileHandle, type FileSystem } from './file-system';
+import { settleAll, syncHandleAsync, type FileHandle, type FileSystem } from '../io/file-system';
 import { OffsetIndex } from './offset-index';
 import { recordTimestamps, type Decompress } from './record-timestamps';
 import { NO_TIMESTAMP, TimeIndex, type TimestampOffset } from './time-index';

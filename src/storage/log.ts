@@ -27,7 +27,8 @@
  * timestamp searches and the max-timestamp lookup see only offsets >= logStartOffset.
  */
 import assert from 'node:assert/strict';
-import type { Clock, Logger } from '../runtime/actor';
+import type { Clock } from '../io/clock';
+import type { Logger } from '../io/logger';
 import { decompress as decompressRecords } from '../protocol/record-batch/compression';
 import * as L from '../protocol/record-batch/layout';
 import {
@@ -38,7 +39,7 @@ import {
   setBaseOffset,
   setPartitionLeaderEpoch,
 } from '../protocol/record-batch/view';
-import { settleAll, type FileSystem } from './file-system';
+import { settleAll, type FileSystem } from '../io/file-system';
 import { loadLog, markCompacted, type LoadedLog } from './log-loader';
 import { LogSegment, type LogSegmentArgs, type TimestampAndOffset } from './log-segment';
 import { OFFSET_INDEX_ENTRY_BYTES } from './offset-index';

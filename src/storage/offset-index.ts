@@ -13,7 +13,7 @@
  * (Kafka's AbstractIndex), this file holds the entry format, the lookup and truncation by position.
  */
 import assert from 'node:assert/strict';
-import type { FileSystem } from './file-system';
+import type { FileSystem } from '../io/file-system';
 import { IndexFile, MAX_RELATIVE_OFFSET, RELATIVE_OFFSET_BYTES, type IndexFileContents } from './index-file';
 
 /** Bytes per index entry. */

@@ -11,7 +11,7 @@
  * ```
  */
 import assert from 'node:assert/strict';
-import type { Logger } from '../runtime/actor';
+import type { Logger } from '../io/logger';
 import type { LogSegment } from './log-segment';
 
 /** Outcome of {@link deleteRetentionSegments} (and Log.deleteRetentionSegments). */

@@ -18,10 +18,10 @@
  * versions of keys whose latest records lie later), cleaned again by the next pass.
  */
 import { posix } from 'node:path';
-import type { Logger } from '../runtime/actor';
+import type { Logger } from '../io/logger';
 import * as L from '../protocol/record-batch/layout';
 import { checkBatch } from '../protocol/record-batch/view';
-import type { FileSystem } from './file-system';
+import type { FileSystem } from '../io/file-system';
 import {
   INDEX_FILE_SUFFIX,
   LOG_FILE_SUFFIX,

@@ -19,7 +19,7 @@
  * Timestamps are JS numbers: exact up to 2^53 ms (year 287396), beyond that rounded.
  */
 import assert from 'node:assert/strict';
-import type { FileSystem } from './file-system';
+import type { FileSystem } from '../io/file-system';
 import { IndexFile, MAX_RELATIVE_OFFSET, RELATIVE_OFFSET_BYTES, type IndexFileContents } from './index-file';
 
 /** Bytes per time index entry. */

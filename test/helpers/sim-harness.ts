@@ -14,15 +14,16 @@
  */
 import assert from 'node:assert/strict';
 import { SimRuntime } from '../../src/runtime/sim-runtime';
-import { MemoryFileSystem } from '../../src/storage/memory-file-system';
-import type { CrashMode } from '../../src/storage/memory-file-system';
-import type { FileSystem } from '../../src/storage/file-system';
+import { MemoryFileSystem } from '../../src/io/memory-file-system';
+import type { CrashMode } from '../../src/io/memory-file-system';
+import type { FileSystem } from '../../src/io/file-system';
 import { buildRecordBatch, decodeRecordBatches } from '../../src/protocol/record-batch/builder';
 import { ErrorCode } from '../../src/protocol/error-codes';
 import type { ReplicaArgs, ProduceReply, FetchReply } from '../../src/replica/replica-actor';
 import type { LogDirArgs } from '../../src/replica/log-dir-actor';
 import type { ControllerArgs } from '../../src/controller/controller-actor';
-import type { ActorId, Logger } from '../../src/runtime/actor';
+import type { ActorId } from '../../src/runtime/actor';
+import type { Logger } from '../../src/io/logger';
 import type { Endpoint } from '../../src/runtime/runtime';
 import { effectiveLogConfig } from '../../src/config/topic-config';
 import { defaultBrokerConfig } from '../../src/config/broker-config';

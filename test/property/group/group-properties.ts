@@ -16,7 +16,7 @@
  */
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { MemoryFileSystem } from '../../../src/storage/memory-file-system';
+import { MemoryFileSystem } from '../../../src/io/memory-file-system';
 import { ErrorCode } from '../../../src/protocol/error-codes';
 import type { SimRuntime } from '../../../src/runtime/sim-runtime';
 import type { Endpoint } from '../../../src/runtime/runtime';

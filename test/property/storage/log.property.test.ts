@@ -25,7 +25,7 @@ import { compressBatch } from '../../../src/client/batch';
 import { CompressionCodec } from '../../../src/protocol/record-batch/compression';
 import { stampLogAppendTime } from '../../../src/protocol/record-batch/view';
 import { Log, type LogConfig } from '../../../src/storage/log';
-import { MemoryFileSystem } from '../../../src/storage/memory-file-system';
+import { MemoryFileSystem } from '../../../src/io/memory-file-system';
 import {
   makeRecordBatch,
   manualClock,

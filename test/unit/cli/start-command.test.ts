@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { listeningLine, runStart, type BrokerHandle, type StartDeps } from '../../../src/cli/start-command';
 import { buildBrokerConfig, type BrokerConfig } from '../../../src/config/broker-config';
-import type { Logger } from '../../../src/runtime/actor';
+import type { Logger } from '../../../src/io/logger';
 
 interface Harness {
   deps: StartDeps;

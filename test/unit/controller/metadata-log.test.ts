@@ -7,7 +7,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MemoryFileSystem } from '../../../src/storage/memory-file-system';
+import { MemoryFileSystem } from '../../../src/io/memory-file-system';
 import { MetadataLog } from '../../../src/controller/metadata-log';
 import type { MetadataRecord } from '../../../src/controller/metadata-records';
 import { recordingLogger } from '../storage/helpers';

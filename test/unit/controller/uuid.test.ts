@@ -6,8 +6,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ONE_UUID, ZERO_UUID, randomUuid } from '../../../src/controller/uuid';
-import { Xoshiro128 } from '../../../src/runtime/random';
-import type { Random } from '../../../src/runtime/actor';
+import { Xoshiro128 } from '../../../src/io/random';
+import type { Random } from '../../../src/io/random';
 
 /** A Random whose bytes16 hands out `draws` in order (next and int are unused by randomUuid). */
 function scripted(draws: Buffer[]): Random & { drawn: number } {

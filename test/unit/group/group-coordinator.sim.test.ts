@@ -7,7 +7,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MemoryFileSystem } from '../../../src/storage/memory-file-system';
+import { MemoryFileSystem } from '../../../src/io/memory-file-system';
 import { ErrorCode } from '../../../src/protocol/error-codes';
 import type { SimRuntime } from '../../../src/runtime/sim-runtime';
 import type { Endpoint } from '../../../src/runtime/runtime';

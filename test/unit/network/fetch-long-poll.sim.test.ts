@@ -11,7 +11,7 @@ import type { FetchRequestData } from '../../../src/protocol/schema/fetch';
 import type { TopicState } from '../../../src/controller/metadata-records';
 import { ErrorCode } from '../../../src/protocol/error-codes';
 import { ApiKey } from '../../../src/protocol/api-keys';
-import { MemoryFileSystem } from '../../../src/storage/memory-file-system';
+import { MemoryFileSystem } from '../../../src/io/memory-file-system';
 import type { ProduceReply } from '../../../src/replica/replica-actor';
 import type { Endpoint } from '../../../src/runtime/runtime';
 import { createLogger } from '../../../src/runtime/logger';

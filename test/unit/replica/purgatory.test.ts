@@ -5,7 +5,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { TimerHandle, Timers } from '../../../src/runtime/actor';
+import type { TimerHandle, Timers } from '../../../src/io/clock';
 import { DelayedOperation, DelayedOperationPurgatory } from '../../../src/replica/purgatory';
 
 /** Timers on a hand-moved clock: `advance(ms)` runs every armed callback whose delay has passed. */

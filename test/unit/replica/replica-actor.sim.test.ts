@@ -5,13 +5,13 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MemoryFileSystem } from '../../../src/storage/memory-file-system';
+import { MemoryFileSystem } from '../../../src/io/memory-file-system';
 import { decodeRecordBatches } from '../../../src/protocol/record-batch/builder';
 import { ErrorCode } from '../../../src/protocol/error-codes';
 import type { ProduceReply, FetchReply, ListOffsetReply } from '../../../src/replica/replica-actor';
 import { recordingLogger } from '../storage/helpers';
-import type { FileHandle, FileSystem } from '../../../src/storage/file-system';
-import { fsError } from '../../../src/storage/memory-file-system';
+import type { FileHandle, FileSystem } from '../../../src/io/file-system';
+import { fsError } from '../../../src/io/memory-file-system';
 import { readOffsetCheckpoint } from '../../../src/storage/checkpoint';
 import {
   ask,

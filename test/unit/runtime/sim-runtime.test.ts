@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { ActorUnavailableError, RequestTimeoutError } from '../../../src/runtime/actor';
 import type { Envelope } from '../../../src/runtime/actor';
 import { SIM_EPOCH_MS, SimRuntime } from '../../../src/runtime/sim-runtime';
-import { MemoryFileSystem } from '../../../src/storage/memory-file-system';
+import { MemoryFileSystem } from '../../../src/io/memory-file-system';
 import { registerTestKinds } from './fixtures/register';
 
 registerTestKinds();

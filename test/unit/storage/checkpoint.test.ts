@@ -12,7 +12,7 @@ import {
   writeOffsetCheckpoint,
   writePartitionMetadata,
 } from '../../../src/storage/checkpoint';
-import { MemoryFileSystem } from '../../../src/storage/memory-file-system';
+import { MemoryFileSystem } from '../../../src/io/memory-file-system';
 import { recordingLogger } from './helpers';
 
 function setup(): MemoryFileSystem {

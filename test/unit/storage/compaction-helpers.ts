@@ -8,10 +8,10 @@ import { buildBatch, decodeBatches } from '../../../src/client/batch';
 import type { CompressionCodecId } from '../../../src/protocol/record-batch/compression';
 import { crcValid } from '../../../src/protocol/record-batch/view';
 import { inlineCpuJobs } from '../../../src/runtime/cpu-jobs';
-import type { FileHandle, FileSystem } from '../../../src/storage/file-system';
+import type { FileHandle, FileSystem } from '../../../src/io/file-system';
 import { Log } from '../../../src/storage/log';
 import { cleanLog, planCleaning, type CleanerConfig, type CleaningOutcome } from '../../../src/storage/log-cleaner';
-import type { Clock } from '../../../src/runtime/actor';
+import type { Clock } from '../../../src/io/clock';
 import { recordingLogger, splitBatches } from './helpers';
 
 export const DIR = '/data/compacted-0';

@@ -8,12 +8,13 @@ import { crc32c } from '@node-rs/crc32';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { Clock, Logger } from '../../../src/runtime/actor';
+import type { Clock } from '../../../src/io/clock';
+import type { Logger } from '../../../src/io/logger';
 import { buildRecordBatch, decodeRecordBatch } from '../../../src/protocol/record-batch/builder';
 import { decompress } from '../../../src/protocol/record-batch/compression';
 import * as L from '../../../src/protocol/record-batch/layout';
 import { stampLogAppendTime } from '../../../src/protocol/record-batch/view';
-import type { FileSystem } from '../../../src/storage/file-system';
+import type { FileSystem } from '../../../src/io/file-system';
 
 export interface BatchSpec {
   /** recordsCount (lastOffsetDelta = records - 1). Default 1. */

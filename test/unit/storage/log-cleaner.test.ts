@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CompressionCodec } from '../../../src/protocol/record-batch/compression';
-import { MemoryFileSystem } from '../../../src/storage/memory-file-system';
+import { MemoryFileSystem } from '../../../src/io/memory-file-system';
 import { planCleaning } from '../../../src/storage/log-cleaner';
 import { cleanerFilePath, recoverCleanerLeftovers } from '../../../src/storage/segment-swap';
 import { inlineCpuJobs } from '../../../src/runtime/cpu-jobs';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setBaseOffset } from '../../../src/protocol/record-batch/view';
 import { LogSegment, parseSegmentFileName, segmentFileName } from '../../../src/storage/log-segment';
-import { MemoryFileSystem } from '../../../src/storage/memory-file-system';
+import { MemoryFileSystem } from '../../../src/io/memory-file-system';
 import {
   fixedClock,
   makeBatch,

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import { compressBatch } from '../../../src/client/batch';
 import { CompressionCodec } from '../../../src/protocol/record-batch/compression';
 import { Log, type LogConfig } from '../../../src/storage/log';
-import { MemoryFileSystem } from '../../../src/storage/memory-file-system';
+import { MemoryFileSystem } from '../../../src/io/memory-file-system';
 import type { Decompress } from '../../../src/storage/record-timestamps';
 import {
   makeBatch,

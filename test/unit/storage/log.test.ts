@@ -3,10 +3,10 @@ import * as nodeFs from 'node:fs';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
 import * as L from '../../../src/protocol/record-batch/layout';
-import type { FileSystem } from '../../../src/storage/file-system';
+import type { FileSystem } from '../../../src/io/file-system';
 import { Log, type LogConfig } from '../../../src/storage/log';
-import { MemoryFileSystem } from '../../../src/storage/memory-file-system';
-import { NodeFileSystem } from '../../../src/storage/node-file-system';
+import { MemoryFileSystem } from '../../../src/io/memory-file-system';
+import { NodeFileSystem } from '../../../src/io/node-file-system';
 import { fixedClock, makeBatch, recordingLogger, removeDir, splitBatches, tmpDir, type LogLine } from './helpers';
 
 const DIR = '/data/orders-0';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { MemoryFileSystem } from '../../../src/storage/memory-file-system';
+import { MemoryFileSystem } from '../../../src/io/memory-file-system';
 import { OffsetIndex } from '../../../src/storage/offset-index';
 
 function fresh(logSizeBytes = 1 << 20) {

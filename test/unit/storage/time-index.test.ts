@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { MemoryFileSystem } from '../../../src/storage/memory-file-system';
+import { MemoryFileSystem } from '../../../src/io/memory-file-system';
 import { NO_TIMESTAMP, TimeIndex } from '../../../src/storage/time-index';
 
 const PATH = '/p/00000000000000000100.timeindex';

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import * as nodeFs from 'node:fs';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { NodeFileSystem } from '../../../src/storage/node-file-system';
-import { removeDir, tmpDir } from './helpers';
+import { NodeFileSystem } from '../../../src/io/node-file-system';
+import { removeDir, tmpDir } from '../storage/helpers';
 
 describe('NodeFileSystem', () => {
   const root = tmpDir();

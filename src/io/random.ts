@@ -5,7 +5,16 @@
  */
 import { strict as assert } from 'node:assert';
 import { randomBytes } from 'node:crypto';
-import type { Random } from './actor';
+
+/** A seeded random source in production too (seeded from the OS), so simulations replay. */
+export interface Random {
+  /** A float in [0, 1). */
+  next(): number;
+  /** An integer in [0, maxExclusive). */
+  int(maxExclusive: number): number;
+  /** 16 random bytes (UUIDs: topic IDs, cluster id, member ids). */
+  bytes16(): Buffer;
+}
 
 const TWO_POW_32 = 0x1_0000_0000;
 

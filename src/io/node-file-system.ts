@@ -5,7 +5,9 @@
  * `close()` during it is deferred until it is done (the descriptor must not be reused under it).
  * `writeFileAtomic` is Kafka's checkpoint discipline: write
  * `path.tmp`, fsync it, rename it over `path`, fsync the directory. Errors are node:fs's own
- * (`ENOENT`, `EISDIR`, ...). This is the only storage file that imports node:fs.
+ * (`ENOENT`, `EISDIR`, ...). Actor code reaches node:fs only through this class (`ctx.fs`): the layer
+ * check (scripts/check-layers.ts) bans node:fs in every file actors import, this one excepted. Process-level
+ * code outside that closure (src/broker.ts, src/log-dir-lock.ts, cli/) uses node:fs itself.
  */
 import * as fs from 'node:fs';
 import { dirname } from 'node:path';

@@ -27,7 +27,7 @@
  * - `flipByte` corrupts a byte "at rest": in both the current and the durable content.
  */
 import { posix } from 'node:path';
-import type { Random } from '../runtime/actor';
+import type { Random } from './random';
 import type { FileHandle, FileSystem } from './file-system';
 
 /** How a {@link MemoryFileSystem.crash} treats the unsynced state. */

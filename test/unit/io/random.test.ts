@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
-import { createSeededRandom, createSystemRandom } from '../../../src/runtime/random';
+import { createSeededRandom, createSystemRandom } from '../../../src/io/random';
 
 test('seeded random replays and seeds differ', () => {
   const a = createSeededRandom(42);
