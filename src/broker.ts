@@ -31,7 +31,7 @@ import type { BrokerContext } from './network/broker-context';
 import { Dispatcher } from './network/dispatcher';
 import { allHandlers } from './network/handlers';
 import { KafkaServer } from './network/server';
-import { lockLogDir, unlockLogDir } from './storage/log-dir-lock';
+import { lockLogDir, unlockLogDir } from './log-dir-lock';
 import type { GroupCoordinatorArgs } from './group/group-coordinator-actor';
 import { OFFSETS_TOPIC, offsetsPartitionFor } from './group/offsets-records';
 import { ErrorCode } from './protocol/error-codes';

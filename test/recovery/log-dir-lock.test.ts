@@ -23,7 +23,7 @@ test('a lock naming a pid that now belongs to another process (pid reuse) is tak
   const os = await import('node:os');
   const path = await import('node:path');
   const { spawn } = await import('node:child_process');
-  const { lockLogDir, unlockLogDir, LOCK_FILE } = await import('../../src/storage/log-dir-lock');
+  const { lockLogDir, unlockLogDir, LOCK_FILE } = await import('../../src/log-dir-lock');
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'skiff-lock-'));
   const other = spawn('sleep', ['30'], { stdio: 'ignore' });
   try {
