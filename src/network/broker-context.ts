@@ -17,7 +17,16 @@ import type {
   DeleteTopicResult,
 } from '../controller/controller-actor';
 import type { TopicState } from '../controller/metadata-records';
-import type { AnyApiHandler } from './api-handler';
+
+/**
+ * One API's advertised version range, as ApiVersions lists it. Every `ApiHandler` (api-handler.ts) is
+ * one; declared here so that this file need not import the handler contract, which imports it.
+ */
+export interface ApiVersionRange {
+  apiKey: number;
+  minVersion: number;
+  maxVersion: number;
+}
 
 export interface BrokerContext {
   readonly config: BrokerConfig;
@@ -33,8 +42,8 @@ export interface BrokerContext {
   readonly timers: Timers;
   /** The advertised listener of every broker (the port is the bound one when configured as 0). */
   brokers(): { nodeId: number; host: string; port: number }[];
-  /** Every handler, for ApiVersions. */
-  handlers(): AnyApiHandler[];
+  /** Every handler's version range, for ApiVersions. */
+  handlers(): ApiVersionRange[];
   /** A topic from the metadata cache. */
   topic(name: string): TopicState | undefined;
   topicById(topicId: string): TopicState | undefined;

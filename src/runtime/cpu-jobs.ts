@@ -12,7 +12,7 @@
  * Buffers in an input or output cross a thread by structured clone and arrive as Uint8Array views:
  * a job function accepts either (see `asBuffer`).
  */
-import { loadExport, type ModuleRef } from './registry';
+import { loadExport, type ModuleRef } from './module-ref';
 
 /** The registered jobs: name -> the module export (relative to dist/src) that computes it. */
 export const cpuJobKinds = {

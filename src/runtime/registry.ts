@@ -1,23 +1,11 @@
 /**
  * Actor kinds: the name a spawn uses, mapped to the module and export that build the actor. A kind is
  * a module reference, not a function, because a worker thread must load it itself:
- * `require(path.join(distSrcDir, module))[export](args)`.
+ * `require(path.join(distSrcDir, module))[export](args)` (module-ref.ts).
  */
 import { strict as assert } from 'node:assert';
-import * as path from 'node:path';
 import type { ActorFactory } from './actor';
-
-/**
- * Where an export lives. `module` is relative to the compiled `dist/src` directory (no extension), or an
- * absolute path (test fixtures). `export` names the exported function (or class, for a file system).
- */
-export interface ModuleRef {
-  module: string;
-  export: string;
-}
-
-/** The compiled `dist/src` directory that relative module paths resolve against. */
-export const distSrcDir: string = path.resolve(__dirname, '..');
+import { loadExport, type ModuleRef } from './module-ref';
 
 /** The production actor kinds. Tests add theirs with {@link registerActorKind}. */
 export const actorKinds: Record<string, ModuleRef> = {
@@ -48,20 +36,6 @@ export function resolveActorKind(kind: string): ModuleRef {
   const ref = actorKinds[kind];
   if (ref === undefined) throw new Error(`unknown actor kind ${kind}`);
   return ref;
-}
-
-/** Absolute path of a module reference (absolute paths pass through). */
-export function resolveModulePath(module: string): string {
-  return path.isAbsolute(module) ? module : path.join(distSrcDir, module);
-}
-
-/** Loads `ref` (require) and returns the named export; throws if the module or the export is missing. */
-export function loadExport(ref: ModuleRef): unknown {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const loaded = require(resolveModulePath(ref.module)) as Record<string, unknown>;
-  const value = loaded[ref.export];
-  if (value === undefined) throw new Error(`module ${ref.module} has no export ${ref.export}`);
-  return value;
 }
 
 /** Loads an actor factory; throws if the export is not a function. */

@@ -35,7 +35,7 @@ import { PendingRequests } from './pending-requests';
 import type { UnavailableReason } from './pending-requests';
 import { Xoshiro128 } from '../io/random';
 import { loadActorFactory, resolveActorKind } from './registry';
-import type { ModuleRef } from './registry';
+import type { ModuleRef } from './module-ref';
 import type { Endpoint, Placement, Runtime } from './runtime';
 import { SimTimerQueue } from './sim-timer-queue';
 import type { SimTimer } from './sim-timer-queue';

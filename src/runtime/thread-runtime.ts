@@ -32,7 +32,7 @@ import { LocalEndpoint } from './local-endpoint';
 import type { EndpointTransport } from './local-endpoint';
 import { chooseWorker } from './placement';
 import { resolveActorKind } from './registry';
-import type { ModuleRef } from './registry';
+import type { ModuleRef } from './module-ref';
 import type { Endpoint, Placement, Runtime } from './runtime';
 import { systemClock, TrackedTimers } from './system-time';
 import { WorkerExitedError, WorkerSlot } from './worker-slot';

@@ -24,7 +24,8 @@ import type { CpuJobs } from './cpu-jobs';
 import { createPiscinaCpuJobs } from './cpu-pool';
 import { createLogger } from './logger';
 import { createSystemRandom } from '../io/random';
-import { loadActorFactory, loadExport } from './registry';
+import { loadExport } from './module-ref';
+import { loadActorFactory } from './registry';
 import { systemClock } from './system-time';
 import type { BounceReason, FromWorker, ToWorker, WorkerInit } from './worker-protocol';
 

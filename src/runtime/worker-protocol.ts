@@ -4,7 +4,7 @@
  * fields ride next to them in clear so the hub forwards the bytes without decoding them.
  */
 import type { ActorId } from './actor';
-import type { ModuleRef } from './registry';
+import type { ModuleRef } from './module-ref';
 
 /** Why a request could not be delivered (mirrors ActorUnavailableError's reasons). */
 export type BounceReason = 'unknown-actor' | 'stopped' | 'crashed';
