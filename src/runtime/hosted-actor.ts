@@ -6,10 +6,11 @@
 import { strict as assert } from 'node:assert';
 import type { Actor, ActorContext, ActorId, Envelope } from './actor';
 import type { Clock } from '../io/clock';
+import type { FileSystem } from '../io/file-system';
 import type { Logger } from '../io/logger';
 import type { Random } from '../io/random';
-import type { FileSystem } from '../io/file-system';
 import type { CpuJobs } from './cpu-jobs';
+import { makeActorContext } from './actor-context';
 import { Fifo } from './fifo';
 import { PendingRequests } from './pending-requests';
 import { TrackedTimers } from './system-time';
@@ -164,43 +165,24 @@ export class HostedActor {
   }
 
   private makeContext(random: Random): ActorContext {
-    const self = this.id;
     const host = this.host;
-    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the context's methods and getters have their own `this`
-    const cell = this;
-    return {
-      self,
+    return makeActorContext({
+      self: this.id,
       clock: host.clock,
       timers: this.timers,
       random,
-      get fs(): FileSystem {
-        return host.fs();
-      },
       log: this.log,
-      get cpu(): CpuJobs {
-        return host.cpuJobs();
+      pending: this.pending,
+      fs: () => host.fs(),
+      cpu: () => host.cpuJobs(),
+      sendEnvelope: (envelope) => host.sendEnvelope(envelope),
+      nextCorr: () => host.nextCorr(),
+      stopped: () => this.state === 'stopped',
+      exiting: () => this.exitRequested || this.state === 'stopping' || this.state === 'stopped',
+      markExiting: () => {
+        this.exitRequested = true;
       },
-      send(to, type, body): void {
-        if (cell.state === 'stopped') return;
-        host.sendEnvelope({ to, from: self, type, body });
-      },
-      request<T>(to: ActorId, type: string, body: unknown, timeoutMs: number): Promise<T> {
-        // A stopped actor's late continuation gets a promise that never settles: nobody awaits it.
-        if (cell.state === 'stopped') return new Promise<T>(() => undefined);
-        const corr = host.nextCorr();
-        const reply = cell.pending.add<T>(corr, to, type, timeoutMs);
-        host.sendEnvelope({ to, from: self, type, body, corr });
-        return reply;
-      },
-      reply(request, body): void {
-        if (request.corr === undefined || cell.state === 'stopped') return;
-        host.sendEnvelope({ to: request.from, from: self, type: 'reply', body, corr: request.corr, isReply: true });
-      },
-      exit(): void {
-        if (cell.exitRequested || cell.state === 'stopping' || cell.state === 'stopped') return;
-        cell.exitRequested = true;
-        queueMicrotask(() => host.exitActor(cell));
-      },
-    };
+      exitActor: () => host.exitActor(this),
+    });
   }
 }

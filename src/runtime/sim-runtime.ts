@@ -20,6 +20,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { inlineCpuJobs } from './cpu-jobs';
+import { makeActorContext } from './actor-context';
 import type { Actor, ActorContext, ActorId, Envelope } from './actor';
 import type { Clock, TimerHandle, Timers } from '../io/clock';
 import type { Logger } from '../io/logger';
@@ -551,8 +552,6 @@ export class SimRuntime implements Runtime, EndpointTransport {
     const pending = new PendingRequests(timers);
     const random = new Xoshiro128(this.actorSeeds.nextUint32());
     const log = this.log.child({ actor: id });
-    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the context's methods and getters have their own `this`
-    const sim = this;
     const cell: SimCell = {
       spec,
       actor,
@@ -561,7 +560,7 @@ export class SimRuntime implements Runtime, EndpointTransport {
       exitRequested: false,
       ctx: undefined as unknown as ActorContext,
     };
-    cell.ctx = {
+    cell.ctx = makeActorContext({
       self: id,
       clock: this.clock,
       timers: {
@@ -569,33 +568,21 @@ export class SimRuntime implements Runtime, EndpointTransport {
         clearTimeout: (handle) => timers.clearTimeout(handle),
       },
       random,
-      get fs(): FileSystem {
-        return sim.fs;
-      },
       log,
-      cpu: inlineCpuJobs,
-      send(to, type, body): void {
-        if (cell.state !== 'dead') sim.sendEnvelope({ to, from: id, type, body });
-      },
-      request<T>(to: ActorId, type: string, body: unknown, timeoutMs: number): Promise<T> {
-        if (cell.state === 'dead') return new Promise<T>(() => undefined);
-        const corr = sim.nextCorr();
-        const reply = pending.add<T>(corr, to, type, timeoutMs);
-        sim.sendEnvelope({ to, from: id, type, body, corr });
-        return reply;
-      },
-      reply(request, body): void {
-        if (request.corr === undefined || cell.state === 'dead') return;
-        sim.sendEnvelope({ to: request.from, from: id, type: 'reply', body, corr: request.corr, isReply: true });
-      },
-      exit(): void {
-        if (cell.exitRequested || cell.state === 'stopping' || cell.state === 'dead') return;
+      pending,
+      fs: () => this.fs,
+      cpu: () => inlineCpuJobs,
+      sendEnvelope: (envelope) => this.sendEnvelope(envelope),
+      nextCorr: () => this.nextCorr(),
+      stopped: () => cell.state === 'dead',
+      exiting: () => cell.exitRequested || cell.state === 'stopping' || cell.state === 'dead',
+      markExiting: () => {
         cell.exitRequested = true;
-        queueMicrotask(() => {
-          cell.stopping ??= sim.stopCell(cell);
-        });
       },
-    };
+      exitActor: () => {
+        cell.stopping ??= this.stopCell(cell);
+      },
+    });
     return cell;
   }
 }
