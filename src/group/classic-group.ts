@@ -14,10 +14,7 @@
  */
 import assert from 'node:assert/strict';
 import { ErrorCode } from '../protocol/error-codes';
-import type { DescribedGroup, ListedGroup } from './messages';
-
-/** Kafka's classic group states, with their DescribeGroups/ListGroups names. */
-export type GroupState = 'Empty' | 'PreparingRebalance' | 'CompletingRebalance' | 'Stable' | 'Dead';
+import type { DescribedGroup, GroupState, ListedGroup } from './messages';
 
 const VALID_PREVIOUS: Record<GroupState, readonly GroupState[]> = {
   Empty: ['PreparingRebalance'],

@@ -13,7 +13,13 @@
  * The request types list only the fields the coordinator reads; the handlers pass the table-derived
  * `*RequestData`, which has them.
  */
-import type { GroupState } from './classic-group';
+
+/**
+ * Kafka's classic group states, with their DescribeGroups/ListGroups names. The state machine over them
+ * is classic-group.ts's; the type lives here, with the results that carry it, so that this file imports
+ * nothing of the coordinator's (no file cycle).
+ */
+export type GroupState = 'Empty' | 'PreparingRebalance' | 'CompletingRebalance' | 'Stable' | 'Dead';
 
 /** What every client request carries besides its body. */
 export interface ClientRequest<T> {
