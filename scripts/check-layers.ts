@@ -113,13 +113,12 @@ export const BANNED_API_SCOPES: BannedApiScope[] = [
     instead: 'take it from the ActorContext (clock, timers, random, fs)',
   },
   {
-    // SWITCH ON (enabled: true) to ban the APIs in network handlers too. Off while the Fetch long poll was
-    // moving from Date.now/setTimeout to BrokerContext's clock and timers (code review D6); the tree passes
-    // it since that landed, so switching it on is this one line.
+    // Network handlers keep time with BrokerContext's injected clock and timers (code review D6), so a
+    // Fetch long poll runs unchanged in the simulation.
     name: 'network handlers',
     roots: ['src/network/handlers/'],
     transitive: true,
-    enabled: false,
+    enabled: true,
     includeRegisteredActors: false,
     instead: "take it from BrokerContext (the broker's clock and timers)",
   },
