@@ -2,7 +2,9 @@
  * The controller actor (src/controller/controller-actor.ts) under the simulation runtime, on a
  * MemoryFileSystem with three registered brokers: every message of its `receive` switch with the
  * error codes Kafka gives for the bad inputs it handles, and restarts (a crash restarted by the
- * runtime, a power loss, a torn metadata log) that replay the metadata log into the same image.
+ * runtime, a power loss, a torn metadata log) that replay the metadata log into the same image; a
+ * change torn anywhere replays whole or not at all, and a log corrupt before committed changes fails
+ * the controller start.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -691,5 +693,73 @@ describe('controller actor: restart from the metadata log', () => {
     await sim.restart(CONTROLLER);
     assert.deepEqual(await controller.metadata(), again.image, 'the change after recovery replays');
     await sim.shutdown();
+  });
+});
+
+describe('controller actor: a change is atomic in the metadata log', () => {
+  test('a create-topics torn anywhere inside its append replays as no topic or the whole topic, never a part of it', async () => {
+    const { sim, fs, controller } = await bootClient(31);
+    const logBytes = fs.readFile(METADATA_LOG).length;
+    await controller.createTopics([topic('a', 3)]);
+    // The append wrote [topic, partition 0, partition 1, partition 2] in one write and one fsync; a power
+    // loss before that fsync completed may keep any prefix of the write. Try every such prefix.
+    const full = fs.readFile(METADATA_LOG);
+    const partial: number[] = [];
+    for (let cut = logBytes + 1; cut < full.length; cut++) {
+      sim.crash(CONTROLLER);
+      const file = fs.open(METADATA_LOG, 'rw');
+      file.truncate(0);
+      file.write(full.subarray(0, cut), 0);
+      file.sync();
+      file.close();
+      await sim.restart(CONTROLLER);
+      const replayed = topicNamed(await controller.metadata(), 'a');
+      if (replayed !== undefined && replayed.partitions.length !== 3) partial.push(cut - logBytes);
+    }
+    assert.deepEqual(
+      partial,
+      [],
+      `create-topics was never answered, yet topic a replays with part of its partitions when the append keeps these byte counts`,
+    );
+    await sim.shutdown();
+  });
+});
+
+describe('controller actor: a corrupt metadata log', () => {
+  test('a corrupt frame with committed frames after it fails the controller start with the file, the byte position and the fix', async () => {
+    const { sim, fs, controller } = await bootClient(32);
+    const clusterFrameBytes = fs.readFile(METADATA_LOG).length;
+    await controller.createTopics([topic('a', 2)]);
+    await controller.createTopics([topic('b')]);
+    sim.crash(CONTROLLER);
+    // A byte of the first create-topics' body rots at rest; the second create-topics is intact after it.
+    fs.flipByte(METADATA_LOG, clusterFrameBytes + 8 + 3, 0x20);
+    const damaged = Buffer.from(fs.readFile(METADATA_LOG));
+    await assert.rejects(sim.restart(CONTROLLER), (error: unknown) => {
+      assert.ok(error instanceof Error);
+      assert.match(
+        error.message,
+        new RegExp(`^metadata log ${METADATA_LOG} is corrupt at byte position ${clusterFrameBytes},`),
+      );
+      assert.match(error.message, /Restore .* from a backup, or remove it to start a fresh cluster metadata/);
+      return true;
+    });
+    assert.deepEqual(fs.readFile(METADATA_LOG), damaged, 'the log is left as it was, for a restore');
+    assert.ok(!sim.actorIds().includes(CONTROLLER), 'the controller did not start');
+    await sim.shutdown();
+  });
+
+  test('a corrupt last frame is a torn tail: the controller starts without that change', async () => {
+    const first = await bootClient(34);
+    await first.controller.createTopics([topic('a', 2)]);
+    const beforeLast = await first.controller.metadata();
+    const logBytes = first.fs.readFile(METADATA_LOG).length;
+    await first.controller.createTopics([topic('b')]);
+    await first.sim.shutdown();
+    first.fs.flipByte(METADATA_LOG, first.fs.readFile(METADATA_LOG).length - 1, 0x20);
+    const second = await bootClient(35, first.fs);
+    assert.deepEqual(await second.controller.metadata(), beforeLast);
+    assert.equal(first.fs.readFile(METADATA_LOG).length, logBytes, 'the corrupt last frame was truncated');
+    await second.sim.shutdown();
   });
 });

@@ -1,12 +1,15 @@
 /**
  * The controller's metadata log (src/controller/metadata-log.ts) on a MemoryFileSystem: replay gives
- * back exactly what was appended; a torn tail is truncated at the last complete frame; a CRC mismatch
- * stops replay at the corrupt frame and truncates there, dropping every frame after it (the module's
- * documented rule, as Kafka's log recovery truncates at the first invalid batch); appends after a
- * recovery follow the last complete frame.
+ * back exactly what was appended; each append is one frame, so a torn append replays none of its
+ * records; a torn or corrupt last frame is truncated; a corrupt frame with an intact frame after it
+ * (damage to committed changes, not a torn tail) makes `open` throw and leaves the file as it is; a
+ * log in the old per-record framing replays unchanged; appends after a recovery follow the last
+ * complete frame.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { crc32c } from '@node-rs/crc32';
+import { Packr } from 'msgpackr';
 import { MemoryFileSystem } from '../../../src/io/memory-file-system';
 import { MetadataLog } from '../../../src/controller/metadata-log';
 import type { MetadataRecord } from '../../../src/controller/metadata-records';
@@ -63,6 +66,33 @@ function writtenLog(): { fs: MemoryFileSystem; frameStarts: number[]; sizeBytes:
   return { fs, frameStarts, sizeBytes: fs.readFile(PATH).length };
 }
 
+/**
+ * A frame as metadata logs written before appends were batched hold it: length | CRC-32C | msgpack
+ * body of ONE record (an object, not an array), written here by hand so the test does not depend on
+ * the code under test.
+ */
+function oldFormatFrame(record: MetadataRecord): Buffer {
+  const body = new Packr({ useRecords: false }).pack(record);
+  const header = Buffer.alloc(FRAME_HEADER_BYTES);
+  header.writeUInt32BE(body.length, 0);
+  header.writeUInt32BE(crc32c(body) >>> 0, 4);
+  return Buffer.concat([header, body]);
+}
+
+/** `open` throws the corruption error for the frame at `position`, naming the file and the fix. */
+function assertRefusesToOpen(fs: MemoryFileSystem, position: number, message: string): void {
+  assert.throws(
+    () => MetadataLog.open(fs, DIR, recordingLogger()),
+    (error: unknown) => {
+      assert.ok(error instanceof Error, message);
+      assert.match(error.message, new RegExp(`metadata log ${PATH} is corrupt at byte position ${position},`), message);
+      assert.match(error.message, /Restore .* from a backup, or remove it to start a fresh cluster metadata/, message);
+      return true;
+    },
+    message,
+  );
+}
+
 /** A fresh disk whose metadata log is exactly `bytes` (fsynced). */
 function logWithBytes(bytes: Buffer): MemoryFileSystem {
   const fs = new MemoryFileSystem();
@@ -110,7 +140,26 @@ describe('metadata log', () => {
       const start = frameStarts[i]!;
       const end = frameStarts[i + 1] ?? sizeBytes;
       assert.equal(bytes.readUInt32BE(start), end - start - FRAME_HEADER_BYTES, `frame ${i} length field`);
+      const body = bytes.subarray(start + FRAME_HEADER_BYTES, end);
+      assert.equal(bytes.readUInt32BE(start + 4), crc32c(body) >>> 0, `frame ${i} CRC-32C field`);
+      assert.deepEqual(
+        new Packr({ useRecords: false }).unpack(body),
+        [RECORDS[i]],
+        `frame ${i} body: the append's array`,
+      );
     }
+  });
+
+  test('a multi-record append is one frame: one length, one CRC-32C, one body holding the array of records', () => {
+    const fs = new MemoryFileSystem();
+    const { log } = open(fs);
+    log.append(RECORDS);
+    log.close();
+    const bytes = fs.readFile(PATH);
+    assert.equal(bytes.readUInt32BE(0), bytes.length - FRAME_HEADER_BYTES, 'one frame spans the whole file');
+    const body = bytes.subarray(FRAME_HEADER_BYTES);
+    assert.equal(bytes.readUInt32BE(4), crc32c(body) >>> 0);
+    assert.deepEqual(new Packr({ useRecords: false }).unpack(body), RECORDS);
   });
 
   test('a torn last record, cut at any byte, is truncated and every complete record replays', () => {
@@ -147,7 +196,7 @@ describe('metadata log', () => {
     }
   });
 
-  test('a torn multi-record append replays the complete frames before the tear (records, not appends, are the unit)', () => {
+  test('a torn multi-record append, cut at any byte, replays none of its records and everything before it', () => {
     const fs = new MemoryFileSystem();
     const { log } = open(fs);
     log.append(RECORDS.slice(0, 2));
@@ -155,15 +204,14 @@ describe('metadata log', () => {
     log.append(RECORDS.slice(2, 5));
     log.close();
     const full = fs.readFile(PATH);
-    const secondFrameEnd = appendStart + FRAME_HEADER_BYTES + full.readUInt32BE(appendStart);
-    const torn = logWithBytes(full.subarray(0, secondFrameEnd + 3));
-    const reopened = open(torn);
-    assert.deepEqual(
-      reopened.records,
-      RECORDS.slice(0, 3),
-      'the first frame of the torn append replays without the others',
-    );
-    reopened.log.close();
+    for (let cut = appendStart + 1; cut < full.length; cut++) {
+      const torn = logWithBytes(full.subarray(0, cut));
+      const { log: reopened, records, warnings } = open(torn);
+      assert.deepEqual(records, RECORDS.slice(0, 2), `cut at ${cut}: nothing of the torn append replays`);
+      assert.equal(torn.readFile(PATH).length, appendStart, `cut at ${cut}: truncated to before the torn append`);
+      assert.equal(warnings.length, 1, `cut at ${cut}: the truncation is logged`);
+      reopened.close();
+    }
   });
 
   test('a CRC mismatch in the last frame drops that frame only', () => {
@@ -177,20 +225,18 @@ describe('metadata log', () => {
     log.close();
   });
 
-  test('a CRC mismatch in a middle frame stops replay there and truncates every later frame, intact ones too', () => {
-    const { fs, frameStarts, sizeBytes } = writtenLog();
+  test('a CRC mismatch in a middle frame refuses to open: the file, the byte position and the fix, nothing truncated', () => {
+    const { fs, frameStarts } = writtenLog();
     const corrupt = 3;
     const start = frameStarts[corrupt]!;
     fs.flipByte(PATH, start + FRAME_HEADER_BYTES + 2, 0x10); // a byte of the body
-    const { log, records, warnings } = open(fs);
-    assert.deepEqual(records, RECORDS.slice(0, corrupt), 'replay keeps the prefix before the corrupt frame');
-    assert.equal(fs.readFile(PATH).length, start, 'the corrupt frame and everything after it are gone');
-    assert.equal(warnings.length, 1);
-    assert.deepEqual(warnings[0]!.fields, { path: PATH, validBytes: start, droppedBytes: sizeBytes - start });
-    log.close();
+    const damaged = Buffer.from(fs.readFile(PATH));
+    assertRefusesToOpen(fs, start, 'a corrupt body with intact frames after it');
+    assert.deepEqual(fs.readFile(PATH), damaged, 'the committed frames after the corruption are kept for a restore');
+    assertRefusesToOpen(fs, start, 'and it refuses again on the next start');
   });
 
-  test('a corrupt CRC field or length field in a middle frame is detected the same way', () => {
+  test('a corrupt CRC field or length field in a middle frame refuses to open the same way', () => {
     for (const [what, offsetInFrame] of [
       ['crc', 5],
       ['length (grows past the end)', 0],
@@ -199,9 +245,51 @@ describe('metadata log', () => {
       const { fs, frameStarts } = writtenLog();
       const start = frameStarts[2]!;
       fs.flipByte(PATH, start + offsetInFrame, offsetInFrame === 3 ? 0x01 : 0x40);
-      const { log, records } = open(fs);
-      assert.deepEqual(records, RECORDS.slice(0, 2), `${what}: replay stops at the corrupt frame`);
-      assert.equal(fs.readFile(PATH).length, start, `${what}: truncated at the corrupt frame`);
+      const damaged = Buffer.from(fs.readFile(PATH));
+      assertRefusesToOpen(fs, start, what);
+      assert.deepEqual(fs.readFile(PATH), damaged, `${what}: nothing truncated`);
+    }
+  });
+
+  test('a corrupt frame with only zero bytes after it is a torn tail, not a middle corruption', () => {
+    const { fs, frameStarts, sizeBytes } = writtenLog();
+    const lastStart = frameStarts[frameStarts.length - 1]!;
+    const full = fs.readFile(PATH);
+    // A file system may leave a zero-filled extent after a crash: zero lengths are never read as frames.
+    const torn = logWithBytes(Buffer.concat([full.subarray(0, sizeBytes - 1), Buffer.alloc(64)]));
+    const { log, records } = open(torn);
+    assert.deepEqual(records, RECORDS.slice(0, -1));
+    assert.equal(torn.readFile(PATH).length, lastStart);
+    log.close();
+  });
+
+  test('a log written in the old per-record framing replays unchanged, and new appends follow it', () => {
+    const fs = logWithBytes(Buffer.concat(RECORDS.map(oldFormatFrame)));
+    const first = open(fs);
+    assert.deepEqual(first.records, RECORDS, 'every old frame replays as its one record');
+    assert.deepEqual(first.warnings, []);
+    const next: MetadataRecord[] = [
+      { type: 'producer-ids', nextProducerId: 8 },
+      { type: 'producer-ids', nextProducerId: 9 },
+    ];
+    first.log.append(next);
+    first.log.close();
+    const second = open(fs);
+    assert.deepEqual(second.records, [...RECORDS, ...next], 'old frames, then the new batched frame');
+    assert.deepEqual(second.warnings, []);
+    second.log.close();
+  });
+
+  test('an old-format log with a torn last frame truncates that frame only', () => {
+    const frames = RECORDS.map(oldFormatFrame);
+    const intact = Buffer.concat(frames.slice(0, -1));
+    const last = frames[frames.length - 1]!;
+    for (let kept = 1; kept < last.length; kept++) {
+      const fs = logWithBytes(Buffer.concat([intact, last.subarray(0, kept)]));
+      const { log, records, warnings } = open(fs);
+      assert.deepEqual(records, RECORDS.slice(0, -1), `${kept} bytes of the last frame kept`);
+      assert.equal(fs.readFile(PATH).length, intact.length);
+      assert.equal(warnings.length, 1);
       log.close();
     }
   });
