@@ -221,15 +221,20 @@ def kafka_python_member(a):
         def on_partitions_assigned(self, assigned):
             emit({'ev': 'assigned', 'partitions': sorted(tp.partition for tp in assigned)})
 
-    # Learn the topic's partitions before joining: kafka-python's leader assigns from its own metadata,
-    # and with a 0 ms initial rebalance delay its first JoinGroup can complete before the topic's
-    # metadata arrives (an empty first assignment, then a rejoin in which kafka-python 3.0.12 was seen
-    # to stall once in ~10 runs). Kafka's default 3 s delay hides the race; applications hit it too.
+    # Learn the topic's partitions before joining: kafka-python's leader assigns from its own metadata.
     for _ in range(50):
         if consumer.partitions_for_topic(a.topic):
             break
         time.sleep(0.1)
     consumer.subscribe([a.topic], listener=Listener())
+    # Refresh the metadata once more after subscribing, so the coordinator's metadata snapshot of the
+    # subscribed topic is taken before the first JoinGroup. Without it the leader's first generation
+    # records an empty snapshot, the next metadata response differs, and the leader rejoins at once
+    # (a second generation within ~100 ms of the first). kafka-python 3.0.12 then sometimes never
+    # returns from poll(): its main thread waits forever on a task handed to the IO thread, which
+    # sits idle in select(), so no heartbeat goes out and the member's session expires; the frames are
+    # the same against Kafka 4.4 and Skiff (a client bug, seen in ~1 of 30 such rejoins on both).
+    consumer.topics()
     while not stop.is_set():
         if time.monotonic() > deadline:
             log('kafka-python member: timed out before stop')
