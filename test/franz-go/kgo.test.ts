@@ -26,6 +26,7 @@ import { after, before, describe, test } from 'node:test';
 import { startBrokerProcess, type BrokerProcess } from '../helpers/broker-process';
 import { startKafka, type KafkaFixture } from '../helpers/kafka-fixture';
 import { repoRoot } from '../compat/clients';
+import { exitOnSignal } from '../helpers/exit-on-signal';
 import {
   BROKER_TESTS,
   EXPECTED_SKIPS,
@@ -175,6 +176,7 @@ function runGoTests(tests: readonly string[], seeds: string): Promise<GoTestRun>
       },
       (GO_TEST_TIMEOUT_S + 60) * 1000,
     );
+    exitOnSignal();
     process.once('exit', killGroup);
     child.once('error', (e) => {
       clearTimeout(timer);

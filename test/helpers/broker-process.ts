@@ -11,6 +11,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { exitOnSignal } from './exit-on-signal';
 
 /** Options for {@link startBrokerProcess}. */
 export interface BrokerProcessOptions {
@@ -143,6 +144,7 @@ function makeTempDataDir(): string {
 function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
+  exitOnSignal();
   process.on('exit', () => {
     for (const proc of liveProcesses) {
       try {

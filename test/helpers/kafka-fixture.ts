@@ -15,6 +15,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
+import { exitOnSignal } from './exit-on-signal';
 
 /** What a tool run printed and how it ended. */
 export interface ToolResult {
@@ -358,6 +359,7 @@ function canConnect(host: string, port: number): Promise<boolean> {
 function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
+  exitOnSignal();
   process.on('exit', () => {
     for (const proc of liveBrokers) {
       try {
