@@ -19,7 +19,7 @@
  */
 import type { MessageSpec, MessageValue } from '../protocol/schema/dsl';
 import { decodeMessage, encodeMessage } from '../protocol/codec';
-import { Reader } from '../protocol/primitives';
+import { Reader } from '../protocol/reader';
 
 /** The internal topic holding committed offsets and group metadata. */
 export const OFFSETS_TOPIC = '__consumer_offsets';

@@ -17,7 +17,9 @@
  * default), keyed by lowerCamelCase names; see dsl.ts for the default rules and JS types.
  */
 import assert from 'node:assert/strict';
-import { ProtocolError, Reader, Writer, ZERO_UUID } from './primitives';
+import { ProtocolError, ZERO_UUID } from './primitives';
+import { Reader } from './reader';
+import { Writer } from './writer';
 import { fieldKey, inRange, parseVersions } from './schema/dsl';
 import type { EncodeInput, FieldDefault, FieldSpec, MessageSpec, MessageValue, VersionRange } from './schema/dsl';
 

@@ -13,7 +13,7 @@
  * Decoding is lenient past the fields a version defines (a newer client may append fields, as
  * Kafka's own parser allows), and strict about truncation: a short buffer throws ProtocolError (primitives.ts).
  */
-import { Reader } from './primitives';
+import { Reader } from './reader';
 
 /** A decoded ConsumerProtocolAssignment: assigned partitions per topic (sorted), and user data. */
 export interface ConsumerAssignment {

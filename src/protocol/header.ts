@@ -14,7 +14,9 @@
  * can read the answer whatever version it asked for.
  */
 import { ApiKey, apiKeyName } from './api-keys';
-import { ProtocolError, Reader, Writer } from './primitives';
+import { ProtocolError } from './primitives';
+import { Reader } from './reader';
+import { Writer } from './writer';
 import { apiSchemas } from './registry';
 import { inRange } from './schema/dsl';
 

@@ -17,14 +17,18 @@ import {
   peekRequestHeader,
 } from './header';
 import type { RequestHeader, RequestHeaderPeek } from './header';
-import { ProtocolError, Reader, Writer } from './primitives';
+import { ProtocolError } from './primitives';
+import { Reader } from './reader';
+import { Writer } from './writer';
 import { apiSchemas } from './registry';
 import type { ApiSchema } from './registry';
 
 export { ApiKey, apiKeyName } from './api-keys';
 export { ErrorCode, errorName } from './error-codes';
 export type { ErrorName, ErrorCodeValue } from './error-codes';
-export { ProtocolError, Reader, Writer, ZERO_UUID } from './primitives';
+export { ProtocolError, ZERO_UUID } from './primitives';
+export { Reader } from './reader';
+export { Writer } from './writer';
 export {
   EncodeError,
   decodeMessage,

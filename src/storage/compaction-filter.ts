@@ -28,7 +28,8 @@
  * baseTimestamp (record timestamp deltas are re-encoded against it, so record timestamps do not
  * change). A later cleaning at or after the horizon removes the tombstones.
  */
-import { ProtocolError, Writer } from '../protocol/primitives';
+import { ProtocolError } from '../protocol/primitives';
+import { Writer } from '../protocol/writer';
 import type { DecodedRecord } from '../protocol/record-batch/builder';
 import { compress as defaultCompress } from '../protocol/record-batch/compression';
 import { decodeBatch, type Decompress } from '../protocol/record-batch/decode';

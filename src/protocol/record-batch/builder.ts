@@ -18,7 +18,9 @@
  * Batch header: layout.ts. The CRC-32C covers [attributes, end).
  */
 import { crc32c } from '@node-rs/crc32';
-import { ProtocolError, Reader, Writer } from '../primitives';
+import { ProtocolError } from '../primitives';
+import { Reader } from '../reader';
+import { Writer } from '../writer';
 import * as L from './layout';
 
 /** A record header: UTF-8 key, value bytes or null. */

@@ -16,7 +16,7 @@ import {
   offsetCommitValue,
   offsetsPartitionFor,
 } from '../../../src/group/offsets-records';
-import { Writer } from '../../../src/protocol/primitives';
+import { Writer } from '../../../src/protocol/writer';
 
 describe('__consumer_offsets placement', () => {
   // group, Java hashCode, abs(hash) % 50 — printed by a Java 17 program (see the commit message).

@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiKey, ErrorCode } from '../../../src/protocol';
 import { buildRecordBatch } from '../../../src/protocol/record-batch/builder';
-import { Writer } from '../../../src/protocol/primitives';
+import { Writer } from '../../../src/protocol/writer';
 import { WireClient } from '../../helpers/wire-client';
 import { removeDir, startTestBroker, type TestBroker } from '../../helpers/in-process-broker';
 

@@ -1,7 +1,9 @@
 /** Reader/Writer: round trips at the boundaries, and hostile input that must throw ProtocolError. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ProtocolError, Reader, Writer, ZERO_UUID } from '../../../src/protocol/primitives';
+import { ProtocolError, ZERO_UUID } from '../../../src/protocol/primitives';
+import { Reader } from '../../../src/protocol/reader';
+import { Writer } from '../../../src/protocol/writer';
 
 function reader(bytes: number[]): Reader {
   return new Reader(Buffer.from(bytes));
