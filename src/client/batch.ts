@@ -2,7 +2,7 @@
  * Compressed record batches for the client: builds a v2 batch whose records section is compressed
  * with one of Kafka's codecs, and decodes record sets whose batches may be compressed.
  *
- * builder.ts builds and decodes uncompressed batches only; here the records section
+ * builder.ts builds uncompressed batches only; here the records section
  * (bytes [61, end) of an uncompressed batch, layout.ts) is compressed as a whole and put back
  * behind the same header, with the codec in attributes bits 0-2, batchLength and the CRC-32C fixed
  * (DefaultRecordBatch / MemoryRecordsBuilder do the same in Kafka's Java client):
@@ -10,16 +10,9 @@
  * [ 61-byte header | records... ]  ->  [ 61-byte header (codec, length, crc) | compress(records...) ]
  * ```
  */
-import {
-  buildRecordBatch,
-  type BuildBatchOptions,
-  type BuildRecord,
-  type DecodedBatch,
-} from '../protocol/record-batch/builder';
-import { decodeBatch } from '../protocol/record-batch/decode';
+import { buildRecordBatch, type BuildBatchOptions, type BuildRecord } from '../protocol/record-batch/builder';
 import type { CompressionCodecId } from '../protocol/record-batch/compression';
 import { compressBuiltBatch } from '../protocol/record-batch/recompress';
-import * as L from '../protocol/record-batch/layout';
 
 /** Options of {@link buildBatch}: builder.ts's, plus the codec (default 0, none). */
 export interface BuildCompressedBatchOptions extends BuildBatchOptions {
@@ -46,21 +39,5 @@ export function compressBatch(plain: Buffer, codec: CompressionCodecId): Buffer 
   return compressBuiltBatch(plain, codec);
 }
 
-export { decodeBatch };
-
-/**
- * Decodes every whole batch of a record set (e.g. a Fetch response's `records`), compressed or
- * not, stopping at a truncated trailing batch (a broker may send one; clients ignore it).
- */
-export function decodeBatches(records: Buffer): DecodedBatch[] {
-  const out: DecodedBatch[] = [];
-  let position = 0;
-  while (records.length - position >= L.LOG_OVERHEAD) {
-    const size = L.LOG_OVERHEAD + records.readInt32BE(position + L.BATCH_LENGTH);
-    if (size > records.length - position) break;
-    const batch = decodeBatch(records, position);
-    out.push(batch);
-    position += batch.sizeBytes;
-  }
-  return out;
-}
+/** Decoding, compressed or not: decode.ts (one batch walker for the broker, tools and the client). */
+export { decodeBatch, decodeBatches } from '../protocol/record-batch/decode';

@@ -30,9 +30,9 @@
  */
 import { ProtocolError } from '../protocol/primitives';
 import { Writer } from '../protocol/writer';
-import type { DecodedRecord } from '../protocol/record-batch/builder';
+import { writeRecord } from '../protocol/record-batch/builder';
 import { compress as defaultCompress } from '../protocol/record-batch/compression';
-import { decodeBatch, type Decompress } from '../protocol/record-batch/decode';
+import { decodeBatch, type DecodedRecord, type Decompress } from '../protocol/record-batch/decode';
 import * as L from '../protocol/record-batch/layout';
 import { computeCrc } from '../protocol/record-batch/view';
 
@@ -147,33 +147,6 @@ export function latestOffsetsOf(
   return into;
 }
 
-function writeNullableBytes(w: Writer, b: Buffer | null): void {
-  if (b === null) {
-    w.varint(-1);
-  } else {
-    w.varint(b.length);
-    w.raw(b);
-  }
-}
-
-/** One record in v2 form (protocol guide "Record"), with the given timestamp delta. */
-function encodeRecord(w: Writer, r: DecodedRecord, timestampDelta: number): void {
-  const body = new Writer(32 + (r.key?.length ?? 0) + (r.value?.length ?? 0));
-  body.int8(r.attributes);
-  body.varlong(timestampDelta);
-  body.varint(r.offsetDelta);
-  writeNullableBytes(body, r.key);
-  writeNullableBytes(body, r.value);
-  body.varint(r.headers.length);
-  for (const h of r.headers) {
-    writeNullableBytes(body, Buffer.from(h.key, 'utf8'));
-    writeNullableBytes(body, h.value);
-  }
-  const bytes = body.finish();
-  w.varint(bytes.length);
-  w.raw(bytes);
-}
-
 /**
  * Rebuilds the batch at `original[position..]` with only `retained` records (module doc: every
  * header field kept except recordsCount, maxTimestamp for CreateTime, baseTimestamp and bit 6 when
@@ -198,7 +171,7 @@ function rebuildBatch(
     const ts = recordTimestamp(r);
     if (ts > maxTimestamp) maxTimestamp = ts;
     // A LogAppendTime record's delta is meaningless to readers (they use maxTimestamp): keep it.
-    encodeRecord(records, r, logAppendTime ? r.timestampDelta : ts - baseTimestamp);
+    writeRecord(records, r, r.attributes, logAppendTime ? r.timestampDelta : ts - baseTimestamp, r.offsetDelta);
   }
   const plain = records.finish();
   const section = codec === 0 ? plain : compress(codec, plain);

@@ -1,11 +1,13 @@
 /**
- * Building and decoding uncompressed record batches v2, record by record. For tests, tools and
- * compaction only: the produce and fetch paths never decode records (they use view.ts).
+ * Building uncompressed record batches v2, record by record, and the one v2 record encoder
+ * (`writeRecord`, which compaction also uses to rebuild a batch). For tests, tools, clients and
+ * compaction only: the produce and fetch paths never build records (they use view.ts). Decoding
+ * is decode.ts.
  *
  * Record layout (protocol guide "Record"; DefaultRecord.java), all varints zig-zag:
  * ```
  * length          varint   bytes after this field
- * attributes      int8     unused (0)
+ * attributes      int8     unused (0 when built)
  * timestampDelta  varlong  from the batch's baseTimestamp
  * offsetDelta     varint   from the batch's baseOffset
  * keyLength       varint   -1 = null key
@@ -18,8 +20,6 @@
  * Batch header: layout.ts. The CRC-32C covers [attributes, end).
  */
 import { crc32c } from '@node-rs/crc32';
-import { ProtocolError } from '../primitives';
-import { Reader } from '../reader';
 import { Writer } from '../writer';
 import * as L from './layout';
 
@@ -54,39 +54,6 @@ export interface BuildBatchOptions {
   logAppendTime?: boolean;
 }
 
-/** A decoded record. `key`/`value`/header values are views into the batch; null and empty differ. */
-export interface DecodedRecord {
-  /** baseOffset + offsetDelta. */
-  offset: number;
-  /** baseTimestamp + timestampDelta (for LogAppendTime batches, use the batch's maxTimestamp). */
-  timestamp: number;
-  offsetDelta: number;
-  timestampDelta: number;
-  attributes: number;
-  key: Buffer | null;
-  value: Buffer | null;
-  headers: RecordHeader[];
-}
-
-/** A decoded batch: its header fields and records. */
-export interface DecodedBatch {
-  baseOffset: number;
-  batchLength: number;
-  partitionLeaderEpoch: number;
-  magic: number;
-  crc: number;
-  attributes: number;
-  lastOffsetDelta: number;
-  baseTimestamp: number;
-  maxTimestamp: number;
-  producerId: number;
-  producerEpoch: number;
-  baseSequence: number;
-  records: DecodedRecord[];
-  /** Total size of the batch in bytes (12 + batchLength). */
-  sizeBytes: number;
-}
-
 function writeVarBytes(w: Writer, b: Buffer | null): void {
   if (b === null) {
     w.varint(-1);
@@ -96,20 +63,43 @@ function writeVarBytes(w: Writer, b: Buffer | null): void {
   }
 }
 
-function encodeRecordBody(r: BuildRecord, offsetDelta: number, timestampDelta: number): Buffer {
-  const w = new Writer(64 + (r.key?.length ?? 0) + (r.value?.length ?? 0));
-  w.int8(0);
-  w.varlong(timestampDelta);
-  w.varint(offsetDelta);
-  writeVarBytes(w, r.key);
-  writeVarBytes(w, r.value);
-  const headers = r.headers ?? [];
-  w.varint(headers.length);
+/** What a record's encoding takes as it is (its offset and timestamp go in as deltas). */
+export interface RecordContent {
+  key: Buffer | null;
+  value: Buffer | null;
+  headers?: readonly RecordHeader[];
+}
+
+const NO_HEADERS: readonly RecordHeader[] = Object.freeze([]);
+
+/**
+ * Appends one v2 record (layout above) to `w`: its length, then attributes, the deltas from the
+ * batch's baseTimestamp and baseOffset, key, value and headers. `attributes` is 0 for a record
+ * built here; compaction passes a retained record's own. Throws RangeError on a timestamp delta
+ * beyond ±2^52.
+ */
+export function writeRecord(
+  w: Writer,
+  record: RecordContent,
+  attributes: number,
+  timestampDelta: number,
+  offsetDelta: number,
+): void {
+  const body = new Writer(64 + (record.key?.length ?? 0) + (record.value?.length ?? 0));
+  body.int8(attributes);
+  body.varlong(timestampDelta);
+  body.varint(offsetDelta);
+  writeVarBytes(body, record.key);
+  writeVarBytes(body, record.value);
+  const headers = record.headers ?? NO_HEADERS;
+  body.varint(headers.length);
   for (const h of headers) {
-    writeVarBytes(w, Buffer.from(h.key, 'utf8'));
-    writeVarBytes(w, h.value);
+    writeVarBytes(body, Buffer.from(h.key, 'utf8'));
+    writeVarBytes(body, h.value);
   }
-  return w.finish();
+  const bytes = body.finish();
+  w.varint(bytes.length);
+  w.raw(bytes);
 }
 
 /**
@@ -142,124 +132,11 @@ export function buildRecordBatch(records: readonly BuildRecord[], options: Build
   records.forEach((r, i) => {
     const timestamp = r.timestamp ?? baseTimestamp;
     if (timestamp > maxTimestamp) maxTimestamp = timestamp;
-    const body = encodeRecordBody(r, i, timestamp - baseTimestamp);
-    w.varint(body.length);
-    w.raw(body);
+    writeRecord(w, r, 0, timestamp - baseTimestamp, i);
   });
   const batch = Buffer.from(w.finish()); // own, exact-size copy
   batch.writeInt32BE(batch.length - L.LOG_OVERHEAD, L.BATCH_LENGTH);
   batch.writeBigInt64BE(BigInt(maxTimestamp), maxTimestampAt);
   batch.writeUInt32BE(crc32c(batch.subarray(L.ATTRIBUTES)) >>> 0, L.CRC);
   return batch;
-}
-
-function readVarBytes(r: Reader): Buffer | null {
-  const n = r.varint();
-  if (n === -1) return null;
-  if (n < 0) throw new ProtocolError(`negative length ${n} in a record`);
-  return r.bytesView(n);
-}
-
-function decodeRecord(r: Reader, baseOffset: number, baseTimestamp: number): DecodedRecord {
-  const length = r.varint();
-  if (length < 0) throw new ProtocolError(`negative record length ${length}`);
-  r.need(length);
-  const rr = new Reader(r.buf, r.offset, r.offset + length);
-  r.skip(length);
-  const attributes = rr.int8();
-  const timestampDelta = rr.varlong();
-  const offsetDelta = rr.varint();
-  const key = readVarBytes(rr);
-  const value = readVarBytes(rr);
-  const headerCount = rr.varint();
-  if (headerCount < 0 || headerCount > rr.remaining()) throw new ProtocolError(`bad header count ${headerCount}`);
-  const headers: RecordHeader[] = [];
-  for (let i = 0; i < headerCount; i++) {
-    const hk = readVarBytes(rr);
-    if (hk === null) throw new ProtocolError('null header key');
-    headers.push({ key: hk.toString('utf8'), value: readVarBytes(rr) });
-  }
-  if (rr.remaining() !== 0) throw new ProtocolError(`record has ${rr.remaining()} trailing bytes`);
-  return {
-    offset: baseOffset + offsetDelta,
-    timestamp: baseTimestamp + timestampDelta,
-    offsetDelta,
-    timestampDelta,
-    attributes,
-    key,
-    value,
-    headers,
-  };
-}
-
-/**
- * Decodes the uncompressed v2 batch at `buf[position..]`, records included. Does not check the
- * CRC (use view.ts `crcValid`/`checkBatch`). Throws ProtocolError on a truncated or malformed
- * batch, a magic other than 2, or a compressed batch.
- */
-export function decodeRecordBatch(buf: Buffer, position = 0): DecodedBatch {
-  const r = new Reader(buf, position);
-  r.need(L.RECORD_BATCH_OVERHEAD);
-  const baseOffset = r.int64();
-  const batchLength = r.int32();
-  if (batchLength < L.RECORD_BATCH_OVERHEAD - L.LOG_OVERHEAD) throw new ProtocolError(`bad batchLength ${batchLength}`);
-  r.need(batchLength);
-  const end = position + L.LOG_OVERHEAD + batchLength;
-  const br = new Reader(buf, r.offset, end);
-  const partitionLeaderEpoch = br.int32();
-  const magic = br.int8();
-  if (magic !== L.CURRENT_MAGIC) throw new ProtocolError(`unsupported magic ${magic}`);
-  const crc = br.uint32();
-  const attributes = br.int16();
-  if ((attributes & L.COMPRESSION_CODEC_MASK) !== 0)
-    throw new ProtocolError(`compressed batch (codec ${attributes & L.COMPRESSION_CODEC_MASK})`);
-  const lastOffsetDelta = br.int32();
-  const baseTimestamp = br.int64();
-  const maxTimestamp = br.int64();
-  const producerId = br.int64();
-  const producerEpoch = br.int16();
-  const baseSequence = br.int32();
-  const count = br.int32();
-  if (count < 0 || count > br.remaining()) throw new ProtocolError(`bad record count ${count}`);
-  const records: DecodedRecord[] = [];
-  for (let i = 0; i < count; i++) records.push(decodeRecord(br, baseOffset, baseTimestamp));
-  if (br.remaining() !== 0) throw new ProtocolError(`batch has ${br.remaining()} trailing bytes`);
-  return {
-    baseOffset,
-    batchLength,
-    partitionLeaderEpoch,
-    magic,
-    crc,
-    attributes,
-    lastOffsetDelta,
-    baseTimestamp,
-    maxTimestamp,
-    producerId,
-    producerEpoch,
-    baseSequence,
-    records,
-    sizeBytes: L.LOG_OVERHEAD + batchLength,
-  };
-}
-
-/** The records of the uncompressed v2 batch at the start of `batch` (see decodeRecordBatch). */
-export function decodeRecords(batch: Buffer): DecodedRecord[] {
-  return decodeRecordBatch(batch).records;
-}
-
-/**
- * Decodes every whole batch in a record set (e.g. a Fetch response's `records`), stopping at a
- * truncated trailing batch, which a broker may send and clients ignore (protocol guide, Fetch).
- */
-export function decodeRecordBatches(records: Buffer): DecodedBatch[] {
-  const out: DecodedBatch[] = [];
-  let position = 0;
-  while (records.length - position >= L.LOG_OVERHEAD) {
-    const size = L.LOG_OVERHEAD + records.readInt32BE(position + L.BATCH_LENGTH);
-    if (size > records.length - position) break;
-    const batch = decodeRecordBatch(records, position);
-    out.push(batch);
-    position += batch.sizeBytes;
-  }
-  return out;
 }

@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { ApiKey, ErrorCode } from '../../../src/protocol';
-import { buildRecordBatch, decodeRecordBatches } from '../../../src/protocol/record-batch/builder';
+import { buildRecordBatch } from '../../../src/protocol/record-batch/builder';
+import { decodeRecordBatches } from '../../../src/protocol/record-batch/decode';
 import { WireClient } from '../../helpers/wire-client';
 import { removeDir, startTestBroker, type TestBroker } from '../../helpers/in-process-broker';
 

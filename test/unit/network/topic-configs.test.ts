@@ -6,7 +6,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiKey, ErrorCode } from '../../../src/protocol';
-import { buildRecordBatch, decodeRecordBatches } from '../../../src/protocol/record-batch/builder';
+import { buildRecordBatch } from '../../../src/protocol/record-batch/builder';
+import { decodeRecordBatches } from '../../../src/protocol/record-batch/decode';
 import { decodeBatches } from '../../../src/client/batch';
 import { WireClient } from '../../helpers/wire-client';
 import { removeDir, startTestBroker, type TestBroker } from '../../helpers/in-process-broker';

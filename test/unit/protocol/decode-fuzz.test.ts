@@ -5,7 +5,8 @@
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ProtocolError, apiSchemas, decodeRequest, encodeRequest } from '../../../src/protocol/index';
-import { buildRecordBatch, decodeRecordBatches } from '../../../src/protocol/record-batch/builder';
+import { buildRecordBatch } from '../../../src/protocol/record-batch/builder';
+import { decodeRecordBatches } from '../../../src/protocol/record-batch/decode';
 import { generateMessage, prng } from './schema-values';
 
 function mutate(buf: Buffer, next: () => number): Buffer {

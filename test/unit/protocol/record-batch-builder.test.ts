@@ -2,12 +2,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ProtocolError } from '../../../src/protocol/primitives';
-import {
-  buildRecordBatch,
-  decodeRecordBatch,
-  decodeRecordBatches,
-  decodeRecords,
-} from '../../../src/protocol/record-batch/builder';
+import { buildRecordBatch } from '../../../src/protocol/record-batch/builder';
+import { decodeRecordBatch, decodeRecordBatches, decodeRecords } from '../../../src/protocol/record-batch/decode';
 import type { BuildRecord } from '../../../src/protocol/record-batch/builder';
 import {
   checkBatch,

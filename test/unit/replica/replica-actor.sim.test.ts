@@ -6,7 +6,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MemoryFileSystem } from '../../../src/io/memory-file-system';
-import { decodeRecordBatches } from '../../../src/protocol/record-batch/builder';
+import { decodeRecordBatches } from '../../../src/protocol/record-batch/decode';
 import { ErrorCode } from '../../../src/protocol/error-codes';
 import type { ProduceReply, FetchReply, ListOffsetReply } from '../../../src/replica/replica-actor';
 import { recordingLogger } from '../storage/helpers';
