@@ -11,7 +11,7 @@
  *                 GenerationId int32 (v2+), RackId nullable string (v3+)
  *
  * Decoding is lenient past the fields a version defines (a newer client may append fields, as
- * Kafka's own parser allows), and strict about truncation: a short buffer throws ProtocolError (primitives.ts).
+ * Kafka's own parser allows), and strict about truncation: a short buffer throws ProtocolError (reader.ts).
  */
 import { Reader } from './reader';
 

@@ -1,6 +1,6 @@
 /**
  * Test helpers: values generated from a schema table at one version, with the default rules
- * restated independently of codec.ts (dsl.ts documents them), and a seeded PRNG.
+ * restated independently of codec/ (dsl.ts documents them), and a seeded PRNG.
  */
 import { inRange, parseVersions, fieldKey } from '../../../src/protocol/schema/dsl';
 import type { FieldSpec, MessageSpec } from '../../../src/protocol/schema/dsl';
