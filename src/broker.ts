@@ -17,15 +17,18 @@ import type {
   CreateTopicsCommand,
   CreateTopicResult,
   DeleteTopicResult,
-  ControllerArgs,
-} from './controller/controller-actor';
+} from './controller/messages';
+import { CONTROLLER_ACTOR_ID } from './controller/messages';
+import type { ControllerArgs } from './controller/controller-actor';
 import type { MetadataImage, TopicState } from './controller/metadata-records';
-import type { ActorId } from './runtime/actor';
+import type { ActorRef } from './runtime/actor';
 import type { Clock, Timers } from './io/clock';
 import type { Logger } from './io/logger';
 import type { Endpoint, Runtime } from './runtime/runtime';
 import { ThreadRuntime } from './runtime/thread-runtime';
 import type { ReplicaArgs } from './replica/replica-actor';
+import { logDirActorId, replicaActorId } from './replica/messages';
+import type { LogDirMessages, ReplicaMessages } from './replica/messages';
 import type { LogDirArgs } from './replica/log-dir-actor';
 import type { BrokerContext } from './network/broker-context';
 import { Dispatcher } from './network/dispatcher';
@@ -34,10 +37,12 @@ import { KafkaServer } from './network/server';
 import { lockLogDir, unlockLogDir } from './log-dir-lock';
 import type { GroupCoordinatorArgs } from './group/group-coordinator-actor';
 import { OFFSETS_TOPIC, offsetsPartitionFor } from './group/offsets-records';
+import { groupCoordinatorActorId } from './group/messages';
+import type { GroupCoordinatorMessages } from './group/messages';
 import { ErrorCode } from './protocol/error-codes';
 
 /** The controller's actor id. */
-export const CONTROLLER_ID = 'controller';
+export const CONTROLLER_ID = CONTROLLER_ACTOR_ID;
 /** How long the network layer waits for the controller to answer a metadata change (ms). */
 const CONTROLLER_TIMEOUT_MS = 30_000;
 /**
@@ -94,12 +99,12 @@ class Broker implements BrokerContext {
   private readonly topicsByName = new Map<string, TopicState>();
   private readonly topicsById = new Map<string, TopicState>();
   /** `${topic}\0${partition}` -> actor id of this broker's serving leader replica. */
-  private readonly leaders = new Map<string, ActorId>();
+  private readonly leaders = new Map<string, ActorRef<ReplicaMessages>>();
   /** `${topic}-${partition}` -> the log dir holding it. */
   private readonly partitionDirs = new Map<string, string>();
-  private readonly logDirActors: ActorId[] = [];
+  private readonly logDirActors: ActorRef<LogDirMessages>[] = [];
   /** __consumer_offsets partition -> actor id of this broker's group coordinator for it. */
-  private readonly coordinators = new Map<number, ActorId>();
+  private readonly coordinators = new Map<number, ActorRef<GroupCoordinatorMessages>>();
   private offsetsTopicCreation: Promise<void> | null = null;
   private readonly lockedDirs: string[] = [];
   private applyChain: Promise<void> = Promise.resolve();
@@ -154,10 +159,10 @@ class Broker implements BrokerContext {
       defaultReplicationFactor: this.config.defaultReplicationFactor,
     };
     await this.runtime.spawn(CONTROLLER_ID, 'controller', controllerArgs, { pool: 'controller' });
-    const image = await this.endpoint.request<MetadataImage>(CONTROLLER_ID, 'get-metadata', {}, CONTROLLER_TIMEOUT_MS);
+    const image = await this.endpoint.request(CONTROLLER_ID, 'controller.get-metadata', {}, CONTROLLER_TIMEOUT_MS);
     this.clusterId = image.clusterId;
     for (const [index, logDir] of this.logDirs.entries()) {
-      const id = `log-dir/${this.nodeId}/${index}`;
+      const id = logDirActorId(this.nodeId, index);
       const args: LogDirArgs = {
         logDir,
         clusterId: this.clusterId,
@@ -223,14 +228,14 @@ class Broker implements BrokerContext {
     return [...this.topicsByName.values()];
   }
 
-  leaderReplica(topic: string, partition: number): ActorId | null {
+  leaderReplica(topic: string, partition: number): ActorRef<ReplicaMessages> | null {
     return this.leaders.get(`${topic}\0${partition}`) ?? null;
   }
 
   async createTopics(command: CreateTopicsCommand): Promise<CreateTopicResult[]> {
-    const reply = await this.endpoint.request<{ results: CreateTopicResult[]; image: MetadataImage }>(
+    const reply = await this.endpoint.request(
       CONTROLLER_ID,
-      'create-topics',
+      'controller.create-topics',
       command,
       CONTROLLER_TIMEOUT_MS,
     );
@@ -239,9 +244,9 @@ class Broker implements BrokerContext {
   }
 
   async deleteTopics(topics: { name: string | null; topicId: string | null }[]): Promise<DeleteTopicResult[]> {
-    const reply = await this.endpoint.request<{ results: DeleteTopicResult[]; image: MetadataImage }>(
+    const reply = await this.endpoint.request(
       CONTROLLER_ID,
-      'delete-topics',
+      'controller.delete-topics',
       { topics },
       CONTROLLER_TIMEOUT_MS,
     );
@@ -250,9 +255,9 @@ class Broker implements BrokerContext {
   }
 
   async alterTopicConfigs(command: AlterTopicConfigsCommand): Promise<AlterConfigResult[]> {
-    const reply = await this.endpoint.request<{ results: AlterConfigResult[]; image: MetadataImage }>(
+    const reply = await this.endpoint.request(
       CONTROLLER_ID,
-      'alter-topic-configs',
+      'controller.alter-topic-configs',
       command,
       CONTROLLER_TIMEOUT_MS,
     );
@@ -261,13 +266,13 @@ class Broker implements BrokerContext {
   }
 
   initProducerId(): Promise<{ producerId: number; producerEpoch: number }> {
-    return this.endpoint.request(CONTROLLER_ID, 'init-producer-id', {}, CONTROLLER_TIMEOUT_MS);
+    return this.endpoint.request(CONTROLLER_ID, 'controller.init-producer-id', {}, CONTROLLER_TIMEOUT_MS);
   }
 
   async createPartitions(command: CreatePartitionsCommand): Promise<CreatePartitionsResult[]> {
-    const reply = await this.endpoint.request<{ results: CreatePartitionsResult[]; image: MetadataImage }>(
+    const reply = await this.endpoint.request(
       CONTROLLER_ID,
-      'create-partitions',
+      'controller.create-partitions',
       command,
       CONTROLLER_TIMEOUT_MS,
     );
@@ -275,7 +280,7 @@ class Broker implements BrokerContext {
     return reply.results;
   }
 
-  groupCoordinatorFor(groupId: string): { errorCode: number; actor: ActorId | null } {
+  groupCoordinatorFor(groupId: string): { errorCode: number; actor: ActorRef<GroupCoordinatorMessages> | null } {
     const topic = this.topicsByName.get(OFFSETS_TOPIC);
     if (!topic || topic.partitions.length === 0) return { errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, actor: null };
     const partition = offsetsPartitionFor(groupId, topic.partitions.length);
@@ -287,7 +292,7 @@ class Broker implements BrokerContext {
       : { errorCode: ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, actor: null };
   }
 
-  groupCoordinators(): ActorId[] {
+  groupCoordinators(): ActorRef<GroupCoordinatorMessages>[] {
     return [...this.coordinators.values()];
   }
 
@@ -339,9 +344,7 @@ class Broker implements BrokerContext {
             const partition = Number(dirName.slice(split + 1));
             const actor = this.leaders.get(`${topic}\0${partition}`);
             const size = actor
-              ? await this.endpoint
-                  .request<{ sizeBytes: number }>(actor, 'describe', {}, 10_000)
-                  .catch(() => ({ sizeBytes: -1 }))
+              ? await this.endpoint.request(actor, 'replica.describe', {}, 10_000).catch(() => ({ sizeBytes: -1 }))
               : { sizeBytes: -1 };
             return { topic, partition, sizeBytes: size.sizeBytes };
           }),
@@ -368,7 +371,7 @@ class Broker implements BrokerContext {
         const actor = this.leaders.get(`${topic.name}\0${p.partition}`);
         if (actor)
           await this.endpoint
-            .request(actor, 'update-config', { config }, CONTROLLER_TIMEOUT_MS)
+            .request(actor, 'replica.update-config', { config }, CONTROLLER_TIMEOUT_MS)
             .catch((error) => this.log.warn({ actor, error: String(error) }, 'replica config update failed'));
       }),
     );
@@ -376,8 +379,8 @@ class Broker implements BrokerContext {
   }
 
   /** Starts the coordinator of one __consumer_offsets partition beside its leader replica; it loads its groups. */
-  private async startGroupCoordinator(partition: number, replicaActor: ActorId): Promise<void> {
-    const id = `group-coordinator/${this.nodeId}/${partition}`;
+  private async startGroupCoordinator(partition: number, replicaActor: ActorRef<ReplicaMessages>): Promise<void> {
+    const id = groupCoordinatorActorId(this.nodeId, partition);
     const { config } = this;
     const args: GroupCoordinatorArgs = {
       partition,
@@ -439,7 +442,7 @@ class Broker implements BrokerContext {
           this.partitionDirs.delete(`${old.name}-${p.partition}`);
           if (actor)
             await this.endpoint
-              .request(actor, 'delete', {}, CONTROLLER_TIMEOUT_MS)
+              .request(actor, 'replica.delete', {}, CONTROLLER_TIMEOUT_MS)
               .catch((error) => this.log.warn({ actor, error: String(error) }, 'replica delete failed'));
         }),
       );
@@ -449,7 +452,7 @@ class Broker implements BrokerContext {
         await Promise.all(
           [...this.coordinators.values()].map((id) =>
             this.endpoint
-              .request(id, 'topics-deleted', { topics: [old.name] }, CONTROLLER_TIMEOUT_MS)
+              .request(id, 'group.topics-deleted', { topics: [old.name] }, CONTROLLER_TIMEOUT_MS)
               .catch((error) =>
                 this.log.warn(
                   { coordinator: id, topic: old.name, error: String(error) },
@@ -475,7 +478,7 @@ class Broker implements BrokerContext {
             const dirName = `${topic.name}-${p.partition}`;
             const logDir = this.partitionDirs.get(dirName) ?? this.chooseLogDir();
             this.partitionDirs.set(dirName, logDir);
-            const actorId = `replica/${this.nodeId}/${topic.topicId}/${p.partition}`;
+            const actorId = replicaActorId(this.nodeId, topic.topicId, p.partition);
             const args: ReplicaArgs = {
               topic: topic.name,
               topicId: topic.topicId,

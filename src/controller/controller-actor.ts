@@ -3,16 +3,22 @@
  * Every change is appended to the metadata log (fsynced) and only then applied, so a restart (the
  * supervisor re-spawns it) replays the log into the same state.
  *
- * Messages (request -> reply):
- * - `get-metadata` {} -> MetadataImage
- * - `create-topics` CreateTopicsCommand -> { results: CreateTopicResult[]; image: MetadataImage }
- * - `delete-topics` { topics: { name: string|null; topicId: string|null }[] } -> { results: DeleteTopicResult[]; image }
- * - `init-producer-id` {} -> { producerId: number; producerEpoch: number }
- * - `alter-topic-configs` AlterTopicConfigsCommand -> { results: AlterConfigResult[]; image }
- * - `create-partitions` CreatePartitionsCommand -> { results: CreatePartitionsResult[]; image }
+ * Its messages (`controller.get-metadata`, `controller.create-topics`, `controller.delete-topics`,
+ * `controller.alter-topic-configs`, `controller.create-partitions`, `controller.init-producer-id`)
+ * are declared with their bodies and replies in messages.ts.
  */
 import assert from 'node:assert/strict';
-import type { Actor, ActorContext, Envelope } from '../runtime/actor';
+import type { Actor, ActorContext, Envelope, EnvelopeOf } from '../runtime/actor';
+import type {
+  AlterConfigResult,
+  AlterTopicConfigsCommand,
+  ControllerMessages,
+  CreatePartitionsCommand,
+  CreatePartitionsResult,
+  CreateTopicResult,
+  CreateTopicsCommand,
+  DeleteTopicResult,
+} from './messages';
 import { ErrorCode } from '../protocol/error-codes';
 import { MetadataLog } from './metadata-log';
 import type { MetadataImage, MetadataRecord, PartitionState, TopicState } from './metadata-records';
@@ -31,62 +37,10 @@ export interface ControllerArgs {
   defaultReplicationFactor: number;
 }
 
-export interface CreateTopicsCommand {
-  topics: { name: string; numPartitions: number; replicationFactor: number; configs: Record<string, string> }[];
-  validateOnly: boolean;
-}
-
-export interface CreateTopicResult {
-  name: string;
-  topicId: string;
-  errorCode: number;
-  errorMessage: string | null;
-  numPartitions: number;
-  replicationFactor: number;
-}
-
-/**
- * Config changes for topics. `incremental` (IncrementalAlterConfigs, KIP-339) applies `ops` to the
- * current overrides; otherwise (AlterConfigs) the `set` ops replace the whole override set.
- */
-export interface AlterTopicConfigsCommand {
-  resources: {
-    topic: string;
-    ops: { name: string; op: 'set' | 'delete' | 'append' | 'subtract'; value: string | null }[];
-  }[];
-  incremental: boolean;
-  validateOnly: boolean;
-}
-
-/** CreatePartitions: raise each topic's partition count to `count` (assignments: one per new partition). */
-export interface CreatePartitionsCommand {
-  topics: { name: string; count: number; assignments: number[][] | null }[];
-  validateOnly: boolean;
-}
-
-export interface CreatePartitionsResult {
-  name: string;
-  errorCode: number;
-  errorMessage: string | null;
-}
-
-export interface AlterConfigResult {
-  topic: string;
-  errorCode: number;
-  errorMessage: string | null;
-}
-
-export interface DeleteTopicResult {
-  name: string | null;
-  topicId: string;
-  errorCode: number;
-  errorMessage: string | null;
-}
-
 /** Upper bound on partitions per CreateTopics topic (a guard against absurd requests). */
 const MAX_PARTITIONS_PER_TOPIC = 10_000;
 
-export class ControllerActor implements Actor {
+export class ControllerActor implements Actor<ControllerMessages> {
   private log!: MetadataLog;
   private clusterId = '';
   private nextProducerId = 0;
@@ -106,42 +60,33 @@ export class ControllerActor implements Actor {
     );
   }
 
-  receive(envelope: Envelope, ctx: ActorContext): void {
+  receive(envelope: EnvelopeOf<ControllerMessages>, ctx: ActorContext): void {
+    // The runtime delivers any kind sent to this id: `unknown` keeps a handle for the default branch.
+    const unknown: Envelope = envelope;
     switch (envelope.type) {
-      case 'get-metadata':
+      case 'controller.get-metadata':
         ctx.reply(envelope, this.image());
         return;
-      case 'create-topics':
-        ctx.reply(envelope, {
-          results: this.createTopics(envelope.body as CreateTopicsCommand, ctx),
-          image: this.image(),
-        });
+      case 'controller.create-topics':
+        ctx.reply(envelope, { results: this.createTopics(envelope.body, ctx), image: this.image() });
         return;
-      case 'delete-topics': {
-        const body = envelope.body as { topics: { name: string | null; topicId: string | null }[] };
-        ctx.reply(envelope, { results: body.topics.map((t) => this.deleteTopic(t)), image: this.image() });
+      case 'controller.delete-topics':
+        ctx.reply(envelope, { results: envelope.body.topics.map((t) => this.deleteTopic(t)), image: this.image() });
         return;
-      }
-      case 'alter-topic-configs':
-        ctx.reply(envelope, {
-          results: this.alterTopicConfigs(envelope.body as AlterTopicConfigsCommand),
-          image: this.image(),
-        });
+      case 'controller.alter-topic-configs':
+        ctx.reply(envelope, { results: this.alterTopicConfigs(envelope.body), image: this.image() });
         return;
-      case 'create-partitions':
-        ctx.reply(envelope, {
-          results: this.createPartitions(envelope.body as CreatePartitionsCommand),
-          image: this.image(),
-        });
+      case 'controller.create-partitions':
+        ctx.reply(envelope, { results: this.createPartitions(envelope.body), image: this.image() });
         return;
-      case 'init-producer-id': {
+      case 'controller.init-producer-id': {
         const producerId = this.nextProducerId;
         this.commit([{ type: 'producer-ids', nextProducerId: producerId + 1 }]);
         ctx.reply(envelope, { producerId, producerEpoch: 0 });
         return;
       }
       default:
-        ctx.log.warn({ type: envelope.type, from: envelope.from }, 'controller ignores unknown message type');
+        ctx.log.warn({ type: unknown.type, from: unknown.from }, 'controller ignores unknown message type');
     }
   }
 

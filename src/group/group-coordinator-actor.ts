@@ -9,7 +9,7 @@
  * replication needs no change here.
  *
  * This file is the mailbox: the loading gate, dispatch by message kind (messages.ts lists each kind
- * with its body and reply) and the wiring of the parts it composes:
+ * with its body and reply; `switch (envelope.type)` narrows the body) and the wiring of the parts it composes:
  * - group-loader.ts reads the partition at start;
  * - rebalance.ts owns the groups and runs JoinGroup, SyncGroup, Heartbeat and LeaveGroup;
  * - offset-store.ts owns the committed offsets: OffsetCommit, OffsetFetch, OffsetDelete, DeleteGroups,
@@ -20,7 +20,7 @@
  * GroupMetadataManager and OffsetMetadataManager) with the classic `GroupCoordinator`'s request entry
  * points.
  */
-import type { Actor, ActorContext, ActorId, Envelope } from '../runtime/actor';
+import type { Actor, ActorContext, ActorRef, Envelope, EnvelopeOf } from '../runtime/actor';
 import { ErrorCode } from '../protocol/error-codes';
 import { loadGroups } from './group-loader';
 import { OffsetStore, type OffsetStoreConfig } from './offset-store';
@@ -29,10 +29,10 @@ import { Rebalancer, type RebalanceConfig } from './rebalance';
 import type {
   CoordinatorErrorReply,
   DescribedGroup,
-  GroupCoordinatorBody as Body,
-  GroupCoordinatorMessageKind,
+  GroupCoordinatorMessages,
   ListedGroup,
   ListRequest,
+  PartitionLeaderMessages,
 } from './messages';
 
 /** Broker settings a coordinator follows (Kafka's GroupCoordinatorConfig names, in ms). */
@@ -42,12 +42,12 @@ export interface GroupCoordinatorConfig extends RebalanceConfig, OffsetStoreConf
 export interface GroupCoordinatorArgs {
   /** The __consumer_offsets partition this coordinator owns. */
   partition: number;
-  /** Actor id of the partition's leader replica (where records are written and read). */
-  replicaActor: ActorId;
+  /** The partition's leader replica (where records are written and read). */
+  replicaActor: ActorRef<PartitionLeaderMessages>;
   config: GroupCoordinatorConfig;
 }
 
-export class GroupCoordinatorActor implements Actor {
+export class GroupCoordinatorActor implements Actor<GroupCoordinatorMessages> {
   private readonly rebalancer: Rebalancer;
   private readonly offsets: OffsetStore;
   private loaded = false;
@@ -73,55 +73,50 @@ export class GroupCoordinatorActor implements Actor {
     this.offsets.stop(ctx);
   }
 
-  receive(envelope: Envelope, ctx: ActorContext): void | Promise<void> {
-    if (envelope.type === 'topics-deleted') {
+  receive(envelope: EnvelopeOf<GroupCoordinatorMessages>, ctx: ActorContext): void | Promise<void> {
+    // The runtime delivers any kind sent to this id: `unknown` keeps a handle for the default branch.
+    const unknown: Envelope = envelope;
+    if (envelope.type === 'group.topics-deleted') {
       // Kept across loading: offsets of a deleted topic must not come back with the groups.
-      this.offsets.addDeletedTopics((envelope.body as Body<'topics-deleted'>).topics);
+      this.offsets.addDeletedTopics(envelope.body.topics);
       ctx.reply(envelope, {});
       if (this.loaded) this.offsets.dropDeletedTopicOffsets(ctx);
       return;
     }
     if (!this.loaded) {
-      ctx.reply(envelope, this.loadingReply(envelope.type));
+      const errorCode = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS;
+      if (envelope.type === 'group.list') ctx.reply(envelope, { errorCode, groups: [] });
+      else ctx.reply(unknown, { errorCode, loading: true } satisfies CoordinatorErrorReply);
       return;
     }
-    const { body } = envelope;
-    switch (envelope.type as GroupCoordinatorMessageKind) {
-      case 'join':
-        return this.rebalancer.join(envelope, body as Body<'join'>, ctx);
-      case 'sync':
-        return this.rebalancer.sync(envelope, body as Body<'sync'>, ctx);
-      case 'heartbeat':
-        return ctx.reply(envelope, { errorCode: this.rebalancer.heartbeat((body as Body<'heartbeat'>).request, ctx) });
-      case 'leave':
-        return ctx.reply(envelope, this.rebalancer.leave((body as Body<'leave'>).request, ctx));
-      case 'commit': {
-        const { request, version } = body as Body<'commit'>;
-        return this.offsets.commit(envelope, request, version, ctx);
-      }
-      case 'fetch-offsets':
-        return ctx.reply(envelope, this.offsets.fetch((body as Body<'fetch-offsets'>).request));
-      case 'list':
-        return ctx.reply(envelope, { errorCode: ErrorCode.NONE, groups: this.list(body as Body<'list'>) });
-      case 'describe':
+    switch (envelope.type) {
+      case 'group.join':
+        return this.rebalancer.join(envelope, envelope.body, ctx);
+      case 'group.sync':
+        return this.rebalancer.sync(envelope, envelope.body, ctx);
+      case 'group.heartbeat':
+        return ctx.reply(envelope, { errorCode: this.rebalancer.heartbeat(envelope.body.request, ctx) });
+      case 'group.leave':
+        return ctx.reply(envelope, this.rebalancer.leave(envelope.body.request, ctx));
+      case 'group.commit':
+        return this.offsets.commit(envelope, envelope.body.request, envelope.body.version, ctx);
+      case 'group.fetch-offsets':
+        return ctx.reply(envelope, this.offsets.fetch(envelope.body.request));
+      case 'group.list':
+        return ctx.reply(envelope, { errorCode: ErrorCode.NONE, groups: this.list(envelope.body) });
+      case 'group.describe':
         return ctx.reply(
           envelope,
-          (body as Body<'describe'>).request.groupIds.map((id) => this.describe(id)),
+          envelope.body.request.groupIds.map((id) => this.describe(id)),
         );
-      case 'delete-groups':
-        return this.offsets.deleteGroups(envelope, (body as Body<'delete-groups'>).request.groupIds, ctx);
-      case 'offset-delete':
-        return this.offsets.offsetDelete(envelope, (body as Body<'offset-delete'>).request, ctx);
+      case 'group.delete-groups':
+        return this.offsets.deleteGroups(envelope, envelope.body.request.groupIds, ctx);
+      case 'group.offset-delete':
+        return this.offsets.offsetDelete(envelope, envelope.body.request, ctx);
       default:
-        ctx.log.warn({ type: envelope.type }, 'group coordinator: unknown message');
-        ctx.reply(envelope, { errorCode: ErrorCode.UNKNOWN_SERVER_ERROR });
+        ctx.log.warn({ type: unknown.type }, 'group coordinator: unknown message');
+        ctx.reply(unknown, { errorCode: ErrorCode.UNKNOWN_SERVER_ERROR } satisfies CoordinatorErrorReply);
     }
-  }
-
-  /** The answer to any request while the partition is being read. */
-  private loadingReply(type: string): CoordinatorErrorReply | { errorCode: number; groups: [] } {
-    const errorCode = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS;
-    return type === 'list' ? { errorCode, groups: [] } : { errorCode, loading: true };
   }
 
   /** Reads the partition and hands the groups over (Kafka's loadGroupsAndOffsets, then onLoaded). */
@@ -163,6 +158,6 @@ export class GroupCoordinatorActor implements Actor {
 }
 
 /** Actor factory registered as kind `group-coordinator` (src/runtime/registry.ts). */
-export function createGroupCoordinatorActor(args: GroupCoordinatorArgs): Actor {
+export function createGroupCoordinatorActor(args: GroupCoordinatorArgs): Actor<GroupCoordinatorMessages> {
   return new GroupCoordinatorActor(args);
 }

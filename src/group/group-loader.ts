@@ -10,13 +10,14 @@
  * methods of `GroupMetadataManager` and `OffsetMetadataManager`.
  */
 import assert from 'node:assert/strict';
-import type { ActorContext, ActorId } from '../runtime/actor';
+import type { ActorContext, ActorRef } from '../runtime/actor';
 import { ErrorCode } from '../protocol/error-codes';
 import { decodeBatch } from '../protocol/record-batch/decode';
 import { batchSizeAt } from '../protocol/record-batch/view';
 import * as L from '../protocol/record-batch/layout';
 import { ClassicGroup, offsetKey } from './classic-group';
 import { decodeGroupMetadataValue, decodeOffsetCommitValue, decodeOffsetsKey, OFFSETS_TOPIC } from './offsets-records';
+import type { PartitionLeaderMessages } from './messages';
 
 /** Bytes asked for per fetch while loading. */
 const LOAD_FETCH_MAX_BYTES = 4 * 1024 * 1024;
@@ -27,8 +28,8 @@ const LOAD_FETCH_TIMEOUT_MS = 60_000;
 export interface GroupLoadSource {
   /** The __consumer_offsets partition. */
   partition: number;
-  /** Actor id of the partition's leader replica. */
-  replicaActor: ActorId;
+  /** The partition's leader replica. */
+  replicaActor: ActorRef<PartitionLeaderMessages>;
 }
 
 /** What a load produced. */
@@ -52,14 +53,9 @@ export async function loadGroups(source: GroupLoadSource, ctx: ActorContext): Pr
   let fetchOffset = 0;
   let records = 0;
   for (;;) {
-    const reply = await ctx.request<{
-      errorCode: number;
-      highWatermark: number;
-      logStartOffset: number;
-      records: Buffer | null;
-    }>(
+    const reply = await ctx.request(
       source.replicaActor,
-      'fetch',
+      'replica.fetch',
       { fetchOffset, maxBytes: LOAD_FETCH_MAX_BYTES, minOneBatch: true },
       LOAD_FETCH_TIMEOUT_MS,
     );

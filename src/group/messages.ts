@@ -2,17 +2,20 @@
  * The messages a group coordinator actor (group-coordinator-actor.ts) takes and answers, gathered
  * in one place: the bodies the network handlers (src/network/handlers/{join-group,sync-group,...}.ts)
  * and the broker send, and the version-independent results the coordinator replies with (a handler
- * shapes them per version). `GroupCoordinatorMessages` maps each message kind to its body and reply.
+ * shapes them per version). `GroupCoordinatorMessages` maps each message kind (`group.join`, ...)
+ * to its body and reply; `groupCoordinatorActorId` types a coordinator's id with it.
  *
  * Client requests arrive wrapped in `ClientRequest` (the decoded request body plus the request
- * header's version, client id and host); `list` and `topics-deleted` arrive bare. Besides its
- * result, every request may be answered with a `CoordinatorErrorReply`: while the coordinator reads
- * its partition (COORDINATOR_LOAD_IN_PROGRESS), when it stops with requests held (NOT_COORDINATOR),
- * or for an unknown kind.
+ * header's version, client id and host); `group.list` and `group.topics-deleted` arrive bare. Besides
+ * its result, every client request may be answered with a `CoordinatorErrorReply`: while the
+ * coordinator reads its partition (COORDINATOR_LOAD_IN_PROGRESS), when it stops with requests held
+ * (NOT_COORDINATOR), or for an unknown kind.
  *
  * The request types list only the fields the coordinator reads; the handlers pass the table-derived
  * `*RequestData`, which has them.
  */
+import { actorRef } from '../runtime/actor';
+import type { ActorRef, EnvelopeOf } from '../runtime/actor';
 
 /**
  * Kafka's classic group states, with their DescribeGroups/ListGroups names. The state machine over them
@@ -222,26 +225,75 @@ export interface TopicsDeletedRequest {
   topics: string[];
 }
 
-/** Message kind -> the body it carries and the reply it gets (besides a `CoordinatorErrorReply`). */
-export interface GroupCoordinatorMessages {
+/** The client requests a coordinator takes: kind -> the request inside `ClientRequest` and its result. */
+type GroupClientCalls = {
   /** Held until the join phase completes. */
-  join: { body: ClientRequest<JoinRequest>; reply: JoinResult };
+  'group.join': { request: JoinRequest; result: JoinResult };
   /** Held until the leader's assignment is stored. */
-  sync: { body: ClientRequest<SyncRequest>; reply: SyncResult };
-  heartbeat: { body: ClientRequest<HeartbeatRequest>; reply: HeartbeatResult };
-  leave: { body: ClientRequest<LeaveRequest>; reply: LeaveResult };
-  commit: { body: ClientRequest<CommitRequest>; reply: CommitResult };
-  'fetch-offsets': { body: ClientRequest<FetchOffsetsRequest>; reply: FetchOffsetsResult };
-  list: { body: ListRequest; reply: ListResult };
-  describe: { body: ClientRequest<DescribeRequest>; reply: DescribedGroup[] };
-  'delete-groups': { body: ClientRequest<DeleteGroupsRequest>; reply: DeletedGroup[] };
-  'offset-delete': { body: ClientRequest<OffsetDeleteRequest>; reply: OffsetDeleteResult };
+  'group.sync': { request: SyncRequest; result: SyncResult };
+  'group.heartbeat': { request: HeartbeatRequest; result: HeartbeatResult };
+  'group.leave': { request: LeaveRequest; result: LeaveResult };
+  'group.commit': { request: CommitRequest; result: CommitResult };
+  'group.fetch-offsets': { request: FetchOffsetsRequest; result: FetchOffsetsResult };
+  'group.describe': { request: DescribeRequest; result: DescribedGroup[] };
+  'group.delete-groups': { request: DeleteGroupsRequest; result: DeletedGroup[] };
+  'group.offset-delete': { request: OffsetDeleteRequest; result: OffsetDeleteResult };
+};
+
+/** A client request's kind. */
+export type GroupClientKind = keyof GroupClientCalls;
+
+/** The result a client request of kind `K` gets when it is not answered with a bare error. */
+export type GroupClientResultOf<K extends GroupClientKind> = GroupClientCalls[K]['result'];
+
+/** The decoded request a client request of kind `K` wraps. */
+export type GroupClientRequestOf<K extends GroupClientKind> = GroupClientCalls[K]['request'];
+
+/**
+ * The client requests as messages: each body is a `ClientRequest`, each reply the result or a
+ * `CoordinatorErrorReply`. A mapped type (not a literal), so `GroupClientMessages[K]['body']` stays
+ * `ClientRequest<...>` for a generic `K` (network/handlers/group-routing.ts builds it).
+ */
+export type GroupClientMessages = {
+  [K in GroupClientKind]: {
+    body: ClientRequest<GroupClientCalls[K]['request']>;
+    reply: GroupClientCalls[K]['result'] | CoordinatorErrorReply;
+  };
+};
+
+/** Group coordinator message kind -> the body it carries and the reply it gets. */
+export type GroupCoordinatorMessages = GroupClientMessages & {
+  /** Answered with an empty list (COORDINATOR_LOAD_IN_PROGRESS) while loading. */
+  'group.list': { body: ListRequest; reply: ListResult };
   /** Answered at once, also while loading; the tombstones are written in the background. */
-  'topics-deleted': { body: TopicsDeletedRequest; reply: Record<string, never> };
-}
+  'group.topics-deleted': { body: TopicsDeletedRequest; reply: Record<string, never> };
+};
 
 /** A message kind the group coordinator takes. */
 export type GroupCoordinatorMessageKind = keyof GroupCoordinatorMessages;
 
-/** The body of a message of kind `K`. */
-export type GroupCoordinatorBody<K extends GroupCoordinatorMessageKind> = GroupCoordinatorMessages[K]['body'];
+/** An envelope of kind `K` as the coordinator receives it (its reply is checked by `ctx.reply`). */
+export type GroupEnvelope<K extends GroupCoordinatorMessageKind> = EnvelopeOf<GroupCoordinatorMessages, K>;
+
+/** The id of the coordinator of `__consumer_offsets` partition `partition` on broker `brokerId`. */
+export function groupCoordinatorActorId(brokerId: number, partition: number): ActorRef<GroupCoordinatorMessages> {
+  return actorRef<GroupCoordinatorMessages>(`group-coordinator/${brokerId}/${partition}`);
+}
+
+/**
+ * What the coordinator asks of its partition's leader replica (partition-writer.ts, group-loader.ts):
+ * the part of replica/messages.ts `ReplicaMessages` it uses, restated because group/ may not import
+ * replica/. broker.ts hands the coordinator an `ActorRef<ReplicaMessages>` where an
+ * `ActorRef<PartitionLeaderMessages>` is expected, which compiles only while these kinds, bodies and
+ * replies agree with the replica's.
+ */
+export type PartitionLeaderMessages = {
+  'replica.produce': {
+    body: { records: Buffer | null; acks: number; timeoutMs: number };
+    reply: { errorCode: number; baseOffset: number };
+  };
+  'replica.fetch': {
+    body: { fetchOffset: number; maxBytes: number; minOneBatch: boolean };
+    reply: { errorCode: number; highWatermark: number; logStartOffset: number; records: Buffer | null };
+  };
+};

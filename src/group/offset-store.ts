@@ -10,7 +10,7 @@
  * `ClassicGroup.validateOffsetCommit` and the shard's deleteGroups.
  */
 import assert from 'node:assert/strict';
-import type { ActorContext, Envelope } from '../runtime/actor';
+import type { ActorContext } from '../runtime/actor';
 import type { TimerHandle } from '../io/clock';
 import { ErrorCode } from '../protocol/error-codes';
 import { decodeConsumerSubscription } from '../protocol/consumer-protocol';
@@ -24,6 +24,7 @@ import type {
   DeletedGroup,
   FetchOffsetsRequest,
   FetchOffsetsResult,
+  GroupEnvelope,
   OffsetDeleteRequest,
   OffsetDeleteResult,
 } from './messages';
@@ -68,7 +69,7 @@ export class OffsetStore {
   // ---- OffsetCommit and OffsetFetch ----------------------------------------------------------
 
   /** OffsetCommit (`version`: the request's): answered once the offsets are stored, or with the write's error. */
-  commit(envelope: Envelope, r: CommitRequest, version: number, ctx: ActorContext): void {
+  commit(envelope: GroupEnvelope<'group.commit'>, r: CommitRequest, version: number, ctx: ActorContext): void {
     const everyPartition = (errorCode: number): CommitResult => ({
       topics: r.topics.map((t) => ({
         name: t.name,
@@ -185,7 +186,7 @@ export class OffsetStore {
   // ---- deletes -------------------------------------------------------------------------------
 
   /** DeleteGroups: an Empty group's offsets and metadata are tombstoned, then the group is removed. */
-  deleteGroups(envelope: Envelope, groupIds: string[], ctx: ActorContext): void {
+  deleteGroups(envelope: GroupEnvelope<'group.delete-groups'>, groupIds: string[], ctx: ActorContext): void {
     const records: OffsetsRecord[] = [];
     const deleted: ClassicGroup[] = [];
     const results: DeletedGroup[] = groupIds.map((groupId) => {
@@ -219,7 +220,7 @@ export class OffsetStore {
    * OffsetDelete: the named offsets are tombstoned, except for topics the group's members subscribe
    * to (GROUP_SUBSCRIBED_TO_TOPIC); a non-Empty group must be a consumer group.
    */
-  offsetDelete(envelope: Envelope, body: OffsetDeleteRequest, ctx: ActorContext): void {
+  offsetDelete(envelope: GroupEnvelope<'group.offset-delete'>, body: OffsetDeleteRequest, ctx: ActorContext): void {
     const group = this.rebalancer.groups.get(body.groupId);
     const none: OffsetDeleteResult = { errorCode: ErrorCode.NONE, topics: [] };
     if (!body.groupId) return ctx.reply(envelope, { ...none, errorCode: ErrorCode.INVALID_GROUP_ID });

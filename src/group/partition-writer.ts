@@ -7,7 +7,8 @@
  * Kafka counterpart: the coordinator runtime's `CoordinatorPartitionWriter` (coordinator-common),
  * with `GroupMetadataManager`'s mapping of append errors to the errors group clients understand.
  */
-import type { ActorContext, ActorId } from '../runtime/actor';
+import type { ActorContext, ActorRef } from '../runtime/actor';
+import type { PartitionLeaderMessages } from './messages';
 import { ErrorCode } from '../protocol/error-codes';
 import { buildRecordBatch } from '../protocol/record-batch/builder';
 import { OFFSETS_TOPIC } from './offsets-records';
@@ -30,8 +31,8 @@ export class CoordinatorWriteError extends Error {
 
 /** Appends records to the coordinator's partition through its leader replica. */
 export class PartitionWriter {
-  /** `replicaActor`: the actor id of the partition's leader replica. */
-  constructor(private readonly replicaActor: ActorId) {}
+  /** `replicaActor`: the partition's leader replica. */
+  constructor(private readonly replicaActor: ActorRef<PartitionLeaderMessages>) {}
 
   /**
    * Appends `records` as one batch with acks=all; resolves with the first record's offset, or
@@ -43,11 +44,11 @@ export class PartitionWriter {
       records.map((r) => ({ key: r.key, value: r.value, timestamp: nowMs })),
       { baseTimestamp: nowMs },
     );
-    let reply: { errorCode: number; baseOffset: number };
+    let reply: PartitionLeaderMessages['replica.produce']['reply'];
     try {
       reply = await ctx.request(
         this.replicaActor,
-        'produce',
+        'replica.produce',
         { records: batch, acks: -1, timeoutMs: OFFSETS_COMMIT_TIMEOUT_MS },
         OFFSETS_COMMIT_TIMEOUT_MS * 2,
       );

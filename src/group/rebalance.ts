@@ -15,7 +15,7 @@
  * DelayedHeartbeat and the pending-sync timeout.
  */
 import assert from 'node:assert/strict';
-import type { ActorContext, Envelope } from '../runtime/actor';
+import type { ActorContext, Envelope, ReplyOf } from '../runtime/actor';
 import type { TimerHandle } from '../io/clock';
 import { ErrorCode } from '../protocol/error-codes';
 import { ClassicGroup, type GroupMember, type MemberProtocol } from './classic-group';
@@ -23,6 +23,7 @@ import { groupMetadataKey, groupMetadataValue } from './offsets-records';
 import type { CoordinatorWriteError, OffsetsRecord, PartitionWriter } from './partition-writer';
 import type {
   ClientRequest,
+  GroupEnvelope,
   HeartbeatRequest,
   JoinRequest,
   JoinResult,
@@ -31,6 +32,10 @@ import type {
   SyncRequest,
   SyncResult,
 } from './messages';
+
+/** A held JoinGroup / SyncGroup request. */
+type JoinEnvelope = GroupEnvelope<'group.join'>;
+type SyncEnvelope = GroupEnvelope<'group.sync'>;
 
 /** Broker settings the rebalance protocol follows (Kafka's GroupCoordinatorConfig names, in ms). */
 export interface RebalanceConfig {
@@ -55,7 +60,7 @@ interface JoiningMember {
 
 /** A JoinGroup being handled: the held request, its group and the joining member's settings. */
 interface JoinAttempt {
-  envelope: Envelope;
+  envelope: JoinEnvelope;
   group: ClassicGroup;
   /** JoinGroup version (v4+: KIP-394 member ids; v9+: skipAssignment, KIP-814). */
   version: number;
@@ -93,8 +98,8 @@ interface JoinTimerSchedule {
 export class Rebalancer {
   private readonly groupsById = new Map<string, ClassicGroup>();
   /** memberId -> its JoinGroup / SyncGroup request, held until the join phase / assignment completes. */
-  private readonly joinWaiters = new Map<string, Envelope>();
-  private readonly syncWaiters = new Map<string, Envelope>();
+  private readonly joinWaiters = new Map<string, JoinEnvelope>();
+  private readonly syncWaiters = new Map<string, SyncEnvelope>();
   /** memberId -> its session deadline (Kafka's DelayedHeartbeat). */
   private readonly sessionTimers = new Map<string, TimerHandle>();
   /** memberId -> the deadline of a KIP-394 pending member's rejoin. */
@@ -154,12 +159,12 @@ export class Rebalancer {
   // ---- JoinGroup -----------------------------------------------------------------------------
 
   /** JoinGroup: answered at once on an error, otherwise held until the join phase completes. */
-  join(envelope: Envelope, body: ClientRequest<JoinRequest>, ctx: ActorContext): void {
+  join(envelope: JoinEnvelope, body: ClientRequest<JoinRequest>, ctx: ActorContext): void {
     this.handleJoin(envelope, body, ctx);
     this.groupsById.get(body.request.groupId)?.assertInvariants();
   }
 
-  private handleJoin(envelope: Envelope, body: ClientRequest<JoinRequest>, ctx: ActorContext): void {
+  private handleJoin(envelope: JoinEnvelope, body: ClientRequest<JoinRequest>, ctx: ActorContext): void {
     const { version, clientId, clientHost, request: r } = body;
     const fail = (errorCode: number, memberId = r.memberId) => ctx.reply(envelope, joinError(errorCode, memberId));
     if (!r.groupId) return fail(ErrorCode.INVALID_GROUP_ID);
@@ -357,7 +362,7 @@ export class Rebalancer {
     this.awaitJoin(envelope, member);
   }
 
-  private awaitJoin(envelope: Envelope, member: GroupMember): void {
+  private awaitJoin(envelope: JoinEnvelope, member: GroupMember): void {
     member.awaitingJoin = true;
     this.joinWaiters.set(member.memberId, envelope);
   }
@@ -479,12 +484,12 @@ export class Rebalancer {
    * SyncGroup: in a Stable group the member gets its assignment at once; while the group completes a
    * rebalance the request is held until the leader's assignment is stored, then every member gets its own.
    */
-  sync(envelope: Envelope, body: ClientRequest<SyncRequest>, ctx: ActorContext): void {
+  sync(envelope: SyncEnvelope, body: ClientRequest<SyncRequest>, ctx: ActorContext): void {
     this.handleSync(envelope, body.request, ctx);
     this.groupsById.get(body.request.groupId)?.assertInvariants();
   }
 
-  private handleSync(envelope: Envelope, r: SyncRequest, ctx: ActorContext): void {
+  private handleSync(envelope: SyncEnvelope, r: SyncRequest, ctx: ActorContext): void {
     const group = this.groupsById.get(r.groupId);
     const fail = (errorCode: number) => ctx.reply(envelope, syncError(errorCode));
     if (!r.groupId) return fail(ErrorCode.INVALID_GROUP_ID);
@@ -789,7 +794,12 @@ function syncError(errorCode: number): SyncResult {
 }
 
 /** Answers and forgets the held request of `memberId` in `waiters`, if there is one. */
-function answerWaiter(waiters: Map<string, Envelope>, memberId: string, body: unknown, ctx: ActorContext): void {
+function answerWaiter<E extends Envelope>(
+  waiters: Map<string, E>,
+  memberId: string,
+  body: ReplyOf<E>,
+  ctx: ActorContext,
+): void {
   const waiter = waiters.get(memberId);
   if (waiter === undefined) return;
   waiters.delete(memberId);

@@ -4,7 +4,9 @@
  */
 import type { BrokerConfig } from '../config/broker-config';
 import type { Endpoint } from '../runtime/runtime';
-import type { ActorId } from '../runtime/actor';
+import type { ActorRef } from '../runtime/actor';
+import type { ReplicaMessages } from '../replica/messages';
+import type { GroupCoordinatorMessages } from '../group/messages';
 import type { Clock, Timers } from '../io/clock';
 import type { Logger } from '../io/logger';
 import type {
@@ -15,7 +17,7 @@ import type {
   CreateTopicsCommand,
   CreateTopicResult,
   DeleteTopicResult,
-} from '../controller/controller-actor';
+} from '../controller/messages';
 import type { TopicState } from '../controller/metadata-records';
 
 /**
@@ -49,7 +51,7 @@ export interface BrokerContext {
   topicById(topicId: string): TopicState | undefined;
   allTopics(): TopicState[];
   /** The actor id of this broker's leader replica of a partition, or null when this broker is not its leader. */
-  leaderReplica(topic: string, partition: number): ActorId | null;
+  leaderReplica(topic: string, partition: number): ActorRef<ReplicaMessages> | null;
   /** Creates topics through the controller and waits until their replicas serve (auto-create and CreateTopics). */
   createTopics(command: CreateTopicsCommand): Promise<CreateTopicResult[]>;
   deleteTopics(topics: { name: string | null; topicId: string | null }[]): Promise<DeleteTopicResult[]>;
@@ -64,9 +66,9 @@ export interface BrokerContext {
    * partition), or the error a client gets: COORDINATOR_NOT_AVAILABLE (no offsets topic yet),
    * NOT_COORDINATOR (another broker leads the partition), COORDINATOR_LOAD_IN_PROGRESS (starting).
    */
-  groupCoordinatorFor(groupId: string): { errorCode: number; actor: ActorId | null };
+  groupCoordinatorFor(groupId: string): { errorCode: number; actor: ActorRef<GroupCoordinatorMessages> | null };
   /** Every group coordinator actor on this broker (ListGroups asks them all). */
-  groupCoordinators(): ActorId[];
+  groupCoordinators(): ActorRef<GroupCoordinatorMessages>[];
   /** Creates __consumer_offsets if missing (the first FindCoordinator for a group, as in Kafka). */
   ensureOffsetsTopic(): Promise<void>;
   /** The log dirs and each local partition's size in bytes, for DescribeLogDirs. */

@@ -6,10 +6,12 @@
  * - `recovery-point-offset-checkpoint`, `replication-offset-checkpoint` (HW) and
  *   `log-start-offset-checkpoint`, rewritten atomically (temp + fsync + rename + fsync(dir)).
  *
- * Messages: `checkpoint` {topic, partition, recoveryPoint, highWatermark, logStartOffset} (send or
- * request; a request is answered after the files are written), `forget` {topic, partition} (request).
+ * Messages (messages.ts LogDirMessages): `log-dir.checkpoint` {topic, partition, recoveryPoint,
+ * highWatermark, logStartOffset} (send or request; a request is answered after the files are written),
+ * `log-dir.forget` {topic, partition} (request).
  */
-import type { Actor, ActorContext, Envelope } from '../runtime/actor';
+import type { Actor, ActorContext, Envelope, EnvelopeOf } from '../runtime/actor';
+import type { LogDirMessages } from './messages';
 import {
   readMetaProperties,
   readOffsetCheckpoint,
@@ -30,7 +32,7 @@ interface PartitionCheckpoint {
   logStartOffset: number;
 }
 
-export class LogDirActor implements Actor {
+export class LogDirActor implements Actor<LogDirMessages> {
   private readonly partitions = new Map<string, PartitionCheckpoint>();
 
   constructor(private readonly args: LogDirArgs) {}
@@ -71,20 +73,21 @@ export class LogDirActor implements Actor {
     }
   }
 
-  receive(envelope: Envelope, ctx: ActorContext): void {
-    const body = envelope.body as { topic: string; partition: number } & Partial<PartitionCheckpoint>;
-    const key = `${body.topic} ${body.partition}`;
-    if (envelope.type === 'checkpoint') {
-      this.partitions.set(key, {
-        recoveryPoint: body.recoveryPoint!,
-        highWatermark: body.highWatermark!,
-        logStartOffset: body.logStartOffset!,
-      });
-    } else if (envelope.type === 'forget') {
-      this.partitions.delete(key);
-    } else {
-      ctx.log.warn({ type: envelope.type }, 'log-dir actor ignores unknown message type');
-      return;
+  receive(envelope: EnvelopeOf<LogDirMessages>, ctx: ActorContext): void {
+    // The runtime delivers any kind sent to this id: `unknown` keeps a handle for the default branch.
+    const unknown: Envelope = envelope;
+    switch (envelope.type) {
+      case 'log-dir.checkpoint': {
+        const { topic, partition, recoveryPoint, highWatermark, logStartOffset } = envelope.body;
+        this.partitions.set(`${topic} ${partition}`, { recoveryPoint, highWatermark, logStartOffset });
+        break;
+      }
+      case 'log-dir.forget':
+        this.partitions.delete(`${envelope.body.topic} ${envelope.body.partition}`);
+        break;
+      default:
+        ctx.log.warn({ type: unknown.type }, 'log-dir actor ignores unknown message type');
+        return;
     }
     this.writeCheckpoints(ctx);
     ctx.reply(envelope, {});
@@ -108,6 +111,6 @@ export class LogDirActor implements Actor {
 }
 
 /** Actor factory registered as kind `log-dir`. */
-export function createLogDirActor(args: LogDirArgs): Actor {
+export function createLogDirActor(args: LogDirArgs): Actor<LogDirMessages> {
   return new LogDirActor(args);
 }

@@ -18,9 +18,10 @@
  * advanced), tries the watched ones again (`checkAndComplete`).
  */
 import assert from 'node:assert/strict';
-import type { ActorContext, Envelope } from '../runtime/actor';
+import type { ActorContext, EnvelopeOf } from '../runtime/actor';
 import type { TimerHandle, Timers } from '../io/clock';
 import { ErrorCode } from '../protocol/error-codes';
+import type { ProduceReply, ReplicaMessages } from './messages';
 
 /**
  * One delayed operation (Kafka's DelayedOperation). Exactly one of onComplete, onExpire and onAbort
@@ -45,22 +46,16 @@ export abstract class DelayedOperation {
   abstract onAbort(errorCode: number): void;
 }
 
-/** An error code and message to answer; DelayedProduce overrides them on timeout and abort. */
-interface ProduceOutcome {
-  errorCode: number;
-  errorMessage: string | null;
-}
-
 /**
  * An acks=all produce (Kafka's DelayedProduce): `reply` is sent once `isCompletable` holds (the HW
  * passed the batch's last offset); on expiry it is sent with REQUEST_TIMED_OUT, on abort with the
  * replica's error code, both keeping its offsets.
  */
-export class DelayedProduce<R extends ProduceOutcome> extends DelayedOperation {
+export class DelayedProduce extends DelayedOperation {
   constructor(
     private readonly ctx: ActorContext,
-    private readonly envelope: Envelope,
-    private readonly reply: R,
+    private readonly envelope: EnvelopeOf<ReplicaMessages, 'replica.produce'>,
+    private readonly reply: ProduceReply,
     isCompletable: () => boolean,
   ) {
     super(isCompletable);
@@ -88,14 +83,14 @@ export class DelayedProduce<R extends ProduceOutcome> extends DelayedOperation {
 }
 
 /**
- * A fetch long poll (Kafka's DelayedFetch; the replica's `watch` message): answers `{ready: true}`
+ * A fetch long poll (Kafka's DelayedFetch; the replica's `replica.watch` message): answers `{ready: true}`
  * once `isCompletable` holds (there is data past the fetch offset) or the replica closes (the fetch
  * that follows gets the error), `{ready: false}` at maxWaitMs.
  */
 export class DelayedFetch extends DelayedOperation {
   constructor(
     private readonly ctx: ActorContext,
-    private readonly envelope: Envelope,
+    private readonly envelope: EnvelopeOf<ReplicaMessages, 'replica.watch'>,
     isCompletable: () => boolean,
   ) {
     super(isCompletable);
@@ -215,7 +210,7 @@ export class DelayedOperationPurgatory<T extends DelayedOperation> {
  */
 export class ReplicaPurgatory {
   readonly deferredReads = new DelayedOperationPurgatory<DeferredRead>();
-  readonly produces = new DelayedOperationPurgatory<DelayedProduce<ProduceOutcome>>();
+  readonly produces = new DelayedOperationPurgatory<DelayedProduce>();
   readonly fetches = new DelayedOperationPurgatory<DelayedFetch>();
 
   /** The state the conditions read has moved (the HW advanced): completes whatever now can be. */

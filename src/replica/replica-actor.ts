@@ -30,7 +30,7 @@
  * - `describe` {} -> {sizeBytes, logStartOffset, logEndOffset, highWatermark, firstDirtyOffset, cleaner}
  */
 import assert from 'node:assert/strict';
-import type { Actor, ActorContext, ActorId, Envelope } from '../runtime/actor';
+import type { Actor, ActorContext, ActorRef, Envelope, EnvelopeOf } from '../runtime/actor';
 import type { TimerHandle } from '../io/clock';
 import { ErrorCode } from '../protocol/error-codes';
 import { recordsCountOf, stampLogAppendTime } from '../protocol/record-batch/view';
@@ -59,13 +59,20 @@ import {
   toTopicCompression,
   validateProducedBatch,
 } from './produce-validation';
-import type { RecordError } from './produce-validation';
 import { LeaderEpochCache } from './leader-epoch-cache';
 import { ProducerStateTable } from './producer-state';
 import { DeferredRead, DelayedFetch, DelayedProduce, ReplicaPurgatory } from './purgatory';
 import { GroupCommit } from './group-commit';
 import { CleanerSchedule } from './cleaner-schedule';
 import * as L from '../protocol/record-batch/layout';
+import type {
+  FetchReply,
+  ListOffsetReply,
+  LogDirMessages,
+  PartitionCheckpointBody,
+  ProduceReply,
+  ReplicaMessages,
+} from './messages';
 
 /**
  * How long the replica waits for its log-dir actor (the final checkpoint on stop, `forget` on delete).
@@ -85,7 +92,7 @@ export interface ReplicaArgs {
   leaderEpoch: number;
   config: ReplicaLogConfig;
   /** The log-dir actor that writes this dir's checkpoint files. */
-  logDirActor: ActorId;
+  logDirActor: ActorRef<LogDirMessages>;
   /** How often the recovery point and HW are sent to the log-dir actor (replica.high.watermark.checkpoint.interval.ms). */
   checkpointIntervalMs: number;
   /** How often retention runs (log.retention.check.interval.ms). */
@@ -94,31 +101,10 @@ export interface ReplicaArgs {
   isr: number[];
 }
 
-/**
- * A partition's Produce answer. `logStartOffset` is INVALID_OFFSET (-1) for the errors Kafka answers without log
- * information (MESSAGE_TOO_LARGE, CORRUPT_MESSAGE); `recordErrors` names refused records (KIP-467).
- */
-export interface ProduceReply {
-  errorCode: number;
-  errorMessage: string | null;
-  baseOffset: number;
-  logAppendTimeMs: number;
-  logStartOffset: number;
-  recordErrors: RecordError[];
-}
-export interface FetchReply {
-  errorCode: number;
-  highWatermark: number;
-  lastStableOffset: number;
-  logStartOffset: number;
-  records: Buffer | null;
-}
-export interface ListOffsetReply {
-  errorCode: number;
-  offset: number;
-  timestamp: number;
-  leaderEpoch: number;
-}
+export type { FetchReply, ListOffsetReply, ProduceReply } from './messages';
+
+/** A replica's envelope of kind `K`. */
+type ReplicaEnvelope<K extends keyof ReplicaMessages & string> = EnvelopeOf<ReplicaMessages, K>;
 
 /**
  * One partition replica. Its state (the log, the HW, the purgatory, group commit, the cleaner
@@ -131,7 +117,7 @@ export interface ListOffsetReply {
  * replica.high.watermark.checkpoint.interval.ms, and at once when the log start moves), and
  * `describe` answers sizes and cleaner numbers.
  */
-export class ReplicaActor implements Actor {
+export class ReplicaActor implements Actor<ReplicaMessages> {
   /** The open log: null before start() and after delete. */
   private log: Log | null = null;
   private epochs!: LeaderEpochCache;
@@ -210,32 +196,31 @@ export class ReplicaActor implements Actor {
     );
   }
 
-  receive(envelope: Envelope, ctx: ActorContext): void | Promise<void> {
+  receive(envelope: EnvelopeOf<ReplicaMessages>, ctx: ActorContext): void | Promise<void> {
+    // The runtime delivers any kind sent to this id: `unknown` keeps a handle for the default branch.
+    const unknown: Envelope = envelope;
     switch (envelope.type) {
-      case 'produce':
+      case 'replica.produce':
         return this.produce(envelope, ctx);
-      case 'fetch':
+      case 'replica.fetch':
         return this.fetch(envelope, ctx);
-      case 'watch':
+      case 'replica.watch':
         return this.watch(envelope, ctx);
-      case 'list-offsets':
+      case 'replica.list-offsets':
         return this.listOffsets(envelope, ctx);
-      case 'delete':
+      case 'replica.delete':
         return this.delete(envelope, ctx);
-      case 'update-config':
+      case 'replica.update-config':
         return this.updateConfig(envelope, ctx);
-      case 'delete-records':
+      case 'replica.delete-records':
         return this.deleteRecords(envelope, ctx);
-      case 'offset-for-epoch':
-        ctx.reply(
-          envelope,
-          this.epochs.endOffsetFor((envelope.body as { leaderEpoch: number }).leaderEpoch, this.openLog().logEndOffset),
-        );
+      case 'replica.offset-for-epoch':
+        ctx.reply(envelope, this.epochs.endOffsetFor(envelope.body.leaderEpoch, this.openLog().logEndOffset));
         return;
-      case 'describe':
+      case 'replica.describe':
         return this.describe(envelope, ctx);
       default:
-        ctx.log.warn({ type: envelope.type, from: envelope.from }, 'replica ignores unknown message type');
+        ctx.log.warn({ type: unknown.type, from: unknown.from }, 'replica ignores unknown message type');
     }
   }
 
@@ -250,7 +235,7 @@ export class ReplicaActor implements Actor {
     this.purgatory.abortAll(ctx.timers, ErrorCode.NOT_LEADER_OR_FOLLOWER);
     this.clearTimers(ctx);
     try {
-      await ctx.request(this.args.logDirActor, 'checkpoint', this.checkpointBody(), LOG_DIR_REQUEST_TIMEOUT_MS);
+      await ctx.request(this.args.logDirActor, 'log-dir.checkpoint', this.checkpointBody(), LOG_DIR_REQUEST_TIMEOUT_MS);
     } catch (error) {
       ctx.log.warn({ error: String(error) }, 'final checkpoint not written; recovery will scan from the previous one');
     }
@@ -266,7 +251,7 @@ export class ReplicaActor implements Actor {
     return this.log;
   }
 
-  private describe(envelope: Envelope, ctx: ActorContext): void {
+  private describe(envelope: ReplicaEnvelope<'replica.describe'>, ctx: ActorContext): void {
     const log = this.openLog();
     ctx.reply(envelope, {
       sizeBytes: log.sizeBytes,
@@ -278,8 +263,8 @@ export class ReplicaActor implements Actor {
     });
   }
 
-  private produce(envelope: Envelope, ctx: ActorContext): void {
-    const { records, acks, timeoutMs } = envelope.body as { records: Buffer | null; acks: number; timeoutMs: number };
+  private produce(envelope: ReplicaEnvelope<'replica.produce'>, ctx: ActorContext): void {
+    const { records, acks, timeoutMs } = envelope.body;
     const rejection = validateProducedBatch(records, this.args.config.maxMessageBytes);
     if (rejection) {
       ctx.log.debug({ topic: this.args.topic, partition: this.args.partition, ...rejection }, 'produce rejected');
@@ -378,7 +363,7 @@ export class ReplicaActor implements Actor {
 
   /** acks=0/1 answer now; acks=all waits in the purgatory (DelayedProduce) until the HW passes `lastOffset`. */
   private replyWhenCovered(
-    envelope: Envelope,
+    envelope: ReplicaEnvelope<'replica.produce'>,
     ctx: ActorContext,
     acks: number,
     timeoutMs: number,
@@ -406,12 +391,8 @@ export class ReplicaActor implements Actor {
     };
   }
 
-  private fetch(envelope: Envelope, ctx: ActorContext, mayDefer = true): void {
-    const { fetchOffset, maxBytes, minOneBatch } = envelope.body as {
-      fetchOffset: number;
-      maxBytes: number;
-      minOneBatch: boolean;
-    };
+  private fetch(envelope: ReplicaEnvelope<'replica.fetch'>, ctx: ActorContext, mayDefer = true): void {
+    const { fetchOffset, maxBytes, minOneBatch } = envelope.body;
     const log = this.openLog();
     const base = {
       highWatermark: this.highWatermark,
@@ -453,8 +434,8 @@ export class ReplicaActor implements Actor {
    * A fetch long poll (DelayedFetch): ready once there is data below the HW at `fetchOffset`, or
    * `fetchOffset` fell below the log start (the fetch that follows answers OFFSET_OUT_OF_RANGE).
    */
-  private watch(envelope: Envelope, ctx: ActorContext): void {
-    const { fetchOffset, maxWaitMs } = envelope.body as { fetchOffset: number; maxWaitMs: number };
+  private watch(envelope: ReplicaEnvelope<'replica.watch'>, ctx: ActorContext): void {
+    const { fetchOffset, maxWaitMs } = envelope.body;
     const log = this.openLog();
     const fetch = new DelayedFetch(
       ctx,
@@ -464,8 +445,8 @@ export class ReplicaActor implements Actor {
     this.purgatory.fetches.tryCompleteElseWatch(fetch, ctx.timers, maxWaitMs);
   }
 
-  private listOffsets(envelope: Envelope, ctx: ActorContext, mayDefer = true): void {
-    const { timestamp } = envelope.body as { timestamp: number };
+  private listOffsets(envelope: ReplicaEnvelope<'replica.list-offsets'>, ctx: ActorContext, mayDefer = true): void {
+    const { timestamp } = envelope.body;
     const leaderEpoch = this.args.leaderEpoch;
     if (
       mayDefer &&
@@ -517,7 +498,7 @@ export class ReplicaActor implements Actor {
     }
   }
 
-  private async delete(envelope: Envelope, ctx: ActorContext): Promise<void> {
+  private async delete(envelope: ReplicaEnvelope<'replica.delete'>, ctx: ActorContext): Promise<void> {
     this.groupCommit.close(ctx);
     this.purgatory.abortAll(ctx.timers, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
     this.clearTimers(ctx);
@@ -533,7 +514,7 @@ export class ReplicaActor implements Actor {
     try {
       await ctx.request(
         this.args.logDirActor,
-        'forget',
+        'log-dir.forget',
         { topic: this.args.topic, partition: this.args.partition },
         LOG_DIR_REQUEST_TIMEOUT_MS,
       );
@@ -544,8 +525,8 @@ export class ReplicaActor implements Actor {
     ctx.exit();
   }
 
-  private updateConfig(envelope: Envelope, ctx: ActorContext): void {
-    const { config } = envelope.body as { config: ReplicaLogConfig };
+  private updateConfig(envelope: ReplicaEnvelope<'replica.update-config'>, ctx: ActorContext): void {
+    const { config } = envelope.body;
     const flushMsChanged = config.flushMs !== this.args.config.flushMs;
     this.args.config = config;
     const log = this.openLog();
@@ -564,9 +545,9 @@ export class ReplicaActor implements Actor {
     return { segmentBytes, indexIntervalBytes, segmentMs, segmentIndexBytes };
   }
 
-  private deleteRecords(envelope: Envelope, ctx: ActorContext, mayDefer = true): void {
+  private deleteRecords(envelope: ReplicaEnvelope<'replica.delete-records'>, ctx: ActorContext, mayDefer = true): void {
     if (mayDefer && this.deferUntilFlushed(ctx, () => this.deleteRecords(envelope, ctx, false))) return;
-    const requested = (envelope.body as { offset: number }).offset;
+    const requested = envelope.body.offset;
     const offset = requested === DELETE_RECORDS_HIGH_WATERMARK ? this.highWatermark : requested;
     if (offset < 0 || offset > this.highWatermark) {
       ctx.reply(envelope, { errorCode: ErrorCode.OFFSET_OUT_OF_RANGE, lowWatermark: INVALID_LOW_WATERMARK });
@@ -612,7 +593,7 @@ export class ReplicaActor implements Actor {
   private checkpointSoon(ctx: ActorContext): void {
     const body = this.checkpointBody();
     this.lastCheckpoint = `${body.recoveryPoint}/${body.highWatermark}/${body.logStartOffset}`;
-    ctx.send(this.args.logDirActor, 'checkpoint', body);
+    ctx.send(this.args.logDirActor, 'log-dir.checkpoint', body);
   }
 
   /** Stops the checkpoint, retention and cleaner timers (group commit's flush.ms timer stops with it). */
@@ -667,7 +648,7 @@ export class ReplicaActor implements Actor {
     if (this.highWatermark > previous) this.purgatory.checkAndComplete(ctx.timers);
   }
 
-  private checkpointBody() {
+  private checkpointBody(): PartitionCheckpointBody {
     const log = this.openLog();
     return {
       topic: this.args.topic,
@@ -684,13 +665,13 @@ export class ReplicaActor implements Actor {
     const key = `${body.recoveryPoint}/${body.highWatermark}/${body.logStartOffset}`;
     if (key !== this.lastCheckpoint) {
       this.lastCheckpoint = key;
-      ctx.send(this.args.logDirActor, 'checkpoint', body);
+      ctx.send(this.args.logDirActor, 'log-dir.checkpoint', body);
     }
     this.checkpointTimer = ctx.timers.setTimeout(() => this.checkpointTick(ctx), this.args.checkpointIntervalMs);
   }
 }
 
 /** Actor factory registered as kind `replica` (src/runtime/registry.ts). */
-export function createReplicaActor(args: ReplicaArgs): Actor {
+export function createReplicaActor(args: ReplicaArgs): Actor<ReplicaMessages> {
   return new ReplicaActor(args);
 }

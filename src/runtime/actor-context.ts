@@ -9,7 +9,7 @@ import type { Clock, Timers } from '../io/clock';
 import type { FileSystem } from '../io/file-system';
 import type { Logger } from '../io/logger';
 import type { Random } from '../io/random';
-import type { ActorContext, ActorId, Envelope } from './actor';
+import type { ActorContext, ActorId, ActorRef, Envelope, MessageMap } from './actor';
 import type { CpuJobs } from './cpu-jobs';
 import type { PendingRequests } from './pending-requests';
 
@@ -56,19 +56,24 @@ export function makeActorContext(host: ActorContextHost): ActorContext {
     get cpu(): CpuJobs {
       return host.cpu();
     },
-    send(to, type, body): void {
+    send(to: ActorId, type: string, body: unknown): void {
       if (host.stopped()) return;
       host.sendEnvelope({ to, from: self, type, body });
     },
-    request<T>(to: ActorId, type: string, body: unknown, timeoutMs: number): Promise<T> {
+    request<M extends MessageMap, K extends keyof M & string>(
+      to: ActorRef<M>,
+      type: K,
+      body: M[K]['body'],
+      timeoutMs: number,
+    ): Promise<M[K]['reply']> {
       // A stopped actor's late continuation gets a promise that never settles: nobody awaits it.
-      if (host.stopped()) return new Promise<T>(() => undefined);
+      if (host.stopped()) return new Promise<M[K]['reply']>(() => undefined);
       const corr = host.nextCorr();
-      const reply = host.pending.add<T>(corr, to, type, timeoutMs);
+      const reply = host.pending.add<M[K]['reply']>(corr, to, type, timeoutMs);
       host.sendEnvelope({ to, from: self, type, body, corr });
       return reply;
     },
-    reply(request, body): void {
+    reply(request: Envelope, body: unknown): void {
       if (request.corr === undefined || host.stopped()) return;
       host.sendEnvelope({ to: request.from, from: self, type: 'reply', body, corr: request.corr, isReply: true });
     },

@@ -3,7 +3,7 @@
  * thread that created it. Both runtimes use this class and supply the transport.
  */
 import { ActorUnavailableError } from './actor';
-import type { ActorId, Envelope } from './actor';
+import type { ActorId, ActorRef, Envelope, MessageMap, ReplyOf } from './actor';
 import type { Clock, Timers } from '../io/clock';
 import type { Logger } from '../io/logger';
 import { PendingRequests } from './pending-requests';
@@ -36,20 +36,25 @@ export class LocalEndpoint implements Endpoint {
     this.pending = new PendingRequests(timers);
   }
 
-  send(to: ActorId, type: string, body: unknown): void {
+  send<M extends MessageMap, K extends keyof M & string>(to: ActorRef<M>, type: K, body: M[K]['body']): void {
     if (this.closed) return;
     this.transport.sendEnvelope({ to, from: this.id, type, body });
   }
 
-  request<T = unknown>(to: ActorId, type: string, body: unknown, timeoutMs: number): Promise<T> {
+  request<M extends MessageMap, K extends keyof M & string>(
+    to: ActorRef<M>,
+    type: K,
+    body: M[K]['body'],
+    timeoutMs: number,
+  ): Promise<M[K]['reply']> {
     if (this.closed) return Promise.reject(new ActorUnavailableError(to, type, 'closed'));
     const corr = this.transport.nextCorr();
-    const reply = this.pending.add<T>(corr, to, type, timeoutMs);
+    const reply = this.pending.add<M[K]['reply']>(corr, to, type, timeoutMs);
     this.transport.sendEnvelope({ to, from: this.id, type, body, corr });
     return reply;
   }
 
-  reply(request: Envelope, body: unknown): void {
+  reply<E extends Envelope>(request: E, body: ReplyOf<E>): void {
     if (request.corr === undefined || this.closed) return;
     this.transport.sendEnvelope({
       to: request.from,

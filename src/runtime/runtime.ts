@@ -4,7 +4,7 @@
  * `ThreadRuntime` (worker threads + MessagePorts, production) and `SimRuntime` (one thread, seeded
  * scheduler, virtual clock, in-memory disk; tests and the deterministic simulation).
  */
-import type { ActorId, Envelope } from './actor';
+import type { ActorId, ActorRef, Envelope, MessageMap, ReplyOf } from './actor';
 import type { Clock, Timers } from '../io/clock';
 
 /** Where an actor runs: a broker's own pool of `num.io.threads` workers, or the controller's worker. */
@@ -20,10 +20,17 @@ export interface Endpoint {
   readonly clock: Clock;
   /** Timers on the endpoint's thread, driven by the same clock (cancelled when the runtime shuts down). */
   readonly timers: Timers;
-  send(to: ActorId, type: string, body: unknown): void;
-  /** Resolves with the reply body; rejects with RequestTimeoutError after `timeoutMs`. */
-  request<T = unknown>(to: ActorId, type: string, body: unknown, timeoutMs: number): Promise<T>;
-  reply(request: Envelope, body: unknown): void;
+  /** Fire-and-forget message of a kind `to`'s map declares (as ActorContext.send). */
+  send<M extends MessageMap, K extends keyof M & string>(to: ActorRef<M>, type: K, body: M[K]['body']): void;
+  /** Resolves with the reply `to`'s map declares for `type`; rejects with RequestTimeoutError after `timeoutMs`. */
+  request<M extends MessageMap, K extends keyof M & string>(
+    to: ActorRef<M>,
+    type: K,
+    body: M[K]['body'],
+    timeoutMs: number,
+  ): Promise<M[K]['reply']>;
+  /** Answers a request envelope with the reply its kind declares (as ActorContext.reply). */
+  reply<E extends Envelope>(request: E, body: ReplyOf<E>): void;
   /** Handler for non-reply envelopes sent to this endpoint. */
   onMessage(handler: (envelope: Envelope) => void): void;
   close(): void;

@@ -20,16 +20,25 @@ import type { FileSystem } from '../../src/io/file-system';
 import { buildRecordBatch } from '../../src/protocol/record-batch/builder';
 import { decodeRecordBatches } from '../../src/protocol/record-batch/decode';
 import { ErrorCode } from '../../src/protocol/error-codes';
-import type { ReplicaArgs, ProduceReply, FetchReply } from '../../src/replica/replica-actor';
+import type { ReplicaArgs } from '../../src/replica/replica-actor';
+import type { LogDirMessages, ReplicaMessages } from '../../src/replica/messages';
 import type { LogDirArgs } from '../../src/replica/log-dir-actor';
 import type { ControllerArgs } from '../../src/controller/controller-actor';
-import type { ActorId } from '../../src/runtime/actor';
+import { CONTROLLER_ACTOR_ID } from '../../src/controller/messages';
+import { actorRef } from '../../src/runtime/actor';
+import type { ActorId, ActorRef, MessageMap } from '../../src/runtime/actor';
 import type { Logger } from '../../src/io/logger';
 import type { Endpoint } from '../../src/runtime/runtime';
 import { effectiveLogConfig } from '../../src/config/topic-config';
 import { defaultBrokerConfig } from '../../src/config/broker-config';
 import type { GroupCoordinatorArgs } from '../../src/group/group-coordinator-actor';
 import type {
+  CoordinatorErrorReply,
+  GroupClientKind,
+  GroupClientMessages,
+  GroupClientRequestOf,
+  GroupClientResultOf,
+  GroupCoordinatorMessages,
   JoinResult,
   SyncResult,
   FetchOffsetsResult,
@@ -40,7 +49,7 @@ import type {
 // ---- shared -------------------------------------------------------------------------------------
 
 export const LOG_DIR = '/data';
-export const LOG_DIR_ACTOR = 'log-dir/0/0';
+export const LOG_DIR_ACTOR = actorRef<LogDirMessages>('log-dir/0/0');
 /** The endpoint every harness talks through, as the network layer does. */
 export const NET = 'net/0';
 
@@ -69,9 +78,15 @@ async function spawnLogDir(sim: SimRuntime): Promise<void> {
   await sim.spawn(LOG_DIR_ACTOR, 'log-dir', logDirArgs, { pool: 'broker', brokerId: 0 });
 }
 
-/** Sends a request to `to` (default the replica of t-0) and drives the simulation until it is answered. */
-export async function ask<T>(sim: SimRuntime, net: Endpoint, type: string, body: unknown, to = REPLICA): Promise<T> {
-  const reply = net.request<T>(to, type, body, 60_000);
+/** Sends request `type` to `to` and drives the simulation until it is answered. */
+export async function ask<M extends MessageMap, K extends keyof M & string>(
+  sim: SimRuntime,
+  net: Endpoint,
+  to: ActorRef<M>,
+  type: K,
+  body: M[K]['body'],
+): Promise<M[K]['reply']> {
+  const reply = net.request(to, type, body, 60_000);
   await sim.settle();
   return reply;
 }
@@ -94,7 +109,7 @@ export async function powerCycle(
 
 // ---- replica ------------------------------------------------------------------------------------
 
-export const REPLICA = 'replica/0/t/0';
+export const REPLICA = actorRef<ReplicaMessages>('replica/0/t/0');
 
 /** Spawn arguments of the replica of t-0 on {@link LOG_DIR}: small segments and index interval. */
 export function replicaArgs(overrides: Partial<ReplicaArgs['config']> = {}): ReplicaArgs {
@@ -139,7 +154,11 @@ export function batch(values: string[]): Buffer {
 
 /** Fetches the replica's whole log up to the HW; asserts dense offsets; returns the values in order. */
 export async function readAll(sim: SimRuntime, net: Endpoint): Promise<string[]> {
-  const fetched = await ask<FetchReply>(sim, net, 'fetch', { fetchOffset: 0, maxBytes: 1 << 20, minOneBatch: true });
+  const fetched = await ask(sim, net, REPLICA, 'replica.fetch', {
+    fetchOffset: 0,
+    maxBytes: 1 << 20,
+    minOneBatch: true,
+  });
   assert.equal(fetched.errorCode, ErrorCode.NONE);
   const batches = decodeRecordBatches(Buffer.from(fetched.records ?? Buffer.alloc(0)));
   let expected = 0;
@@ -167,12 +186,7 @@ export async function powerLossRun(seed: number, records = 30): Promise<number> 
     const value = `r${i}`;
     sent.push(value);
     const acks = i % 3 === 0 ? -1 : 1;
-    const pending = net.request<ProduceReply>(
-      REPLICA,
-      'produce',
-      { records: batch([value]), acks, timeoutMs: 1000 },
-      60_000,
-    );
+    const pending = net.request(REPLICA, 'replica.produce', { records: batch([value]), acks, timeoutMs: 1000 }, 60_000);
     for (let s = 0; s < 1 + ((i + seed) % 4); s++) sim.step();
     if (acks === -1) {
       await sim.settle();
@@ -190,8 +204,8 @@ export async function powerLossRun(seed: number, records = 30): Promise<number> 
 
 // ---- group coordinator --------------------------------------------------------------------------
 
-export const OFFSETS_REPLICA = 'replica/0/offsets/0';
-export const COORDINATOR = 'group-coordinator/0/0';
+export const OFFSETS_REPLICA = actorRef<ReplicaMessages>('replica/0/offsets/0');
+export const COORDINATOR = actorRef<GroupCoordinatorMessages>('group-coordinator/0/0');
 export const GROUP = 'g';
 export const SESSION_MS = 10_000;
 export const REBALANCE_MS = 30_000;
@@ -255,19 +269,31 @@ export class Member {
     readonly groupInstanceId: string | null = null,
   ) {}
 
-  send<T>(type: string, request: unknown, version: number): Promise<T> {
-    return this.net.request<T>(
-      COORDINATOR,
-      type,
-      { version, clientId: this.clientId, clientHost: '/127.0.0.1', request },
-      600_000,
-    );
+  /**
+   * Sends client request `type` and resolves with its reply read as the full result: a bare
+   * `CoordinatorErrorReply` (loading, NOT_COORDINATOR) carries only `errorCode`, which the tests
+   * check before reading more.
+   */
+  send<K extends GroupClientKind>(
+    type: K,
+    request: GroupClientRequestOf<K>,
+    version: number,
+  ): Promise<GroupClientResultOf<K>> {
+    const body: GroupClientMessages[K]['body'] = {
+      version,
+      clientId: this.clientId,
+      clientHost: '/127.0.0.1',
+      request,
+    };
+    return this.net
+      .request<GroupClientMessages, K>(COORDINATOR, type, body, 600_000)
+      .then((reply) => reply as GroupClientResultOf<K>);
   }
 
   /** Starts a JoinGroup (v5) and returns its pending answer; the caller drives time. */
   join(metadata = 'sub', version = 5): Promise<JoinResult> {
-    return this.send<JoinResult>(
-      'join',
+    return this.send(
+      'group.join',
       {
         groupId: GROUP,
         sessionTimeoutMs: SESSION_MS,
@@ -288,7 +314,7 @@ export class Member {
 
   sync(assignments: { memberId: string; assignment: Buffer }[] = []): Promise<SyncResult> {
     return this.send(
-      'sync',
+      'group.sync',
       {
         groupId: GROUP,
         generationId: this.generationId,
@@ -304,7 +330,7 @@ export class Member {
 
   heartbeat(): Promise<{ errorCode: number }> {
     return this.send(
-      'heartbeat',
+      'group.heartbeat',
       {
         groupId: GROUP,
         generationId: this.generationId,
@@ -317,7 +343,7 @@ export class Member {
 
   commit(offset: number, generationId = this.generationId, metadata = 'm'): Promise<CommitResult> {
     return this.send(
-      'commit',
+      'group.commit',
       {
         groupId: GROUP,
         generationId,
@@ -339,28 +365,49 @@ export class Member {
 
 /** OffsetFetch v8 of every committed offset of {@link GROUP}. */
 export function fetchOffsets(net: Endpoint): Promise<FetchOffsetsResult> {
-  return net.request(
-    COORDINATOR,
-    'fetch-offsets',
-    { version: 8, clientId: 'admin', clientHost: '/127.0.0.1', request: { groupId: GROUP, topics: null } },
-    60_000,
+  return asResult(
+    net.request(
+      COORDINATOR,
+      'group.fetch-offsets',
+      { version: 8, clientId: 'admin', clientHost: '/127.0.0.1', request: { groupId: GROUP, topics: null } },
+      60_000,
+    ),
   );
 }
 
 /** DescribeGroups v5 of {@link GROUP}. */
 export function describeGroup(net: Endpoint): Promise<DescribedGroup[]> {
-  return net.request(
-    COORDINATOR,
-    'describe',
-    { version: 5, clientId: 'admin', clientHost: '/127.0.0.1', request: { groupIds: [GROUP] } },
-    60_000,
+  return asResult(
+    net.request(
+      COORDINATOR,
+      'group.describe',
+      { version: 5, clientId: 'admin', clientHost: '/127.0.0.1', request: { groupIds: [GROUP] } },
+      60_000,
+    ),
   );
+}
+
+/** Requests client message `type` of the coordinator; the reply is read as its full result (see {@link Member.send}). */
+export function coordinatorRequest<K extends GroupClientKind>(
+  net: Endpoint,
+  type: K,
+  body: GroupClientMessages[K]['body'],
+  timeoutMs: number,
+): Promise<GroupClientResultOf<K>> {
+  return net
+    .request<GroupClientMessages, K>(COORDINATOR, type, body, timeoutMs)
+    .then((reply) => reply as GroupClientResultOf<K>);
+}
+
+/** A coordinator reply read as its full result (see {@link Member.send}). */
+function asResult<T>(reply: Promise<T | CoordinatorErrorReply>): Promise<T> {
+  return reply.then((r) => r as T);
 }
 
 // ---- controller ---------------------------------------------------------------------------------
 
 /** The controller's actor id (as src/broker.ts spawns it). */
-export const CONTROLLER = 'controller';
+export const CONTROLLER = CONTROLLER_ACTOR_ID;
 export const METADATA_DIR = `${LOG_DIR}/__skiff_metadata`;
 export const METADATA_LOG = `${METADATA_DIR}/metadata.log`;
 

@@ -22,10 +22,10 @@ export const deleteGroupsHandler: ApiHandler<typeof DeleteGroupsRequest, typeof 
   async handle(ctx) {
     const results = await Promise.all(
       ctx.body.groupsNames.map(async (groupId) => {
-        const reply = await askCoordinator<{ groupId: string; errorCode: number }[]>(ctx, groupId, 'delete-groups', {
+        const reply = await askCoordinator(ctx, groupId, 'group.delete-groups', {
           groupIds: [groupId],
         });
-        const errorCode = Array.isArray(reply) ? reply[0]!.errorCode : (reply as { errorCode: number }).errorCode;
+        const errorCode = Array.isArray(reply) ? reply[0]!.errorCode : reply.errorCode;
         const errorMessage =
           errorCode === ErrorCode.NONE ? null : (MESSAGES[errorCode]?.(groupId) ?? errorName(errorCode));
         return { groupId, errorCode, errorMessage };

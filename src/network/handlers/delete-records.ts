@@ -28,9 +28,9 @@ export const deleteRecordsHandler: ApiHandler<typeof DeleteRecordsRequest, typeo
             const leader = leaderFor(broker, t.name, p.partitionIndex);
             if ('errorCode' in leader) return answer(leader.errorCode);
             try {
-              const reply = await broker.endpoint.request<{ errorCode: number; lowWatermark: number }>(
+              const reply = await broker.endpoint.request(
                 leader.replica,
-                'delete-records',
+                'replica.delete-records',
                 { offset: p.offset },
                 Math.max(1000, body.timeoutMs),
               );

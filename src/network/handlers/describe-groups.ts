@@ -21,11 +21,11 @@ export const describeGroupsHandler: ApiHandler<typeof DescribeGroupsRequest, typ
     const { body, apiVersion } = ctx;
     const groups = await Promise.all(
       body.groups.map(async (groupId) => {
-        const reply = await askCoordinator<DescribedGroup[]>(ctx, groupId, 'describe', { groupIds: [groupId] });
+        const reply = await askCoordinator(ctx, groupId, 'group.describe', { groupIds: [groupId] });
         const described: DescribedGroup = Array.isArray(reply)
           ? reply[0]!
           : {
-              errorCode: (reply as { errorCode: number }).errorCode,
+              errorCode: reply.errorCode,
               groupId,
               groupState: 'Dead',
               protocolType: '',

@@ -10,7 +10,6 @@
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
 import { batchSizeAt } from '../../protocol/record-batch/view';
-import type { FetchReply } from '../../replica/replica-actor';
 import type { ApiHandler } from '../api-handler';
 import type { FetchRequest, FetchResponse, FetchRequestData } from '../../protocol/schema/fetch';
 import { leaderEpochError, leaderFor } from './leader-lookup';
@@ -104,9 +103,9 @@ async function readAll(body: FetchRequestData, broker: BrokerContext, unknownTop
       const epochCode = leaderEpochError(leader.topic, p.partition, p.currentLeaderEpoch);
       if (epochCode !== ErrorCode.NONE) return emptyResult(p.partition, epochCode);
       try {
-        const reply = await broker.endpoint.request<FetchReply>(
+        const reply = await broker.endpoint.request(
           replica,
-          'fetch',
+          'replica.fetch',
           {
             fetchOffset: p.fetchOffset,
             maxBytes: Math.max(0, Math.min(p.partitionMaxBytes, responseMaxBytes)),
@@ -184,9 +183,9 @@ function waitForData(
         const replica = broker.leaderReplica(t.topic, p.partition);
         if (replica === null || results[ti]!.partitions[pi]!.errorCode !== ErrorCode.NONE) return;
         broker.endpoint
-          .request<{ ready: boolean }>(
+          .request(
             replica,
-            'watch',
+            'replica.watch',
             { fetchOffset: p.fetchOffset, maxWaitMs: remainingMs },
             remainingMs + REPLY_GRACE_MS,
           )

@@ -7,6 +7,12 @@
  */
 import { ErrorCode } from '../../protocol/error-codes';
 import type { RequestContext } from '../api-handler';
+import type {
+  CoordinatorErrorReply,
+  GroupClientKind,
+  GroupClientMessages,
+  GroupClientRequestOf,
+} from '../../group/messages';
 
 /** How long the network layer waits for a coordinator beyond the request's own wait (ms). */
 const COORDINATOR_SLACK_MS = 30_000;
@@ -18,30 +24,33 @@ export function clientHostOf(remote: string): string {
 }
 
 /**
- * Sends `type` to the coordinator of `groupId`; resolves with its reply, or with `{errorCode}` when
- * the group has no coordinator here or the coordinator did not answer (COORDINATOR_NOT_AVAILABLE:
- * clients look the coordinator up again). `waitMs` is how long the coordinator may hold the request
- * (JoinGroup waits for the rebalance).
+ * Sends client request `type` (group/messages.ts) to the coordinator of `groupId`, wrapped with the
+ * request header's version, client id and host; resolves with its reply (the result, or a bare
+ * error), or with `{errorCode}` when the group has no coordinator here or the coordinator did not
+ * answer (COORDINATOR_NOT_AVAILABLE: clients look the coordinator up again). `waitMs` is how long the
+ * coordinator may hold the request (JoinGroup waits for the rebalance).
  */
-export async function askCoordinator<T extends object>(
+export async function askCoordinator<K extends GroupClientKind>(
   ctx: RequestContext,
   groupId: string,
-  type: string,
-  request: unknown,
+  type: K,
+  request: GroupClientRequestOf<K>,
   waitMs = 0,
-): Promise<T | { errorCode: number }> {
+): Promise<GroupClientMessages[K]['reply']> {
   const route = ctx.broker.groupCoordinatorFor(groupId);
   if (route.actor === null) return { errorCode: route.errorCode };
+  const body: GroupClientMessages[K]['body'] = {
+    version: ctx.apiVersion,
+    clientId: ctx.clientId ?? '',
+    clientHost: clientHostOf(ctx.remote),
+    request,
+  };
   try {
-    return await ctx.broker.endpoint.request<T>(
+    // The client requests are a part of the coordinator's map: its ref is a ref to them.
+    return await ctx.broker.endpoint.request<GroupClientMessages, K>(
       route.actor,
       type,
-      {
-        version: ctx.apiVersion,
-        clientId: ctx.clientId ?? '',
-        clientHost: clientHostOf(ctx.remote),
-        request,
-      },
+      body,
       waitMs + COORDINATOR_SLACK_MS,
     );
   } catch (error) {
@@ -51,6 +60,6 @@ export async function askCoordinator<T extends object>(
 }
 
 /** Whether a coordinator reply is a bare error (routing failure or loading), not a full result. */
-export function isBareError(reply: object): reply is { errorCode: number } {
+export function isBareError(reply: object): reply is CoordinatorErrorReply {
   return Object.keys(reply).every((k) => k === 'errorCode' || k === 'loading');
 }

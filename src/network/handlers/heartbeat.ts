@@ -12,7 +12,7 @@ export const heartbeatHandler: ApiHandler<typeof HeartbeatRequest, typeof Heartb
   minVersion: 0,
   maxVersion: 4,
   async handle(ctx) {
-    const reply = await askCoordinator<{ errorCode: number }>(ctx, ctx.body.groupId, 'heartbeat', ctx.body);
+    const reply = await askCoordinator(ctx, ctx.body.groupId, 'group.heartbeat', ctx.body);
     return { throttleTimeMs: 0, errorCode: reply.errorCode };
   },
 };

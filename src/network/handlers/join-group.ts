@@ -19,7 +19,7 @@ export const joinGroupHandler: ApiHandler<typeof JoinGroupRequest, typeof JoinGr
     const { body, apiVersion } = ctx;
     const waitMs =
       Math.max(body.rebalanceTimeoutMs, body.sessionTimeoutMs) + ctx.broker.config.groupInitialRebalanceDelayMs;
-    const reply = await askCoordinator<JoinResult>(ctx, body.groupId, 'join', body, waitMs);
+    const reply = await askCoordinator(ctx, body.groupId, 'group.join', body, waitMs);
     const result: JoinResult = isBareError(reply)
       ? {
           errorCode: reply.errorCode,

@@ -6,10 +6,11 @@
  */
 import type { TopicState } from '../../controller/metadata-records';
 import { ErrorCode } from '../../protocol/error-codes';
-import type { ActorId } from '../../runtime/actor';
+import type { ActorRef } from '../../runtime/actor';
+import type { ReplicaMessages } from '../../replica/messages';
 import type { BrokerContext } from '../broker-context';
 
-export type LeaderLookup = { replica: ActorId; topic: TopicState } | { errorCode: number };
+export type LeaderLookup = { replica: ActorRef<ReplicaMessages>; topic: TopicState } | { errorCode: number };
 
 /** `topic` may be given already resolved (e.g. from a topic ID); `unknownTopicCode` defaults to UNKNOWN_TOPIC_OR_PARTITION. */
 export function leaderFor(

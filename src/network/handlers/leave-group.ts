@@ -18,7 +18,7 @@ export const leaveGroupHandler: ApiHandler<typeof LeaveGroupRequest, typeof Leav
   async handle(ctx) {
     const { body, apiVersion } = ctx;
     const members = apiVersion >= 3 ? body.members : [{ memberId: body.memberId, groupInstanceId: null }];
-    const reply = await askCoordinator<LeaveResult>(ctx, body.groupId, 'leave', { groupId: body.groupId, members });
+    const reply = await askCoordinator(ctx, body.groupId, 'group.leave', { groupId: body.groupId, members });
     const result: LeaveResult = isBareError(reply) ? { errorCode: reply.errorCode, members: [] } : reply;
     if (apiVersion >= 3) return { throttleTimeMs: 0, errorCode: result.errorCode, members: result.members };
     const memberError = result.members.find((m) => m.errorCode !== ErrorCode.NONE)?.errorCode ?? ErrorCode.NONE;

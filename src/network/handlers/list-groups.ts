@@ -20,12 +20,7 @@ export const listGroupsHandler: ApiHandler<typeof ListGroupsRequest, typeof List
         .groupCoordinators()
         .map((actor) =>
           broker.endpoint
-            .request<{ errorCode: number; groups: ListedGroup[] }>(
-              actor,
-              'list',
-              { statesFilter: body.statesFilter, typesFilter: body.typesFilter },
-              30_000,
-            )
+            .request(actor, 'group.list', { statesFilter: body.statesFilter, typesFilter: body.typesFilter }, 30_000)
             .catch(() => ({ errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, groups: [] as ListedGroup[] })),
         ),
     );

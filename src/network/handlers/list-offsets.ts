@@ -20,7 +20,6 @@ import {
   UNKNOWN_OFFSET,
   UNKNOWN_TIMESTAMP,
 } from '../../protocol/sentinels';
-import type { ListOffsetReply } from '../../replica/replica-actor';
 import type { ApiHandler } from '../api-handler';
 import type { ListOffsetsRequest, ListOffsetsResponse } from '../../protocol/schema/list-offsets';
 import { leaderFor } from './leader-lookup';
@@ -77,9 +76,9 @@ export const listOffsetsHandler: ApiHandler<typeof ListOffsetsRequest, typeof Li
               return answer(ErrorCode.NONE);
             const timestamp = p.timestamp === EARLIEST_LOCAL_TIMESTAMP ? EARLIEST_TIMESTAMP : p.timestamp;
             try {
-              const reply = await broker.endpoint.request<ListOffsetReply>(
+              const reply = await broker.endpoint.request(
                 leader.replica,
-                'list-offsets',
+                'replica.list-offsets',
                 { timestamp },
                 REPLICA_REQUEST_TIMEOUT_MS,
               );

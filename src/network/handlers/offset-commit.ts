@@ -9,7 +9,7 @@ import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
 import { ZERO_UUID } from '../../protocol/primitives';
 import type { OffsetCommitRequest, OffsetCommitResponse } from '../../protocol/schema/offset-commit';
-import type { CommitRequest, CommitResult } from '../../group/messages';
+import type { CommitRequest } from '../../group/messages';
 import type { ApiHandler } from '../api-handler';
 import { askCoordinator, isBareError } from './group-routing';
 
@@ -44,8 +44,7 @@ export const offsetCommitHandler: ApiHandler<typeof OffsetCommitRequest, typeof 
       groupInstanceId: body.groupInstanceId,
       topics: valid,
     };
-    const reply =
-      valid.length > 0 ? await askCoordinator<CommitResult>(ctx, body.groupId, 'commit', request) : { topics: [] };
+    const reply = valid.length > 0 ? await askCoordinator(ctx, body.groupId, 'group.commit', request) : { topics: [] };
     const codes = new Map<string, number>();
     if (isBareError(reply)) {
       for (const t of valid) for (const p of t.partitions) codes.set(`${t.name}\0${p.partitionIndex}`, reply.errorCode);

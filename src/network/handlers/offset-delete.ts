@@ -9,8 +9,6 @@ import type { OffsetDeleteRequest, OffsetDeleteResponse } from '../../protocol/s
 import type { ApiHandler } from '../api-handler';
 import { askCoordinator } from './group-routing';
 
-type Topics = { name: string; partitions: { partitionIndex: number; errorCode: number }[] }[];
-
 export const offsetDeleteHandler: ApiHandler<typeof OffsetDeleteRequest, typeof OffsetDeleteResponse> = {
   apiKey: ApiKey.OffsetDelete,
   name: 'OffsetDelete',
@@ -31,7 +29,7 @@ export const offsetDeleteHandler: ApiHandler<typeof OffsetDeleteRequest, typeof 
         });
       if (partitions.length > 0) valid.push({ name: t.name, partitions });
     }
-    const reply = await askCoordinator<{ errorCode: number; topics: Topics }>(ctx, body.groupId, 'offset-delete', {
+    const reply = await askCoordinator(ctx, body.groupId, 'group.offset-delete', {
       groupId: body.groupId,
       topics: valid,
     });

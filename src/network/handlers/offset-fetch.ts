@@ -17,7 +17,7 @@ async function fetchGroup(
   groupId: string,
   topics: FetchOffsetsRequest['topics'],
 ): Promise<FetchOffsetsResult> {
-  const reply = await askCoordinator<FetchOffsetsResult>(ctx, groupId, 'fetch-offsets', { groupId, topics });
+  const reply = await askCoordinator(ctx, groupId, 'group.fetch-offsets', { groupId, topics });
   if (!isBareError(reply)) return reply;
   return {
     errorCode: reply.errorCode,

@@ -49,9 +49,9 @@ export const offsetForLeaderEpochHandler: ApiHandler<
             const epochCode = leaderEpochError(leader.topic, p.partition, p.currentLeaderEpoch);
             if (epochCode !== ErrorCode.NONE) return answer(epochCode);
             try {
-              const reply = await broker.endpoint.request<{ leaderEpoch: number; endOffset: number }>(
+              const reply = await broker.endpoint.request(
                 leader.replica,
-                'offset-for-epoch',
+                'replica.offset-for-epoch',
                 { leaderEpoch: p.leaderEpoch },
                 REPLICA_REQUEST_TIMEOUT_MS,
               );

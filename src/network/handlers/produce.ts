@@ -6,7 +6,6 @@
  */
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
-import type { ProduceReply } from '../../replica/replica-actor';
 import type { ApiHandler, RequestContext } from '../api-handler';
 import type { ProduceRequest, ProduceResponse, ProduceRequestData } from '../../protocol/schema/produce';
 import { leaderFor } from './leader-lookup';
@@ -74,9 +73,9 @@ export const produceHandler: ApiHandler<typeof ProduceRequest, typeof ProduceRes
           );
         const { replica, topic } = leader;
         try {
-          const reply = await broker.endpoint.request<ProduceReply>(
+          const reply = await broker.endpoint.request(
             replica,
-            'produce',
+            'replica.produce',
             { records: p.records, acks, timeoutMs },
             Math.max(0, timeoutMs) + REPLY_GRACE_MS,
           );

@@ -5,7 +5,6 @@
  */
 import { ApiKey } from '../../protocol/api-keys';
 import type { SyncGroupRequest, SyncGroupResponse } from '../../protocol/schema/sync-group';
-import type { SyncResult } from '../../group/messages';
 import type { ApiHandler } from '../api-handler';
 import { askCoordinator, isBareError } from './group-routing';
 
@@ -18,7 +17,7 @@ export const syncGroupHandler: ApiHandler<typeof SyncGroupRequest, typeof SyncGr
   minVersion: 0,
   maxVersion: 5,
   async handle(ctx) {
-    const reply = await askCoordinator<SyncResult>(ctx, ctx.body.groupId, 'sync', ctx.body, SYNC_WAIT_MS);
+    const reply = await askCoordinator(ctx, ctx.body.groupId, 'group.sync', ctx.body, SYNC_WAIT_MS);
     const result = isBareError(reply)
       ? { errorCode: reply.errorCode, protocolType: null, protocolName: null, assignment: Buffer.alloc(0) }
       : reply;

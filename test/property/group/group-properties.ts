@@ -20,16 +20,16 @@ import { MemoryFileSystem } from '../../../src/io/memory-file-system';
 import { ErrorCode } from '../../../src/protocol/error-codes';
 import type { SimRuntime } from '../../../src/runtime/sim-runtime';
 import type { Endpoint } from '../../../src/runtime/runtime';
-import type { CommitResult, FetchOffsetsResult } from '../../../src/group/messages';
+import type { FetchOffsetsResult } from '../../../src/group/messages';
 import {
   bootCoordinator,
-  COORDINATOR,
   COORDINATOR_ACTORS,
   describeGroup,
   fetchOffsets,
   GROUP,
   Member,
   powerCycle,
+  coordinatorRequest,
 } from '../../helpers/sim-harness';
 
 const PARTITIONS = 6;
@@ -101,9 +101,9 @@ export function committedOffsetsSurviveCrashes(numRuns: number): Promise<void> {
         for (const [i, c] of commands.entries()) {
           if (c.kind === 'commit') {
             const reply = await sim.runUntil(
-              net.request<CommitResult>(
-                COORDINATOR,
-                'commit',
+              coordinatorRequest(
+                net,
+                'group.commit',
                 {
                   version: 8,
                   clientId: 'c',
@@ -135,9 +135,9 @@ export function committedOffsetsSurviveCrashes(numRuns: number): Promise<void> {
             model.set(c.partition, { offset: c.offset, metadata: c.metadata });
           } else if (c.kind === 'delete') {
             const reply = await sim.runUntil(
-              net.request<{ errorCode: number }>(
-                COORDINATOR,
-                'offset-delete',
+              coordinatorRequest(
+                net,
+                'group.offset-delete',
                 {
                   version: 0,
                   clientId: 'c',
@@ -274,9 +274,9 @@ export function assignmentsStayDisjoint(numRuns: number): Promise<void> {
             gone.push(c.member);
             if (e.kind === 'leave') {
               await sim.runUntil(
-                net.request(
-                  COORDINATOR,
-                  'leave',
+                coordinatorRequest(
+                  net,
+                  'group.leave',
                   {
                     version: 3,
                     clientId: c.name,

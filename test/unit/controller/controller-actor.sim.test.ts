@@ -12,15 +12,15 @@ import { MemoryFileSystem } from '../../../src/io/memory-file-system';
 import { ErrorCode } from '../../../src/protocol/error-codes';
 import type { SimRuntime } from '../../../src/runtime/sim-runtime';
 import type { Endpoint } from '../../../src/runtime/runtime';
+import { actorRef } from '../../../src/runtime/actor';
+import type { MessageMap } from '../../../src/runtime/actor';
 import type {
-  AlterConfigResult,
+  ControllerMessages,
   AlterTopicConfigsCommand,
   CreatePartitionsCommand,
-  CreatePartitionsResult,
   CreateTopicResult,
   CreateTopicsCommand,
-  DeleteTopicResult,
-} from '../../../src/controller/controller-actor';
+} from '../../../src/controller/messages';
 import type { MetadataImage, TopicState } from '../../../src/controller/metadata-records';
 import { ZERO_UUID } from '../../../src/controller/uuid';
 import { recordingLogger } from '../storage/helpers';
@@ -36,22 +36,22 @@ function topic(name: string, numPartitions = 1, replicationFactor = 1, configs: 
 
 /** A controller client: one method per message kind, each driving the simulation until the reply. */
 function client(sim: SimRuntime, net: Endpoint) {
-  const call = <T>(type: string, body: unknown) => ask<T>(sim, net, type, body, CONTROLLER);
+  const call = <K extends keyof ControllerMessages & string>(type: K, body: ControllerMessages[K]['body']) =>
+    ask(sim, net, CONTROLLER, type, body);
   return {
-    metadata: () => call<MetadataImage>('get-metadata', {}),
-    createTopics: (topics: Topic[], validateOnly = false) =>
-      call<{ results: CreateTopicResult[]; image: MetadataImage }>('create-topics', { topics, validateOnly }),
+    metadata: () => call('controller.get-metadata', {}),
+    createTopics: (topics: Topic[], validateOnly = false) => call('controller.create-topics', { topics, validateOnly }),
     deleteTopics: (topics: { name: string | null; topicId: string | null }[]) =>
-      call<{ results: DeleteTopicResult[]; image: MetadataImage }>('delete-topics', { topics }),
+      call('controller.delete-topics', { topics }),
     alterConfigs: (resources: AlterTopicConfigsCommand['resources'], incremental: boolean, validateOnly = false) =>
-      call<{ results: AlterConfigResult[]; image: MetadataImage }>('alter-topic-configs', {
+      call('controller.alter-topic-configs', {
         resources,
         incremental,
         validateOnly,
       }),
     createPartitions: (topics: CreatePartitionsCommand['topics'], validateOnly = false) =>
-      call<{ results: CreatePartitionsResult[]; image: MetadataImage }>('create-partitions', { topics, validateOnly }),
-    initProducerId: () => call<{ producerId: number; producerEpoch: number }>('init-producer-id', {}),
+      call('controller.create-partitions', { topics, validateOnly }),
+    initProducerId: () => call('controller.init-producer-id', {}),
   };
 }
 
@@ -98,7 +98,7 @@ describe('controller actor: get-metadata', () => {
     const { sim, net } = await bootController(2, new MemoryFileSystem(), controllerArgs(), { logger });
     const controller = client(sim, net);
     const before = await controller.metadata();
-    net.send(CONTROLLER, 'no-such-message', {});
+    net.send(actorRef<MessageMap>(CONTROLLER), 'no-such-message', {});
     await sim.settle();
     assert.ok(
       logger.lines.some(

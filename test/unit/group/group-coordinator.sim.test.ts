@@ -11,10 +11,8 @@ import { MemoryFileSystem } from '../../../src/io/memory-file-system';
 import { ErrorCode } from '../../../src/protocol/error-codes';
 import type { SimRuntime } from '../../../src/runtime/sim-runtime';
 import type { Endpoint } from '../../../src/runtime/runtime';
-import type { JoinResult, CommitResult } from '../../../src/group/messages';
 import {
   bootCoordinator,
-  COORDINATOR,
   COORDINATOR_ACTORS,
   describeGroup,
   fetchOffsets,
@@ -22,6 +20,7 @@ import {
   Member,
   powerCycle,
   SESSION_MS,
+  coordinatorRequest,
 } from '../../helpers/sim-harness';
 
 /** Two dynamic members through the KIP-394 handshake into a Stable generation; returns [leader, follower]. */
@@ -90,9 +89,9 @@ describe('group coordinator (simulated)', () => {
     const oldGeneration = leader.generationId;
     // The follower leaves: the leader rejoins into the next generation.
     const left = await sim.runUntil(
-      net.request<{ errorCode: number; members: { errorCode: number }[] }>(
-        COORDINATOR,
-        'leave',
+      coordinatorRequest(
+        net,
+        'group.leave',
         {
           version: 3,
           clientId: 'b',
@@ -230,9 +229,9 @@ describe('group coordinator (simulated)', () => {
   test('JoinGroup with a session timeout outside group.min/max.session.timeout.ms gets INVALID_SESSION_TIMEOUT', async () => {
     const { sim, net } = await bootCoordinator(6, new MemoryFileSystem());
     const reply = await sim.runUntil(
-      net.request<JoinResult>(
-        COORDINATOR,
-        'join',
+      coordinatorRequest(
+        net,
+        'group.join',
         {
           version: 5,
           clientId: 'c',
@@ -263,9 +262,9 @@ describe('group coordinator (simulated)', () => {
     await sim.runUntil(member.sync([{ memberId: member.memberId, assignment: Buffer.from('p') }]));
     assert.equal((await sim.runUntil(member.commit(5))).topics[0]!.partitions[0]!.errorCode, ErrorCode.NONE);
     await sim.runUntil(
-      net.request(
-        COORDINATOR,
-        'leave',
+      coordinatorRequest(
+        net,
+        'group.leave',
         {
           version: 3,
           clientId: 'a',
@@ -343,9 +342,9 @@ describe('group coordinator (simulated)', () => {
     const { sim, net } = await bootCoordinator(9, new MemoryFileSystem());
     const commit = (version: number) =>
       sim.runUntil(
-        net.request<CommitResult>(
-          COORDINATOR,
-          'commit',
+        coordinatorRequest(
+          net,
+          'group.commit',
           {
             version,
             clientId: 'c',

@@ -12,7 +12,6 @@ import type { TopicState } from '../../../src/controller/metadata-records';
 import { ErrorCode } from '../../../src/protocol/error-codes';
 import { ApiKey } from '../../../src/protocol/api-keys';
 import { MemoryFileSystem } from '../../../src/io/memory-file-system';
-import type { ProduceReply } from '../../../src/replica/replica-actor';
 import type { Endpoint } from '../../../src/runtime/runtime';
 import { createLogger } from '../../../src/runtime/logger';
 import { batch, bootReplica, REPLICA } from '../../helpers/sim-harness';
@@ -113,9 +112,9 @@ describe('Fetch long poll in virtual time', () => {
     const { state, response } = startFetch(broker, 10_000, 0);
     await sim.advanceTime(100);
     assert.equal(state.done, false);
-    const produced = net.request<ProduceReply>(
+    const produced = net.request(
       REPLICA,
-      'produce',
+      'replica.produce',
       { records: batch(['a', 'b']), acks: 1, timeoutMs: 1000 },
       60_000,
     );

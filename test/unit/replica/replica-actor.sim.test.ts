@@ -8,7 +8,6 @@ import assert from 'node:assert/strict';
 import { MemoryFileSystem } from '../../../src/io/memory-file-system';
 import { decodeRecordBatches } from '../../../src/protocol/record-batch/decode';
 import { ErrorCode } from '../../../src/protocol/error-codes';
-import type { ProduceReply, FetchReply, ListOffsetReply } from '../../../src/replica/replica-actor';
 import { recordingLogger } from '../storage/helpers';
 import type { FileHandle, FileSystem } from '../../../src/io/file-system';
 import { fsError } from '../../../src/io/memory-file-system';
@@ -71,7 +70,7 @@ describe('replica actor in the simulation runtime', () => {
     const { sim, net } = await bootReplica(1, fs, { segmentBytes: 512 });
     const offsets: number[] = [];
     for (let i = 0; i < 20; i++) {
-      const reply = await ask<ProduceReply>(sim, net, 'produce', {
+      const reply = await ask(sim, net, REPLICA, 'replica.produce', {
         records: batch([`a${i}`, `b${i}`]),
         acks: -1,
         timeoutMs: 1000,
@@ -93,7 +92,7 @@ describe('replica actor in the simulation runtime', () => {
   test('acks=all with write.caching=false answers only once the batch is fsynced', async () => {
     const fs = new MemoryFileSystem();
     const { sim, net } = await bootReplica(2, fs);
-    const reply = await ask<ProduceReply>(sim, net, 'produce', {
+    const reply = await ask(sim, net, REPLICA, 'replica.produce', {
       records: batch(['durable']),
       acks: -1,
       timeoutMs: 1000,
@@ -113,7 +112,7 @@ describe('replica actor in the simulation runtime', () => {
     const fs = new MemoryFileSystem();
     const { sim, net } = await bootReplica(7, fs, { segmentBytes: 1 << 20 });
     for (const v of ['one', 'two', 'three'])
-      await ask<ProduceReply>(sim, net, 'produce', { records: batch([v]), acks: -1, timeoutMs: 1000 });
+      await ask(sim, net, REPLICA, 'replica.produce', { records: batch([v]), acks: -1, timeoutMs: 1000 });
     const segment = `${LOG_DIR}/t-0/00000000000000000000.log`;
     const size = fs.readFile(segment).length;
     sim.crash(REPLICA);
@@ -121,7 +120,11 @@ describe('replica actor in the simulation runtime', () => {
     await sim.restart(REPLICA);
     await sim.settle();
     assert.deepEqual(await readAll(sim, net), ['one', 'two']);
-    const next = await ask<ProduceReply>(sim, net, 'produce', { records: batch(['four']), acks: -1, timeoutMs: 1000 });
+    const next = await ask(sim, net, REPLICA, 'replica.produce', {
+      records: batch(['four']),
+      acks: -1,
+      timeoutMs: 1000,
+    });
     assert.equal(next.baseOffset, 2, 'the truncated offset is reused');
     await sim.shutdown();
   });
@@ -131,9 +134,9 @@ describe('replica actor in the simulation runtime', () => {
     const { sim, net } = await bootReplica(8, fs);
     const answered = new Set<string>();
     const send = (value: string, acks: number) => {
-      const reply = net.request<ProduceReply>(
+      const reply = net.request(
         REPLICA,
-        'produce',
+        'replica.produce',
         { records: batch([value]), acks, timeoutMs: 60_000 },
         60_000,
       );
@@ -196,23 +199,23 @@ describe('replica actor in the simulation runtime', () => {
   test('reads that arrive while appends are being fsynced wait for them (read-your-writes)', async () => {
     const fs = new MemoryFileSystem({ asyncSyncs: 'manual' });
     const { sim, net } = await bootReplica(10, fs);
-    const produced = net.request<ProduceReply>(
+    const produced = net.request(
       REPLICA,
-      'produce',
+      'replica.produce',
       { records: batch(['p', 'q']), acks: 1, timeoutMs: 1000 },
       60_000,
     );
     await sim.settle();
     assert.equal((await produced).errorCode, ErrorCode.NONE);
     const answers: string[] = [];
-    const fetched = net.request<FetchReply>(
+    const fetched = net.request(
       REPLICA,
-      'fetch',
+      'replica.fetch',
       { fetchOffset: 0, maxBytes: 1 << 20, minOneBatch: true },
       60_000,
     );
-    const latest = net.request<ListOffsetReply>(REPLICA, 'list-offsets', { timestamp: -1 }, 60_000);
-    const earliest = net.request<ListOffsetReply>(REPLICA, 'list-offsets', { timestamp: -2 }, 60_000);
+    const latest = net.request(REPLICA, 'replica.list-offsets', { timestamp: -1 }, 60_000);
+    const earliest = net.request(REPLICA, 'replica.list-offsets', { timestamp: -2 }, 60_000);
     fetched.then(() => answers.push('fetch'));
     latest.then(() => answers.push('latest'));
     earliest.then(() => answers.push('earliest'));
@@ -227,7 +230,11 @@ describe('replica actor in the simulation runtime', () => {
       ),
       ['p', 'q'],
     );
-    const empty = await ask<FetchReply>(sim, net, 'fetch', { fetchOffset: 2, maxBytes: 1 << 20, minOneBatch: true });
+    const empty = await ask(sim, net, REPLICA, 'replica.fetch', {
+      fetchOffset: 2,
+      maxBytes: 1 << 20,
+      minOneBatch: true,
+    });
     assert.equal(empty.records, null, 'at the LEO: answered at once, empty');
     await sim.shutdown();
   });
@@ -236,9 +243,13 @@ describe('replica actor in the simulation runtime', () => {
     const fs = new MemoryFileSystem({ asyncSyncs: 'manual' });
     const logger = recordingLogger();
     const { sim, net } = await bootReplica(9, fs, {}, { logger });
-    net.request(REPLICA, 'produce', { records: batch(['x']), acks: 1, timeoutMs: 1000 }, 60_000).catch(() => undefined);
+    net
+      .request(REPLICA, 'replica.produce', { records: batch(['x']), acks: 1, timeoutMs: 1000 }, 60_000)
+      .catch(() => undefined);
     await sim.settle();
-    net.request(REPLICA, 'produce', { records: batch(['y']), acks: 1, timeoutMs: 1000 }, 60_000).catch(() => undefined);
+    net
+      .request(REPLICA, 'replica.produce', { records: batch(['y']), acks: 1, timeoutMs: 1000 }, 60_000)
+      .catch(() => undefined);
     await sim.settle();
     assert.ok(fs.pendingSyncs > 0);
     const stopped = sim.stopActor(REPLICA);
@@ -262,16 +273,16 @@ describe('replica actor in the simulation runtime', () => {
     const fs = new MemoryFileSystem({ asyncSyncs: 'manual' });
     const logger = recordingLogger();
     const { sim, net } = await bootReplica(11, fs, {}, { logger });
-    const acked = net.request<ProduceReply>(
+    const acked = net.request(
       REPLICA,
-      'produce',
+      'replica.produce',
       { records: batch(['x']), acks: -1, timeoutMs: 60_000 },
       60_000,
     );
     await sim.settle();
     assert.ok(fs.pendingSyncs > 0, 'a flush is in flight');
     let deleted = false;
-    const deletion = net.request(REPLICA, 'delete', {}, 60_000).then(() => {
+    const deletion = net.request(REPLICA, 'replica.delete', {}, 60_000).then(() => {
       deleted = true;
     });
     await sim.settle();
@@ -300,9 +311,9 @@ describe('replica actor in the simulation runtime', () => {
     const { sim, net } = await bootReplica(12, fs, {}, { logger });
     await sim.settle();
     fs.armed = true;
-    const produced = net.request<ProduceReply>(
+    const produced = net.request(
       REPLICA,
-      'produce',
+      'replica.produce',
       { records: batch(['x']), acks: 1, timeoutMs: 1000 },
       60_000,
     );
@@ -333,9 +344,14 @@ describe('replica actor in the simulation runtime', () => {
       const replies = [];
       for (let i = 0; i < 10; i++)
         replies.push(
-          net.request(REPLICA, 'produce', { records: batch([`v${i}`]), acks: i % 2 ? 1 : -1, timeoutMs: 1000 }, 60_000),
+          net.request(
+            REPLICA,
+            'replica.produce',
+            { records: batch([`v${i}`]), acks: i % 2 ? 1 : -1, timeoutMs: 1000 },
+            60_000,
+          ),
         );
-      replies.push(net.request(REPLICA, 'watch', { fetchOffset: 100, maxWaitMs: 50 }, 60_000));
+      replies.push(net.request(REPLICA, 'replica.watch', { fetchOffset: 100, maxWaitMs: 50 }, 60_000));
       await sim.settle();
       await sim.advanceTime(100);
       await Promise.all(replies);

@@ -5,6 +5,7 @@ import type { Envelope } from '../../../src/runtime/actor';
 import { SIM_EPOCH_MS, SimRuntime } from '../../../src/runtime/sim-runtime';
 import { MemoryFileSystem } from '../../../src/io/memory-file-system';
 import { registerTestKinds } from './fixtures/register';
+import { ref } from './fixtures/test-actors';
 
 registerTestKinds();
 
@@ -17,11 +18,11 @@ async function racyRun(seed: number): Promise<{ trace: string[]; seen: string[] 
   for (const p of ['p1', 'p2', 'p3']) await sim.spawn(p, 'producer', null, broker0);
   await sim.spawn('echo', 'echo', {}, { pool: 'controller' });
   const driver = sim.endpoint('driver');
-  for (const p of ['p1', 'p2', 'p3']) driver.send(p, 'go', { to: 'sink', n: 6 });
-  const echoes = [1, 2, 3].map((i) => driver.request('echo', 'echo', i, 1000));
+  for (const p of ['p1', 'p2', 'p3']) driver.send(ref(p), 'go', { to: 'sink', n: 6 });
+  const echoes = [1, 2, 3].map((i) => driver.request(ref('echo'), 'echo', i, 1000));
   await sim.settle();
   assert.deepEqual(await Promise.all(echoes), [1, 2, 3]);
-  const seen = await sim.runUntil(driver.request<string[]>('sink', 'dump', null, 1000));
+  const seen = await sim.runUntil(driver.request(ref('sink'), 'dump', null, 1000));
   await sim.shutdown();
   return { trace: sim.trace, seen };
 }
@@ -54,13 +55,13 @@ test('virtual timers fire in order on virtual time only', async () => {
   await sim.advanceTime(350);
   assert.equal(sim.clock.nowMs(), SIM_EPOCH_MS + 350);
   assert.equal(sim.elapsedMs, 350);
-  assert.deepEqual(await sim.runUntil(driver.request('ticker', 'ticks', null, 10)), [100, 200, 300]);
+  assert.deepEqual(await sim.runUntil(driver.request(ref('ticker'), 'ticks', null, 10)), [100, 200, 300]);
   await sim.advanceTime(10_000);
-  assert.equal((await sim.runUntil(driver.request<number[]>('ticker', 'ticks', null, 10))).length, 103);
+  assert.equal((await sim.runUntil(driver.request(ref('ticker'), 'ticks', null, 10))).length, 103);
   assert.ok(Date.now() - realStart < 2000, 'ten virtual seconds take no real time');
 
   await sim.spawn('e', 'echo', {}, broker0);
-  const late = driver.request<{ at: number }>('e', 'later', { ms: 250 }, 1000);
+  const late = driver.request(ref('e'), 'later', { ms: 250 }, 1000);
   assert.deepEqual(await sim.runUntil(late), { at: 10_600 });
 });
 
@@ -69,10 +70,10 @@ test('a zero-delay timer fires after the messages already queued for its actor',
     const sim = new SimRuntime({ seed });
     await sim.spawn('t', 'ticker', { periodMs: 1_000_000 }, broker0);
     const driver = sim.endpoint('driver');
-    driver.send('t', 'zero', null);
-    for (let i = 0; i < 3; i++) driver.send('t', 'mark', { i });
+    driver.send(ref('t'), 'zero', null);
+    for (let i = 0; i < 3; i++) driver.send(ref('t'), 'mark', { i });
     await sim.settle();
-    const order = await sim.runUntil(driver.request<string[]>('t', 'order', null, 10));
+    const order = await sim.runUntil(driver.request(ref('t'), 'order', null, 10));
     assert.deepEqual(order, ['zero-set', 'mark-0', 'mark-1', 'mark-2', 'zero-fired']);
   }
 });
@@ -81,9 +82,9 @@ test('request timeouts run on virtual time; unknown targets fail at once', async
   const sim = new SimRuntime({ seed: 9 });
   await sim.spawn('e', 'echo', {}, broker0);
   const driver = sim.endpoint('driver');
-  await assert.rejects(sim.runUntil(driver.request('e', 'ignore', null, 1500)), RequestTimeoutError);
+  await assert.rejects(sim.runUntil(driver.request(ref('e'), 'ignore', null, 1500)), RequestTimeoutError);
   assert.equal(sim.elapsedMs, 1500);
-  await assert.rejects(sim.runUntil(driver.request('ghost', 'echo', null, 1500)), (error: unknown) => {
+  await assert.rejects(sim.runUntil(driver.request(ref('ghost'), 'echo', null, 1500)), (error: unknown) => {
     return error instanceof ActorUnavailableError && error.reason === 'unknown-actor';
   });
   assert.equal(sim.elapsedMs, 1500);
@@ -106,21 +107,21 @@ test('crash drops state and queued messages without stop(); restart rebuilds fro
   const stopped: string[] = [];
   driver.onMessage((envelope: Envelope) => stopped.push(envelope.type));
   await sim.spawn('c', 'echo', { reportTo: 'driver' }, broker0);
-  for (let i = 0; i < 3; i++) driver.send('c', 'ignore', i);
+  for (let i = 0; i < 3; i++) driver.send(ref('c'), 'ignore', i);
   await sim.settle();
-  assert.equal(await sim.runUntil(driver.request('c', 'count', null, 100)), 4);
-  driver.send('c', 'ignore', 'queued, then lost');
-  const pending = driver.request('c', 'ignore', null, 60_000);
+  assert.equal(await sim.runUntil(driver.request(ref('c'), 'count', null, 100)), 4);
+  driver.send(ref('c'), 'ignore', 'queued, then lost');
+  const pending = driver.request(ref('c'), 'ignore', null, 60_000);
   sim.crash('c');
   await assert.rejects(
     pending,
     (error: unknown) => error instanceof ActorUnavailableError && error.reason === 'crashed',
   );
-  await assert.rejects(sim.runUntil(driver.request('c', 'echo', null, 100)), ActorUnavailableError);
+  await assert.rejects(sim.runUntil(driver.request(ref('c'), 'echo', null, 100)), ActorUnavailableError);
   assert.equal(sim.queuedMessages, 0);
   await sim.restart('c');
   assert.deepEqual(restarts, [{ actorIds: ['c'], error: 'simulated crash' }]);
-  assert.equal(await sim.runUntil(driver.request('c', 'count', null, 100)), 1, 'state rebuilt from scratch');
+  assert.equal(await sim.runUntil(driver.request(ref('c'), 'count', null, 100)), 1, 'state rebuilt from scratch');
   assert.deepEqual(stopped, [], 'crash does not call stop');
   await sim.shutdown();
   assert.deepEqual(stopped, ['stopped'], 'shutdown calls stop');
@@ -131,12 +132,12 @@ test('actor errors surface from the driver; bodies that cannot be encoded throw 
   const sim = new SimRuntime({ seed: 6 });
   await sim.spawn('e', 'echo', {}, broker0);
   const driver = sim.endpoint('driver');
-  assert.throws(() => driver.send('e', 'echo', { fn: () => 1 }), TypeError);
-  driver.send('e', 'reject', null);
+  assert.throws(() => driver.send(ref('e'), 'echo', { fn: () => 1 }), TypeError);
+  driver.send(ref('e'), 'reject', null);
   await assert.rejects(sim.settle(), /boom from async receive/);
   const sync = new SimRuntime({ seed: 6 });
   await sync.spawn('p', 'producer', null, broker0);
-  sync.endpoint('d').send('p', 'bad', null);
+  sync.endpoint('d').send(ref('p'), 'bad', null);
   assert.throws(() => sync.runUntilIdle(), /unexpected bad/);
 });
 
@@ -153,9 +154,9 @@ test('fault hook drops and duplicates with its own seeded random', async () => {
     return 'deliver';
   });
   const driver = sim.endpoint('driver');
-  driver.send('p', 'go', { to: 'sink', n: 5 });
+  driver.send(ref('p'), 'go', { to: 'sink', n: 5 });
   await sim.advanceTime(100);
-  const seen = await sim.runUntil(driver.request<string[]>('sink', 'dump', null, 10));
+  const seen = await sim.runUntil(driver.request(ref('sink'), 'dump', null, 10));
   assert.deepEqual(seen, ['p:0', 'p:2', 'p:2', 'p:4', 'p:3']);
 });
 
@@ -165,7 +166,7 @@ test('actors share the simulated disk', async () => {
   const sim = new SimRuntime({ seed: 10, fs: disk });
   await sim.spawn('e', 'echo', {}, broker0);
   const driver = sim.endpoint('driver');
-  const text = await sim.runUntil(driver.request('e', 'fs-write', { path: '/data/orders-0/hw', text: '42' }, 10));
+  const text = await sim.runUntil(driver.request(ref('e'), 'fs-write', { path: '/data/orders-0/hw', text: '42' }, 10));
   assert.equal(text, '42');
   assert.equal(disk.readFile('/data/orders-0/hw').toString(), '42');
   assert.equal(new SimRuntime({ seed: 1 }).fs.exists('/data'), false, 'default: a fresh MemoryFileSystem');

@@ -8,6 +8,7 @@ import type { Envelope } from '../../../src/runtime/actor';
 import { createLogger, levelFromEnv } from '../../../src/runtime/logger';
 import { ThreadRuntime } from '../../../src/runtime/thread-runtime';
 import { registerTestKinds } from './fixtures/register';
+import { ref } from './fixtures/test-actors';
 
 registerTestKinds();
 
@@ -50,7 +51,7 @@ test('placement: own worker while the pool has one free, then least-loaded; cont
   assert.deepEqual(pool1, [1, 1, 1], '3 replicas on a pool of 4: one thread each, the 4th never started');
 
   const probe = runtime.endpoint('probe');
-  const who = async (id: string): Promise<WhoAmI> => probe.request<WhoAmI>(id, 'whoami', null, 5000);
+  const who = async (id: string): Promise<WhoAmI> => probe.request(ref(id), 'whoami', null, 5000);
   const threads = new Map<string, number>();
   for (const id of [...ids0, ...ids1, 'controller']) threads.set(id, (await who(id)).threadId);
   const t = (id: string): number => threads.get(id) as number;
@@ -77,12 +78,12 @@ test('request/reply: endpoint to actor, across workers, on one worker; Buffers a
 
   const net = runtime.endpoint('net/0');
   const batch = Buffer.alloc(100_000, 5);
-  assert.deepEqual(await net.request('a', 'echo', { batch, none: null, empty: Buffer.alloc(0) }, 5000), {
+  assert.deepEqual(await net.request(ref('a'), 'echo', { batch, none: null, empty: Buffer.alloc(0) }, 5000), {
     batch,
     none: null,
     empty: Buffer.alloc(0),
   });
-  const info = await net.request<{ isBuffer: boolean; length: number }>('a', 'binary-info', { data: batch }, 5000);
+  const info = await net.request(ref('a'), 'binary-info', { data: batch }, 5000);
   assert.equal(info.isBuffer, true);
   assert.equal(info.length, batch.length);
 
@@ -90,7 +91,7 @@ test('request/reply: endpoint to actor, across workers, on one worker; Buffers a
   const dir = mkdtempSync(path.join(tmpdir(), 'skiff-runtime-'));
   try {
     assert.equal(
-      await net.request('a', 'fs-write', { path: path.join(dir, 'x.checkpoint'), text: '0\n' }, 5000),
+      await net.request(ref('a'), 'fs-write', { path: path.join(dir, 'x.checkpoint'), text: '0\n' }, 5000),
       '0\n',
     );
     assert.equal(readFileSync(path.join(dir, 'x.checkpoint'), 'utf8'), '0\n');
@@ -99,25 +100,34 @@ test('request/reply: endpoint to actor, across workers, on one worker; Buffers a
   }
 
   // a (broker 0, worker 0) -> b (broker 0, worker 1): through the hub.
-  assert.deepEqual(await net.request('a', 'forward', { to: 'b', type: 'echo', body: 'x', timeoutMs: 5000 }, 5000), {
-    ok: 'x',
-  });
+  assert.deepEqual(
+    await net.request(ref('a'), 'forward', { to: 'b', type: 'echo', body: 'x', timeoutMs: 5000 }, 5000),
+    {
+      ok: 'x',
+    },
+  );
   // c -> d on the same worker: delivered locally.
-  assert.deepEqual(await net.request('c', 'forward', { to: 'd', type: 'echo', body: [1, 2], timeoutMs: 5000 }, 5000), {
-    ok: [1, 2],
-  });
+  assert.deepEqual(
+    await net.request(ref('c'), 'forward', { to: 'd', type: 'echo', body: [1, 2], timeoutMs: 5000 }, 5000),
+    {
+      ok: [1, 2],
+    },
+  );
   // actor -> endpoint request, answered by the endpoint.
   net.onMessage((envelope: Envelope) => net.reply(envelope, { pong: envelope.body }));
-  assert.deepEqual(await net.request('b', 'forward', { to: 'net/0', type: 'ping', body: 3, timeoutMs: 5000 }, 5000), {
-    ok: { pong: 3 },
-  });
+  assert.deepEqual(
+    await net.request(ref('b'), 'forward', { to: 'net/0', type: 'ping', body: 3, timeoutMs: 5000 }, 5000),
+    {
+      ok: { pong: 3 },
+    },
+  );
   // endpoint -> endpoint.
   const other = runtime.endpoint('net/1');
   other.onMessage((envelope: Envelope) => other.reply(envelope, 'hi'));
-  assert.equal(await net.request('net/1', 'hello', null, 1000), 'hi');
+  assert.equal(await net.request(ref('net/1'), 'hello', null, 1000), 'hi');
   // Message order between one pair is kept.
-  for (let i = 0; i < 50; i++) net.send('a', 'ignore', i);
-  assert.equal(await net.request('a', 'count', null, 5000), 55);
+  for (let i = 0; i < 50; i++) net.send(ref('a'), 'ignore', i);
+  assert.equal(await net.request(ref('a'), 'count', null, 5000), 55);
   net.close();
   other.close();
 });
@@ -128,19 +138,22 @@ test('request timeout and unknown target fail, never hang', async () => {
   await runtime.spawn('b', 'echo', {}, { pool: 'broker', brokerId: 0 });
   const net = runtime.endpoint('net');
   const started = Date.now();
-  await assert.rejects(net.request('a', 'ignore', null, 100), RequestTimeoutError);
+  await assert.rejects(net.request(ref('a'), 'ignore', null, 100), RequestTimeoutError);
   assert.ok(Date.now() - started >= 95);
-  await assert.rejects(net.request('nobody', 'echo', null, 5000), (error: unknown) => {
+  await assert.rejects(net.request(ref('nobody'), 'echo', null, 5000), (error: unknown) => {
     assert.ok(error instanceof ActorUnavailableError);
     assert.equal(error.reason, 'unknown-actor');
     return true;
   });
-  assert.deepEqual(await net.request('a', 'forward', { to: 'b', type: 'ignore', body: null, timeoutMs: 100 }, 5000), {
-    error: 'RequestTimeoutError',
-    message: 'request ignore to b timed out after 100 ms',
-  });
-  const unknown = await net.request<{ error: string }>(
-    'a',
+  assert.deepEqual(
+    await net.request(ref('a'), 'forward', { to: 'b', type: 'ignore', body: null, timeoutMs: 100 }, 5000),
+    {
+      error: 'RequestTimeoutError',
+      message: 'request ignore to b timed out after 100 ms',
+    },
+  );
+  const unknown = await net.request(
+    ref('a'),
     'forward',
     { to: 'ghost', type: 'echo', body: null, timeoutMs: 5000 },
     5000,
@@ -160,7 +173,7 @@ test('spawn rejects with the start error and frees the id; duplicate ids are ref
   await runtime.spawn('x', 'echo', { startDelayMs: 20 }, { pool: 'broker', brokerId: 0 });
   await assert.rejects(runtime.spawn('x', 'echo', {}, { pool: 'broker', brokerId: 0 }), /already exists/);
   const net = runtime.endpoint('net');
-  assert.equal(await net.request('x', 'echo', 1, 5000), 1);
+  assert.equal(await net.request(ref('x'), 'echo', 1, 5000), 1);
   net.close();
 });
 
@@ -176,9 +189,9 @@ test('worker crash: pending requests fail, actors restart with the same ids, han
     }),
   );
   const net = runtime.endpoint('net');
-  const before = await net.request<WhoAmI>('p', 'whoami', null, 5000);
-  const pending = net.request('p', 'ignore', null, 30_000);
-  await net.request('q', 'echo', null, 5000);
+  const before = await net.request(ref('p'), 'whoami', null, 5000);
+  const pending = net.request(ref('p'), 'ignore', null, 30_000);
+  await net.request(ref('q'), 'echo', null, 5000);
   runtime.crashWorkerOf('p', 'injected by test');
   await assert.rejects(
     pending,
@@ -187,18 +200,18 @@ test('worker crash: pending requests fail, actors restart with the same ids, han
   await restarted;
   assert.deepEqual(restarts[0]?.actorIds.sort(), ['p', 'q']);
   assert.match(restarts[0]?.error ?? '', /injected by test/);
-  const afterRestart = await net.request<WhoAmI>('p', 'whoami', null, 5000);
+  const afterRestart = await net.request(ref('p'), 'whoami', null, 5000);
   assert.notEqual(afterRestart.threadId, before.threadId, 'a new worker');
   assert.equal(afterRestart.tag, 'p-args', 'same args');
 
   // An actor that throws in receive crashes its worker too (programmer error) and is restarted.
   const second = new Promise<{ actorIds: string[]; error: string }>((resolve) => runtime.onWorkerRestart(resolve));
-  net.send('q', 'throw', null);
+  net.send(ref('q'), 'throw', null);
   const info = await second;
   assert.match(info.error, /boom from receive/);
-  assert.equal(await net.request('q', 'count', null, 5000), 1, 'fresh state after restart');
+  assert.equal(await net.request(ref('q'), 'count', null, 5000), 1, 'fresh state after restart');
   const third = new Promise<{ actorIds: string[]; error: string }>((resolve) => runtime.onWorkerRestart(resolve));
-  net.send('q', 'reject', null);
+  net.send(ref('q'), 'reject', null);
   assert.match((await third).error, /boom from async receive/);
   net.close();
 });
@@ -216,10 +229,10 @@ test('stopActor, exit() and shutdown run stop()', async () => {
   await runtime.stopActor('s1');
   assert.deepEqual(stopped, ['s1']);
   await runtime.stopActor('s1');
-  await assert.rejects(net.request('s1', 'echo', null, 5000), ActorUnavailableError);
+  await assert.rejects(net.request(ref('s1'), 'echo', null, 5000), ActorUnavailableError);
 
-  assert.equal(await net.request('s2', 'exit', null, 5000), 'bye');
-  await assert.rejects(net.request('s2', 'echo', null, 5000), ActorUnavailableError);
+  assert.equal(await net.request(ref('s2'), 'exit', null, 5000), 'bye');
+  await assert.rejects(net.request(ref('s2'), 'echo', null, 5000), ActorUnavailableError);
   assert.deepEqual(stopped, ['s1', 's2']);
 
   await runtime.shutdown();
@@ -238,12 +251,12 @@ test('a worker that keeps crashing is given up after maxRestarts', async () => {
   const restarted = new Promise<void>((resolve) => runtime.onWorkerRestart(() => resolve()));
   runtime.crashWorkerOf('flaky');
   await restarted;
-  assert.equal(await net.request('flaky', 'echo', 1, 5000), 1);
-  const pending = net.request('flaky', 'ignore', null, 30_000);
+  assert.equal(await net.request(ref('flaky'), 'echo', 1, 5000), 1);
+  const pending = net.request(ref('flaky'), 'ignore', null, 30_000);
   runtime.crashWorkerOf('flaky');
   await assert.rejects(pending, ActorUnavailableError);
   assert.equal(runtime.workerOf('flaky'), undefined, 'given up: no longer placed');
-  await assert.rejects(net.request('flaky', 'echo', 1, 5000), (error: unknown) => {
+  await assert.rejects(net.request(ref('flaky'), 'echo', 1, 5000), (error: unknown) => {
     return error instanceof ActorUnavailableError && error.reason === 'unknown-actor';
   });
   net.close();
