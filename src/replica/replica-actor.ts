@@ -17,17 +17,9 @@
  * - the cleaner schedule (cleaner-schedule.ts): when the log is compacted;
  * - retention and checkpoints (here: two timers).
  *
- * Messages (request -> reply):
- * - `produce` {records: Buffer|null, acks: -1|0|1, timeoutMs} -> ProduceReply
- * - `fetch` {fetchOffset, maxBytes, minOneBatch} -> FetchReply (reads stop at the HW)
- * - `watch` {fetchOffset, maxWaitMs} -> {ready: boolean} once the HW passes fetchOffset, or at maxWaitMs
- * - `list-offsets` {timestamp} -> ListOffsetReply (EARLIEST_TIMESTAMP, LATEST_TIMESTAMP = HW,
- *   MAX_TIMESTAMP, >= 0 by time; protocol/sentinels.ts)
- * - `delete` {} -> {} after closing and removing the partition directory; the actor then exits
- * - `update-config` {config: ReplicaLogConfig} -> {} (topic configs changed)
- * - `delete-records` {offset} -> {errorCode, lowWatermark} (DeleteRecords, KIP-107; DELETE_RECORDS_HIGH_WATERMARK = the HW)
- * - `offset-for-epoch` {leaderEpoch} -> {leaderEpoch, endOffset} (OffsetForLeaderEpoch, KIP-101)
- * - `describe` {} -> {sizeBytes, logStartOffset, logEndOffset, highWatermark, firstDirtyOffset, cleaner}
+ * Its messages (`replica.produce`, `replica.fetch`, `replica.watch`, `replica.list-offsets`,
+ * `replica.delete`, `replica.update-config`, `replica.delete-records`, `replica.offset-for-epoch`,
+ * `replica.describe`) are declared with their bodies and replies in messages.ts (ReplicaMessages).
  */
 import assert from 'node:assert/strict';
 import type { Actor, ActorContext, ActorRef, Envelope, EnvelopeOf } from '../runtime/actor';
@@ -75,7 +67,7 @@ import type {
 } from './messages';
 
 /**
- * How long the replica waits for its log-dir actor (the final checkpoint on stop, `forget` on delete).
+ * How long the replica waits for its log-dir actor (the final checkpoint on stop, `log-dir.forget` on delete).
  * That actor is local and answers within a turn; past this it is stuck or gone, and the replica goes
  * on: a missing final checkpoint only makes recovery scan from the previous one.
  */
@@ -113,9 +105,9 @@ type ReplicaEnvelope<K extends keyof ReplicaMessages & string> = EnvelopeOf<Repl
  * zero-delay timer) and cleaning passes (a promise on the same thread). Nothing else holds a
  * reference. Others read copies: the network handlers get the HW and log start offset in fetch and
  * ListOffsets replies (the log start also in produce replies), the log-dir actor gets the recovery
- * point, HW and log start offset in `checkpoint` messages (every
+ * point, HW and log start offset in `log-dir.checkpoint` messages (every
  * replica.high.watermark.checkpoint.interval.ms, and at once when the log start moves), and
- * `describe` answers sizes and cleaner numbers.
+ * `replica.describe` answers sizes and cleaner numbers.
  */
 export class ReplicaActor implements Actor<ReplicaMessages> {
   /** The open log: null before start() and after delete. */
@@ -243,7 +235,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
   }
 
   /**
-   * The open log. Asserts there is one: every message but `delete` needs it, and none should come
+   * The open log. Asserts there is one: every message but `replica.delete` needs it, and none should come
    * before start() or after delete.
    */
   private openLog(): Log {
