@@ -25,6 +25,14 @@
  *   Every other file loses all its pending operations, truncations included.
  * - Handles opened before a crash are dead afterwards: any use throws `EBADF`.
  * - `flipByte` corrupts a byte "at rest": in both the current and the durable content.
+ * - A full disk and failing I/O (F15 DiskFull, F16 DiskError): with {@link MemoryFileSystem.capacityBytes}
+ *   set, a write or a growing truncation that would take the files' total size past it fails with
+ *   ENOSPC, a write after storing the part that still fits (as write(2) stores a short count and
+ *   node's write loop then gets ENOSPC). A {@link FaultHook} ({@link MemoryFileSystem.fault}) may fail
+ *   any open, write, ftruncate, fsync (file or directory) or rename with an errno of its choice, before
+ *   it has any effect. A failed fsync makes nothing durable (the operations stay pending), so a
+ *   crash afterwards loses them. Simplification: the size of a file that is unlinked but still open
+ *   no longer counts against the capacity.
  */
 import { posix } from 'node:path';
 import type { Random } from './random';
@@ -52,6 +60,20 @@ export interface CrashReport {
 /** A write or truncation since the last sync; `seq` orders the operations of one file. */
 type PendingOp =
   { kind: 'write'; seq: number; position: number; data: Buffer } | { kind: 'truncate'; seq: number; sizeBytes: number };
+
+/** A file-system call a {@link FaultHook} may fail (`path` is the file's, or the directory's for a directory fsync). */
+export interface FsOperation {
+  syscall: 'open' | 'write' | 'ftruncate' | 'fsync' | 'rename';
+  path: string;
+  /** `open`: whether the call creates the file. */
+  creates?: boolean;
+}
+
+/**
+ * Decides whether `op` fails: returns an errno code (`ENOSPC`, `EIO`, ...) to throw (or, for an
+ * asynchronous fsync, to reject with) before the call has any effect, or null to let it run.
+ */
+export type FaultHook = (op: FsOperation) => string | null;
 
 /** Options of {@link MemoryFileSystem}. */
 export interface MemoryFileSystemOptions {
@@ -230,9 +252,16 @@ class MemHandle implements FileHandle {
   write(data: Uint8Array, position: number): void {
     const file = this.live('write');
     if (this.mode === 'r') throw fsError('EBADF', 'write', this.path, 'opened read-only');
-    file.applyWrite(data, position);
-    file.pending.push({ kind: 'write', seq: ++file.opSeq, position, data: Buffer.from(data) });
-    file.lastWriteSeq = this.owner.nextWriteSeq();
+    this.owner.checkFault({ syscall: 'write', path: this.path });
+    // A full disk stores what fits, then fails (write(2)'s short count, then ENOSPC).
+    const room = this.owner.roomFor(file, position + data.length);
+    const stored = room === null ? data : data.subarray(0, Math.max(0, room - position));
+    if (stored.length > 0) {
+      file.applyWrite(stored, position);
+      file.pending.push({ kind: 'write', seq: ++file.opSeq, position, data: Buffer.from(stored) });
+      file.lastWriteSeq = this.owner.nextWriteSeq();
+    }
+    if (stored.length < data.length) throw fsError('ENOSPC', 'write', this.path, 'no space left on device');
   }
 
   size(): number {
@@ -242,18 +271,28 @@ class MemHandle implements FileHandle {
   truncate(sizeBytes: number): void {
     const file = this.live('ftruncate');
     if (this.mode === 'r') throw fsError('EBADF', 'ftruncate', this.path, 'opened read-only');
+    this.owner.checkFault({ syscall: 'ftruncate', path: this.path });
+    if (this.owner.roomFor(file, sizeBytes) !== null)
+      throw fsError('ENOSPC', 'ftruncate', this.path, 'no space left on device');
     file.applyTruncate(sizeBytes);
     file.pending.push({ kind: 'truncate', seq: ++file.opSeq, sizeBytes });
     file.lastWriteSeq = this.owner.nextWriteSeq();
   }
 
   sync(): void {
-    this.live('fsync').sync();
+    const file = this.live('fsync');
+    this.owner.checkFault({ syscall: 'fsync', path: this.path });
+    file.sync();
     this.owner.syncCount++;
   }
 
   syncAsync(): Promise<void> {
     const file = this.live('fsync');
+    try {
+      this.owner.checkFault({ syscall: 'fsync', path: this.path });
+    } catch (error) {
+      return Promise.reject(error);
+    }
     return this.owner.queueSync(file, this.path);
   }
 
@@ -275,6 +314,13 @@ export class MemoryFileSystem implements FileSystem {
   private readonly asyncSyncs: 'microtask' | 'manual';
   /** Asynchronous fsyncs waiting for {@link completeSyncs} (manual mode), oldest first. */
   private readonly queuedSyncs: QueuedSync[] = [];
+  /**
+   * The disk's size: the files' total current size may not exceed it (ENOSPC, see module doc);
+   * null (default) for an unbounded disk. Tests may change it at any time (a disk freed or grown).
+   */
+  capacityBytes: number | null = null;
+  /** Fails chosen calls with an errno (see {@link FaultHook}); null (default) for none. */
+  fault: FaultHook | null = null;
 
   constructor(options: MemoryFileSystemOptions = {}) {
     this.asyncSyncs = options.asyncSyncs ?? 'microtask';
@@ -315,6 +361,39 @@ export class MemoryFileSystem implements FileSystem {
       done++;
     }
     return done;
+  }
+
+  /** @internal Throws the errno the {@link fault} hook picks for `op`, if any. */
+  checkFault(op: FsOperation): void {
+    const code = this.fault?.(op) ?? null;
+    if (code !== null) throw fsError(code, op.syscall, op.path, 'injected fault');
+  }
+
+  /**
+   * @internal Null when `file` may grow to `sizeBytes` within {@link capacityBytes}, else the largest
+   * size it may have.
+   */
+  roomFor(file: MemFile, sizeBytes: number): number | null {
+    if (this.capacityBytes === null || sizeBytes <= file.size) return null;
+    const room = this.capacityBytes - (this.usedBytes() - file.size);
+    return sizeBytes <= room ? null : Math.max(file.size, room);
+  }
+
+  /** Total current size of the files reachable from the root, in bytes (each file counted once). */
+  usedBytes(): number {
+    const seen = new Set<MemFile>();
+    let total = 0;
+    const walk = (dir: MemDir): void => {
+      for (const node of dir.entries.values()) {
+        if (node instanceof MemDir) walk(node);
+        else if (!seen.has(node)) {
+          seen.add(node);
+          total += node.size;
+        }
+      }
+    };
+    walk(this.root);
+    return total;
   }
 
   /** @internal */
@@ -367,9 +446,11 @@ export class MemoryFileSystem implements FileSystem {
   open(path: string, mode: 'r' | 'rw'): FileHandle {
     let node = this.lookup(path, 'open');
     if (node instanceof MemDir) throw fsError('EISDIR', 'open', path);
+    if (node !== undefined) this.checkFault({ syscall: 'open', path, creates: false });
     if (node === undefined) {
       if (mode === 'r') throw fsError('ENOENT', 'open', path);
       const { dir, name } = this.parentOf(path, 'open');
+      this.checkFault({ syscall: 'open', path, creates: true });
       node = new MemFile();
       dir.entries.set(name, node);
     }
@@ -414,6 +495,10 @@ export class MemoryFileSystem implements FileSystem {
       handle.truncate(0);
       handle.write(data, 0);
       handle.sync();
+    } catch (error) {
+      // As NodeFileSystem: the temp file goes (a full disk gets its space back); `path` is untouched.
+      this.unlink(tmp);
+      throw error;
     } finally {
       handle.close();
     }
@@ -422,6 +507,7 @@ export class MemoryFileSystem implements FileSystem {
   }
 
   rename(from: string, to: string): void {
+    this.checkFault({ syscall: 'rename', path: from });
     const src = this.parentOf(from, 'rename');
     const node = src.dir.entries.get(src.name);
     if (node === undefined) throw fsError('ENOENT', 'rename', from);
@@ -458,6 +544,7 @@ export class MemoryFileSystem implements FileSystem {
 
   syncDir(path: string): void {
     const dir = this.dir(path, 'fsync');
+    this.checkFault({ syscall: 'fsync', path });
     dir.durableEntries = new Map(dir.entries);
     this.syncDirCount++;
   }

@@ -127,6 +127,11 @@ export class NodeFileSystem implements FileSystem {
       let done = 0;
       while (done < data.length) done += fs.writeSync(fd, data, done, data.length - done, done);
       fs.fsyncSync(fd);
+    } catch (error) {
+      // A full disk (ENOSPC) or an I/O error: the temp file goes, so its space comes back; `path`
+      // keeps its previous contents.
+      fs.rmSync(tmp, { force: true });
+      throw error;
     } finally {
       fs.closeSync(fd);
     }

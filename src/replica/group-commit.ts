@@ -9,12 +9,17 @@
  * if anything is unflushed: one fsync covers every append made during the previous one.
  * flush.messages uses the synchronous flush (Log.flush).
  *
+ * A flush that fails on the disk (a KafkaStorageError: EIO, ENOSPC on fsync) goes to the replica's
+ * `onFlushFailed`, never counts as durable, and no flush starts while the log refuses writes (its
+ * storageFailure); the replica re-establishes a durable prefix and schedules again. Any other error
+ * (a programmer error) still crashes the actor.
+ *
  * State written only by the replica actor's turns (its messages, its timers); the replica reads
  * {@link GroupCommit.isClosed}.
  */
 import type { ActorContext } from '../runtime/actor';
 import type { TimerHandle } from '../io/clock';
-import type { Log } from '../storage/log';
+import { KafkaStorageError, type Log } from '../storage/log';
 
 /** The topic configs group commit reads (ReplicaLogConfig's names). */
 export interface GroupCommitConfig {
@@ -33,6 +38,8 @@ export interface GroupCommitHost {
   config(): GroupCommitConfig;
   /** A flush completed (asynchronous or timed): the recovery point moved; recompute the HW. */
   onFlushed(ctx: ActorContext): void;
+  /** A flush failed on the disk: the log now refuses writes ({@link Log.storageFailure}). */
+  onFlushFailed(ctx: ActorContext, error: KafkaStorageError): void;
 }
 
 export class GroupCommit {
@@ -68,7 +75,13 @@ export class GroupCommit {
     this.appendedMessages += records;
     const config = this.host.config();
     if (this.appendedMessages - this.flushedMessages >= config.flushMessages) {
-      log.flush();
+      try {
+        log.flush();
+      } catch (error) {
+        if (!(error instanceof KafkaStorageError)) throw error;
+        this.host.onFlushFailed(ctx, error);
+        return;
+      }
       this.flushedMessages = this.appendedMessages;
     } else if (!config.writeCaching) this.schedule(ctx);
   }
@@ -117,12 +130,13 @@ export class GroupCommit {
 
   /**
    * Starts an asynchronous flush unless one is in flight. Its completion comes back through a
-   * zero-delay timer (the actor's own turn; never after a crash); an fsync error is thrown there,
-   * crashing the actor's worker as a synchronous fsync error would.
+   * zero-delay timer (the actor's own turn; never after a crash); a storage error goes to the host's
+   * `onFlushFailed` there, any other error is thrown there (crashing the actor). Nothing starts while
+   * the log refuses writes.
    */
   private startFlush(ctx: ActorContext): void {
     const log = this.host.log();
-    if (this.flushing || this.closed || log === null) return;
+    if (this.flushing || this.closed || log === null || log.storageFailure !== null) return;
     const messages = this.appendedMessages;
     const flushed = log.flushAsync();
     this.flushing = true;
@@ -131,7 +145,8 @@ export class GroupCommit {
       (error: unknown) =>
         ctx.timers.setTimeout(() => {
           this.flushing = false;
-          throw error;
+          if (!(error instanceof KafkaStorageError)) throw error;
+          if (!this.closed && this.host.log() !== null) this.host.onFlushFailed(ctx, error);
         }, 0),
     );
   }

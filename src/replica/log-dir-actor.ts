@@ -9,8 +9,15 @@
  * Messages (messages.ts LogDirMessages): `log-dir.checkpoint` {topic, partition, recoveryPoint,
  * highWatermark, logStartOffset} (send or request; a request is answered after the files are written),
  * `log-dir.forget` {topic, partition} (request).
+ *
+ * A checkpoint the disk refuses (ENOSPC, EIO) is an operating error: the previous file stays (the
+ * atomic replace removes its temp file), a warning is logged once per run of failures, and the write
+ * is retried every CHECKPOINT_RETRY_MS until it succeeds (checkpoints are hints bounded by what the
+ * logs hold, so a stale one costs only a longer recovery scan).
  */
 import type { Actor, ActorContext, Envelope, EnvelopeOf } from '../runtime/actor';
+import type { TimerHandle } from '../io/clock';
+import { isIoError } from '../storage/storage-error';
 import type { LogDirMessages } from './messages';
 import {
   readMetaProperties,
@@ -26,6 +33,9 @@ export interface LogDirArgs {
   directoryId: string;
 }
 
+/** How long after a checkpoint write failed on the disk the log-dir actor tries again. */
+export const CHECKPOINT_RETRY_MS = 1000;
+
 interface PartitionCheckpoint {
   recoveryPoint: number;
   highWatermark: number;
@@ -34,6 +44,10 @@ interface PartitionCheckpoint {
 
 export class LogDirActor implements Actor<LogDirMessages> {
   private readonly partitions = new Map<string, PartitionCheckpoint>();
+  /** The retry of a checkpoint write the disk refused, or null. */
+  private retryTimer: TimerHandle | null = null;
+  /** The last write failed (one warning per run of failures). */
+  private failing = false;
 
   constructor(private readonly args: LogDirArgs) {}
 
@@ -94,10 +108,39 @@ export class LogDirActor implements Actor<LogDirMessages> {
   }
 
   stop(ctx: ActorContext): void {
-    this.writeCheckpoints(ctx);
+    if (this.retryTimer !== null) ctx.timers.clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    try {
+      this.writeCheckpointFiles(ctx);
+    } catch (error) {
+      if (!isIoError(error)) throw error;
+      ctx.log.warn({ logDir: this.args.logDir, error: error.message }, 'final checkpoint not written (disk error)');
+    }
   }
 
+  /** Writes the three checkpoint files; a disk error is logged and retried later (module doc). */
   private writeCheckpoints(ctx: ActorContext): void {
+    try {
+      this.writeCheckpointFiles(ctx);
+    } catch (error) {
+      if (!isIoError(error)) throw error;
+      if (!this.failing)
+        ctx.log.warn(
+          { logDir: this.args.logDir, errno: error.code, error: error.message },
+          'checkpoint write failed on the disk; keeping the previous files and retrying',
+        );
+      this.failing = true;
+      this.retryTimer ??= ctx.timers.setTimeout(() => {
+        this.retryTimer = null;
+        this.writeCheckpoints(ctx);
+      }, CHECKPOINT_RETRY_MS);
+      return;
+    }
+    if (this.failing) ctx.log.info({ logDir: this.args.logDir }, 'checkpoint written again');
+    this.failing = false;
+  }
+
+  private writeCheckpointFiles(ctx: ActorContext): void {
     const pick = (field: keyof PartitionCheckpoint) =>
       [...this.partitions].map(([key, value]) => {
         const split = key.lastIndexOf(' ');

@@ -15,7 +15,14 @@
  *   or a DeleteRecords that arrives while appends are not yet under the HW waits (at most two fsyncs)
  *   for the flush covering the LEO as of its arrival;
  * - the cleaner schedule (cleaner-schedule.ts): when the log is compacted;
- * - retention and checkpoints (here: two timers).
+ * - retention and checkpoints (here: two timers);
+ * - storage errors (here): a full disk or an I/O error is an operating error. An append the disk
+ *   refuses is undone by the log and answered KAFKA_STORAGE_ERROR; the next produce simply tries
+ *   again, so appends resume by themselves once space is free. A failed fsync (or an append that
+ *   could not be undone) makes the log refuse writes: produces get KAFKA_STORAGE_ERROR, those waiting
+ *   for the HW are answered so, reads go on up to the HW, and a probe every
+ *   STORAGE_PROBE_INTERVAL_MS re-establishes a durable prefix (the log cut back to its last fsynced
+ *   point, which the HW never passed under write.caching=false) and reopens the partition for writes.
  *
  * Its messages (`replica.produce`, `replica.fetch`, `replica.watch`, `replica.list-offsets`,
  * `replica.delete`, `replica.update-config`, `replica.delete-records`, `replica.offset-for-epoch`,
@@ -42,7 +49,7 @@ import {
   UNKNOWN_OFFSET,
   UNKNOWN_TIMESTAMP,
 } from '../protocol/sentinels';
-import { Log } from '../storage/log';
+import { KafkaStorageError, Log } from '../storage/log';
 import { readOffsetCheckpoint, readPartitionMetadata, writePartitionMetadata } from '../storage/checkpoint';
 import type { ReplicaLogConfig } from '../config/topic-config';
 import {
@@ -72,6 +79,13 @@ import type {
  * on: a missing final checkpoint only makes recovery scan from the previous one.
  */
 const LOG_DIR_REQUEST_TIMEOUT_MS = 5000;
+
+/**
+ * How often a replica whose log refuses writes after a failed fsync tries to re-establish a durable
+ * prefix (Log.reestablishDurablePrefix). Kafka has no counterpart: its log dir stays offline until
+ * a restart. Once a second costs nothing while the disk is still failing and heals within a second.
+ */
+export const STORAGE_PROBE_INTERVAL_MS = 1000;
 
 /** Spawn arguments of a replica actor. */
 export interface ReplicaArgs {
@@ -122,6 +136,12 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
   private readonly cleaner: CleanerSchedule;
   private readonly producerStates = new ProducerStateTable();
   private readonly dir: string;
+  /** The storage probe's timer while the log refuses writes (see STORAGE_PROBE_INTERVAL_MS), else null. */
+  private storageProbeTimer: TimerHandle | null = null;
+  /** The last append failed on the disk (a full disk): one warning per run of failures, one line when appends resume. */
+  private appendsFailing = false;
+  /** The errno of the last refused append (for the produce answer's message). */
+  private lastAppendErrno = 'EIO';
 
   constructor(private readonly args: ReplicaArgs) {
     this.dir = `${args.logDir}/${args.topic}-${args.partition}`;
@@ -129,6 +149,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       log: () => this.log,
       config: () => this.args.config,
       onFlushed: (ctx) => this.updateHighWatermark(ctx),
+      onFlushFailed: (ctx, error) => this.onStorageFailure(ctx, error),
     });
     this.cleaner = new CleanerSchedule({
       log: () => this.log,
@@ -222,7 +243,16 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     this.groupCommit.close(ctx);
     await log.whenFlushed();
     if (this.log !== log) return; // deleted meanwhile
-    log.flush();
+    try {
+      if (log.storageFailure === null) log.flush();
+    } catch (error) {
+      if (!(error instanceof KafkaStorageError)) throw error;
+    }
+    if (log.storageFailure !== null)
+      ctx.log.warn(
+        { dir: this.dir, error: log.storageFailure.message },
+        'stopping with a storage error: recovery on the next start re-checks the log from its recovery point',
+      );
     this.updateHighWatermark(ctx);
     this.purgatory.abortAll(ctx.timers, ErrorCode.NOT_LEADER_OR_FOLLOWER);
     this.clearTimers(ctx);
@@ -337,7 +367,19 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       }
     }
     const log = this.openLog();
-    const { baseOffset, lastOffset } = log.append(batch, this.args.leaderEpoch);
+    const appended = this.appendOrRefuse(log, batch, ctx);
+    if (appended === null) {
+      ctx.reply(
+        envelope,
+        this.produceReply(
+          ErrorCode.KAFKA_STORAGE_ERROR,
+          `Disk error when trying to access log file on the disk: ${log.storageFailure?.code ?? this.lastAppendErrno}`,
+          INVALID_OFFSET,
+        ),
+      );
+      return;
+    }
+    const { baseOffset, lastOffset } = appended;
     if (producerId >= 0)
       this.producerStates.update(
         producerId,
@@ -351,6 +393,91 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     this.groupCommit.appended(ctx, log, recordsCountOf(batch));
     this.updateHighWatermark(ctx);
     this.replyWhenCovered(envelope, ctx, acks, timeoutMs, lastOffset, reply);
+  }
+
+  /**
+   * Appends `batch` at the LEO, or returns null when the disk refuses (the log is unchanged; the
+   * caller answers KAFKA_STORAGE_ERROR) or the log refuses writes after an earlier failure.
+   */
+  private appendOrRefuse(
+    log: Log,
+    batch: Buffer,
+    ctx: ActorContext,
+  ): { baseOffset: number; lastOffset: number } | null {
+    if (log.storageFailure !== null) return null;
+    try {
+      const appended = log.append(batch, this.args.leaderEpoch);
+      if (this.appendsFailing) {
+        this.appendsFailing = false;
+        ctx.log.info({ dir: this.dir, baseOffset: appended.baseOffset }, 'appends resumed after storage errors');
+      }
+      return appended;
+    } catch (error) {
+      if (!(error instanceof KafkaStorageError)) throw error;
+      this.lastAppendErrno = error.code;
+      if (!this.appendsFailing) {
+        this.appendsFailing = true;
+        ctx.log.warn(
+          { dir: this.dir, errno: error.code, error: error.message, logEndOffset: log.logEndOffset },
+          'append refused by the disk: answering KAFKA_STORAGE_ERROR until an append succeeds',
+        );
+      }
+      if (log.storageFailure !== null) this.onStorageFailure(ctx, log.storageFailure);
+      return null;
+    }
+  }
+
+  /**
+   * The log refuses writes (a failed fsync, or an append that could not be undone): produces waiting
+   * for the HW are answered KAFKA_STORAGE_ERROR now (the HW will not pass them before the probe cuts
+   * the log back), reads parked for a flush are answered with what the HW covers, and the storage
+   * probe starts.
+   */
+  private onStorageFailure(ctx: ActorContext, error: KafkaStorageError): void {
+    if (this.storageProbeTimer !== null) return;
+    ctx.log.error(
+      { dir: this.dir, errno: error.code, error: error.message },
+      'partition refuses writes after a storage error; retrying every STORAGE_PROBE_INTERVAL_MS',
+    );
+    this.purgatory.produces.abortAll(ctx.timers, ErrorCode.KAFKA_STORAGE_ERROR);
+    this.purgatory.deferredReads.abortAll(ctx.timers, ErrorCode.KAFKA_STORAGE_ERROR);
+    this.storageProbeTimer = ctx.timers.setTimeout(() => this.storageProbe(ctx), STORAGE_PROBE_INTERVAL_MS);
+  }
+
+  /**
+   * The storage probe: once no flush is in flight, cuts the log back to its last durable point and
+   * fsyncs it (Log.reestablishDurablePrefix); the partition takes writes again when that succeeds,
+   * else the probe runs again later. Never cuts below the HW (write.caching=true may have shown
+   * readers bytes that were never fsynced): then the partition keeps refusing writes until a restart.
+   */
+  private storageProbe(ctx: ActorContext): void {
+    this.storageProbeTimer = null;
+    const log = this.log;
+    if (log === null || log.isClosed || log.storageFailure === null || this.groupCommit.isClosed) return;
+    const again = () => {
+      this.storageProbeTimer = ctx.timers.setTimeout(() => this.storageProbe(ctx), STORAGE_PROBE_INTERVAL_MS);
+    };
+    if (log.flushInFlight) return again();
+    const before = log.logEndOffset;
+    try {
+      if (!log.reestablishDurablePrefix(this.highWatermark)) {
+        ctx.log.error(
+          { dir: this.dir, recoveryPoint: log.recoveryPoint, highWatermark: this.highWatermark },
+          'readers saw bytes past the last durable point (write.caching=true): the partition refuses writes until a restart recovers it',
+        );
+        return;
+      }
+    } catch (error) {
+      if (!(error instanceof KafkaStorageError)) throw error;
+      return again();
+    }
+    // Idempotent-producer state may name batches that were cut: forget it (Kafka rebuilds it on truncation).
+    if (log.logEndOffset < before) this.producerStates.clear();
+    ctx.log.info(
+      { dir: this.dir, logEndOffset: log.logEndOffset, droppedOffsets: before - log.logEndOffset },
+      'partition takes writes again',
+    );
+    this.updateHighWatermark(ctx);
   }
 
   /** acks=0/1 answer now; acks=all waits in the purgatory (DelayedProduce) until the HW passes `lastOffset`. */
@@ -558,12 +685,21 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     const { config } = this.args;
     if (config.deleteEnabled && (config.retentionMs >= 0 || config.retentionBytes >= 0)) {
       const before = log.logStartOffset;
-      const result = log.deleteRetentionSegments(
-        ctx.clock.nowMs(),
-        config.retentionMs,
-        config.retentionBytes,
-        this.highWatermark,
-      );
+      let result = { deletedSegments: 0, logStartOffset: before };
+      try {
+        result = log.deleteRetentionSegments(
+          ctx.clock.nowMs(),
+          config.retentionMs,
+          config.retentionBytes,
+          this.highWatermark,
+        );
+      } catch (error) {
+        if (!(error instanceof KafkaStorageError)) throw error;
+        ctx.log.warn(
+          { dir: this.dir, error: error.message },
+          'retention failed on the disk; retrying at the next check',
+        );
+      }
       if (result.deletedSegments > 0) {
         ctx.log.info(
           {
@@ -590,10 +726,12 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
 
   /** Stops the checkpoint, retention and cleaner timers (group commit's flush.ms timer stops with it). */
   private clearTimers(ctx: ActorContext): void {
-    for (const timer of [this.checkpointTimer, this.retentionTimer]) if (timer) ctx.timers.clearTimeout(timer);
+    for (const timer of [this.checkpointTimer, this.retentionTimer, this.storageProbeTimer])
+      if (timer) ctx.timers.clearTimeout(timer);
     this.cleaner.cancel(ctx);
     this.checkpointTimer = null;
     this.retentionTimer = null;
+    this.storageProbeTimer = null;
   }
 
   /**
@@ -603,7 +741,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
    * come: the replica is closing.
    */
   private deferUntilFlushed(ctx: ActorContext, read: () => void): boolean {
-    if (this.groupCommit.isClosed) return false;
+    if (this.groupCommit.isClosed || this.openLog().storageFailure !== null) return false;
     const leo = this.openLog().logEndOffset;
     const deferred = new DeferredRead(read, () => this.highWatermark >= leo);
     if (!this.purgatory.deferredReads.tryCompleteElseWatch(deferred, ctx.timers, null)) this.groupCommit.schedule(ctx); // normally one is already scheduled or in flight

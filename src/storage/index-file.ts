@@ -191,6 +191,18 @@ export abstract class IndexFile<Entry, Keys extends IndexKeys> {
     }
   }
 
+  /**
+   * Undoes entries added since the index held `entries` after a failed write (a full disk): drops
+   * them in memory and cuts the file back to the entries already written, which also removes a
+   * partial entry a short write may have left. Throws when the truncation itself fails.
+   */
+  rollbackTo(entries: number): void {
+    assert.ok(entries >= 0 && entries <= this.count, `index rollback to ${entries} of ${this.count} entries`);
+    this.count = entries;
+    this.written = Math.min(this.written, entries);
+    this.handle.truncate(this.written * this.entrySize);
+  }
+
   /** Drops all entries. */
   reset(): void {
     this.truncateToEntries(0);

@@ -214,6 +214,8 @@ export class LogSegment {
   /** Bumped by every change that makes the segment unsynced (an async sync clears `unsynced` only if unchanged). */
   private changes = 0;
   private closed = false;
+  /** A failed append could not be undone (see {@link isTailDamaged}). */
+  private tailDamaged = false;
   /** Kafka's maxTimestampAndOffsetSoFar: the largest batch maxTimestamp and that batch's last offset. */
   private maxSoFar: TimestampOffset;
   /** Kafka's rollingBasedTimestamp: the first batch's maxTimestamp; null = not loaded yet. */
@@ -240,7 +242,13 @@ export class LogSegment {
     const opened = OffsetIndex.open(args.fs, this.indexPath, args.baseOffset, sizeBytes);
     this.index = opened.index;
     this.indexProblem = opened.problem;
-    const openedTime = TimeIndex.open(args.fs, this.timeIndexPath, args.baseOffset);
+    let openedTime: ReturnType<typeof TimeIndex.open>;
+    try {
+      openedTime = TimeIndex.open(args.fs, this.timeIndexPath, args.baseOffset);
+    } catch (error) {
+      this.index.close();
+      throw error;
+    }
     this.timeIndex = openedTime.index;
     this.timeIndexProblem = openedTime.problem;
     // Kafka's readMaxTimestampAndOffsetSoFar: the last time index entry until a scan knows better.
@@ -254,12 +262,33 @@ export class LogSegment {
    * is `baseOffset`; the new files are durable only after {@link sync} and a directory sync.
    */
   static create(args: LogSegmentArgs): LogSegment {
-    const logPath = posix.join(args.dir, segmentFileName(args.baseOffset, LOG_FILE_SUFFIX));
-    const handle = args.fs.open(logPath, 'rw');
-    if (handle.size() > 0) handle.truncate(0);
-    const segment = new LogSegment(args, handle, 0);
-    segment.index.reset();
-    segment.timeIndex.reset();
+    const paths = [LOG_FILE_SUFFIX, INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX].map((suffix) =>
+      posix.join(args.dir, segmentFileName(args.baseOffset, suffix)),
+    );
+    const logPath = paths[0]!;
+    let handle: FileHandle | null = null;
+    let segment: LogSegment | null = null;
+    try {
+      handle = args.fs.open(logPath, 'rw');
+      if (handle.size() > 0) handle.truncate(0);
+      segment = new LogSegment(args, handle, 0);
+      segment.index.reset();
+      segment.timeIndex.reset();
+    } catch (error) {
+      // A full disk or an I/O error half-way: close and remove whatever was created, so a failed
+      // roll leaves no files behind (the caller keeps its active segment). The files are named by
+      // an offset no live segment starts at (the log end offset of a non-empty active segment).
+      if (segment !== null) segment.closeFiles();
+      else handle?.close();
+      for (const path of paths) {
+        try {
+          if (args.fs.exists(path)) args.fs.unlink(path);
+        } catch (unlinkError) {
+          args.logger.warn({ path, error: String(unlinkError) }, 'could not remove a half-created segment file');
+        }
+      }
+      throw error;
+    }
     segment.maxSoFar = UNKNOWN_MAX;
     segment.next = args.baseOffset;
     segment.markUnsynced();
@@ -607,19 +636,78 @@ export class LogSegment {
       `${this.logPath}: last offset disagrees with the batch`,
     );
     assert.ok(this.size + batch.length <= INT32_MAX, `${this.logPath}: segment would exceed int32 positions`);
+    assert.ok(!this.tailDamaged, `${this.logPath}: append after a failed rollback`);
     const position = this.size;
+    const before = { maxSoFar: this.maxSoFar, rollingBasedMs: this.rollingBasedMs };
+    const entries = { index: this.index.entries, timeIndex: this.timeIndex.entries };
     const maxTimestampMs = maxTimestampOf(batch);
-    this.logHandle.write(batch, position);
-    this.size += batch.length;
-    if (position === 0) this.rollingBasedMs = maxTimestampMs;
-    if (maxTimestampMs > this.maxSoFar.timestampMs) this.maxSoFar = { timestampMs: maxTimestampMs, offset: lastOffset };
-    if (position - this.index.lastPosition > this.indexIntervalBytes) {
-      this.index.append(lastOffset, position);
-      if (this.maxSoFar.timestampMs >= 0) this.timeIndex.maybeAppend(this.maxSoFar.timestampMs, this.maxSoFar.offset);
+    try {
+      this.logHandle.write(batch, position);
+      this.size += batch.length;
+      if (position === 0) this.rollingBasedMs = maxTimestampMs;
+      if (maxTimestampMs > this.maxSoFar.timestampMs)
+        this.maxSoFar = { timestampMs: maxTimestampMs, offset: lastOffset };
+      if (position - this.index.lastPosition > this.indexIntervalBytes) {
+        this.index.append(lastOffset, position);
+        if (this.maxSoFar.timestampMs >= 0) this.timeIndex.maybeAppend(this.maxSoFar.timestampMs, this.maxSoFar.offset);
+      }
+    } catch (error) {
+      // A full disk (or EIO) on the .log or an index write: undo the whole append so no partial
+      // batch or dangling index entry stays (a short write may have stored part of the batch).
+      this.size = position;
+      this.maxSoFar = before.maxSoFar;
+      this.rollingBasedMs = before.rollingBasedMs;
+      this.markUnsynced();
+      try {
+        this.index.rollbackTo(entries.index);
+        this.timeIndex.rollbackTo(entries.timeIndex);
+        this.logHandle.truncate(position);
+      } catch (undoError) {
+        this.tailDamaged = true;
+        this.logger.error(
+          { segment: this.logPath, position, error: String(error), undoError: String(undoError) },
+          'could not undo a failed append: the segment may end with a partial batch',
+        );
+      }
+      throw error;
     }
     this.next = lastOffset + 1;
     this.markUnsynced();
     this.touch();
+  }
+
+  /**
+   * A failed append could not be undone (the truncation back failed too): the files may hold bytes
+   * past {@link sizeBytes}. Appends to this segment are refused (asserted) until {@link truncateToPosition}
+   * cuts the files again.
+   */
+  get isTailDamaged(): boolean {
+    return this.tailDamaged;
+  }
+
+  /**
+   * Cuts the segment at byte `position`, a batch boundary whose batch starts at `nextOffset` (both
+   * known to the caller, e.g. the last durable point), WITHOUT reading anything at or past it: the
+   * bytes there may be unreadable after a failed fsync. Index entries for the dropped batches go;
+   * the max timestamp so far is re-read from what stays. Not synced: the caller syncs.
+   */
+  truncateToPosition(position: number, nextOffset: number): void {
+    this.assertOpen();
+    assert.ok(position >= 0 && position <= this.size, `${this.logPath}: truncate to ${position} of ${this.size}`);
+    assert.ok(nextOffset >= this.baseOffset, `${this.logPath}: next offset ${nextOffset} below the base`);
+    this.logHandle.truncate(position);
+    this.index.truncateToPosition(position);
+    this.timeIndex.truncateToOffset(nextOffset);
+    this.size = position;
+    this.next = nextOffset;
+    this.tailDamaged = false;
+    this.markUnsynced();
+    this.reloadMaxTimestamp();
+    this.touch();
+    if (this.size === 0) {
+      this.createdAtMs = this.lastModifiedAtMs;
+      this.rollingBasedMs = null;
+    }
   }
 
   /**
@@ -630,8 +718,16 @@ export class LogSegment {
    */
   onBecomeInactive(): void {
     this.assertOpen();
-    if (this.maxSoFar.timestampMs >= 0 && this.timeIndex.maybeAppend(this.maxSoFar.timestampMs, this.maxSoFar.offset))
+    const entries = this.timeIndex.entries;
+    try {
+      if (this.maxSoFar.timestampMs >= 0 && this.timeIndex.maybeAppend(this.maxSoFar.timestampMs, this.maxSoFar.offset))
+        this.markUnsynced();
+    } catch (error) {
+      // A full disk: the entry is dropped again (the segment stays as it was; the roll fails).
       this.markUnsynced();
+      this.timeIndex.rollbackTo(entries);
+      throw error;
+    }
   }
 
   /**

@@ -51,12 +51,14 @@ import {
   type RetentionTarget,
 } from './retention';
 import { writeSwapFile } from './segment-swap';
+import { asStorageError, KafkaStorageError } from './storage-error';
 import { NO_TIMESTAMP, TIME_INDEX_ENTRY_BYTES } from './time-index';
 
 export { COMPACTED_MARKER } from './log-loader';
 export type { TimestampAndOffset } from './log-segment';
 export type { Decompress } from './record-timestamps';
 export type { RetentionResult } from './retention';
+export { KafkaStorageError } from './storage-error';
 
 const INT32_MAX = 0x7fffffff;
 /** Kafka's default segment.ms (log.roll.hours = 168). */
@@ -160,12 +162,17 @@ export class Log {
   /** The {@link flushAsync} in flight (at most one), or null. */
   private flushing: Promise<number> | null = null;
   /**
-   * The error of a failed asynchronous fsync, sticky: Linux reports a writeback error to one fsync
-   * per descriptor only, so a later fsync may succeed although the bytes were never written. Once
-   * set, every {@link flush} and {@link flushAsync} throws it (Kafka takes the log dir offline on a
-   * flush IOException rather than retrying).
+   * Why the log refuses writes and flushes, or null (see {@link storageFailure}). Sticky until
+   * {@link reestablishDurablePrefix} succeeds: Linux reports a writeback error to one fsync per
+   * descriptor only, so a retried fsync may succeed although the bytes were never written.
    */
-  private syncFailure: unknown = null;
+  private failure: KafkaStorageError | null = null;
+  /**
+   * Where the batch at the recovery point starts (the segment holding it and a byte position in it),
+   * so {@link reestablishDurablePrefix} can cut there without reading bytes that may be lost; null
+   * when unknown (just opened, or the cleaner rewrote that segment).
+   */
+  private recoveryPosition: { baseOffset: number; position: number } | null = null;
 
   /** What retention.ts sees of this log (see {@link RetentionTarget}). */
   private readonly retention: RetentionTarget;
@@ -309,9 +316,15 @@ export class Log {
    * {@link LogConfig.segmentMs}) or has a full index (a batch larger than segmentBytes goes alone
    * into an empty segment), and appends. Not fsynced: see {@link flush}.
    * Returns the offsets assigned. Asserts (programmer error) on a buffer that is not one whole batch.
+   * Throws {@link KafkaStorageError} when the disk refuses (ENOSPC, EIO): the log is then exactly as
+   * before (the partial batch and its index entries cut again; a segment rolled for it removed and
+   * the previous one active again), so the next append simply tries again; or, when even that undo
+   * failed, the log refuses writes ({@link storageFailure}) until {@link reestablishDurablePrefix}.
+   * Also throws it, writing nothing, while {@link storageFailure} is set.
    */
   append(batch: Buffer, leaderEpoch: number): LogAppendInfo {
     this.assertOpen();
+    this.throwIfFailed();
     assert.equal(this.assertWholeBatch(batch, 0, batch.length), batch.length, 'append takes exactly one batch');
     assert.ok(
       Number.isInteger(leaderEpoch) && leaderEpoch >= 0 && leaderEpoch <= INT32_MAX,
@@ -330,10 +343,12 @@ export class Log {
    * Appends batches that already carry their offsets and leader epochs (replication: bytes fetched
    * from the leader, appended unchanged). `records` holds one or more whole batches; the first must
    * start at the LEO and each next one where the previous ended (asserted). The caller checks CRCs.
-   * Returns the first base offset and the last offset appended.
+   * Returns the first base offset and the last offset appended. On a {@link KafkaStorageError} the
+   * batches before the failing one stay appended (a prefix), the failing one is undone as in {@link append}.
    */
   appendAsFollower(records: Buffer): LogAppendInfo {
     this.assertOpen();
+    this.throwIfFailed();
     assert.ok(records.length > 0, 'empty follower append');
     const firstOffset = this.#logEndOffset;
     let pos = 0;
@@ -356,17 +371,25 @@ export class Log {
   /**
    * fsyncs every segment with unsynced bytes, then the directory if segments were created or
    * deleted; advances the recovery point to the LEO and returns it (group commit: one call covers all
-   * appends so far). Throws the fsync error, or that of an earlier failed {@link flushAsync}.
+   * appends so far). On an fsync error throws a {@link KafkaStorageError}, the recovery point does not
+   * move and the log refuses writes from then on ({@link storageFailure}); throws that error again
+   * while it is set.
    */
   flush(): number {
     this.assertOpen();
-    this.throwIfSyncFailed();
-    for (const s of this.segments) if (s.hasUnsyncedBytes) s.sync();
-    if (this.dirDirty) {
-      this.fs.syncDir(this.dir);
-      this.dirDirty = false;
+    this.throwIfFailed();
+    const position = { baseOffset: this.active.baseOffset, position: this.active.sizeBytes };
+    try {
+      for (const s of this.segments) if (s.hasUnsyncedBytes) s.sync();
+      if (this.dirDirty) {
+        this.fs.syncDir(this.dir);
+        this.dirDirty = false;
+      }
+    } catch (error) {
+      throw this.failWith(asStorageError(error, `fsync of ${this.dir}`));
     }
     this.#recoveryPoint = this.#logEndOffset;
+    this.recoveryPosition = position;
     this.checkInvariants();
     return this.#recoveryPoint;
   }
@@ -381,14 +404,16 @@ export class Log {
    * until a sync that started after its last change has completed. At most one is in flight per log
    * (asserted); {@link truncateTo}, {@link close} and {@link delete} assert that none is (await
    * {@link whenFlushed} first). On an fsync error it rejects (after every fsync it started has
-   * settled) and the recovery point does not move, and from then on this and {@link flush} throw
-   * that error (sticky: a retried fsync can falsely succeed after a writeback error).
+   * settled) with a {@link KafkaStorageError}, the recovery point does not move, and from then on
+   * the log refuses writes and this and {@link flush} throw that error (sticky: a retried fsync can
+   * falsely succeed after a writeback error) until {@link reestablishDurablePrefix} succeeds.
    */
   flushAsync(): Promise<number> {
     this.assertOpen();
-    this.throwIfSyncFailed();
+    this.throwIfFailed();
     assert.equal(this.flushing, null, `log ${this.dir}: a flush is already in flight`);
     const target = this.#logEndOffset;
+    const targetPosition = { baseOffset: this.active.baseOffset, position: this.active.sizeBytes };
     const syncs = this.segments.filter((s) => s.hasUnsyncedBytes).map((s) => s.syncAsync());
     if (this.dirDirty) {
       try {
@@ -402,18 +427,66 @@ export class Log {
       () => {
         this.flushing = null;
         // Never past what was synced; truncateTo (the only way down) cannot run meanwhile.
+        const before = this.#recoveryPoint;
         this.#recoveryPoint = Math.max(this.#recoveryPoint, Math.min(target, this.#logEndOffset));
+        if (this.#recoveryPoint === target && target > before) this.recoveryPosition = targetPosition;
         this.checkInvariants();
         return this.#recoveryPoint;
       },
       (error: unknown) => {
         this.flushing = null;
-        this.syncFailure ??= error;
-        throw error;
+        throw this.failWith(asStorageError(error, `fsync of ${this.dir}`));
       },
     );
     this.flushing = flushing;
     return flushing;
+  }
+
+  /**
+   * Why the log refuses writes and flushes, or null when it takes them: an fsync failed (the bytes
+   * it covered are never counted as durable: Linux may have dropped those dirty pages and reports
+   * the error only once), or a failed append could not be undone. Reads go on meanwhile.
+   */
+  get storageFailure(): KafkaStorageError | null {
+    return this.failure;
+  }
+
+  /**
+   * Takes a log that refuses writes ({@link storageFailure}) back to a durable prefix and clears the
+   * failure: everything past the recovery point (the last point a successful fsync covered) is cut,
+   * without reading it, then every segment with unsynced changes and the directory are fsynced again.
+   * Bytes appended before the failed fsync are so never counted as durable; with write.caching=false
+   * nothing past the recovery point was visible to readers, so they lose nothing. Refuses (returns
+   * false, changing nothing) when the recovery point is below `keepAtLeast` (the high watermark:
+   * readers saw bytes past the last durable point, which only a restart's recovery may judge).
+   * Throws a {@link KafkaStorageError} (the failure stays set) when the disk still refuses; the
+   * caller tries again later. Asserts a failure is set and no {@link flushAsync} is in flight.
+   */
+  reestablishDurablePrefix(keepAtLeast: number): boolean {
+    this.assertOpen();
+    assert.ok(this.failure !== null, `log ${this.dir}: nothing to re-establish`);
+    assert.equal(this.flushing, null, `log ${this.dir}: re-establishing during an in-flight flush`);
+    const durable = this.#recoveryPoint;
+    if (durable < keepAtLeast) return false;
+    const before = this.#logEndOffset;
+    try {
+      if (before > durable || this.active.isTailDamaged) this.truncateToDurablePoint();
+      for (const s of this.segments) if (s.hasUnsyncedBytes) s.sync();
+      this.fs.syncDir(this.dir);
+      this.dirDirty = false;
+    } catch (error) {
+      throw this.failWith(asStorageError(error, `re-establishing a durable prefix of ${this.dir}`), true);
+    }
+    this.failure = null;
+    this.#recoveryPoint = this.#logEndOffset;
+    this.recoveryPosition = { baseOffset: this.active.baseOffset, position: this.active.sizeBytes };
+    this.firstDirty = Math.min(this.firstDirty, this.#logEndOffset);
+    this.logger.info(
+      { dir: this.dir, logEndOffset: this.#logEndOffset, previousLogEndOffset: before },
+      'log writable again: durable prefix re-established',
+    );
+    this.checkInvariants();
+    return true;
   }
 
   /**
@@ -608,6 +681,8 @@ export class Log {
       this.#recoveryPoint = Math.min(this.#recoveryPoint, this.#logEndOffset);
       this.#logStartOffset = Math.min(this.#logStartOffset, this.#logEndOffset);
     }
+    if (this.#recoveryPoint === this.#logEndOffset)
+      this.recoveryPosition = { baseOffset: this.active.baseOffset, position: this.active.sizeBytes };
     assert.ok(
       this.#logEndOffset <= offset && this.#logEndOffset < before,
       `truncateTo(${offset}) left LEO ${this.#logEndOffset}`,
@@ -711,6 +786,8 @@ export class Log {
       pos += size;
     }
     writeSwapFile(this.fs, this.dir, base, cleaned);
+    if (this.recoveryPosition !== null && group.includes(this.recoveryPosition.baseOffset))
+      this.recoveryPosition = null;
     const old = this.segments.splice(first, group.length);
     for (const s of old.slice(1)) s.delete();
     const head = old[0]!;
@@ -784,12 +861,20 @@ export class Log {
   /** {@link RetentionTarget.deleteOldestSegments} (Kafka's deleteSegments), for retention.ts. */
   private deleteOldestSegments(count: number, reason: string): void {
     assert.ok(count > 0 && count <= this.segments.length, `delete ${count} of ${this.segments.length} segments`);
-    if (count === this.segments.length) this.roll('retention deletes every segment');
+    if (count === this.segments.length) {
+      try {
+        this.roll('retention deletes every segment');
+      } catch (error) {
+        throw asStorageError(error, `roll before retention in ${this.dir}`); // nothing deleted yet
+      }
+    }
     const deletable = this.segments.splice(0, count);
     const firstKept = this.segments[0]!;
     const before = this.#logStartOffset;
     this.#logStartOffset = Math.max(this.#logStartOffset, firstKept.baseOffset);
     this.#recoveryPoint = Math.max(this.#recoveryPoint, firstKept.baseOffset);
+    if (this.recoveryPosition !== null && this.recoveryPosition.baseOffset < firstKept.baseOffset)
+      this.recoveryPosition = { baseOffset: firstKept.baseOffset, position: 0 };
     for (const s of deletable) s.delete();
     this.fs.syncDir(this.dir);
     this.dirDirty = false;
@@ -828,11 +913,22 @@ export class Log {
     const before = this.#logEndOffset;
     assert.equal(baseOffset, this.#logEndOffset, `append at ${baseOffset}, log end offset ${this.#logEndOffset}`);
     const active = this.active;
-    if (active.sizeBytes > 0) {
-      const reason = this.rollReason(active, batch, lastOffset);
-      if (reason !== null) this.roll(reason);
+    let rolled = false;
+    try {
+      if (active.sizeBytes > 0) {
+        const reason = this.rollReason(active, batch, lastOffset);
+        if (reason !== null) {
+          this.roll(reason);
+          rolled = true;
+        }
+      }
+      this.active.append(batch, baseOffset, lastOffset); // undoes itself on a write error
+    } catch (error) {
+      const failure = asStorageError(error, `append at offset ${baseOffset} to ${this.dir}`);
+      if (rolled) this.undoRoll();
+      if (this.active.isTailDamaged) this.failWith(failure);
+      throw failure;
     }
-    this.active.append(batch, baseOffset, lastOffset);
     this.#logEndOffset = lastOffset + 1;
     assert.ok(this.#logEndOffset > before, 'log end offset must grow');
   }
@@ -854,11 +950,64 @@ export class Log {
    * entry (onBecomeInactiveSegment); the flusher syncs it later.
    */
   private roll(reason: string): void {
-    this.active.onBecomeInactive();
+    // The new segment first: when its files cannot be created (a full disk), create removes what it
+    // made and the active segment stays active and unchanged.
     const segment = LogSegment.create(this.segmentArgs(this.#logEndOffset));
+    try {
+      this.active.onBecomeInactive();
+    } catch (error) {
+      this.removeSegment(segment);
+      throw error;
+    }
     this.segments.push(segment);
     this.dirDirty = true;
     this.logger.debug({ dir: this.dir, baseOffset: this.#logEndOffset, reason }, 'rolled new segment');
+  }
+
+  /**
+   * The append into a just-rolled (empty) segment failed: remove that segment so the previous one is
+   * active again, as if the roll had not happened (but for its final time index entry, which Kafka
+   * also writes on close and later appends to it only follow).
+   */
+  private undoRoll(): void {
+    const segment = this.segments.pop()!;
+    assert.equal(segment.sizeBytes, 0, `undoing a roll of a non-empty segment ${segment.logPath}`);
+    this.removeSegment(segment);
+    this.dirDirty = true;
+  }
+
+  /**
+   * Deletes a segment that never held a batch. A failure is only logged: an empty segment file named
+   * by the log end offset is harmless (recovery loads it as an empty last segment; a roll reuses it).
+   */
+  private removeSegment(segment: LogSegment): void {
+    try {
+      segment.delete();
+    } catch (error) {
+      this.logger.warn({ segment: segment.logPath, error: String(error) }, 'could not remove an empty segment');
+    }
+  }
+
+  /**
+   * Cuts the log at the recovery point (see {@link reestablishDurablePrefix}): at its tracked byte
+   * position when known (reading nothing past it), else by offset (header reads).
+   */
+  private truncateToDurablePoint(): void {
+    const durable = this.#recoveryPoint;
+    const at = this.recoveryPosition;
+    const i = at === null ? -1 : this.segments.findIndex((s) => s.baseOffset === at.baseOffset);
+    if (at === null || i < 0) {
+      if (this.#logEndOffset > durable) this.truncateTo(durable);
+      else this.active.truncateToPosition(this.active.sizeBytes, this.active.nextOffset);
+      return;
+    }
+    while (this.segments.length > i + 1) {
+      this.segments.pop()!.delete();
+      this.dirDirty = true;
+    }
+    this.active.truncateToPosition(at.position, durable);
+    this.#logEndOffset = durable;
+    this.#logStartOffset = Math.min(this.#logStartOffset, durable);
   }
 
   /** Asserts `buf[position..position+available)` starts with a whole v2 batch; returns its size. */
@@ -873,9 +1022,25 @@ export class Log {
     return size;
   }
 
-  /** Throws the sticky error of a failed asynchronous fsync (see {@link syncFailure}), if any. */
-  private throwIfSyncFailed(): void {
-    if (this.syncFailure !== null) throw this.syncFailure;
+  /** Throws the sticky {@link storageFailure}, if any. */
+  private throwIfFailed(): void {
+    if (this.failure !== null) throw this.failure;
+  }
+
+  /**
+   * Makes the log refuse writes with `error` (the first failure is kept unless `replace`); returns
+   * `error` for the caller to throw. Logged once per failure.
+   */
+  private failWith(error: KafkaStorageError, replace = false): KafkaStorageError {
+    if (this.failure === null || replace) {
+      if (this.failure === null)
+        this.logger.error(
+          { dir: this.dir, errno: error.code, error: error.message, recoveryPoint: this.#recoveryPoint },
+          'log refuses writes after a storage error',
+        );
+      this.failure = error;
+    }
+    return error;
   }
 
   private assertOpen(): void {

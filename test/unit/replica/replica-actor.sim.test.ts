@@ -331,9 +331,11 @@ describe('replica actor in the simulation runtime', () => {
       checkpoint === undefined || checkpoint.offset === 0,
       `recovery point ${JSON.stringify(checkpoint)} must not cover the batch whose fsync failed`,
     );
+    // A failed fsync is an operating error (issue 10): the stop completes and says why the recovery
+    // point stayed behind, rather than failing.
     assert.ok(
-      logger.lines.some((l) => l.level === 'error' && /stop failed/.test(l.msg ?? '')),
-      'the stop fails with the fsync error',
+      logger.lines.some((l) => l.level === 'warn' && /stopping with a storage error/.test(l.msg ?? '')),
+      'the stop reports the fsync error',
     );
     await sim.shutdown().catch(() => undefined);
   });
