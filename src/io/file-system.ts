@@ -62,7 +62,7 @@ export interface FileSystem {
   /**
    * Atomic replace: writes `data` to `path.tmp`, fsyncs it, renames it over `path`, fsyncs the
    * directory (Kafka's checkpoint discipline). When writing or fsyncing the temp file fails (ENOSPC,
-   * EIO) the temp file is removed and `path` keeps its previous contents.
+   * EIO) or the rename fails, the temp file is removed and `path` keeps its previous contents.
    */
   writeFileAtomic(path: string, data: Uint8Array): void;
   rename(from: string, to: string): void;

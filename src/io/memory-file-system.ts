@@ -502,7 +502,12 @@ export class MemoryFileSystem implements FileSystem {
     } finally {
       handle.close();
     }
-    this.rename(tmp, path);
+    try {
+      this.rename(tmp, path);
+    } catch (error) {
+      this.unlink(tmp);
+      throw error;
+    }
     this.syncDir(posix.dirname(posix.resolve('/', path)));
   }
 

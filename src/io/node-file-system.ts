@@ -135,7 +135,12 @@ export class NodeFileSystem implements FileSystem {
     } finally {
       fs.closeSync(fd);
     }
-    fs.renameSync(tmp, path);
+    try {
+      fs.renameSync(tmp, path);
+    } catch (error) {
+      fs.rmSync(tmp, { force: true });
+      throw error;
+    }
     this.syncDir(dirname(path));
   }
 

@@ -1,0 +1,177 @@
+/**
+ * A full disk under the replica and log-dir actors, in the simulation (issue 10): ENOSPC at every
+ * file-system call of a produce (its append, its segment roll, its group-commit fsync) and of a
+ * checkpoint. Each case checks the produce's error code, that the log reads back dense and equal to
+ * what was acknowledged, that acknowledged records stay readable, that no actor crashes (the
+ * simulation fails the test on any uncaught error), and that once the disk takes writes again a new
+ * produce succeeds at the next offset, without a restart.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { MemoryFileSystem, type FsOperation } from '../../../src/io/memory-file-system';
+import { ErrorCode } from '../../../src/protocol/error-codes';
+import { readOffsetCheckpoint } from '../../../src/storage/checkpoint';
+import { STORAGE_PROBE_INTERVAL_MS, type ProduceReply } from '../../../src/replica/replica-actor';
+import { CHECKPOINT_RETRY_MS } from '../../../src/replica/log-dir-actor';
+import type { SimRuntime } from '../../../src/runtime/sim-runtime';
+import type { Endpoint } from '../../../src/runtime/runtime';
+import { ask, batch, bootReplica, LOG_DIR, readAll, replicaArgs } from '../../helpers/sim-harness';
+
+/** Fails the `n`-th (1-based) call matching `match` with `code`; counts the matching calls. */
+function failNth(fs: MemoryFileSystem, n: number, code: string, match: (op: FsOperation) => boolean) {
+  let seen = 0;
+  let fired = false;
+  fs.fault = (op) => {
+    if (!match(op)) return null;
+    seen++;
+    if (seen !== n) return null;
+    fired = true;
+    return code;
+  };
+  return { fired: () => fired, calls: () => seen };
+}
+
+async function produce(sim: SimRuntime, net: Endpoint, values: string[], acks = -1): Promise<ProduceReply> {
+  return ask<ProduceReply>(sim, net, 'produce', { records: batch(values), acks, timeoutMs: 30_000 });
+}
+
+/** Produces `values` one batch each, asserting every one is acknowledged at the next offset. */
+async function produceAcked(sim: SimRuntime, net: Endpoint, values: string[], acked: string[]): Promise<void> {
+  for (const v of values) {
+    const reply = await produce(sim, net, [v]);
+    assert.equal(reply.errorCode, ErrorCode.NONE, `produce ${v}`);
+    assert.equal(reply.baseOffset, acked.length);
+    acked.push(v);
+  }
+}
+
+/** The partition heals: after the probe interval a produce lands at the next offset and everything acknowledged reads back. */
+async function assertHeals(sim: SimRuntime, net: Endpoint, acked: string[]): Promise<void> {
+  await sim.advanceTime(2 * STORAGE_PROBE_INTERVAL_MS);
+  await sim.settle();
+  const reply = await produce(sim, net, ['after']);
+  assert.equal(reply.errorCode, ErrorCode.NONE, 'a produce succeeds once the disk takes writes again');
+  assert.equal(reply.baseOffset, acked.length, 'and lands at the next offset');
+  acked.push('after');
+  assert.deepEqual(await readAll(sim, net), acked);
+}
+
+const ANY: (op: FsOperation) => boolean = () => true;
+
+describe('replica on a full disk (simulation)', () => {
+  for (const [name, config, expectRoll] of [
+    ['an append', {}, false],
+    ['an append that rolls a segment', { segmentBytes: 100 }, true],
+  ] as const) {
+    test(`ENOSPC at every file-system call of ${name} and its group commit: KAFKA_STORAGE_ERROR, nothing partial, heals by itself`, async () => {
+      let steps = 0;
+      const codes = new Set<number>();
+      for (let n = 1; n < 40; n++) {
+        const fs = new MemoryFileSystem();
+        const { sim, net } = await bootReplica(n, fs, config);
+        const acked: string[] = [];
+        await produceAcked(sim, net, ['a', 'b', 'c'], acked);
+        const fault = failNth(fs, n, 'ENOSPC', ANY);
+        const reply = await produce(sim, net, ['refused?']);
+        await sim.settle();
+        fs.fault = null;
+        if (!fault.fired()) {
+          assert.equal(reply.errorCode, ErrorCode.NONE);
+          acked.push('refused?');
+          assert.deepEqual(await readAll(sim, net), acked);
+          await sim.shutdown();
+          break;
+        }
+        steps++;
+        codes.add(reply.errorCode);
+        assert.equal(reply.errorCode, ErrorCode.KAFKA_STORAGE_ERROR, `call ${n}: the produce is refused`);
+        // Acknowledged records stay readable while the partition refuses writes.
+        assert.deepEqual(await readAll(sim, net), acked, `call ${n}: the log holds exactly what was acknowledged`);
+        await assertHeals(sim, net, acked);
+        await sim.shutdown();
+      }
+      assert.ok(steps >= (expectRoll ? 6 : 4), `the produce made ${steps} file-system calls that could fail`);
+      assert.deepEqual([...codes], [ErrorCode.KAFKA_STORAGE_ERROR]);
+    });
+  }
+
+  test('EIO on the group-commit fsync: produces waiting for the HW get KAFKA_STORAGE_ERROR, the partition probes and takes writes again', async () => {
+    const fs = new MemoryFileSystem();
+    const { sim, net } = await bootReplica(5, fs);
+    const acked: string[] = [];
+    await produceAcked(sim, net, ['a', 'b'], acked);
+    fs.fault = (op) => (op.syscall === 'fsync' ? 'EIO' : null);
+    const waiting = await produce(sim, net, ['never-durable']);
+    assert.equal(waiting.errorCode, ErrorCode.KAFKA_STORAGE_ERROR);
+    const refused = await produce(sim, net, ['refused'], 1);
+    assert.equal(refused.errorCode, ErrorCode.KAFKA_STORAGE_ERROR, 'the partition refuses writes meanwhile');
+    assert.deepEqual(await readAll(sim, net), acked, 'readers keep being served');
+    await sim.advanceTime(5 * STORAGE_PROBE_INTERVAL_MS); // the disk still fails: the probe keeps failing
+    assert.equal((await produce(sim, net, ['still refused'], 1)).errorCode, ErrorCode.KAFKA_STORAGE_ERROR);
+    fs.fault = null;
+    // The bytes the failed fsync covered are never counted: the log was cut back to 'a', 'b'.
+    await assertHeals(sim, net, acked);
+    await sim.shutdown();
+  });
+
+  test('a disk that fills up: every acknowledged record reads back, the full disk answers KAFKA_STORAGE_ERROR, freeing space heals it', async () => {
+    const fs = new MemoryFileSystem();
+    const { sim, net } = await bootReplica(9, fs, { segmentBytes: 600 });
+    await sim.settle();
+    fs.capacityBytes = fs.usedBytes() + 3000;
+    const acked: string[] = [];
+    let refused = 0;
+    for (let i = 0; i < 60 && refused < 5; i++) {
+      const value = `record-${i}-${'x'.repeat(40)}`;
+      const reply = await produce(sim, net, [value]);
+      if (reply.errorCode === ErrorCode.NONE) {
+        assert.equal(reply.baseOffset, acked.length);
+        acked.push(value);
+      } else {
+        assert.equal(reply.errorCode, ErrorCode.KAFKA_STORAGE_ERROR);
+        refused++;
+      }
+    }
+    assert.ok(acked.length > 5 && refused === 5, `${acked.length} acknowledged, ${refused} refused`);
+    assert.deepEqual(await readAll(sim, net), acked);
+    fs.capacityBytes = null;
+    await assertHeals(sim, net, acked);
+    await sim.shutdown();
+  });
+
+  test('ENOSPC at every file-system call of a checkpoint: no actor crashes, no temp file is left, the write is retried', async () => {
+    let steps = 0;
+    const isCheckpoint = (op: FsOperation) => /checkpoint/.test(op.path) || op.path === LOG_DIR;
+    for (let n = 1; n < 40; n++) {
+      const fs = new MemoryFileSystem();
+      const { sim, net } = await bootReplica(n, fs);
+      const acked: string[] = [];
+      await produceAcked(sim, net, ['a', 'b', 'c'], acked);
+      const fault = failNth(fs, n, 'ENOSPC', isCheckpoint);
+      await sim.advanceTime(replicaArgs().checkpointIntervalMs + 1);
+      await sim.settle();
+      fs.fault = null;
+      const recoveryPoint = () =>
+        readOffsetCheckpoint(fs, `${LOG_DIR}/recovery-point-offset-checkpoint`).find((c) => c.topic === 't')?.offset;
+      if (!fault.fired()) {
+        assert.equal(recoveryPoint(), 3);
+        await sim.shutdown();
+        break;
+      }
+      steps++;
+      assert.deepEqual(
+        fs.readdir(LOG_DIR).filter((f) => f.endsWith('.tmp')),
+        [],
+        `call ${n}: no temp file left`,
+      );
+      // Produces go on meanwhile, and the retry writes the checkpoint.
+      await produceAcked(sim, net, ['d'], acked);
+      await sim.advanceTime(CHECKPOINT_RETRY_MS + 1);
+      await sim.settle();
+      assert.equal(recoveryPoint(), 3, `call ${n}: the retried checkpoint is written`);
+      assert.deepEqual(await readAll(sim, net), acked);
+      await sim.shutdown();
+    }
+    assert.ok(steps >= 6, `a checkpoint write made ${steps} file-system calls that could fail`);
+  });
+});
