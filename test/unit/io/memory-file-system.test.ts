@@ -260,3 +260,53 @@ describe('MemoryFileSystem', () => {
     });
   });
 });
+
+describe('MemoryFileSystem: a full disk and injected faults', () => {
+  it('capacityBytes: a write stores what fits, then fails with ENOSPC; freeing space lets it through', () => {
+    const fs = new MemoryFileSystem();
+    fs.mkdirp('/d');
+    const h = fs.open('/d/f', 'rw');
+    h.write(bytes('0123456789'), 0);
+    fs.capacityBytes = 14;
+    assert.throws(() => h.write(bytes('abcdefgh'), 10), { code: 'ENOSPC' });
+    assert.equal(read(fs, '/d/f'), '0123456789abcd', 'the short write kept the part that fit');
+    assert.throws(() => h.truncate(20), { code: 'ENOSPC' });
+    h.write(bytes('AB'), 0); // overwriting needs no space
+    h.truncate(10); // shrinking frees it
+    assert.equal(fs.usedBytes(), 10);
+    assert.throws(() => fs.writeFileAtomic('/d/cp', bytes('12345')), { code: 'ENOSPC' });
+    assert.deepEqual(fs.readdir('/d'), ['f'], 'the failed atomic write left no temp file');
+    fs.capacityBytes = null;
+    h.write(bytes('abcdefgh'), 10);
+    assert.equal(read(fs, '/d/f'), 'AB23456789abcdefgh');
+  });
+
+  it('a fault hook fails the chosen call before it has any effect; a failed fsync makes nothing durable', async () => {
+    const fs = new MemoryFileSystem();
+    fs.mkdirp('/d');
+    const h = fs.open('/d/f', 'rw');
+    h.write(bytes('durable'), 0);
+    h.sync();
+    fs.syncDir('/d');
+    const seen: string[] = [];
+    fs.fault = (op) => {
+      seen.push(`${op.syscall} ${op.path}`);
+      return op.syscall === 'write' || op.syscall === 'fsync' ? 'EIO' : null;
+    };
+    assert.throws(() => h.write(bytes('x'), 7), { code: 'EIO' });
+    assert.equal(read(fs, '/d/f'), 'durable');
+    fs.fault = (op) => (op.syscall === 'fsync' ? 'ENOSPC' : null);
+    h.write(bytes('+pending'), 7);
+    assert.throws(() => h.sync(), { code: 'ENOSPC' });
+    await assert.rejects(h.syncAsync!(), { code: 'ENOSPC' });
+    assert.throws(() => fs.syncDir('/d'), { code: 'ENOSPC' });
+    assert.equal(fs.unsyncedBytes('/d/f'), 8, 'the failed fsyncs made nothing durable');
+    fs.fault = (op) => (op.syscall === 'open' && op.creates === true ? 'ENOSPC' : null);
+    assert.throws(() => fs.open('/d/new', 'rw'), { code: 'ENOSPC' });
+    assert.equal(fs.exists('/d/new'), false);
+    fs.fault = null;
+    fs.crash({ kind: 'lose-unsynced' });
+    assert.equal(read(fs, '/d/f'), 'durable');
+    assert.deepEqual(seen, ['write /d/f']);
+  });
+});
