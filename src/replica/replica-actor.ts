@@ -342,6 +342,12 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
         return;
       }
     }
+    // Refused before the duplicate check too: a retry waiting for the HW over bytes the storage probe
+    // may cut would be acknowledged wrongly once later appends pass its offsets.
+    if (this.openLog().storageFailure !== null) {
+      ctx.reply(envelope, this.storageErrorReply());
+      return;
+    }
     const producerId = Number(batch.readBigInt64BE(L.PRODUCER_ID));
     const producerEpoch = batch.readInt16BE(L.PRODUCER_EPOCH);
     const firstSeq = batch.readInt32BE(L.BASE_SEQUENCE);
@@ -369,14 +375,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     const log = this.openLog();
     const appended = this.appendOrRefuse(log, batch, ctx);
     if (appended === null) {
-      ctx.reply(
-        envelope,
-        this.produceReply(
-          ErrorCode.KAFKA_STORAGE_ERROR,
-          `Disk error when trying to access log file on the disk: ${log.storageFailure?.code ?? this.lastAppendErrno}`,
-          INVALID_OFFSET,
-        ),
-      );
+      ctx.reply(envelope, this.storageErrorReply());
       return;
     }
     const { baseOffset, lastOffset } = appended;
@@ -391,8 +390,23 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       );
     const reply = { ...this.produceReply(ErrorCode.NONE, null, baseOffset), logAppendTimeMs };
     this.groupCommit.appended(ctx, log, recordsCountOf(batch));
+    if (log.storageFailure !== null) {
+      // Its flush.messages fsync failed: the batch is past the durable point the probe cuts back to.
+      ctx.reply(envelope, this.storageErrorReply());
+      return;
+    }
     this.updateHighWatermark(ctx);
     this.replyWhenCovered(envelope, ctx, acks, timeoutMs, lastOffset, reply);
+  }
+
+  /** KAFKA_STORAGE_ERROR with the errno, for a produce the disk or the offline log refused. */
+  private storageErrorReply(): ProduceReply {
+    const code = this.openLog().storageFailure?.code ?? this.lastAppendErrno;
+    return this.produceReply(
+      ErrorCode.KAFKA_STORAGE_ERROR,
+      `Disk error when trying to access log file on the disk: ${code}`,
+      INVALID_OFFSET,
+    );
   }
 
   /**

@@ -830,6 +830,7 @@ export class LogSegment {
     if (batch === null) return 0;
     const dropped = this.size - batch.position;
     this.logHandle.truncate(batch.position);
+    this.tailDamaged = false; // whatever a failed undo left past the size is cut too
     this.index.truncateToPosition(batch.position);
     this.timeIndex.truncateToOffset(batch.baseOffset);
     this.size = batch.position;

@@ -114,6 +114,23 @@ describe('replica on a full disk (simulation)', () => {
     await sim.shutdown();
   });
 
+  test('EIO on a flush.messages=1 fsync: that produce is answered KAFKA_STORAGE_ERROR at once (never acknowledged later), the partition heals', async () => {
+    const fs = new MemoryFileSystem();
+    const { sim, net } = await bootReplica(6, fs, { flushMessages: 1 });
+    const acked: string[] = [];
+    await produceAcked(sim, net, ['a', 'b'], acked);
+    fs.fault = (op) => (op.syscall === 'fsync' ? 'EIO' : null);
+    for (const acks of [-1, 1]) {
+      const reply = await produce(sim, net, ['lost'], acks);
+      assert.equal(reply.errorCode, ErrorCode.KAFKA_STORAGE_ERROR, `acks=${acks}`);
+    }
+    fs.fault = null;
+    await assertHeals(sim, net, acked);
+    await produceAcked(sim, net, ['c', 'd'], acked);
+    assert.deepEqual(await readAll(sim, net), acked);
+    await sim.shutdown();
+  });
+
   test('a disk that fills up: every acknowledged record reads back, the full disk answers KAFKA_STORAGE_ERROR, freeing space heals it', async () => {
     const fs = new MemoryFileSystem();
     const { sim, net } = await bootReplica(9, fs, { segmentBytes: 600 });
