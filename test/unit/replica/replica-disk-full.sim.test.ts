@@ -15,7 +15,7 @@ import { STORAGE_PROBE_INTERVAL_MS, type ProduceReply } from '../../../src/repli
 import { CHECKPOINT_RETRY_MS } from '../../../src/replica/log-dir-actor';
 import type { SimRuntime } from '../../../src/runtime/sim-runtime';
 import type { Endpoint } from '../../../src/runtime/runtime';
-import { ask, batch, bootReplica, LOG_DIR, readAll, replicaArgs } from '../../helpers/sim-harness';
+import { ask, batch, bootReplica, LOG_DIR, readAll, REPLICA, replicaArgs } from '../../helpers/sim-harness';
 
 /** Fails the `n`-th (1-based) call matching `match` with `code`; counts the matching calls. */
 function failNth(fs: MemoryFileSystem, n: number, code: string, match: (op: FsOperation) => boolean) {
@@ -32,7 +32,7 @@ function failNth(fs: MemoryFileSystem, n: number, code: string, match: (op: FsOp
 }
 
 async function produce(sim: SimRuntime, net: Endpoint, values: string[], acks = -1): Promise<ProduceReply> {
-  return ask<ProduceReply>(sim, net, 'produce', { records: batch(values), acks, timeoutMs: 30_000 });
+  return ask(sim, net, REPLICA, 'replica.produce', { records: batch(values), acks, timeoutMs: 30_000 });
 }
 
 /** Produces `values` one batch each, asserting every one is acknowledged at the next offset. */
