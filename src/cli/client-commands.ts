@@ -12,6 +12,7 @@ import { COMPRESSION_NAMES, type CompressionName } from '../protocol/record-batc
 import type { KafkaClient } from '../client/client';
 import { parseKeyValue, resolveBrokers, withClient, type CliIo, type ClientCommandRun } from './client-io';
 import { consumeCommand, type StartPosition } from './consume-command';
+import { registerMirrorCommand } from './mirror-command';
 import { perfConsume, perfProduce } from './perf-command';
 import { produceCommand } from './produce-command';
 import {
@@ -35,6 +36,7 @@ export function registerClientCommands(program: Command, setRun: (run: ClientCom
   const run = (brokers: string | undefined, fn: (client: KafkaClient, io: CliIo) => Promise<number>): void => {
     setRun((io) => withClient(resolveBrokers(brokers, io.env), io, (client) => fn(client, io)));
   };
+  registerMirrorCommand(program, run);
 
   const topic = program.command('topic').description('create, list, describe, delete and configure topics');
   withBrokers(topic.command('create'))
