@@ -670,14 +670,21 @@ class Mirror {
         }
       if (entries.length > 0) plans.push({ groupId: g.groupId, entries });
     }
-    // A committed offset past what was copied: copy up to the current high watermarks first.
-    if (plans.some((p) => p.entries.some((e) => e.offset > e.copy.position))) await this.copyPass();
-    for (const plan of plans) await this.commitTranslated(plan.groupId, plan.entries);
+    // A committed offset past what was copied: copy up to the current high watermarks first. After
+    // a whole pass, a committed offset still past the copy is past the source's end (the offsets
+    // were fetched before the pass); after an interrupted one it is left for the next run.
+    let caughtUp = true;
+    if (plans.some((p) => p.entries.some((e) => e.offset > e.copy.position))) {
+      await this.copyPass();
+      caughtUp = !this.stopped;
+    }
+    for (const plan of plans) await this.commitTranslated(plan.groupId, plan.entries, caughtUp);
   }
 
   private async commitTranslated(
     groupId: string,
     entries: ReadonlyArray<{ copy: PartitionCopy; offset: number; metadata: string | null }>,
+    caughtUp: boolean,
   ): Promise<void> {
     const onTarget = await describeGroup(this.target, groupId);
     const unknown = onTarget.errorCode === ErrorCode.GROUP_ID_NOT_FOUND || onTarget.state === 'Dead';
@@ -698,7 +705,13 @@ class Mirror {
       const { topic, partition } = e.copy;
       const where = `group ${groupId} ${topic}/${partition}`;
       let translated: number;
-      if (e.offset > e.copy.position) {
+      if (e.offset > e.copy.position && !caughtUp) {
+        await this.note(
+          `${where} past`,
+          `${where}: not committed: source offset ${e.offset} is past what was copied (${e.copy.position}); mirror again`,
+        );
+        continue;
+      } else if (e.offset > e.copy.position) {
         translated = e.copy.targetEnd;
         await this.note(`${where} past`, `${where}: committed offset ${e.offset} is past the source's end`);
       } else {
