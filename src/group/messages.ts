@@ -16,6 +16,7 @@
  */
 import { actorRef } from '../runtime/actor';
 import type { ActorRef, EnvelopeOf } from '../runtime/actor';
+import type { ReplicaMessages } from '../replica/messages';
 
 /**
  * Kafka's classic group states, with their DescribeGroups/ListGroups names. The state machine over them
@@ -282,18 +283,7 @@ export function groupCoordinatorActorId(brokerId: number, partition: number): Ac
 
 /**
  * What the coordinator asks of its partition's leader replica (partition-writer.ts, group-loader.ts):
- * the part of replica/messages.ts `ReplicaMessages` it uses, restated because group/ may not import
- * replica/. broker.ts hands the coordinator an `ActorRef<ReplicaMessages>` where an
- * `ActorRef<PartitionLeaderMessages>` is expected, which compiles only while these kinds, bodies and
- * replies agree with the replica's.
+ * the two kinds of the replica's own declaration (replica/messages.ts) it uses, appends with acks=all
+ * and reads of the partition.
  */
-export type PartitionLeaderMessages = {
-  'replica.produce': {
-    body: { records: Buffer | null; acks: number; timeoutMs: number };
-    reply: { errorCode: number; baseOffset: number };
-  };
-  'replica.fetch': {
-    body: { fetchOffset: number; maxBytes: number; minOneBatch: boolean };
-    reply: { errorCode: number; highWatermark: number; logStartOffset: number; records: Buffer | null };
-  };
-};
+export type PartitionLeaderMessages = Pick<ReplicaMessages, 'replica.produce' | 'replica.fetch'>;
