@@ -35,6 +35,8 @@ import { Dispatcher } from './network/dispatcher';
 import { allHandlers } from './network/handlers';
 import { KafkaServer } from './network/server';
 import { lockLogDir, unlockLogDir } from './log-dir-lock';
+import { METADATA_DIR, validateLogDirs } from './log-dir-validation';
+import { errnoCode, EXIT_CONFIG, EXIT_FAILURE, StartupError, unlessAborted } from './startup-error';
 import type { GroupCoordinatorArgs } from './group/group-coordinator-actor';
 import { OFFSETS_TOPIC, offsetsPartitionFor } from './group/offsets-records';
 import { groupCoordinatorActorId } from './group/messages';
@@ -62,13 +64,15 @@ export interface RunningBroker {
 }
 
 /**
- * Starts a broker with `config`. Rejects (after stopping what started) when a log dir is refused
- * (meta.properties of another cluster or node), the port is taken, or an actor fails to start.
+ * Starts a broker with `config`. Rejects (after stopping what started) with a {@link StartupError}
+ * when a log dir is refused (pseudo file system, read-only, locked, meta.properties of another
+ * cluster or node) or the port is taken, with StartAbortedError when `options.signal`
+ * aborts first, and with the actor's error when an actor fails to start.
  */
 export async function startBroker(
   config: BrokerConfig,
   logger: Logger,
-  options: { runtime?: Runtime } = {},
+  options: { runtime?: Runtime; signal?: AbortSignal } = {},
 ): Promise<RunningBroker> {
   const runtime =
     options.runtime ??
@@ -79,7 +83,7 @@ export async function startBroker(
     });
   const broker = new Broker(config, logger, runtime);
   try {
-    await broker.start();
+    await broker.start(options.signal);
   } catch (error) {
     await broker.stop().catch(() => undefined);
     throw error;
@@ -111,6 +115,8 @@ class Broker implements BrokerContext {
   private readonly dispatcher: Dispatcher;
   private readonly server: KafkaServer;
   private ready!: Promise<void>;
+  /** start() completed: the broker served (a failed start's stop is not news at info). */
+  private served = false;
   private stopped = false;
 
   constructor(
@@ -140,26 +146,40 @@ class Broker implements BrokerContext {
     );
   }
 
-  async start(): Promise<void> {
+  /**
+   * Starts in an order that writes nothing into a log dir before it is validated and the listener
+   * bound: check the dirs (read-only), bind the port, then create and lock the dirs, then the
+   * controller (metadata log, cluster id), log-dir actors (meta.properties, checkpoints) and
+   * replicas. Requests that arrive before the end wait for `ready`. `signal` ends the start at its
+   * next step, or at once while it waits on an actor.
+   */
+  async start(signal?: AbortSignal): Promise<void> {
     let markReady!: () => void;
     this.ready = new Promise((resolve) => {
       markReady = resolve;
     });
-    for (const logDir of this.logDirs) {
-      await lockLogDir(logDir);
-      this.lockedDirs.push(logDir);
-    }
+    const step = <T>(promise: Promise<T>): Promise<T> => unlessAborted(promise, signal);
+    await step(validateLogDirs(this.logDirs, this.nodeId));
     const listener = this.config.listeners[0]!;
+    this.boundPort = await step(this.listen(listener.host, listener.port));
+    const staleOwners: number[] = [];
+    for (const logDir of this.logDirs) {
+      const lock = await step(lockLogDir(logDir));
+      this.lockedDirs.push(logDir);
+      if (lock.staleOwner !== null) staleOwners.push(lock.staleOwner);
+    }
     const controllerArgs: ControllerArgs = {
-      metadataDir: path.join(this.logDirs[0]!, '__skiff_metadata'),
+      metadataDir: path.join(this.logDirs[0]!, METADATA_DIR),
       brokers: [
         { nodeId: this.nodeId, host: this.config.advertisedListeners[0]?.host ?? listener.host, port: listener.port },
       ],
       numPartitions: this.config.numPartitions,
       defaultReplicationFactor: this.config.defaultReplicationFactor,
     };
-    await this.runtime.spawn(CONTROLLER_ID, 'controller', controllerArgs, { pool: 'controller' });
-    const image = await this.endpoint.request(CONTROLLER_ID, 'controller.get-metadata', {}, CONTROLLER_TIMEOUT_MS);
+    await step(this.runtime.spawn(CONTROLLER_ID, 'controller', controllerArgs, { pool: 'controller' }));
+    const image = await step(
+      this.endpoint.request(CONTROLLER_ID, 'controller.get-metadata', {}, CONTROLLER_TIMEOUT_MS),
+    );
     this.clusterId = image.clusterId;
     for (const [index, logDir] of this.logDirs.entries()) {
       const id = logDirActorId(this.nodeId, index);
@@ -169,13 +189,14 @@ class Broker implements BrokerContext {
         nodeId: this.nodeId,
         directoryId: randomBytes(16).toString('base64url'),
       };
-      await this.runtime.spawn(id, 'log-dir', args, { pool: 'broker', brokerId: this.nodeId });
+      await step(this.runtime.spawn(id, 'log-dir', args, { pool: 'broker', brokerId: this.nodeId }));
       this.logDirActors.push(id);
     }
-    await this.scanLogDirs();
-    await this.applyImage(image);
-    this.boundPort = await this.server.listen(listener.host, listener.port);
+    await step(this.scanLogDirs());
+    await step(this.applyImage(image));
+    await step(this.logLoadSummary(staleOwners));
     markReady();
+    this.served = true;
     this.log.info(
       {
         host: listener.host,
@@ -187,6 +208,77 @@ class Broker implements BrokerContext {
       },
       'broker started',
     );
+  }
+
+  /** Binds the Kafka listener; a port in use or not ours to bind is a {@link StartupError}. */
+  private async listen(host: string, port: number): Promise<number> {
+    try {
+      return await this.server.listen(host, port);
+    } catch (error) {
+      const code = errnoCode(error);
+      const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+      if (code === 'EADDRINUSE')
+        throw new StartupError(
+          `port ${port} is in use (cannot listen on ${where}): stop the process using it, or choose another port with --port (or listeners)`,
+          EXIT_FAILURE,
+        );
+      if (code === 'EACCES')
+        throw new StartupError(
+          `not allowed to listen on ${where} (EACCES: ports below 1024 need privileges): choose a port from 1024 with --port (or listeners)`,
+          EXIT_FAILURE,
+        );
+      if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND')
+        throw new StartupError(
+          `cannot listen on ${where} (${code}: ${host} is not an address of this host): fix the host in listeners`,
+          EXIT_CONFIG,
+        );
+      throw error;
+    }
+  }
+
+  /**
+   * One info line for the whole start instead of one per partition (those are at debug): how many
+   * partitions and group coordinators were loaded and, after an unclean shutdown (a log dir's lock
+   * was left by a process that is gone: Skiff's counterpart of Kafka's missing
+   * `.kafka_cleanshutdown`), how much recovery did.
+   */
+  private async logLoadSummary(staleOwners: number[]): Promise<void> {
+    const leaders = [...this.leaders.values()];
+    const summaries = await Promise.all(
+      leaders.map((actor) =>
+        this.endpoint
+          .request(actor, 'replica.describe', {}, CONTROLLER_TIMEOUT_MS)
+          .then((reply) => reply.recovery)
+          .catch(() => null),
+      ),
+    );
+    const total = { segments: 0, scannedBytes: 0, truncatedBytes: 0, deletedSegments: 0, partitionsTruncated: 0 };
+    for (const summary of summaries) {
+      if (summary === null) continue;
+      total.segments += summary.segments;
+      total.scannedBytes += summary.scannedBytes;
+      total.truncatedBytes += summary.truncatedBytes;
+      total.deletedSegments += summary.deletedSegments;
+      if (summary.truncatedBytes > 0 || summary.deletedSegments > 0) total.partitionsTruncated += 1;
+    }
+    const fields = {
+      partitions: leaders.length,
+      groupCoordinators: this.coordinators.size,
+      segments: total.segments,
+      recoveryScannedBytes: total.scannedBytes,
+      recoveryTruncatedBytes: total.truncatedBytes,
+      recoveryDeletedSegments: total.deletedSegments,
+      partitionsTruncated: total.partitionsTruncated,
+    };
+    if (staleOwners.length > 0) {
+      this.log.info(
+        { ...fields, previousOwner: staleOwners[0] },
+        `recovered after an unclean shutdown: ${leaders.length} partitions checked from their recovery points, ` +
+          `${total.scannedBytes} bytes scanned, ${total.truncatedBytes} bytes truncated in ${total.partitionsTruncated} partitions`,
+      );
+    } else {
+      this.log.info(fields, `loaded ${leaders.length} partitions and ${this.coordinators.size} group coordinators`);
+    }
   }
 
   async stop(): Promise<void> {
@@ -201,7 +293,8 @@ class Broker implements BrokerContext {
     this.endpoint.close();
     await this.runtime.shutdown();
     for (const logDir of this.lockedDirs) await unlockLogDir(logDir).catch(() => undefined);
-    this.log.info({ nodeId: this.nodeId }, 'broker stopped');
+    if (this.served) this.log.info({ nodeId: this.nodeId }, 'broker stopped');
+    else this.log.debug({ nodeId: this.nodeId }, 'stopped what the failed start had started');
   }
 
   // ---- BrokerContext ----

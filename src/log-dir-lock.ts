@@ -9,6 +9,8 @@
  */
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
+import { createLogDir, notWritable } from './log-dir-validation';
+import { errnoCode, EXIT_FAILURE, StartupError } from './startup-error';
 
 export const LOCK_FILE = '.lock';
 
@@ -37,28 +39,49 @@ async function ownerAlive(pid: number, startTicks: string | undefined): Promise<
   return startTicks === undefined || startTicks === stat.startTicks;
 }
 
+/** What {@link lockLogDir} found. */
+export interface LogDirLock {
+  /**
+   * The pid of another process whose lock was left behind (it ended without a clean shutdown:
+   * SIGKILL, a crash, power loss), or null when the dir was unlocked (clean shutdown, or new).
+   */
+  staleOwner: number | null;
+}
+
 /**
- * Takes the lock of `logDir` for this process (creating the dir). Throws an Error naming the owner
- * when another live process holds it.
+ * Takes the lock of `logDir` for this process (creating the dir). Throws a {@link StartupError}
+ * naming the owner when another live process holds it, and one saying so when the dir cannot be
+ * written.
  */
-export async function lockLogDir(logDir: string): Promise<void> {
-  await fsp.mkdir(logDir, { recursive: true });
+export async function lockLogDir(logDir: string): Promise<LogDirLock> {
+  await createLogDir(logDir);
   const lockPath = path.join(logDir, LOCK_FILE);
   const self = await procStat(process.pid);
   const content = self === null ? `${process.pid}\n` : `${process.pid} ${self.startTicks}\n`;
+  let staleOwner: number | null = null;
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       await fsp.writeFile(lockPath, content, { flag: 'wx' });
-      return;
+      return { staleOwner };
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const code = errnoCode(error);
+      if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM') throw notWritable(logDir, code);
+      if (code !== 'EEXIST') throw error;
     }
     const [pidText, startTicks] = (await fsp.readFile(lockPath, 'utf8').catch(() => '')).trim().split(/\s+/);
     const owner = Number(pidText);
     if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && (await ownerAlive(owner, startTicks))) {
-      throw new Error(`log dir ${logDir} is in use by another broker (process ${owner} holds ${lockPath})`);
+      throw new StartupError(
+        `log dir ${logDir} is in use by another broker (process ${owner} holds ${lockPath}): ` +
+          `stop that broker, or choose another directory with --data-dir`,
+        EXIT_FAILURE,
+      );
     }
-    // Stale (its owner is gone) or ours from an earlier start in this process: take it over.
+    // Stale (its owner is gone) or ours from an earlier start in this process: take it over. A
+    // lock naming our pid with another start time was left by an earlier process (a container's
+    // pid 1 restarting, say).
+    const ours = owner === process.pid && (startTicks === undefined || startTicks === self?.startTicks);
+    if (Number.isInteger(owner) && owner > 0 && !ours) staleOwner = owner;
     await fsp.rm(lockPath, { force: true });
   }
   throw new Error(`could not take the lock ${lockPath}`);

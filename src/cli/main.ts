@@ -1,12 +1,15 @@
 /**
  * Entry point of the `skiff` command (bin/skiff.js calls {@link main}). Exit codes: 0 after a clean
- * shutdown, help or version; 1 when the broker fails to start or stop; 2 for usage and
- * configuration errors (the message goes to stderr).
+ * shutdown (also of a start a signal interrupted), help or version; 1 when the broker fails to start
+ * (port in use, log dir locked, foreign or read-only) or stop; 2 for usage and configuration errors
+ * (bad flags, config file, SKIFF_LOG_LEVEL, a log dir that can never work). A failed start prints
+ * one plain line on stderr, `skiff: <problem>: <fix>`.
  */
 import { startBroker } from '../broker';
 import { ConfigError, type BrokerConfig } from '../config/broker-config';
 import { EXIT_USAGE, parseCliArgs, resolveStartConfig } from './args';
 import { processIo } from './client-process-io';
+import { logEnvProblem } from '../runtime/logger';
 import { createCliLogger } from './logger';
 import { runStart, type StartBrokerFn } from './start-command';
 
@@ -26,21 +29,37 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     setTimeout(() => process.exit(), 1000).unref();
     return;
   }
+  const logProblem = logEnvProblem();
+  if (logProblem !== null) {
+    process.stderr.write(`skiff: ${logProblem}\n`);
+    process.exit(EXIT_USAGE);
+  }
   let config: BrokerConfig;
   try {
     config = resolveStartConfig(command.args);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    process.stderr.write(`skiff: invalid configuration\n${err.message}\n`);
+    process.stderr.write(`${configErrorLine(err)}\n`);
     process.exit(EXIT_USAGE);
   }
   await runStart(config, {
     startBroker: startBrokerFn,
     logger: createCliLogger(),
     printLine: (line) => process.stdout.write(`${line}\n`),
+    printError: (line) => process.stderr.write(`${line}\n`),
     onSignal: (signal, listener) => process.on(signal, listener),
+    schedule: (ms, fn) => setTimeout(fn, ms).unref(),
     exit: (code) => process.exit(code),
   });
+}
+
+/**
+ * One plain line for a rejected config: `skiff: invalid configuration: <problem>; <problem>...:
+ * fix the file or the --override`. Each problem already names the key and the nearest known key.
+ */
+export function configErrorLine(err: ConfigError): string {
+  const problems = err.problems.map((p) => p.replace(/\s*\n\s*/g, ' '));
+  return `skiff: invalid configuration: ${problems.join('; ')} (fix the config file or the --override)`;
 }
 
 if (require.main === module) {

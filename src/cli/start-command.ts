@@ -5,11 +5,15 @@
  * Lifecycle: start the broker; print `skiff listening on <host>:<port>` (one line on stdout, the
  * only one); on the first SIGINT/SIGTERM await `stop()` and exit 0 (1 if stop fails); a second
  * signal exits at once with 128 + the signal number. A signal that arrives while the broker is
- * starting stops it as soon as it has started.
+ * starting aborts the start (whatever it waits on), which stops what has started and exits 0; if
+ * that takes longer than {@link START_ABORT_GRACE_MS}, the process exits with 128 + the signal
+ * number. A start that fails prints one plain line on stderr, `skiff: <problem>: <fix>`, and exits
+ * with the error's code (2 for a configuration error, 1 otherwise).
  */
 import { strict as assert } from 'node:assert';
 import type { BrokerConfig } from '../config/broker-config';
 import type { Logger } from '../io/logger';
+import { StartAbortedError, StartupError } from '../startup-error';
 
 /** What `startBroker` (src/broker.ts) returns: the bound client port and an ordered shutdown. */
 export interface BrokerHandle {
@@ -17,8 +21,15 @@ export interface BrokerHandle {
   stop(): Promise<void>;
 }
 
-/** The contract of `startBroker` in src/broker.ts. */
-export type StartBrokerFn = (config: BrokerConfig, logger: Logger) => Promise<BrokerHandle>;
+/**
+ * The contract of `startBroker` in src/broker.ts: rejects with StartupError (a plain line and an
+ * exit code) for what the operator can fix, with StartAbortedError once `signal` aborted it.
+ */
+export type StartBrokerFn = (
+  config: BrokerConfig,
+  logger: Logger,
+  options: { signal: AbortSignal },
+) => Promise<BrokerHandle>;
 
 /** Everything `runStart` touches outside itself. */
 export interface StartDeps {
@@ -26,13 +37,20 @@ export interface StartDeps {
   logger: Logger;
   /** Writes one line (no newline included) to stdout. */
   printLine(line: string): void;
+  /** Writes one line (no newline included) to stderr: a failed start's plain message. */
+  printError(line: string): void;
   /** Registers a signal listener (process.on in production). */
   onSignal(signal: 'SIGINT' | 'SIGTERM', listener: () => void): void;
+  /** Runs `fn` once after `ms` without keeping the process alive (an unref'd setTimeout in production). */
+  schedule(ms: number, fn: () => void): void;
   /** Ends the process (process.exit in production). */
   exit(code: number): void;
 }
 
 const SIGNAL_NUMBERS = { SIGINT: 2, SIGTERM: 15 } as const;
+
+/** How long an interrupted start may take to stop what it started before the process just exits (ms). */
+export const START_ABORT_GRACE_MS = 10_000;
 
 /** The line printed once the broker accepts connections; tests and scripts parse it. */
 export function listeningLine(host: string, port: number): string {
@@ -40,21 +58,22 @@ export function listeningLine(host: string, port: number): string {
 }
 
 /**
- * Starts the broker and wires shutdown. Resolves once the broker is serving (or has failed: then
- * it has logged the error and called `exit(1)`).
+ * Starts the broker and wires shutdown. Resolves once the broker is serving (or has failed or been
+ * interrupted: then it has printed why and called `exit`).
  */
 export async function runStart(config: BrokerConfig, deps: StartDeps): Promise<void> {
   const { logger } = deps;
   let handle: BrokerHandle | null = null;
   let stopRequested = false;
   let exited = false;
+  const aborter = new AbortController();
   const exit = (code: number): void => {
     if (exited) return;
     exited = true;
     deps.exit(code);
   };
   const stop = (): void => {
-    if (handle === null) return; // still starting: stopped right after start
+    if (handle === null) return;
     handle.stop().then(
       () => {
         logger.debug('shutdown complete');
@@ -74,20 +93,43 @@ export async function runStart(config: BrokerConfig, deps: StartDeps): Promise<v
         return;
       }
       stopRequested = true;
-      logger.info({ signal }, 'shutting down');
-      stop();
+      if (handle !== null) {
+        logger.info({ signal }, 'shutting down');
+        stop();
+        return;
+      }
+      // Still starting: end the start wherever it waits; startBroker stops what had started.
+      logger.info({ signal }, 'interrupting the start');
+      aborter.abort();
+      deps.schedule(START_ABORT_GRACE_MS, () => {
+        logger.warn({ signal, graceMs: START_ABORT_GRACE_MS }, 'the interrupted start did not stop in time: exiting');
+        exit(128 + SIGNAL_NUMBERS[signal]);
+      });
     });
   }
 
   for (const warning of config.warnings) logger.warn(warning);
   try {
-    handle = await deps.startBroker(config, logger);
+    handle = await deps.startBroker(config, logger, { signal: aborter.signal });
   } catch (err) {
-    logger.error({ err }, 'broker failed to start');
-    exit(1);
+    if (stopRequested || err instanceof StartAbortedError) {
+      logger.info('start interrupted: stopped');
+      exit(0);
+    } else if (err instanceof StartupError) {
+      deps.printError(`skiff: ${err.message}`);
+      exit(err.exitCode);
+    } else {
+      logger.debug({ err }, 'broker failed to start');
+      deps.printError(
+        `skiff: the broker failed to start: ${(err instanceof Error ? err.message : String(err)).replace(/\s*\n\s*/g, ' ')} ` +
+          '(SKIFF_LOG_LEVEL=debug logs the stack)',
+      );
+      exit(1);
+    }
     return;
   }
   if (stopRequested) {
+    // The signal came as the start finished: stop as after a start.
     stop();
     return;
   }

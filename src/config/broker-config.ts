@@ -465,6 +465,29 @@ export const IGNORED_BROKER_CONFIG_KEYS: readonly string[] = [
   'replica.fetch.max.bytes',
   'auto.leader.rebalance.enable',
   'delete.topic.enable',
+  // Kafka 4.x keys (stock config/server.properties and common additions): share groups (KIP-932),
+  // the new group coordinator (KIP-848), KRaft tuning. Skiff has none of these features yet.
+  'share.coordinator.state.topic.replication.factor',
+  'share.coordinator.state.topic.min.isr',
+  'share.coordinator.state.topic.num.partitions',
+  'share.coordinator.state.topic.segment.bytes',
+  'group.coordinator.rebalance.protocols',
+  'group.share.enable',
+  'unstable.api.versions.enable',
+  'transaction.state.log.segment.bytes',
+  'metadata.log.segment.bytes',
+  'controller.quorum.election.timeout.ms',
+  'controller.quorum.fetch.timeout.ms',
+];
+
+/**
+ * KRaft keys that describe how a node joins a Kafka cluster. They get one warning together (see
+ * {@link clusterWarning}) rather than one "Ignoring" line each.
+ */
+export const CLUSTER_CONFIG_KEYS: readonly string[] = [
+  'process.roles',
+  'controller.quorum.voters',
+  'controller.quorum.bootstrap.servers',
 ];
 
 /** A listener address. `host` may be a wildcard (0.0.0.0, ::) in `listeners`, never in advertised ones. */
@@ -561,6 +584,7 @@ export class ConfigError extends Error {
 
 const DEFS_BY_KEY: ReadonlyMap<string, BrokerConfigDef> = new Map(BROKER_CONFIG_DEFS.map((def) => [def.key, def]));
 const IGNORED_KEYS: ReadonlySet<string> = new Set(IGNORED_BROKER_CONFIG_KEYS);
+const CLUSTER_KEYS: ReadonlySet<string> = new Set(CLUSTER_CONFIG_KEYS);
 const ALL_KEYS: readonly string[] = [...DEFS_BY_KEY.keys(), ...IGNORED_BROKER_CONFIG_KEYS];
 
 const INT_MIN = -(2n ** 31n);
@@ -581,6 +605,8 @@ export function buildBrokerConfig(props: Map<string, string>): BrokerConfig {
     const value = rawValue.trim();
     if (DEFS_BY_KEY.has(key)) {
       explicit.set(key, value);
+    } else if (CLUSTER_KEYS.has(key)) {
+      // One warning for all of them, below.
     } else if (IGNORED_KEYS.has(key)) {
       warnings.push(`Ignoring ${key}=${value}: a Kafka broker setting that Skiff does not use`);
     } else {
@@ -590,6 +616,8 @@ export function buildBrokerConfig(props: Map<string, string>): BrokerConfig {
 
   const reader = new ValueReader(explicit, problems);
   const nodeId = resolveNodeId(reader, explicit, warnings, problems);
+  const cluster = clusterWarning(props, nodeId);
+  if (cluster !== null) warnings.push(cluster);
   const controllerNames = listenerNameSet(props.get('controller.listener.names'));
   const listeners = parseListeners('listeners', reader.raw('listeners') ?? '', controllerNames, warnings, problems);
   const advertisedRaw = explicit.get('advertised.listeners');
@@ -789,6 +817,39 @@ function resolveNodeId(
     warnings.push('Ignoring broker.id: node.id is set');
   }
   return nodeId;
+}
+
+/**
+ * The warning for KRaft cluster keys (process.roles, controller.quorum.voters,
+ * controller.quorum.bootstrap.servers) in `props`, or null when none is set. Skiff is always one
+ * node that is its own controller; when the keys name other nodes (another voter id, several
+ * bootstrap servers, a broker-only or controller-only role) the warning says that no cluster is
+ * joined.
+ */
+export function clusterWarning(props: ReadonlyMap<string, string>, nodeId: number): string | null {
+  const present = CLUSTER_CONFIG_KEYS.filter((key) => props.has(key));
+  if (present.length === 0) return null;
+  const list = (key: string): string[] =>
+    (props.get(key) ?? '')
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter((entry) => entry !== '');
+  const others: string[] = [];
+  const roles = list('process.roles').map((role) => role.toLowerCase());
+  if (props.has('process.roles') && !(roles.includes('broker') && roles.includes('controller')))
+    others.push(`process.roles=${roles.join(',')} leaves the ${roles.includes('broker') ? 'controller' : 'broker'} role to other nodes`);
+  const voters = list('controller.quorum.voters');
+  const otherVoters = voters.filter((voter) => voter.split('@')[0]?.trim() !== String(nodeId));
+  if (otherVoters.length > 0) others.push(`controller.quorum.voters names ${otherVoters.join(', ')}`);
+  const bootstrap = list('controller.quorum.bootstrap.servers');
+  if (bootstrap.length > 1) others.push(`controller.quorum.bootstrap.servers lists ${bootstrap.length} controllers`);
+  const keys = present.join(', ');
+  if (others.length === 0)
+    return `Ignoring ${keys}: KRaft wiring of a Kafka node; this Skiff process forms a cluster of its own (one node that is its own controller)`;
+  return (
+    `${keys} describe a Kafka cluster of several nodes (${others.join('; ')}): this Skiff process forms a ` +
+    `cluster of its own (one node that is its own controller) and joins no other node; Skiff has no replication yet`
+  );
 }
 
 function listenerNameSet(raw: string | undefined): Set<string> {

@@ -129,7 +129,8 @@ export class GroupCoordinatorActor implements Actor<GroupCoordinatorMessages> {
     this.rebalancer.adoptLoadedGroups(groups, ctx);
     this.loaded = true;
     this.offsets.onLoaded(ctx);
-    ctx.log.info({ partition: this.args.partition, groups: groups.size, records, loadMs }, 'group coordinator loaded');
+    // One per __consumer_offsets partition, so at debug: the broker logs one line for the whole start.
+    ctx.log.debug({ partition: this.args.partition, groups: groups.size, records, loadMs }, 'group coordinator loaded');
   }
 
   /** ListGroups: the groups in the filtered states (all of Skiff's groups are "classic"). */

@@ -28,7 +28,10 @@ export class KafkaServer {
       const connection = new Connection(socket, handleFrame, limits, log, (c) => this.connections.delete(c));
       this.connections.add(connection);
     });
-    this.server.on('error', (error) => log.error({ error: error.message }, 'listener error'));
+    // A failure to bind is listen()'s rejection (the start reports it in one line); log only later errors.
+    this.server.on('error', (error) => {
+      if (this.server.listening) log.error({ error: error.message }, 'listener error');
+    });
   }
 
   /** Listens on host:port (0 picks a free port); resolves with the bound port. */

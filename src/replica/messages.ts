@@ -12,6 +12,7 @@
 import { actorRef } from '../runtime/actor';
 import type { ActorRef } from '../runtime/actor';
 import type { ReplicaLogConfig } from '../config/topic-config';
+import type { LogLoadSummary } from '../storage/log';
 import type { CleanerStatus } from './cleaner-schedule';
 import type { RecordError } from './produce-validation';
 
@@ -53,6 +54,8 @@ export interface ReplicaDescription {
   highWatermark: number;
   firstDirtyOffset: number;
   cleaner: CleanerStatus;
+  /** What opening the log found and did (the broker sums these into its start-up line). */
+  recovery: LogLoadSummary;
 }
 
 /** An empty reply: the request was done. */

@@ -198,7 +198,8 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     this.retentionTimer = ctx.timers.setTimeout(() => this.retentionTick(ctx), this.args.retentionCheckIntervalMs);
     this.groupCommit.start(ctx);
     this.cleaner.schedule(ctx);
-    ctx.log.info(
+    // Per partition, so at debug: the broker logs one line for the whole start.
+    ctx.log.debug(
       {
         dir: this.dir,
         logStartOffset: log.logStartOffset,
@@ -282,6 +283,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       highWatermark: this.highWatermark,
       firstDirtyOffset: log.firstDirtyOffset,
       cleaner: this.cleaner.describe(),
+      recovery: log.loadSummary,
     });
   }
 

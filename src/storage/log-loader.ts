@@ -69,6 +69,10 @@ export interface LoadedLog {
   truncated: boolean;
   /** Segments deleted by recovery. */
   deletedSegments: number;
+  /** Bytes of log that recovery re-validated batch by batch (from the recovery point on). */
+  scannedBytes: number;
+  /** Bytes recovery cut from a torn or corrupt tail. */
+  truncatedBytes: number;
 }
 
 /**
@@ -146,6 +150,8 @@ export function loadLog(args: LogLoaderArgs): LoadedLog {
     compacted,
     truncated: truncated !== null,
     deletedSegments: deleted,
+    scannedBytes: recovery.scannedBytes,
+    truncatedBytes: recovery.truncatedBytes,
   };
 }
 
@@ -179,6 +185,10 @@ interface SegmentsRecovery {
   deleted: number;
   /** Upper bound for the recovery point: the hint, lowered if the trusted part proved damaged. */
   recoveryPointBound: number;
+  /** Bytes re-validated by {@link LogSegment.recover}, over all segments. */
+  scannedBytes: number;
+  /** Bytes cut from the truncated segment's tail (0 if none). */
+  truncatedBytes: number;
 }
 
 /**
@@ -203,6 +213,7 @@ function recoverSegments(
   let trusted = true;
   let recoveryPointBound = hint;
   let deleted = 0;
+  let scannedBytes = 0;
   const deleteFrom = (i: number, msg: string, fields: object): void => {
     const later = loaded.slice(i);
     if (later.length === 0) return;
@@ -259,10 +270,18 @@ function recoverSegments(
     }
     const result = seg.recover(fromOffset);
     seg.markUnsynced(); // recovered bytes may have survived only in the page cache
+    scannedBytes += result.validBytes - result.fromPosition;
     if (result.truncatedBytes > 0) {
       deleteFrom(i + 1, 'deleting segments after a truncated segment', { after: seg.baseOffset });
-      return { kept, truncated: seg, deleted, recoveryPointBound };
+      return {
+        kept,
+        truncated: seg,
+        deleted,
+        recoveryPointBound,
+        scannedBytes,
+        truncatedBytes: result.truncatedBytes,
+      };
     }
   }
-  return { kept, truncated: null, deleted, recoveryPointBound };
+  return { kept, truncated: null, deleted, recoveryPointBound, scannedBytes, truncatedBytes: 0 };
 }

@@ -139,6 +139,18 @@ export interface LogAppendInfo {
  */
 export type LogReadResult = { kind: 'ok'; records: Buffer; firstOffset: number | null } | { kind: 'out-of-range' };
 
+/** What {@link Log.open} found and did, for the broker's start-up summary (sizes in bytes). */
+export interface LogLoadSummary {
+  /** Segments of the loaded log. */
+  segments: number;
+  /** Bytes re-validated batch by batch from the recovery point on. */
+  scannedBytes: number;
+  /** Bytes cut from a torn or corrupt tail. */
+  truncatedBytes: number;
+  /** Segments recovery deleted (after a truncated one, or not continuing the log). */
+  deletedSegments: number;
+}
+
 /** A partition log (see module doc). Owned by one replica actor; synchronous but for {@link Log.flushAsync}; not thread-safe. */
 export class Log {
   readonly dir: string;
@@ -176,6 +188,8 @@ export class Log {
 
   /** What retention.ts sees of this log (see {@link RetentionTarget}). */
   private readonly retention: RetentionTarget;
+  /** What loading this log found and did; the broker sums these into one start-up line. */
+  readonly loadSummary: LogLoadSummary;
 
   private constructor(args: LogOpenArgs, loaded: LoadedLog) {
     this.dir = args.dir;
@@ -190,6 +204,12 @@ export class Log {
     this.#recoveryPoint = loaded.recoveryPoint;
     this.#logStartOffset = loaded.logStartOffset;
     this.firstDirty = loaded.logStartOffset;
+    this.loadSummary = {
+      segments: loaded.segments.length,
+      scannedBytes: loaded.scannedBytes,
+      truncatedBytes: loaded.truncatedBytes,
+      deletedSegments: loaded.deletedSegments,
+    };
     // The directory entries of segments beyond the recovery point may never have been synced (a
     // process crash between a roll and the next flush): the first flush syncs the directory.
     this.dirDirty = true;
@@ -226,7 +246,8 @@ export class Log {
       compacted: args.compacted ?? false,
     });
     const log = new Log(args, loaded);
-    args.logger.info(
+    // One line per partition: at debug (a start loads every partition; the broker logs one summary).
+    args.logger.debug(
       {
         dir: args.dir,
         logStartOffset: log.logStartOffset,
@@ -235,6 +256,8 @@ export class Log {
         segments: loaded.segments.length,
         truncated: loaded.truncated,
         deletedSegments: loaded.deletedSegments,
+        scannedBytes: loaded.scannedBytes,
+        truncatedBytes: loaded.truncatedBytes,
       },
       'log loaded',
     );

@@ -1,12 +1,23 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { listeningLine, runStart, type BrokerHandle, type StartDeps } from '../../../src/cli/start-command';
+import {
+  listeningLine,
+  runStart,
+  START_ABORT_GRACE_MS,
+  type BrokerHandle,
+  type StartDeps,
+} from '../../../src/cli/start-command';
 import { buildBrokerConfig, type BrokerConfig } from '../../../src/config/broker-config';
 import type { Logger } from '../../../src/io/logger';
+import { StartAbortedError, StartupError } from '../../../src/startup-error';
 
 interface Harness {
   deps: StartDeps;
   lines: string[];
+  /** Lines written to stderr through printError. */
+  errors: string[];
+  /** Callbacks handed to schedule(), with their delay. */
+  scheduled: Array<{ ms: number; fn: () => void }>;
   logs: Array<[level: string, text: string]>;
   exits: number[];
   stops: number;
@@ -16,13 +27,18 @@ interface Harness {
   exited(): Promise<number>;
 }
 
-/** A fake process and broker; `startBroker` and `stop` behaviours are supplied per test. */
-function harness(opts: { start?: () => Promise<number>; stop?: () => Promise<void> } = {}): Harness {
+/**
+ * A fake process and broker; `startBroker` and `stop` behaviours are supplied per test (`start`
+ * gets the abort signal runStart passes).
+ */
+function harness(opts: { start?: (signal: AbortSignal) => Promise<number>; stop?: () => Promise<void> } = {}): Harness {
   const listeners = new Map<string, Array<() => void>>();
   let resolveExit: (code: number) => void = () => undefined;
   const exitPromise = new Promise<number>((resolve) => (resolveExit = resolve));
   const h: Harness = {
     lines: [],
+    errors: [],
+    scheduled: [],
     logs: [],
     exits: [],
     stops: 0,
@@ -44,14 +60,16 @@ function harness(opts: { start?: () => Promise<number>; stop?: () => Promise<voi
   };
   h.deps = {
     logger,
-    startBroker: async (): Promise<BrokerHandle> => ({
-      boundPort: await (opts.start ?? (async () => 40123))(),
+    startBroker: async (_config, _logger, { signal }): Promise<BrokerHandle> => ({
+      boundPort: await (opts.start ?? (async () => 40123))(signal),
       stop: async () => {
         h.stops += 1;
         await (opts.stop ?? (async () => undefined))();
       },
     }),
     printLine: (line) => h.lines.push(line),
+    printError: (line) => h.errors.push(line),
+    schedule: (ms, fn) => h.scheduled.push({ ms, fn }),
     onSignal: (name, fn) => listeners.set(name, [...(listeners.get(name) ?? []), fn]),
     exit: (code) => {
       h.exits.push(code);
@@ -105,20 +123,71 @@ describe('runStart', () => {
     assert.ok(h.logs.some(([level]) => level === 'error'));
   });
 
-  it('exits 1 without a listening line when the broker fails to start', async () => {
-    const h = harness({ start: async () => Promise.reject(new Error('EADDRINUSE')) });
+  it('exits 1 without a listening line when the broker fails to start, with one plain line on stderr', async () => {
+    const h = harness({ start: async () => Promise.reject(new Error('EADDRINUSE\nsomething')) });
     await runStart(config, h.deps);
     assert.deepEqual(h.exits, [1]);
     assert.deepEqual(h.lines, []);
+    assert.equal(h.errors.length, 1);
+    assert.match(h.errors[0]!, /^skiff: the broker failed to start: EADDRINUSE something /);
   });
 
-  it('stops right after start when a signal arrives while starting', async () => {
+  for (const exitCode of [1, 2] as const) {
+    it(`prints a StartupError's line as is and exits with its code (${exitCode})`, async () => {
+      const message = 'port 9092 is in use (cannot listen on 127.0.0.1:9092): choose another port with --port';
+      const h = harness({ start: async () => Promise.reject(new StartupError(message, exitCode)) });
+      await runStart(config, h.deps);
+      assert.deepEqual(h.exits, [exitCode]);
+      assert.deepEqual(h.errors, [`skiff: ${message}`]);
+      assert.ok(!h.logs.some(([level]) => level === 'error'), 'no JSON error line beside the plain one');
+    });
+  }
+
+  it('a signal while starting aborts the start (whatever it waits on) and exits 0', async () => {
+    let seen: AbortSignal | null = null;
+    const h = harness({
+      start: (signal) =>
+        new Promise<number>((_resolve, reject) => {
+          seen = signal;
+          signal.addEventListener('abort', () => reject(new StartAbortedError()));
+        }),
+    });
+    const running = runStart(config, h.deps);
+    h.signal('SIGTERM');
+    await running;
+    assert.equal(await h.exited(), 0);
+    assert.equal((seen as AbortSignal | null)?.aborted, true);
+    assert.equal(h.stops, 0, 'the broker was never handed over: startBroker stops what it started');
+    assert.deepEqual(h.lines, []);
+    assert.deepEqual(h.errors, []);
+  });
+
+  it('an interrupted start that does not end in time exits with 128 + the signal number', async () => {
+    const h = harness({ start: () => new Promise<number>(() => undefined) }); // ignores the abort
+    void runStart(config, h.deps);
+    h.signal('SIGTERM');
+    assert.deepEqual(h.exits, []);
+    assert.equal(h.scheduled.length, 1);
+    assert.equal(h.scheduled[0]!.ms, START_ABORT_GRACE_MS);
+    h.scheduled[0]!.fn();
+    assert.deepEqual(h.exits, [143]);
+  });
+
+  it('a second signal while an interrupted start stops exits at once', async () => {
+    const h = harness({ start: () => new Promise<number>(() => undefined) });
+    void runStart(config, h.deps);
+    h.signal('SIGINT');
+    h.signal('SIGINT');
+    assert.deepEqual(h.exits, [130]);
+  });
+
+  it('stops right after start when the signal comes as the start completes', async () => {
     let finishStart: (port: number) => void = () => undefined;
     const h = harness({ start: () => new Promise<number>((resolve) => (finishStart = resolve)) });
     const running = runStart(config, h.deps);
     h.signal('SIGTERM');
     assert.equal(h.stops, 0);
-    finishStart(5555);
+    finishStart(5555); // a start that completes despite the abort
     await running;
     assert.equal(await h.exited(), 0);
     assert.equal(h.stops, 1);
