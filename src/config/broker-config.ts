@@ -837,7 +837,9 @@ export function clusterWarning(props: ReadonlyMap<string, string>, nodeId: numbe
   const others: string[] = [];
   const roles = list('process.roles').map((role) => role.toLowerCase());
   if (props.has('process.roles') && !(roles.includes('broker') && roles.includes('controller')))
-    others.push(`process.roles=${roles.join(',')} leaves the ${roles.includes('broker') ? 'controller' : 'broker'} role to other nodes`);
+    others.push(
+      `process.roles=${roles.join(',')} leaves the ${roles.includes('broker') ? 'controller' : 'broker'} role to other nodes`,
+    );
   const voters = list('controller.quorum.voters');
   const otherVoters = voters.filter((voter) => voter.split('@')[0]?.trim() !== String(nodeId));
   if (otherVoters.length > 0) others.push(`controller.quorum.voters names ${otherVoters.join(', ')}`);

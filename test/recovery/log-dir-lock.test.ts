@@ -32,12 +32,14 @@ test('a lock naming a pid that now belongs to another process (pid reuse) is tak
     await fs.writeFile(path.join(dir, LOCK_FILE), `${other.pid} ${startTicks}\n`);
     await assert.rejects(lockLogDir(dir), /in use by another broker/, 'a live owner that started when the lock says');
     await fs.writeFile(path.join(dir, LOCK_FILE), `${other.pid} 1\n`);
-    await lockLogDir(dir);
+    assert.deepEqual(await lockLogDir(dir), { staleOwner: other.pid }, 'reported: its owner ended uncleanly');
     assert.match(
       await fs.readFile(path.join(dir, LOCK_FILE), 'utf8'),
       new RegExp(`^${process.pid} \\d+\\n$`),
       'taken over, with this process and its start time',
     );
+    await unlockLogDir(dir);
+    assert.deepEqual(await lockLogDir(dir), { staleOwner: null }, 'after a clean unlock: nothing stale');
     await unlockLogDir(dir);
   } finally {
     other.kill('SIGKILL');

@@ -201,3 +201,30 @@ describe('listeningLine', () => {
     assert.equal(listeningLine('::1', 9092), 'skiff listening on [::1]:9092');
   });
 });
+
+describe('start-up messages', () => {
+  it('a ConfigError becomes one line with every problem', async () => {
+    const { configErrorLine } = await import('../../../src/cli/main');
+    const { ConfigError } = await import('../../../src/config/broker-config');
+    const line = configErrorLine(new ConfigError(['Unknown configuration "a" (nearest known key: b)', 'bad\nvalue']));
+    assert.equal(
+      line,
+      'skiff: invalid configuration: Unknown configuration "a" (nearest known key: b); bad value (fix the config file or the --override)',
+    );
+  });
+
+  it('SKIFF_LOG_LEVEL and SKIFF_LOG_FORMAT are checked, listing what is allowed', async () => {
+    const { logEnvProblem } = await import('../../../src/runtime/logger');
+    assert.equal(logEnvProblem({}), null);
+    assert.equal(logEnvProblem({ SKIFF_LOG_LEVEL: '' }), null);
+    assert.equal(logEnvProblem({ SKIFF_LOG_LEVEL: 'debug', SKIFF_LOG_FORMAT: 'pretty' }), null);
+    assert.equal(
+      logEnvProblem({ SKIFF_LOG_LEVEL: 'bogus' }),
+      'SKIFF_LOG_LEVEL=bogus is not a log level: use one of trace, debug, info, warn, error, fatal, silent',
+    );
+    assert.equal(
+      logEnvProblem({ SKIFF_LOG_FORMAT: 'xml' }),
+      'SKIFF_LOG_FORMAT=xml is not a log format: use one of json, pretty',
+    );
+  });
+});

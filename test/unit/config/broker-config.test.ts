@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import {
   BROKER_CONFIG_DEFS,
@@ -434,9 +436,10 @@ describe('buildBrokerConfig: unknown and ignored keys', () => {
       'num.partitions': '2',
     });
     assert.equal(config.numPartitions, 2);
+    // process.roles is a KRaft cluster key: its warning says this process is a cluster of its own.
     assert.deepEqual(config.warnings, [
-      'Ignoring process.roles=broker,controller: a Kafka broker setting that Skiff does not use',
       'Ignoring zookeeper.connect=localhost:2181: a Kafka broker setting that Skiff does not use',
+      'Ignoring process.roles: KRaft wiring of a Kafka node; this Skiff process forms a cluster of its own (one node that is its own controller)',
     ]);
     assert.equal(config.values.has('process.roles'), false);
   });
@@ -448,7 +451,8 @@ describe('buildBrokerConfig: unknown and ignored keys', () => {
     assert.deepEqual(config.advertisedListeners, [{ host: 'localhost', port: 9092 }]);
     assert.deepEqual(config.logDirs, ['/tmp/kraft-combined-logs']);
     assert.equal(config.numIoThreads, 8);
-    assert.equal(config.warnings.filter((w) => w.startsWith('Ignoring ')).length, 12, config.warnings.join('\n'));
+    // 12 ignored settings; process.roles and controller.quorum.voters share one warning.
+    assert.equal(config.warnings.filter((w) => w.startsWith('Ignoring ')).length, 11, config.warnings.join('\n'));
   });
 
   it("runs Kafka's ZooKeeper-mode server.properties unchanged", () => {
@@ -457,5 +461,54 @@ describe('buildBrokerConfig: unknown and ignored keys', () => {
     assert.deepEqual(config.logDirs, ['/tmp/kafka-logs']);
     assert.deepEqual(config.listeners, [{ host: '127.0.0.1', port: 9092 }]);
     assert.equal(config.warnings.length, 8, config.warnings.join('\n'));
+  });
+});
+
+describe('buildBrokerConfig: Kafka 4.x files and cluster keys', () => {
+  it("accepts the stock 4.x file's share-coordinator keys with a warning each", () => {
+    const config = build({
+      'share.coordinator.state.topic.replication.factor': '1',
+      'share.coordinator.state.topic.min.isr': '1',
+    });
+    assert.equal(config.warnings.length, 2);
+    assert.match(config.warnings[0]!, /^Ignoring share\.coordinator\.state\.topic\.replication\.factor=1: /);
+    assert.match(config.warnings[1]!, /^Ignoring share\.coordinator\.state\.topic\.min\.isr=1: /);
+  });
+
+  it('gives the KRaft keys of a single combined node one warning: a cluster of its own', () => {
+    const config = build({
+      'process.roles': 'broker,controller',
+      'node.id': '1',
+      'controller.quorum.bootstrap.servers': 'localhost:9093',
+    });
+    assert.deepEqual(config.warnings, [
+      'Ignoring process.roles, controller.quorum.bootstrap.servers: KRaft wiring of a Kafka node; this Skiff process forms a cluster of its own (one node that is its own controller)',
+    ]);
+  });
+
+  it('says that no other node is joined when the keys name other nodes', () => {
+    const voters = build({ 'controller.quorum.voters': '0@h0:9093,1@h1:9093,2@h2:9093' }).warnings;
+    assert.equal(voters.length, 1);
+    assert.match(voters[0]!, /controller\.quorum\.voters names 1@h1:9093, 2@h2:9093/);
+    assert.match(voters[0]!, /forms a cluster of its own .*joins no other node; Skiff has no replication yet/);
+    const brokerOnly = build({ 'process.roles': 'broker', 'controller.quorum.bootstrap.servers': 'c1:9093,c2:9093' });
+    assert.match(brokerOnly.warnings[0]!, /process\.roles=broker leaves the controller role to other nodes/);
+    assert.match(brokerOnly.warnings[0]!, /bootstrap\.servers lists 2 controllers/);
+    assert.match(
+      build({ 'controller.quorum.voters': '0@localhost:9093' }).warnings[0]!,
+      /^Ignoring controller\.quorum\.voters: /,
+      'a voter list of this node alone is a single node',
+    );
+  });
+
+  it('starts from the whole stock Kafka 4.4 server.properties with warnings only', () => {
+    let dir = __dirname;
+    while (!fs.existsSync(path.join(dir, 'package.json'))) dir = path.dirname(dir);
+    const props = parseProperties(fs.readFileSync(path.join(dir, 'test/fixtures/kafka-4.4-server.properties'), 'utf8'));
+    const config = buildBrokerConfig(props);
+    assert.equal(config.nodeId, 1);
+    assert.deepEqual(config.listeners, [{ host: '0.0.0.0', port: 9092 }]);
+    assert.ok(config.warnings.length > 0);
+    assert.ok(config.warnings.every((w) => !/unknown/i.test(w)));
   });
 });
