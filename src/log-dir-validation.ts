@@ -53,6 +53,14 @@ export function notWritable(logDir: string, code: string): StartupError {
   return new StartupError(`log dir ${logDir} ${why} (${code}): ${CHOOSE_ANOTHER}, or make it writable`, EXIT_FAILURE);
 }
 
+/** The plain line for a log dir whose path this process may not even look up (a parent without x permission). */
+function notAccessible(logDir: string, code: string, at: string): StartupError {
+  return new StartupError(
+    `log dir ${logDir} is not accessible by this user (${code} at ${at}): ${CHOOSE_ANOTHER}, or fix its permissions`,
+    EXIT_FAILURE,
+  );
+}
+
 /**
  * Checks every dir of `logDirs` (absolute paths) for this node (`nodeId`) without writing; throws
  * {@link StartupError} for the first problem (see the module comment).
@@ -71,7 +79,10 @@ export async function validateLogDirs(logDirs: readonly string[], nodeId: number
         EXIT_CONFIG,
       );
     }
-    const stats = await fsp.stat(existing);
+    const stats = await fsp.stat(existing).catch((error: unknown) => {
+      const code = errnoCode(error);
+      throw code === 'EACCES' || code === 'EPERM' ? notAccessible(logDir, code, existing) : error;
+    });
     if (!stats.isDirectory()) {
       const what = existing === logDir ? 'is a file' : `runs through the file ${existing}`;
       throw new StartupError(`log dir ${logDir} ${what}, not a directory: ${CHOOSE_ANOTHER}`, EXIT_CONFIG);
@@ -129,6 +140,7 @@ async function nearestExisting(dir: string): Promise<string> {
       return current;
     } catch (error) {
       const code = errnoCode(error);
+      if (code === 'EACCES' || code === 'EPERM') throw notAccessible(dir, code, current);
       if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
     }
     const parent = path.dirname(current);
