@@ -19,9 +19,10 @@ import { MemoryFileSystem } from '../src/io/memory-file-system';
 import { OffsetIndex } from '../src/storage/offset-index';
 import { decodeEnvelope, encodeEnvelopeForTransfer } from '../src/runtime/envelope';
 import { createLogger } from '../src/runtime/logger';
+import { formatBenchTable, opsPerSecond } from './table';
 
-/** The fields read from a task's result: tinybench 6 (latency/throughput) or older releases (mean in ms, hz). */
-type TinybenchStats = { latency?: { mean?: number }; throughput?: { mean?: number }; mean?: number; hz?: number };
+/** The fields read from a task's result: tinybench 6 (latency, ms) or older releases (mean in ms). */
+type TinybenchStats = { latency?: { mean?: number }; mean?: number };
 
 function batchOfBytes(recordBytes: number, records: number): Buffer {
   const value = Buffer.alloc(recordBytes, 0x61);
@@ -173,22 +174,23 @@ async function main(): Promise<void> {
       );
     });
   await bench.run();
-  const rows = bench.tasks.map((task) => {
-    const r = task.result as unknown as TinybenchStats | undefined;
-    const meanNs = (r?.latency?.mean ?? r?.mean ?? NaN) * 1e6;
-    return {
-      task: task.name,
-      'ops/s': Math.round(r?.throughput?.mean ?? r?.hz ?? 0),
-      'mean µs': (meanNs / 1000).toFixed(2),
-    };
-  });
-  console.table(rows);
-  const hz = (name: string) => {
-    const task = bench.tasks.find((t) => t.name.startsWith(name))!;
-    const r = task.result as unknown as TinybenchStats | undefined;
-    return r?.throughput?.mean ?? r?.hz ?? NaN;
+  const meanMsOfTask = (task: { result?: unknown } | undefined): number => {
+    const r = task?.result as TinybenchStats | undefined;
+    return r?.latency?.mean ?? r?.mean ?? NaN;
   };
-  const ratio = (a: string, b: string) => console.log(`ratio  ${a}  /  ${b}: ${(hz(a) / hz(b)).toFixed(2)}`);
+  const taskNamed = (prefix: string) => {
+    const task = bench.tasks.find((t) => t.name.startsWith(prefix));
+    if (task === undefined) throw new Error(`no bench task starts with ${JSON.stringify(prefix)}`);
+    return task;
+  };
+  for (const line of formatBenchTable(bench.tasks.map((task) => ({ name: task.name, meanMs: meanMsOfTask(task) }))))
+    console.log(line);
+  // Ratios of ops/s from the same means as the table, each task named in full.
+  const ratio = (a: string, b: string) => {
+    const [ta, tb] = [taskNamed(a), taskNamed(b)];
+    const value = opsPerSecond(meanMsOfTask(ta)) / opsPerSecond(meanMsOfTask(tb));
+    console.log(`ratio ${value.toFixed(2)}  ${ta.name}  /  ${tb.name}`);
+  };
   ratio('batch: validate 1 KiB', 'batch: validate 256 KiB');
   ratio(
     'protocol: encode Fetch v11 response (256 KiB records, chunks)',
