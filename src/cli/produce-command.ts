@@ -3,12 +3,21 @@
  * kafka-console-producer). With `--key-separator SEP` the bytes before the first SEP are the key and
  * the rest the value (a line without SEP has a null key, as kcat -K). `--header k=v` adds headers
  * to every record. Records go to `--partition N`, else murmur2 of the key, else a sticky partition.
+ * A `--partition` the topic does not have is refused before stdin is read (exit 1).
+ *
+ * `-Z` / `--null-empty` (kcat's `-Z`): an empty key or an empty value is sent as null, so
+ * `key|` with `-k '|'` is a tombstone for `key` (a null value, which compaction deletes) and `|value`
+ * has a null key. Without it an empty value is a zero-length value and an empty key a zero-length
+ * key (kafka-console-producer has no way to send null; a line without the separator has a null key
+ * either way, as kcat -K).
  *
  * Lines are split on `\n` only and kept as bytes (a `\r` stays in the value); a last line without
  * a newline still counts. At the end a summary goes to stdout: records, and per partition the
  * first and last offset. Progress goes to stderr every 5 s on long inputs.
  */
 import type { KafkaClient } from '../client/client';
+import { KafkaError } from '../client/errors';
+import { ErrorCode } from '../protocol/error-codes';
 import { Producer, type RecordMetadata } from '../client/producer';
 import type { RecordHeader } from '../protocol/record-batch/builder';
 import type { CompressionName } from '../protocol/record-batch/compression';
@@ -24,6 +33,8 @@ export interface ProduceArgs {
   acks: -1 | 0 | 1;
   lingerMs: number;
   batchSizeBytes: number;
+  /** kcat `-Z`: send an empty key or value as null. */
+  nullEmpty: boolean;
 }
 
 /** Per-partition outcome for the summary. */
@@ -66,6 +77,14 @@ export async function produceCommand(client: KafkaClient, args: ProduceArgs, io:
   const headers: RecordHeader[] = args.headers.map(([key, value]) => ({ key, value: Buffer.from(value, 'utf8') }));
   const separator = args.keySeparator === null ? null : Buffer.from(args.keySeparator, 'utf8');
   if (separator !== null && separator.length === 0) throw new RangeError('--key-separator must not be empty');
+  if (args.partition !== null) {
+    const md = await client.topicMetadata(args.topic);
+    if (!md.partitions.some((p) => p.partition === args.partition))
+      throw new KafkaError(
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        `${args.topic}/${args.partition} (--partition: the topic has partitions 0-${md.partitions.length - 1})`,
+      );
+  }
   const summary = new Map<number, PartitionSummary>();
   let sent = 0;
   let acked = 0;
@@ -88,13 +107,17 @@ export async function produceCommand(client: KafkaClient, args: ProduceArgs, io:
   try {
     await forEachLine(io.stdin, async (line) => {
       let key: Buffer | null = null;
-      let value = line;
+      let value: Buffer | null = line;
       if (separator !== null) {
         const at = line.indexOf(separator);
         if (at >= 0) {
           key = line.subarray(0, at);
           value = line.subarray(at + separator.length);
         }
+      }
+      if (args.nullEmpty) {
+        if (key !== null && key.length === 0) key = null;
+        if (value.length === 0) value = null;
       }
       sent++;
       await producer.send({ topic: args.topic, partition: args.partition ?? undefined, key, value, headers }, onAck);

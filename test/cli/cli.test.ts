@@ -239,6 +239,60 @@ describe('skiff client commands against a broker process', () => {
     assert.match(unknown.stderr, /UNKNOWN_TOPIC_OR_PARTITION/);
   });
 
+  test(
+    'produce -Z sends an empty key or value as null (a tombstone), kcat reads them back as NULL; without -Z they stay empty',
+    { timeout: TIMEOUT_MS },
+    async () => {
+      assert.ok(HAVE_KCAT, 'kcat must be installed (scripts/install-peers.sh)');
+      await skiff(['topic', 'create', 'cli-null', '-p', '1']);
+      const input = 'k1|v1\nk1|\n|v2\nnosep\n\n';
+      const withZ = await skiff(['produce', 'cli-null', '-k', '|', '-Z'], input);
+      assert.match(withZ.stdout, /^produced 5 records to cli-null: partition 0 offsets 0-4$/m);
+      await skiff(['produce', 'cli-null', '-k', '|'], 'k2|\n|v3\n');
+      // %K / %S are kcat's key / value lengths: -1 for null, 0 for empty.
+      const kcat = await run('kcat', [
+        '-b',
+        brokers,
+        '-C',
+        '-t',
+        'cli-null',
+        '-o',
+        'beginning',
+        '-e',
+        '-q',
+        '-f',
+        '%o %K:%k %S:%s\\n',
+      ]);
+      assert.equal(kcat.code, 0, kcat.stderr);
+      assert.deepEqual(kcat.stdout.trimEnd().split('\n'), [
+        '0 2:k1 2:v1',
+        '1 2:k1 -1:', // tombstone for k1
+        '2 -1: 2:v2', // null key
+        '3 -1: 5:nosep', // no separator: null key with or without -Z
+        '4 -1: -1:', // an empty line: null key and null value
+        '5 2:k2 0:', // without -Z: an empty, not null, value
+        '6 0: 2:v3', // and an empty key
+      ]);
+    },
+  );
+
+  test(
+    'produce --partition N that the topic does not have is refused before reading stdin',
+    { timeout: TIMEOUT_MS },
+    async () => {
+      await skiff(['topic', 'create', 'cli-part', '-p', '2']);
+      const r = await skiff(['produce', 'cli-part', '-p', '2'], 'a\n', 1);
+      assert.match(
+        r.stderr,
+        /^skiff: cli-part\/2 \(--partition: the topic has partitions 0-1\): UNKNOWN_TOPIC_OR_PARTITION$/m,
+      );
+      assert.equal(r.stdout, '');
+      const end = await skiff(['topic', 'describe', 'cli-part']);
+      assert.match(end.stdout, /^0\s+0\s+\d+\s+\[0\]\s+\[0\]\s+0\s+0\b/m);
+      assert.match(end.stdout, /^1\s+0\s+\d+\s+\[0\]\s+\[0\]\s+0\s+0\b/m);
+    },
+  );
+
   test('topic create takes several names (the codec topics below)', { timeout: TIMEOUT_MS }, async () => {
     const r = await skiff(['topic', 'create', ...CODECS.map((codec) => `cli-codec-${codec}`), '-p', '2']);
     for (const codec of CODECS) assert.match(r.stdout, new RegExp(`^cli-codec-${codec}\\s+OK$`, 'm'));
@@ -333,12 +387,30 @@ describe('skiff client commands against a broker process', () => {
       'zstd',
     ]);
     assert.match(compressed.stdout, /^2000 records sent/m);
+    assert.doesNotMatch(compressed.stderr, /warning/, 'no --partitions given: no warning');
     const tooMany = await skiff(
       ['perf', 'consume', '--topic', 'cli-perf', '--records', '30000', '--timeout-ms', '300'],
       '',
       1,
     );
     assert.match(tooMany.stdout, /^22000 records received/m);
+    const mismatch = await skiff([
+      'perf',
+      'produce',
+      '--topic',
+      'cli-perf',
+      '--records',
+      '10',
+      '--record-size',
+      '10',
+      '--partitions',
+      '4',
+    ]);
+    assert.match(
+      mismatch.stderr,
+      /^skiff: warning: topic cli-perf already exists with 2 partitions; --partitions 4 applies only when the topic is created/m,
+    );
+    assert.match(mismatch.stdout, /^10 records sent/m);
   });
 
   test('an unreachable broker is an error with exit code 1', { timeout: TIMEOUT_MS }, async () => {
