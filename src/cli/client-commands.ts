@@ -12,6 +12,7 @@ import { COMPRESSION_NAMES, type CompressionName } from '../protocol/record-batc
 import type { KafkaClient } from '../client/client';
 import { parseKeyValue, resolveBrokers, withClient, type CliIo, type ClientCommandRun } from './client-io';
 import { consumeCommand, type StartPosition } from './consume-command';
+import { COMMIT_MODES, DEFAULT_AUTO_COMMIT_INTERVAL_MS, type CommitMode, type GroupArgs } from './group-session';
 import { registerMirrorCommand } from './mirror-command';
 import { perfConsume, perfProduce } from './perf-command';
 import { produceCommand } from './produce-command';
@@ -152,6 +153,7 @@ export function registerClientCommands(program: Command, setRun: (run: ClientCom
       parseIntArg,
     )
     .option('-H, --header <key=value>', 'add a header to every record (repeatable)', collectKeyValue, [])
+    .option('-Z, --null-empty', 'send an empty key or value as null (kcat -Z): `key|` with -k "|" is a tombstone')
     .addOption(compressionOption())
     .addOption(acksOption())
     .option('--linger-ms <ms>', 'how long a batch waits for more records', parseIntArg, 0)
@@ -163,6 +165,7 @@ export function registerClientCommands(program: Command, setRun: (run: ClientCom
           keySeparator?: string;
           partition?: number;
           header: Array<[string, string]>;
+          nullEmpty?: boolean;
           compression: CompressionName;
           acks: string;
           lingerMs: number;
@@ -181,14 +184,15 @@ export function registerClientCommands(program: Command, setRun: (run: ClientCom
               acks: Number(o.acks) as -1 | 0 | 1,
               lingerMs: o.lingerMs,
               batchSizeBytes: o.batchSize,
+              nullEmpty: o.nullEmpty === true,
             },
             io,
           ),
         ),
     );
 
-  withBrokers(program.command('consume'))
-    .description('print records of a topic (all partitions unless -p)')
+  const consume = withBrokers(program.command('consume'))
+    .description('print records of a topic (all partitions unless -p; with --group, those the group assigns)')
     .argument('<topic>', 'topic name')
     .option('--from-beginning', 'start at the earliest offset')
     .option('-o, --offset <n>', 'start at this offset', parseIntArg)
@@ -204,47 +208,51 @@ export function registerClientCommands(program: Command, setRun: (run: ClientCom
       '-f, --format <fmt>',
       'output per record: %v value, %k key, %p partition, %o offset, %t timestamp, %T topic, %h headers, \\n',
       DEFAULT_RECORD_FORMAT,
-    )
-    .action(function (
-      this: Command,
-      topicName: string,
-      o: BrokersOption & {
-        fromBeginning?: boolean;
-        offset?: number;
-        timestamp?: number;
-        partition?: number;
-        count?: number;
-        exitAtEnd?: boolean;
-        format: string;
-      },
-    ) {
-      const starts = [o.fromBeginning === true, o.offset !== undefined, o.timestamp !== undefined].filter(
-        Boolean,
-      ).length;
-      if (starts > 1) this.error('error: give at most one of --from-beginning, --offset and --timestamp');
-      const start: StartPosition =
-        o.fromBeginning === true
-          ? { kind: 'beginning' }
-          : o.offset !== undefined
-            ? { kind: 'offset', offset: o.offset }
-            : o.timestamp !== undefined
-              ? { kind: 'timestamp', timestamp: o.timestamp }
-              : { kind: 'end' };
-      run(o.brokers, (client, io) =>
-        consumeCommand(
-          client,
-          {
-            topic: topicName,
-            start,
-            partition: o.partition ?? null,
-            count: o.count ?? null,
-            exitAtEnd: o.exitAtEnd === true,
-            format: o.format,
-          },
-          io,
-        ),
+    );
+  withGroupOptions(consume).action(function (
+    this: Command,
+    topicName: string,
+    o: BrokersOption & {
+      fromBeginning?: boolean;
+      offset?: number;
+      timestamp?: number;
+      partition?: number;
+      count?: number;
+      exitAtEnd?: boolean;
+      format: string;
+    } & GroupOptions,
+  ) {
+    const starts = [o.fromBeginning === true, o.offset !== undefined, o.timestamp !== undefined].filter(Boolean).length;
+    if (starts > 1) this.error('error: give at most one of --from-beginning, --offset and --timestamp');
+    const group = groupArgs(this, o);
+    if (group !== null && (o.partition !== undefined || o.offset !== undefined || o.timestamp !== undefined))
+      this.error(
+        'error: --group takes partitions and offsets from the group: drop --partition, --offset and --timestamp',
       );
-    });
+    const start: StartPosition =
+      o.fromBeginning === true
+        ? { kind: 'beginning' }
+        : o.offset !== undefined
+          ? { kind: 'offset', offset: o.offset }
+          : o.timestamp !== undefined
+            ? { kind: 'timestamp', timestamp: o.timestamp }
+            : { kind: 'end' };
+    run(o.brokers, (client, io) =>
+      consumeCommand(
+        client,
+        {
+          topic: topicName,
+          start,
+          partition: o.partition ?? null,
+          count: o.count ?? null,
+          exitAtEnd: o.exitAtEnd === true,
+          format: o.format,
+          group,
+        },
+        io,
+      ),
+    );
+  });
 
   const perf = program.command('perf').description('bounded produce and consume throughput runs');
   withBrokers(perf.command('produce'))
@@ -253,7 +261,11 @@ export function registerClientCommands(program: Command, setRun: (run: ClientCom
     .requiredOption('--records <n>', 'records to send', parseIntArg)
     .requiredOption('--record-size <bytes>', 'value size in bytes', parseIntArg)
     .addOption(acksOption())
-    .option('--partitions <n>', 'partitions when the topic is created', parseIntArg, 1)
+    .option(
+      '--partitions <n>',
+      'partitions when the topic is created (default 1; a warning when it exists with others)',
+      parseIntArg,
+    )
     .addOption(compressionOption())
     .option('--batch-size <bytes>', 'batch size in bytes', parseIntArg, 16_384)
     .option('--linger-ms <ms>', 'how long a batch waits for more records', parseIntArg, 5)
@@ -264,7 +276,7 @@ export function registerClientCommands(program: Command, setRun: (run: ClientCom
           records: number;
           recordSize: number;
           acks: string;
-          partitions: number;
+          partitions?: number;
           compression: CompressionName;
           batchSize: number;
           lingerMs: number;
@@ -278,7 +290,7 @@ export function registerClientCommands(program: Command, setRun: (run: ClientCom
               records: o.records,
               recordSizeBytes: o.recordSize,
               acks: Number(o.acks) as -1 | 0 | 1,
-              partitions: o.partitions,
+              partitions: o.partitions ?? null,
               compression: o.compression,
               batchSizeBytes: o.batchSize,
               lingerMs: o.lingerMs,
@@ -287,16 +299,58 @@ export function registerClientCommands(program: Command, setRun: (run: ClientCom
           ),
         ),
     );
-  withBrokers(perf.command('consume'))
-    .description('consume --records records from the beginning; report throughput')
+  const perfConsumeCommand = withBrokers(perf.command('consume'))
+    .description("consume --records records from the beginning (or the group's commits); report throughput")
     .requiredOption('--topic <name>', 'topic')
     .requiredOption('--records <n>', 'records to read', parseIntArg)
-    .option('--timeout-ms <ms>', 'give up after this long without a new record', parseIntArg, 10_000)
-    .action((o: BrokersOption & { topic: string; records: number; timeoutMs: number }) =>
-      run(o.brokers, (client, io) =>
-        perfConsume(client, { topic: o.topic, records: o.records, timeoutMs: o.timeoutMs }, io),
-      ),
+    .option('--timeout-ms <ms>', 'give up after this long without a new record', parseIntArg, 10_000);
+  withGroupOptions(perfConsumeCommand).action(function (
+    this: Command,
+    o: BrokersOption & { topic: string; records: number; timeoutMs: number } & GroupOptions,
+  ) {
+    const group = groupArgs(this, o);
+    run(o.brokers, (client, io) =>
+      perfConsume(client, { topic: o.topic, records: o.records, timeoutMs: o.timeoutMs, group }, io),
     );
+  });
+}
+
+interface GroupOptions {
+  group?: string;
+  commit?: CommitMode;
+  autoCommitIntervalMs?: number;
+}
+
+/** `--group`, `--commit` and `--auto-commit-interval-ms` (consume and perf consume). */
+function withGroupOptions(command: Command): Command {
+  return command
+    .option('-g, --group <id>', 'consume as a member of this consumer group (range assignor)')
+    .addOption(
+      new Option('--commit <mode>', 'with --group: when to commit offsets').choices(COMMIT_MODES).default('auto'),
+    )
+    .option(
+      '--auto-commit-interval-ms <ms>',
+      `with --commit auto: ms between commits (auto.commit.interval.ms, default ${DEFAULT_AUTO_COMMIT_INTERVAL_MS})`,
+      parseIntArg,
+    );
+}
+
+/** The group arguments, null without --group; a usage error for group options without it. */
+function groupArgs(command: Command, o: GroupOptions): GroupArgs | null {
+  if (o.group === undefined) {
+    if (command.getOptionValueSource('commit') === 'cli' || o.autoCommitIntervalMs !== undefined)
+      command.error('error: --commit and --auto-commit-interval-ms need --group');
+    return null;
+  }
+  if (o.autoCommitIntervalMs !== undefined && o.commit !== 'auto')
+    command.error('error: --auto-commit-interval-ms goes with --commit auto');
+  if (o.autoCommitIntervalMs !== undefined && !(o.autoCommitIntervalMs > 0))
+    command.error('error: --auto-commit-interval-ms must be positive');
+  return {
+    groupId: o.group,
+    commit: o.commit ?? 'auto',
+    autoCommitIntervalMs: o.autoCommitIntervalMs ?? DEFAULT_AUTO_COMMIT_INTERVAL_MS,
+  };
 }
 
 function withBrokers(command: Command): Command {

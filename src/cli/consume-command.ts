@@ -5,6 +5,13 @@
  * (only new records). Stops after `--count N` records, or with `--exit-at-end` once every partition
  * has reached the high watermark it had at start; otherwise polls until Ctrl-C (exit 0).
  * Records are printed with `--format` (record-format.ts); progress goes to stderr every 5 s.
+ *
+ * With `--group G` it consumes as a member of consumer group G instead (group-session.ts): the
+ * group assigns the partitions (range assignor), each starts at the group's committed offset, else
+ * at the earliest offset with `--from-beginning` and the end otherwise (auto.offset.reset), and
+ * `--commit` picks when offsets are committed. At the end one line on stderr says what was
+ * committed, per partition. `--partition`, `--offset` and `--timestamp` do not go with `--group`
+ * (the group decides partitions and offsets, as with kafka-console-consumer).
  */
 import type { KafkaClient } from '../client/client';
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP } from '../client/client';
@@ -12,6 +19,7 @@ import { Consumer } from '../client/consumer';
 import { ErrorCode } from '../protocol/error-codes';
 import { KafkaError } from '../client/errors';
 import { startProgress, type CliIo } from './client-io';
+import { GroupSession, groupSessionPorts, type GroupArgs } from './group-session';
 import { compileRecordFormat } from './record-format';
 
 /** Where `skiff consume` starts in each partition. */
@@ -29,10 +37,13 @@ export interface ConsumeArgs {
   count: number | null;
   exitAtEnd: boolean;
   format: string;
+  /** `--group`: consume as a member of this group, null for plain assignment. */
+  group: GroupArgs | null;
 }
 
 /** Runs `skiff consume`; resolves 0 when done or interrupted, throws on broker errors. */
 export async function consumeCommand(client: KafkaClient, args: ConsumeArgs, io: CliIo): Promise<number> {
+  if (args.group !== null) return consumeInGroup(client, args, args.group, io);
   const format = compileRecordFormat(args.format);
   const md = await client.topicMetadata(args.topic);
   const partitions = args.partition === null ? md.partitions.map((p) => p.partition) : [args.partition];
@@ -66,6 +77,54 @@ export async function consumeCommand(client: KafkaClient, args: ConsumeArgs, io:
   } finally {
     progress.stop();
   }
+  return 0;
+}
+
+/** `skiff consume --group`: see the module comment. */
+async function consumeInGroup(client: KafkaClient, args: ConsumeArgs, group: GroupArgs, io: CliIo): Promise<number> {
+  const format = compileRecordFormat(args.format);
+  if (args.start.kind === 'offset' || args.start.kind === 'timestamp' || args.partition !== null)
+    throw new RangeError(
+      '--group takes its partitions and offsets from the group: drop --partition, --offset and --timestamp',
+    );
+  await client.topicMetadata(args.topic); // a clear UNKNOWN_TOPIC_OR_PARTITION before joining
+  const session = new GroupSession(
+    groupSessionPorts(client, group.groupId, [args.topic], args.exitAtEnd ? 100 : 500, (line) => io.err(line)),
+    {
+      mode: group.commit,
+      autoCommitIntervalMs: group.autoCommitIntervalMs,
+      reset: args.start.kind === 'beginning' ? 'earliest' : 'latest',
+      exitAtEnd: args.exitAtEnd,
+    },
+  );
+  let interrupted = false;
+  io.onInterrupt(() => (interrupted = true));
+  let printed = 0;
+  const progress = startProgress(() => io.err(`consumed ${printed} records`));
+  try {
+    await session.start();
+    while (!interrupted && (args.count === null || printed < args.count) && !(args.exitAtEnd && session.allAtEnd())) {
+      const records = await session.poll();
+      const chunks: Buffer[] = [];
+      for (const r of records) {
+        if (args.count !== null && printed >= args.count) break;
+        if (group.commit === 'record') {
+          // Printed before it is committed: at least once, even per record.
+          await io.out(format(r));
+        } else {
+          chunks.push(format(r));
+        }
+        printed++;
+        await session.processed(r);
+      }
+      if (chunks.length > 0) await io.out(Buffer.concat(chunks));
+      await session.endOfPoll();
+    }
+  } finally {
+    progress.stop();
+    await session.close();
+  }
+  io.err(session.summary(group.groupId));
   return 0;
 }
 

@@ -17,17 +17,22 @@
  * ```
  * 100000 records received, 250000.0 records/sec (24.41 MB/sec), 9.77 MB in 400 ms.
  * ```
- * (MB = 2^20 bytes, as Kafka's tools; consumed bytes are key + value bytes.)
+ * (MB = 2^20 bytes, as Kafka's tools; consumed bytes are key + value bytes.) The rate covers the
+ * span from the first fetch to the arrival of the last record counted: neither the wait for more
+ * records that ends a short run (`--timeout-ms`) nor, with `--group`, the join is in it.
+ * With `--group G` it reads as a member of group G (group-session.ts: the group's committed offsets,
+ * else the earliest, and `--commit` as for `skiff consume`), and a second line says what was committed.
  */
 import { performance } from 'node:perf_hooks';
 import type { KafkaClient } from '../client/client';
 import { EARLIEST_TIMESTAMP } from '../client/client';
-import { Consumer } from '../client/consumer';
+import { Consumer, type ConsumedRecord } from '../client/consumer';
 import { KafkaError } from '../client/errors';
 import { Producer, type BatchReport } from '../client/producer';
 import { ErrorCode } from '../protocol/error-codes';
 import type { CompressionName } from '../protocol/record-batch/compression';
 import { EXIT_FAILURE, startProgress, type CliIo } from './client-io';
+import { GroupSession, groupSessionPorts, type GroupArgs } from './group-session';
 
 const MB = 1024 * 1024;
 
@@ -37,7 +42,8 @@ export interface PerfProduceArgs {
   records: number;
   recordSizeBytes: number;
   acks: -1 | 0 | 1;
-  partitions: number;
+  /** `--partitions`: the count when the topic is created (null: 1); a warning when it exists with another. */
+  partitions: number | null;
   compression: CompressionName;
   batchSizeBytes: number;
   lingerMs: number;
@@ -49,6 +55,8 @@ export interface PerfConsumeArgs {
   records: number;
   /** Give up when no record arrives for this long. */
   timeoutMs: number;
+  /** `--group`: read as a member of this group, null for every partition from the earliest offset. */
+  group: GroupArgs | null;
 }
 
 /**
@@ -172,15 +180,39 @@ export function consumeSummaryLine(records: number, bytes: number, elapsedMs: nu
 export async function perfConsume(client: KafkaClient, args: PerfConsumeArgs, io: CliIo): Promise<number> {
   if (!(args.records > 0)) throw new RangeError('--records must be positive');
   const md = await client.topicMetadata(args.topic);
-  const starts = await client.listOffsets(
-    args.topic,
-    md.partitions.map((p) => ({ partition: p.partition, timestamp: EARLIEST_TIMESTAMP })),
-    md,
-  );
-  const consumer = new Consumer(client, { maxWaitMs: 100 });
-  consumer.assign(
-    md.partitions.map((p) => ({ topic: args.topic, partition: p.partition, offset: starts.get(p.partition)!.offset })),
-  );
+  let source: {
+    poll(): Promise<ConsumedRecord[]>;
+    processed(r: ConsumedRecord): Promise<void>;
+    endOfPoll(): Promise<void>;
+  };
+  let session: GroupSession | null = null;
+  if (args.group === null) {
+    const starts = await client.listOffsets(
+      args.topic,
+      md.partitions.map((p) => ({ partition: p.partition, timestamp: EARLIEST_TIMESTAMP })),
+      md,
+    );
+    const consumer = new Consumer(client, { maxWaitMs: 100 });
+    consumer.assign(
+      md.partitions.map((p) => ({
+        topic: args.topic,
+        partition: p.partition,
+        offset: starts.get(p.partition)!.offset,
+      })),
+    );
+    source = { poll: () => consumer.poll(), processed: async () => undefined, endOfPoll: async () => undefined };
+  } else {
+    session = new GroupSession(
+      groupSessionPorts(client, args.group.groupId, [args.topic], 100, (l) => io.err(l)),
+      {
+        mode: args.group.commit,
+        autoCommitIntervalMs: args.group.autoCommitIntervalMs,
+        reset: 'earliest',
+      },
+    );
+    await session.start();
+    source = session;
+  }
   let records = 0;
   let bytes = 0;
   let windowRecords = 0;
@@ -194,13 +226,13 @@ export async function perfConsume(client: KafkaClient, args: PerfConsumeArgs, io
     windowStartMs = now;
   });
   const startMs = performance.now();
-  let lastProgressMs = startMs;
+  let lastRecordMs = startMs;
   try {
     while (records < args.records) {
-      const batch = await consumer.poll();
+      const batch = await source.poll();
       const now = performance.now();
-      if (batch.length > 0) lastProgressMs = now;
-      else if (now - lastProgressMs > args.timeoutMs) break;
+      if (batch.length > 0) lastRecordMs = now;
+      else if (now - lastRecordMs > args.timeoutMs) break;
       for (const r of batch) {
         if (records >= args.records) break;
         records++;
@@ -208,13 +240,17 @@ export async function perfConsume(client: KafkaClient, args: PerfConsumeArgs, io
         bytes += size;
         windowRecords++;
         windowBytes += size;
+        await source.processed(r);
       }
+      await source.endOfPoll();
     }
   } finally {
     progress.stop();
+    await session?.close();
   }
-  const elapsedMs = performance.now() - startMs;
-  await io.out(consumeSummaryLine(records, bytes, elapsedMs) + '\n');
+  // Up to the last record's arrival: the final wait for more is not reading.
+  await io.out(consumeSummaryLine(records, bytes, lastRecordMs - startMs) + '\n');
+  if (session !== null && args.group !== null) await io.out(session.summary(args.group.groupId) + '\n');
   if (records < args.records) {
     io.err(`skiff: only ${records} of ${args.records} records arrived (no new record for ${args.timeoutMs} ms)`);
     return EXIT_FAILURE;
@@ -222,11 +258,24 @@ export async function perfConsume(client: KafkaClient, args: PerfConsumeArgs, io
   return 0;
 }
 
-/** Creates `topic` with `partitions` (replication factor: the broker's default) unless it exists. */
-async function ensureTopic(client: KafkaClient, topic: string, partitions: number, io: CliIo): Promise<void> {
+/**
+ * Creates `topic` with `partitions` (null: 1; replication factor: the broker's default) unless it
+ * exists. An existing topic with another partition count than `--partitions` asked is used as it is,
+ * with a warning on stderr: records still go where a producer would send them (as kcat and
+ * kafka-producer-perf-test, which never change a topic), but a benchmark of the wrong partition
+ * count is not silent.
+ */
+async function ensureTopic(client: KafkaClient, topic: string, asked: number | null, io: CliIo): Promise<void> {
   const md = await client.metadata([topic]);
   const t = md.topics.find((x) => x.name === topic);
-  if (t !== undefined && t.errorCode === ErrorCode.NONE) return;
+  if (t !== undefined && t.errorCode === ErrorCode.NONE) {
+    if (asked !== null && asked !== t.partitions.length)
+      io.err(
+        `skiff: warning: topic ${topic} already exists with ${t.partitions.length} partitions; --partitions ${asked} applies only when the topic is created (delete it first to change the count)`,
+      );
+    return;
+  }
+  const partitions = asked ?? 1;
   const [result] = await client.createTopics([{ name: topic, numPartitions: partitions, replicationFactor: -1 }]);
   if (result!.errorCode !== ErrorCode.NONE && result!.errorCode !== ErrorCode.TOPIC_ALREADY_EXISTS) {
     throw new KafkaError(result!.errorCode, `creating topic ${topic}`, result!.errorMessage);

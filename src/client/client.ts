@@ -1,6 +1,6 @@
 /**
  * A small Kafka client on Skiff's protocol codec: enough for the `skiff` CLI tools and tests, not
- * a general-purpose client (no consumer groups, transactions, SASL or TLS).
+ * a general-purpose client (one classic group member, group-member.ts; no transactions, SASL or TLS).
  *
  * It bootstraps from one `host:port`, learns the brokers from Metadata and keeps one
  * {@link BrokerConnection} per broker (node id), opened on first use. Each request uses the highest

@@ -1,6 +1,6 @@
 /**
  * Consumer-group administration on Skiff's client: the requests kafka-consumer-groups makes, for
- * `skiff group` and for tests. Nothing here joins a group.
+ * `skiff group` and for tests. Nothing here joins a group (group-member.ts does).
  *
  * Every group request goes to the group's coordinator, found with FindCoordinator (key type 0,
  * group; CoordinatorKeys from v4, KIP-699). A coordinator that moved or is still loading its
