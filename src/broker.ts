@@ -436,10 +436,17 @@ class Broker implements BrokerContext {
             const topic = dirName.slice(0, split);
             const partition = Number(dirName.slice(split + 1));
             const actor = this.leaders.get(`${topic}\0${partition}`);
-            const size = actor
-              ? await this.endpoint.request(actor, 'replica.describe', {}, 10_000).catch(() => ({ sizeBytes: -1 }))
-              : { sizeBytes: -1 };
-            return { topic, partition, sizeBytes: size.sizeBytes };
+            const unknown = { sizeBytes: -1, logEndOffset: -1, highWatermark: -1 };
+            const described = actor
+              ? await this.endpoint.request(actor, 'replica.describe', {}, 10_000).catch(() => unknown)
+              : unknown;
+            return {
+              topic,
+              partition,
+              sizeBytes: described.sizeBytes,
+              logEndOffset: described.logEndOffset,
+              highWatermark: described.highWatermark,
+            };
           }),
         );
         return {

@@ -75,6 +75,12 @@ export interface TopicResult {
 /** Special ListOffsets timestamps (protocol/sentinels.ts), re-exported for the client's users. */
 export { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP } from '../protocol/sentinels';
 
+/**
+ * ListOffsetsRequest.DEBUGGING_REPLICA_ID: a replica id for tools; Kafka answers it without an
+ * isolation level (latest = the log-end offset) and from a follower too.
+ */
+export const DEBUGGING_REPLICA_ID = -2;
+
 /** One partition's ListOffsets answer: offset -1 when no record has a timestamp >= the one asked. */
 export interface OffsetAndTimestamp {
   offset: number;
@@ -303,11 +309,15 @@ export class KafkaClient {
    * ListOffsets for partitions of `topic`, each with a timestamp ({@link EARLIEST_TIMESTAMP},
    * {@link LATEST_TIMESTAMP} or ms since the epoch: the first offset whose timestamp is at least
    * it). Requests go to each partition's leader. Rejects with KafkaError on a partition error.
+   * `replicaId` other than CONSUMER_REPLICA_ID (e.g. {@link DEBUGGING_REPLICA_ID}) asks without an
+   * isolation level: latest is then the log-end offset, not the high watermark (Kafka's
+   * Partition.fetchOffsetForTimestamp).
    */
   async listOffsets(
     topic: string,
     partitions: ReadonlyArray<{ partition: number; timestamp: number }>,
     metadata?: TopicMetadata,
+    replicaId: number = CONSUMER_REPLICA_ID,
   ): Promise<Map<number, OffsetAndTimestamp>> {
     const md = metadata ?? (await this.topicMetadata(topic));
     const byLeader = new Map<number, Array<{ partition: number; timestamp: number; leaderEpoch: number }>>();
@@ -325,7 +335,7 @@ export class KafkaClient {
         const connection = await this.connection(leader);
         const version = connection.versionFor(ApiKey.ListOffsets, 1);
         const body = (await connection.send(ApiKey.ListOffsets, version, {
-          replicaId: CONSUMER_REPLICA_ID,
+          replicaId,
           isolationLevel: 0,
           topics: [
             {

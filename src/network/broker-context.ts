@@ -71,13 +71,22 @@ export interface BrokerContext {
   groupCoordinators(): ActorRef<GroupCoordinatorMessages>[];
   /** Creates __consumer_offsets if missing (the first FindCoordinator for a group, as in Kafka). */
   ensureOffsetsTopic(): Promise<void>;
-  /** The log dirs and each local partition's size in bytes, for DescribeLogDirs. */
+  /**
+   * The log dirs and each local partition's size in bytes, LEO and high watermark (as its replica
+   * reports them), for DescribeLogDirs.
+   */
   describeLogDirs(): Promise<
     {
       logDir: string;
       totalBytes: number;
       usableBytes: number;
-      partitions: { topic: string; partition: number; sizeBytes: number }[];
+      partitions: {
+        topic: string;
+        partition: number;
+        sizeBytes: number;
+        logEndOffset: number;
+        highWatermark: number;
+      }[];
     }[]
   >;
 }

@@ -52,6 +52,8 @@ export interface ReplicaDescription {
   logStartOffset: number;
   logEndOffset: number;
   highWatermark: number;
+  /** The recovery point: every offset below it is fsynced. */
+  fsyncedOffset: number;
   firstDirtyOffset: number;
   cleaner: CleanerStatus;
   /** What opening the log found and did (the broker sums these into its start-up line). */
@@ -68,8 +70,12 @@ export type ReplicaMessages = {
   'replica.fetch': { body: { fetchOffset: number; maxBytes: number; minOneBatch: boolean }; reply: FetchReply };
   /** A fetch long poll: ready once the HW passes `fetchOffset` (or it fell below the log start), or at `maxWaitMs`. */
   'replica.watch': { body: { fetchOffset: number; maxWaitMs: number }; reply: { ready: boolean } };
-  /** EARLIEST_TIMESTAMP, LATEST_TIMESTAMP (= HW), MAX_TIMESTAMP, or >= 0 by time (protocol/sentinels.ts). */
-  'replica.list-offsets': { body: { timestamp: number }; reply: ListOffsetReply };
+  /**
+   * EARLIEST_TIMESTAMP, LATEST_TIMESTAMP (= HW), MAX_TIMESTAMP, or >= 0 by time (protocol/sentinels.ts).
+   * `toLogEnd`: bounded by the LEO instead of the HW (Kafka's answer, with no isolation level, to a
+   * ListOffsets from a replica id other than the consumer's).
+   */
+  'replica.list-offsets': { body: { timestamp: number; toLogEnd?: boolean }; reply: ListOffsetReply };
   /** Closes and removes the partition directory; the actor then exits. */
   'replica.delete': { body: Record<string, never>; reply: Done };
   /** The topic's configs changed. */

@@ -281,6 +281,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       logStartOffset: log.logStartOffset,
       logEndOffset: log.logEndOffset,
       highWatermark: this.highWatermark,
+      fsyncedOffset: log.recoveryPoint,
       firstDirtyOffset: log.firstDirtyOffset,
       cleaner: this.cleaner.describe(),
       recovery: log.loadSummary,
@@ -581,7 +582,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
   }
 
   private listOffsets(envelope: ReplicaEnvelope<'replica.list-offsets'>, ctx: ActorContext, mayDefer = true): void {
-    const { timestamp } = envelope.body;
+    const { timestamp, toLogEnd } = envelope.body;
     const leaderEpoch = this.args.leaderEpoch;
     if (
       mayDefer &&
@@ -590,6 +591,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     )
       return;
     const log = this.openLog();
+    const lastFetchableOffset = toLogEnd === true ? log.logEndOffset : this.highWatermark;
     if (timestamp === EARLIEST_TIMESTAMP) {
       ctx.reply(envelope, {
         errorCode: ErrorCode.NONE,
@@ -600,7 +602,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     } else if (timestamp === LATEST_TIMESTAMP) {
       ctx.reply(envelope, {
         errorCode: ErrorCode.NONE,
-        offset: this.highWatermark,
+        offset: lastFetchableOffset,
         timestamp: UNKNOWN_TIMESTAMP,
         leaderEpoch,
       } satisfies ListOffsetReply);
@@ -609,7 +611,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       const found = timestamp === MAX_TIMESTAMP ? log.maxTimestampOffset() : log.offsetForTimestamp(timestamp);
       ctx.reply(
         envelope,
-        found === null || found.offset >= this.highWatermark
+        found === null || found.offset >= lastFetchableOffset
           ? {
               errorCode: ErrorCode.NONE,
               offset: UNKNOWN_OFFSET,

@@ -1,7 +1,13 @@
 /**
  * DescribeLogDirs (key 35) (KIP-113): each log dir with the size in bytes of every partition it
- * holds (offsetLag 0: there are no future replicas), from v4 the dir's total and usable bytes, and
+ * holds and its offsetLag, from v4 the dir's total and usable bytes, and
  * from v5 whether it is cordoned (KIP-1066; Skiff never cordons a log dir: false).
+ *
+ * offsetLag is Kafka's (ReplicaManager.getLogEndOffsetLag) for a current, not future, log:
+ * max(HW - LEO, 0), how far the replica's log end is behind the partition's high watermark, from the
+ * numbers its replica reports. On the leader the HW never passes the LEO, so it is 0 there as on
+ * Kafka; a log end ahead of the HW (appended, not yet committed) is not lag. Skiff has no future
+ * replicas (no log-dir moves).
  */
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
@@ -27,7 +33,12 @@ export const describeLogDirsHandler: ApiHandler<typeof DescribeLogDirsRequest, t
         for (const p of dir.partitions) {
           if (wanted !== null && !wanted.get(p.topic)?.has(p.partition)) continue;
           const list = byTopic.get(p.topic) ?? [];
-          list.push({ partitionIndex: p.partition, partitionSize: p.sizeBytes, offsetLag: 0, isFutureKey: false });
+          list.push({
+            partitionIndex: p.partition,
+            partitionSize: p.sizeBytes,
+            offsetLag: offsetLag(p.highWatermark, p.logEndOffset),
+            isFutureKey: false,
+          });
           byTopic.set(p.topic, list);
         }
         return {
@@ -45,3 +56,8 @@ export const describeLogDirsHandler: ApiHandler<typeof DescribeLogDirsRequest, t
     };
   },
 };
+
+/** Kafka's offsetLag of a current log: max(HW - LEO, 0). */
+export function offsetLag(highWatermark: number, logEndOffset: number): number {
+  return Math.max(highWatermark - logEndOffset, 0);
+}

@@ -6,10 +6,14 @@
  * and -5 (latest tiered, KIP-1005) and -6 (earliest pending upload, KIP-1023) have no offset: NONE
  * with offset -1. A special timestamp below the version that introduced it, or any other negative
  * timestamp, is UNSUPPORTED_VERSION for that partition (what Kafka 4.4 answers).
+ * A request from a replica id other than CONSUMER_REPLICA_ID (a follower, or -2, Kafka's
+ * DEBUGGING_REPLICA_ID) has no isolation level: latest is the log-end offset, as in Kafka's
+ * Partition.fetchOffsetForTimestamp (`isolationLevel None => localLog.logEndOffset`).
  */
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
 import {
+  CONSUMER_REPLICA_ID,
   EARLIEST_LOCAL_TIMESTAMP,
   EARLIEST_PENDING_UPLOAD_TIMESTAMP,
   EARLIEST_TIMESTAMP,
@@ -79,7 +83,7 @@ export const listOffsetsHandler: ApiHandler<typeof ListOffsetsRequest, typeof Li
               const reply = await broker.endpoint.request(
                 leader.replica,
                 'replica.list-offsets',
-                { timestamp },
+                { timestamp, toLogEnd: body.replicaId !== CONSUMER_REPLICA_ID },
                 REPLICA_REQUEST_TIMEOUT_MS,
               );
               return answer(reply.errorCode, reply.offset, reply.timestamp, reply.leaderEpoch);
