@@ -11,13 +11,13 @@
  *   (c) a non-deterministic API (`Date.now`, `setTimeout`, `setInterval`, `Math.random`, `process.pid`,
  *       `node:fs`, `worker_threads`) in actor code (controller/, replica/, group/, storage/, io/ and the
  *       modules runtime registers as actor kinds and CPU jobs) or in anything it imports, transitively,
- *       except the commented {@link BANNED_API_ALLOWLIST} entries. {@link BANNED_API_SCOPES} also holds a
- *       network-handlers scope, switched off until BrokerContext injects a clock.
+ *       except the commented {@link BANNED_API_ALLOWLIST} entries. {@link BANNED_API_SCOPES} also bans them in
+ *       network handlers, which keep time with BrokerContext's injected clock and timers.
  *
  * The layer table is the one src/README.md shows, between `<!-- layers:begin -->` and
  * `<!-- layers:end -->`: the README is the table's one copy, so the rule and its documentation cannot
  * drift. Each row is `| layer | \`folder\` | owns | \`a\`, \`b\` |` (a `—` for no imports). Files directly
- * in src/ (broker.ts, log-dir-lock.ts) form the `broker` layer.
+ * in src/ (broker.ts and the process-level files beside it) form the `broker` layer.
  *
  *   node dist/scripts/check-layers.js [repoRoot]
  */

@@ -1,7 +1,7 @@
 /**
  * Registers the client commands on the `skiff` commander program: `topic` (create, list,
  * describe, delete, alter-config), `group` (list, describe, reset-offsets, delete), `produce`,
- * `consume` and `perf` (produce, consume). Each takes
+ * `consume`, `perf` (produce, consume) and `mirror`. Each takes
  * `--brokers HOST:PORT[,HOST:PORT...]` (default SKIFF_BROKERS, else 127.0.0.1:9092).
  *
  * Parsing stays side-effect free (as args.ts): an action only hands a {@link ClientCommandRun}

@@ -1,6 +1,6 @@
 /**
  * Routing of group requests to the group coordinator actor that owns the group (the one beside the
- * leader of partition abs(hashCode(groupId)) % 50 of __consumer_offsets), shared by the group API
+ * leader of partition abs(hashCode(groupId)) % offsets.topic.num.partitions of __consumer_offsets), shared by the group API
  * handlers. A request the coordinator cannot take gets the coordinator error clients retry on:
  * COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS (the actor answers the
  * last itself while it reads its partition).
