@@ -436,7 +436,7 @@ class Broker implements BrokerContext {
             const topic = dirName.slice(0, split);
             const partition = Number(dirName.slice(split + 1));
             const actor = this.leaders.get(`${topic}\0${partition}`);
-            const unknown = { sizeBytes: -1, logEndOffset: -1, highWatermark: -1 };
+            const unknown = { sizeBytes: -1, logEndOffset: -1, highWatermark: -1, fsyncedOffset: -1 };
             const described = actor
               ? await this.endpoint.request(actor, 'replica.describe', {}, 10_000).catch(() => unknown)
               : unknown;
@@ -446,6 +446,7 @@ class Broker implements BrokerContext {
               sizeBytes: described.sizeBytes,
               logEndOffset: described.logEndOffset,
               highWatermark: described.highWatermark,
+              fsyncedOffset: described.fsyncedOffset,
             };
           }),
         );

@@ -5,7 +5,8 @@
  *   `-c key=value` topic configs.
  * - list: Metadata for all topics: name, partitions, replicas.
  * - describe: Metadata, ListOffsets (earliest, latest, and latest without isolation: the log-end
- *   offset) per partition and, when the broker advertises it, DescribeConfigs (resource type 2, topic).
+ *   offset) per partition and, when the broker advertises it, DescribeConfigs (resource type 2, topic)
+ *   and DescribeLogDirs v2+ of each leader (Skiff's tagged FsyncedOffset, absent from Kafka).
  * - delete: DeleteTopics.
  * - alter-config: IncrementalAlterConfigs v0/v1 (KIP-339): `--set k=v` is operation 0 SET,
  *   `--delete k` operation 1 DELETE (back to the default).
@@ -17,6 +18,7 @@ import { DEBUGGING_REPLICA_ID, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP } from '../c
 import { KafkaError, UnsupportedApiError } from '../client/errors';
 import { ApiKey } from '../protocol/api-keys';
 import { ErrorCode, errorName } from '../protocol/error-codes';
+import type { DescribeLogDirsResponseData } from '../protocol/schema/describe-log-dirs';
 import { EXIT_FAILURE, formatTable, type CliIo } from './client-io';
 
 /** DescribeConfigs / IncrementalAlterConfigs resource type of a topic (ConfigResource.Type.TOPIC). */
@@ -113,6 +115,9 @@ export async function topicList(client: KafkaClient, io: CliIo): Promise<number>
  * offset, high watermark and log-end offset. The LEO is ListOffsets latest from
  * DEBUGGING_REPLICA_ID (no isolation level: Kafka and Skiff answer the LEO); it is past the HW for
  * records appended but not yet committed (on Skiff with write.caching=false: not yet fsynced).
+ * An FSYNCED-OFFSET column follows only when some partition's fsynced offset (Skiff's tagged field
+ * in DescribeLogDirs, see {@link fsyncedOffsets}) differs from its LEO, filled for those partitions
+ * and `-` for the rest; against Kafka, which never sends it, there is no such column.
  */
 export async function topicDescribe(client: KafkaClient, name: string, io: CliIo): Promise<number> {
   const t = await client.topicMetadata(name);
@@ -121,6 +126,14 @@ export async function topicDescribe(client: KafkaClient, name: string, io: CliIo
   const latest = partitions.map((p) => ({ ...p, timestamp: LATEST_TIMESTAMP }));
   const ends = await client.listOffsets(name, latest, t);
   const logEnds = await client.listOffsets(name, latest, t, DEBUGGING_REPLICA_ID);
+  const fsynced = await fsyncedOffsets(client, t);
+  const logEnd = (partition: number): number => logEnds.get(partition)?.offset ?? -1;
+  /** The fsynced offset where it differs from the LEO, else null (nothing to say). */
+  const fsyncedBehind = (partition: number): number | null => {
+    const f = fsynced.get(partition);
+    return f !== undefined && f !== logEnd(partition) ? f : null;
+  };
+  const showFsynced = t.partitions.some((p) => fsyncedBehind(p.partition) !== null);
   const lines: string[] = [];
   lines.push(
     ...formatTable([
@@ -142,7 +155,17 @@ export async function topicDescribe(client: KafkaClient, name: string, io: CliIo
   }
   lines.push('', 'PARTITIONS');
   const rows: Array<Array<string | number>> = [
-    ['PARTITION', 'LEADER', 'EPOCH', 'REPLICAS', 'ISR', 'LOG-START-OFFSET', 'HIGH-WATERMARK', 'LOG-END-OFFSET'],
+    [
+      'PARTITION',
+      'LEADER',
+      'EPOCH',
+      'REPLICAS',
+      'ISR',
+      'LOG-START-OFFSET',
+      'HIGH-WATERMARK',
+      'LOG-END-OFFSET',
+      ...(showFsynced ? ['FSYNCED-OFFSET'] : []),
+    ],
   ];
   for (const p of t.partitions) {
     rows.push([
@@ -153,12 +176,62 @@ export async function topicDescribe(client: KafkaClient, name: string, io: CliIo
       `[${p.isr.join(',')}]`,
       starts.get(p.partition)?.offset ?? -1,
       ends.get(p.partition)?.offset ?? -1,
-      logEnds.get(p.partition)?.offset ?? -1,
+      logEnd(p.partition),
+      ...(showFsynced ? [fsyncedBehind(p.partition) ?? '-'] : []),
     ]);
   }
   lines.push(...formatTable(rows));
   await io.out(lines.join('\n') + '\n');
   return 0;
+}
+
+/**
+ * Each partition's fsynced offset (its leader's recovery point: every offset below it is on disk),
+ * from DescribeLogDirs v2+ (flexible: where Skiff's tagged FsyncedOffset, tag 10000, can be)
+ * sent to each partition's leader for just this topic's partitions. A partition is missing from the
+ * map when its leader does not send the tag (Kafka), speaks no DescribeLogDirs v2+, answers an
+ * error, or the partition has no leader; then there is nothing to show, which is not an error.
+ */
+export async function fsyncedOffsets(
+  client: KafkaClient,
+  t: { name: string; partitions: ReadonlyArray<{ partition: number; leader: number }> },
+): Promise<Map<number, number>> {
+  const byLeader = new Map<number, number[]>();
+  for (const p of t.partitions) {
+    if (p.leader < 0) continue;
+    byLeader.set(p.leader, [...(byLeader.get(p.leader) ?? []), p.partition]);
+  }
+  const out = new Map<number, number>();
+  await Promise.all(
+    [...byLeader].map(async ([leader, partitions]) => {
+      let body: DescribeLogDirsResponseData;
+      try {
+        const version = (await client.connection(leader)).versionFor(ApiKey.DescribeLogDirs, 2);
+        body = (await client.request(
+          ApiKey.DescribeLogDirs,
+          version,
+          { topics: [{ topic: t.name, partitions }] },
+          leader,
+        )) as DescribeLogDirsResponseData;
+      } catch (err) {
+        if (err instanceof UnsupportedApiError) return;
+        throw err;
+      }
+      if (body.errorCode !== ErrorCode.NONE) return;
+      for (const dir of body.results) {
+        if (dir.errorCode !== ErrorCode.NONE) continue;
+        for (const topic of dir.topics) {
+          if (topic.name !== t.name) continue;
+          for (const p of topic.partitions) {
+            // -1: the field's default, what a broker without the tag (Kafka) decodes as.
+            if (!p.isFutureKey && p.fsyncedOffset >= 0 && partitions.includes(p.partitionIndex))
+              out.set(p.partitionIndex, p.fsyncedOffset);
+          }
+        }
+      }
+    }),
+  );
+  return out;
 }
 
 /** One described config entry. */

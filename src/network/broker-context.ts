@@ -72,8 +72,9 @@ export interface BrokerContext {
   /** Creates __consumer_offsets if missing (the first FindCoordinator for a group, as in Kafka). */
   ensureOffsetsTopic(): Promise<void>;
   /**
-   * The log dirs and each local partition's size in bytes, LEO and high watermark (as its replica
-   * reports them), for DescribeLogDirs.
+   * The log dirs and each local partition's size in bytes, LEO, high watermark and fsynced offset
+   * (its recovery point), as its replica reports them (-1 each when it does not answer), for
+   * DescribeLogDirs.
    */
   describeLogDirs(): Promise<
     {
@@ -86,6 +87,7 @@ export interface BrokerContext {
         sizeBytes: number;
         logEndOffset: number;
         highWatermark: number;
+        fsyncedOffset: number;
       }[];
     }[]
   >;

@@ -8,11 +8,21 @@
  * numbers its replica reports. On the leader the HW never passes the LEO, so it is 0 there as on
  * Kafka; a log end ahead of the HW (appended, not yet committed) is not lag. Skiff has no future
  * replicas (no log-dir moves).
+ *
+ * From v2 (flexible) each partition also carries Skiff's tagged FsyncedOffset (tag 10000, see
+ * protocol/schema/describe-log-dirs.ts): the replica's recovery point, so `skiff topic describe`
+ * can show how far the fsync trails the LEO. Kafka clients skip the unknown tag (KIP-482).
  */
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
 import type { ApiHandler } from '../api-handler';
-import type { DescribeLogDirsRequest, DescribeLogDirsResponse } from '../../protocol/schema/describe-log-dirs';
+import type {
+  DescribeLogDirsRequest,
+  DescribeLogDirsResponse,
+  DescribeLogDirsResponseData,
+} from '../../protocol/schema/describe-log-dirs';
+
+type DescribeLogDirsPartition = DescribeLogDirsResponseData['results'][number]['topics'][number]['partitions'][number];
 
 export const describeLogDirsHandler: ApiHandler<typeof DescribeLogDirsRequest, typeof DescribeLogDirsResponse> = {
   apiKey: ApiKey.DescribeLogDirs,
@@ -26,10 +36,7 @@ export const describeLogDirsHandler: ApiHandler<typeof DescribeLogDirsRequest, t
       throttleTimeMs: 0,
       errorCode: ErrorCode.NONE,
       results: dirs.map((dir) => {
-        const byTopic = new Map<
-          string,
-          { partitionIndex: number; partitionSize: number; offsetLag: number; isFutureKey: boolean }[]
-        >();
+        const byTopic = new Map<string, DescribeLogDirsPartition[]>();
         for (const p of dir.partitions) {
           if (wanted !== null && !wanted.get(p.topic)?.has(p.partition)) continue;
           const list = byTopic.get(p.topic) ?? [];
@@ -38,6 +45,7 @@ export const describeLogDirsHandler: ApiHandler<typeof DescribeLogDirsRequest, t
             partitionSize: p.sizeBytes,
             offsetLag: offsetLag(p.highWatermark, p.logEndOffset),
             isFutureKey: false,
+            fsyncedOffset: p.fsyncedOffset,
           });
           byTopic.set(p.topic, list);
         }

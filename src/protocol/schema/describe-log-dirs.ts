@@ -4,8 +4,20 @@
  * versions (null `topics`: all topics); the response adds a top-level ErrorCode in v3 and
  * TotalBytes / UsableBytes per log dir in v4 (KIP-827; -1 unknown), and IsCordoned per log dir in
  * v5 (KIP-1066, Kafka 4.4: a cordoned dir takes no new partitions).
+ *
+ * One Skiff extension, not in Kafka's JSON: the response partition's tagged field FsyncedOffset
+ * (tag {@link FSYNCED_OFFSET_TAG}, flexible versions 2+), the replica's recovery point. Kafka's
+ * clients skip tagged fields they do not know (KIP-482; the protocol guide's TAGGED_FIELDS), so a
+ * Kafka client reads this response as Kafka's; a Kafka broker never sends the tag, and it then
+ * decodes as -1. test/conformance/schema-conformance.test.ts allowlists it by name.
  */
 import type { MessageSpec, MessageValue } from './dsl';
+
+/**
+ * Tag of the Skiff-only DescribeLogDirs partition field FsyncedOffset: far above Kafka's own tags
+ * (0, 1, ... per struct) so a future Kafka tagged field on the same struct does not collide with it.
+ */
+export const FSYNCED_OFFSET_TAG = 10000;
 
 /** DescribeLogDirs request table (Kafka's DescribeLogDirsRequest.json). */
 export const DescribeLogDirsRequest = {
@@ -61,6 +73,17 @@ export const DescribeLogDirsResponse = {
                 { name: 'PartitionSize', type: 'int64', versions: '0+' },
                 { name: 'OffsetLag', type: 'int64', versions: '0+' },
                 { name: 'IsFutureKey', type: 'bool', versions: '0+' },
+                {
+                  name: 'FsyncedOffset',
+                  type: 'int64',
+                  versions: '2+',
+                  taggedVersions: '2+',
+                  tag: FSYNCED_OFFSET_TAG,
+                  ignorable: true,
+                  default: -1,
+                  about:
+                    'Skiff extension (not in Kafka): every offset below it is fsynced (the recovery point); -1 unknown, and not sent',
+                },
               ],
             },
           ],
