@@ -76,6 +76,8 @@ describe('skiff client commands against a broker process', () => {
     );
     assert.match(described.stdout, /^0\s+0\s+\d+\s+\[0\]\s+\[0\]\s+0\s+0\s+0$/m);
     assert.match(described.stdout, /^1\s+0\s+\d+\s+\[0\]\s+\[0\]\s+0\s+2\s+2$/m); // HW and LEO
+    // write.caching=false (the default): acks=all answered after the fsync, nothing more to say.
+    assert.doesNotMatch(described.stdout, /FSYNCED/);
     // Configs when the broker has DescribeConfigs, else a line saying why not.
     assert.ok(
       /^retention\.ms\s+3600000\s+DYNAMIC_TOPIC_CONFIG$/m.test(described.stdout) ||
@@ -95,6 +97,22 @@ describe('skiff client commands against a broker process', () => {
       internal.stdout,
       /^__consumer_offsets\s+INVALID_REQUEST: Topic __consumer_offsets is a kafka internal topic and is not allowed to be marked for deletion\.$/m,
     );
+  });
+
+  test('topic describe shows FSYNCED-OFFSET only where the fsync trails the LEO', { timeout: TIMEOUT_MS }, async () => {
+    // write.caching=true counts the page cache toward the HW, and flush.ms of an hour fsyncs nothing
+    // during the test: partition 0's LEO and HW move to 2 while its fsynced offset stays 0.
+    await skiff(['topic', 'create', 'cli-fsync', '-p', '2', '-c', 'write.caching=true', '-c', 'flush.ms=3600000']);
+    await skiff(['produce', 'cli-fsync', '-p', '0'], 'a\nb\n');
+    const described = await skiff(['topic', 'describe', 'cli-fsync']);
+    assert.match(
+      described.stdout,
+      /^PARTITION\s+LEADER\s+EPOCH\s+REPLICAS\s+ISR\s+LOG-START-OFFSET\s+HIGH-WATERMARK\s+LOG-END-OFFSET\s+FSYNCED-OFFSET$/m,
+      described.stdout,
+    );
+    assert.match(described.stdout, /^0\s+0\s+\d+\s+\[0\]\s+\[0\]\s+0\s+2\s+2\s+0$/m, described.stdout);
+    assert.match(described.stdout, /^1\s+0\s+\d+\s+\[0\]\s+\[0\]\s+0\s+0\s+0\s+-$/m, described.stdout); // fsynced = LEO
+    await skiff(['topic', 'delete', 'cli-fsync']);
   });
 
   test('topic alter-config sets and deletes configs (or says why it cannot)', { timeout: TIMEOUT_MS }, async () => {

@@ -150,6 +150,59 @@ describe('admin and idempotence APIs', () => {
     );
   });
 
+  test("DescribeLogDirs v2+ carries each replica's fsynced offset (Skiff's tag 10000); v0/v1 cannot", async () => {
+    // write.caching=true: the HW counts the page cache and no flush.ms/flush.messages fsyncs, so the
+    // recovery point stays at 0 while the LEO moves; the default topic fsyncs before acks=-1 answers.
+    const created = await client.request(ApiKey.CreateTopics, 4, {
+      topics: [
+        {
+          name: 'admin-cached',
+          numPartitions: 1,
+          replicationFactor: 1,
+          assignments: [],
+          configs: [{ name: 'write.caching', value: 'true' }],
+        },
+      ],
+      timeoutMs: 5000,
+      validateOnly: false,
+    });
+    assert.equal(created.body.topics[0].errorCode, ErrorCode.NONE);
+    const records = buildRecordBatch(
+      ['x', 'y', 'z'].map((v) => ({ key: null, value: Buffer.from(v), headers: [], timestamp: Date.now() })),
+    );
+    const produced = await client.request(ApiKey.Produce, 7, {
+      transactionalId: null,
+      acks: -1,
+      timeoutMs: 5000,
+      topicData: [{ name: 'admin-cached', partitionData: [{ index: 0, records }] }],
+    });
+    assert.equal(produced.body.responses[0].partitionResponses[0].errorCode, ErrorCode.NONE);
+    await produce(idempotentBatch(-1, -1, -1, ['durable']));
+    const ask = async (version: number) => {
+      const res = await client.request(ApiKey.DescribeLogDirs, version, {
+        topics: [
+          { topic: 'admin', partitions: [0] },
+          { topic: 'admin-cached', partitions: [0] },
+        ],
+      });
+      const topics = res.body.results[0].topics as Array<{ name: string; partitions: any[] }>;
+      return Object.fromEntries(topics.map((t) => [t.name, t.partitions[0].fsyncedOffset]));
+    };
+    const leo = async (topic: string) => {
+      const res = await client.request(ApiKey.ListOffsets, 1, {
+        replicaId: -2,
+        topics: [{ name: topic, partitions: [{ partitionIndex: 0, timestamp: -1 }] }],
+      });
+      return res.body.topics[0].partitions[0].offset as number;
+    };
+    const admin = await leo('admin');
+    assert.ok(admin > 0);
+    assert.equal(await leo('admin-cached'), 3);
+    for (const version of [2, 4, 5])
+      assert.deepStrictEqual(await ask(version), { admin, 'admin-cached': 0 }, `v${version}`);
+    assert.deepStrictEqual(await ask(1), { admin: -1, 'admin-cached': -1 }, 'v1 has no tagged fields');
+  });
+
   test('DescribeLogDirs lists partitions with their sizes; FindCoordinator and DescribeCluster name this broker', async () => {
     const dirs = await client.request(ApiKey.DescribeLogDirs, 4, { topics: null });
     const result = dirs.body.results[0];
