@@ -28,6 +28,7 @@ function parseSpec(text) {
   const suites = new Map();
   const summary = {};
   let current = null;
+  const nestedSuites = new Set();
   for (const raw of text.split('\n')) {
     const line = raw.replace(/\r$/, '');
     if (/^\S*✖ failing tests:/.test(line)) break; // the reporter repeats failures at the end
@@ -39,7 +40,14 @@ function parseSpec(text) {
     const top = /^▶ (.*)$/.exec(line);
     if (top) {
       current = top[1];
+      nestedSuites.clear();
       if (!suites.has(current)) suites.set(current, []);
+      continue;
+    }
+    // A describe inside a file's suite: its cases count for the file's suite, its own result line does not.
+    const nested = /^ {2,}▶ (.*)$/.exec(line);
+    if (nested) {
+      nestedSuites.add(nested[1]);
       continue;
     }
     // A top-level result line ends a suite; a failing suite (e.g. its before hook) has no cases.
@@ -53,8 +61,8 @@ function parseSpec(text) {
       current = null;
       continue;
     }
-    const m = /^ {2}([✔✖﹣]) (.*?) \([\d.]+ms\)(?: # (.*))?$/.exec(line);
-    if (m && current !== null) {
+    const m = /^ {2,}([✔✖﹣]) (.*?) \([\d.]+ms\)(?: # (.*))?$/.exec(line);
+    if (m && current !== null && !nestedSuites.has(m[2])) {
       let status = m[1] === '✔' ? 'pass' : m[1] === '✖' ? 'fail' : 'skip';
       if (m[1] === '✔' && m[3] !== undefined) status = 'todo'; // todo cases: a known gap, not a pass
       suites.get(current).push({ name: m[2], status, reason: m[3] ?? '' });
@@ -241,7 +249,7 @@ function render({ suites, summary }, meta) {
   );
   out.push('');
   out.push(
-    `Generated ${meta.date} from \`node scripts/run-tests.js ${SUITES.join(' ')}\` (${meta.source}): ` +
+    `Generated ${meta.date} from ${meta.source}: ` +
       `${summary.tests ?? '?'} tests, ${summary.pass ?? '?'} passed, ${summary.fail ?? '?'} failed, ${summary.skipped ?? 0} skipped, ` +
       `${summary.todo ?? 0} todo${summary.duration_ms ? `, ${Math.round(summary.duration_ms / 1000)} s` : ''}. ` +
       'Every client runs against a Skiff process on loopback; the suites are described in test/compat/README.md, ' +
@@ -385,10 +393,10 @@ async function main() {
     const file = process.argv[i + 1];
     text = fs.readFileSync(file, 'utf8');
     // The file's name only: its directory is a path of the machine that ran the suites.
-    source = `saved output ${path.basename(file)}`;
+    source = `a saved run of the suites (${path.basename(file)})`;
   } else {
     ({ text, code } = await runSuites());
-    source = 'run by scripts/compat-table.js';
+    source = `\`node scripts/run-tests.js ${SUITES.join(' ')}\``;
   }
   const parsed = parseSpec(text);
   if (parsed.suites.size === 0) throw new Error('no test suites found in the spec output');
