@@ -14,7 +14,7 @@ import { AssertionError } from 'node:assert/strict';
 import type { ActorContext } from '../runtime/actor';
 import type { TimerHandle } from '../io/clock';
 import type { ReplicaLogConfig } from '../config/topic-config';
-import type { Log } from '../storage/log';
+import type { KafkaStorageError, Log } from '../storage/log';
 import { cleanLog, planCleaning, type CleanerConfig } from '../storage/log-cleaner';
 
 /** What the cleaner schedule needs of its replica. */
@@ -26,6 +26,8 @@ export interface CleanerHost {
   highWatermark(): number;
   /** Log fields naming the partition. */
   readonly where: { topic: string; partition: number };
+  /** A swap the disk refused left the log refusing writes ({@link Log.storageFailure}): start the storage probe. */
+  onStorageFailure(ctx: ActorContext, error: KafkaStorageError): void;
 }
 
 /** The cleaner's numbers for `describe` (tests, admin). */
@@ -142,6 +144,7 @@ export class CleanerSchedule {
         // parse are an operating error: keep serving.
         this.cleaning = false;
         if (error instanceof AssertionError) throw error;
+        if (this.host.log() === log && log.storageFailure !== null) this.host.onStorageFailure(ctx, log.storageFailure);
         ctx.log.error({ ...where, error: String(error) }, 'log cleaning failed; retrying after log.cleaner.backoff.ms');
       });
   }

@@ -156,6 +156,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       config: () => this.args.config,
       highWatermark: () => this.highWatermark,
       where: { topic: args.topic, partition: args.partition },
+      onStorageFailure: (ctx, error) => this.onStorageFailure(ctx, error),
     });
   }
 

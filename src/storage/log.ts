@@ -50,7 +50,7 @@ import {
   type RetentionResult,
   type RetentionTarget,
 } from './retention';
-import { writeSwapFile } from './segment-swap';
+import { SWAP_FILE_SUFFIX, writeSwapFile } from './segment-swap';
 import { asStorageError, KafkaStorageError } from './storage-error';
 import { NO_TIMESTAMP, TIME_INDEX_ENTRY_BYTES } from './time-index';
 
@@ -185,6 +185,12 @@ export class Log {
    * when unknown (just opened, or the cleaner rewrote that segment).
    */
   private recoveryPosition: { baseOffset: number; position: number } | null = null;
+  /**
+   * A cleaner swap past its commit point that the disk refused to complete (see
+   * {@link finishPendingSwap}): the swap file's base offset and the old segments it replaces, still
+   * in {@link segments}. Completed before anything else changes the set of segments.
+   */
+  private pendingSwap: { base: number; group: LogSegment[] } | null = null;
 
   /** What retention.ts sees of this log (see {@link RetentionTarget}). */
   private readonly retention: RetentionTarget;
@@ -493,6 +499,7 @@ export class Log {
     if (durable < keepAtLeast) return false;
     const before = this.#logEndOffset;
     try {
+      this.finishPendingSwap();
       if (before > durable || this.active.isTailDamaged) this.truncateToDurablePoint();
       for (const s of this.segments) if (s.hasUnsyncedBytes) s.sync();
       this.fs.syncDir(this.dir);
@@ -636,6 +643,7 @@ export class Log {
     highWatermark: number,
   ): RetentionResult {
     this.assertOpen();
+    this.finishPendingSwap();
     return deleteRetentionSegments(this.retention, nowMs, retentionMs, retentionBytes, highWatermark);
   }
 
@@ -654,6 +662,7 @@ export class Log {
       `delete records before ${offset}, log end offset ${this.#logEndOffset}`,
     );
     if (offset <= this.#logStartOffset) return this.#logStartOffset;
+    this.finishPendingSwap();
     const before = this.#logStartOffset;
     this.#logStartOffset = offset;
     this.logger.info(
@@ -678,6 +687,7 @@ export class Log {
     assert.equal(this.flushing, null, `log ${this.dir}: truncateTo during an in-flight flush`);
     assert.ok(Number.isSafeInteger(offset) && offset >= 0, `truncate offset ${offset}`);
     if (offset >= this.#logEndOffset) return;
+    this.finishPendingSwap();
     const before = this.#logEndOffset;
     if (offset < this.segments[0]!.baseOffset) {
       for (const s of this.segments.splice(0)) s.delete();
@@ -784,12 +794,17 @@ export class Log {
    * step: reads before it see the old segments, reads after it the new one. Returns false (and
    * changes nothing) when the group is no longer there as planned (retention, DeleteRecords or a
    * truncation ran meanwhile, or a segment became active). Asserts the log is compacted and the
-   * cleaned batches lie in the group's offset range.
+   * cleaned batches lie in the group's offset range. Throws a {@link KafkaStorageError} when the disk
+   * refuses a step: before the swap file is in place the log is unchanged; after it the old segments
+   * keep serving reads, the log refuses writes ({@link storageFailure}) and the swap is completed by
+   * the next {@link reestablishDurablePrefix} (or retention, DeleteRecords, truncation, cleaning;
+   * a restart completes it from the swap file).
    */
   replaceWithCleaned(group: readonly number[], sizesBytes: readonly number[], cleaned: Buffer): boolean {
     this.assertOpen();
     assert.ok(this.compacted, 'only a compacted log is cleaned');
     assert.ok(group.length > 0 && group.length === sizesBytes.length, 'cleaned group');
+    this.finishPendingSwap();
     const first = this.segments.findIndex((s) => s.baseOffset === group[0]);
     if (first < 0 || first + group.length >= this.segments.length) return false;
     for (let k = 0; k < group.length; k++) {
@@ -808,25 +823,67 @@ export class Log {
       );
       pos += size;
     }
-    writeSwapFile(this.fs, this.dir, base, cleaned);
+    try {
+      writeSwapFile(this.fs, this.dir, base, cleaned);
+    } catch (error) {
+      // Before the commit point a restart deletes the leftovers: the old segments stay as they are.
+      throw asStorageError(error, `writing the cleaned segment ${base} of ${this.dir}`);
+    }
+    // The commit point has passed: a restart completes the swap (segment-swap.ts). The old segment
+    // objects stay in the log (their descriptors still read the unlinked files) until the new one is
+    // loaded and synced; when the disk refuses a step, the swap is left pending and the log refuses
+    // writes until a later attempt (the storage probe, retention, the next cleaning) completes it.
     if (this.recoveryPosition !== null && group.includes(this.recoveryPosition.baseOffset))
       this.recoveryPosition = null;
-    const old = this.segments.splice(first, group.length);
-    for (const s of old.slice(1)) s.delete();
-    const head = old[0]!;
-    head.close();
-    for (const path of [head.indexPath, head.timeIndexPath]) if (this.fs.exists(path)) this.fs.unlink(path);
-    this.fs.rename(`${head.logPath}.swap`, head.logPath);
-    this.fs.syncDir(this.dir);
-    const segment = LogSegment.load(this.segmentArgs(base));
-    const recovered = segment.recover(base);
-    assert.equal(recovered.truncatedBytes, 0, `cleaned segment ${base} did not validate: ${recovered.reason}`);
-    segment.onBecomeInactive();
-    segment.sync();
-    this.fs.syncDir(this.dir);
-    this.segments.splice(first, 0, segment);
-    this.checkInvariants();
+    this.pendingSwap = { base, group: this.segments.slice(first, first + group.length) };
+    this.finishPendingSwap();
     return true;
+  }
+
+  /**
+   * Completes a cleaner swap whose swap file is in place (steps 3-4 of segment-swap.ts, each of them
+   * repeatable): unlinks the group's other files and the head's indexes, renames `<B>.log.swap` over
+   * `<B>.log`, loads and syncs the new segment, and only then replaces the group's segment objects by
+   * it. No-op when none is pending. On a disk error the old objects stay, the swap stays pending and
+   * the log refuses writes ({@link storageFailure}); throws that {@link KafkaStorageError}.
+   */
+  private finishPendingSwap(): void {
+    const pending = this.pendingSwap;
+    if (pending === null) return;
+    const first = this.segments.indexOf(pending.group[0]!);
+    assert.ok(
+      first >= 0 && pending.group.every((s, k) => this.segments[first + k] === s),
+      `pending swap ${pending.base}: its segments left the log`,
+    );
+    const head = pending.group[0]!;
+    let segment: LogSegment | null = null;
+    try {
+      for (const s of pending.group.slice(1)) unlinkIfExists(this.fs, s.logPath);
+      for (const s of pending.group) {
+        unlinkIfExists(this.fs, s.indexPath);
+        unlinkIfExists(this.fs, s.timeIndexPath);
+      }
+      const swap = `${head.logPath}${SWAP_FILE_SUFFIX}`;
+      if (this.fs.exists(swap)) this.fs.rename(swap, head.logPath);
+      this.fs.syncDir(this.dir);
+      segment = LogSegment.load(this.segmentArgs(pending.base));
+      const recovered = segment.recover(pending.base);
+      assert.equal(
+        recovered.truncatedBytes,
+        0,
+        `cleaned segment ${pending.base} did not validate: ${recovered.reason}`,
+      );
+      segment.onBecomeInactive();
+      segment.sync();
+      this.fs.syncDir(this.dir);
+    } catch (error) {
+      if (segment !== null) segment.close();
+      throw this.failWith(asStorageError(error, `swapping the cleaned segment ${pending.base} into ${this.dir}`));
+    }
+    this.segments.splice(first, pending.group.length, segment);
+    this.pendingSwap = null;
+    for (const s of pending.group) s.close(); // their files are gone or replaced: close only
+    this.checkInvariants();
   }
 
   /** Records that offsets below `offset` (a segment boundary) are now clean. */
@@ -1085,6 +1142,10 @@ export class Log {
     );
     assert.equal(this.active.nextOffset, this.#logEndOffset, 'active segment disagrees with the log end offset');
   }
+}
+
+function unlinkIfExists(fs: FileSystem, path: string): void {
+  if (fs.exists(path)) fs.unlink(path);
 }
 
 /** Asserts (programmer error) that `config` is within Kafka's ranges (see {@link LogConfig}). */

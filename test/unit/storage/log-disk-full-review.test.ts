@@ -55,4 +55,52 @@ describe('full-disk review: compaction swap', () => {
       assert.deepEqual(after, before, 'the log reads back unchanged');
     });
   }
+
+  for (const syscall of ['rename', 'fsync', 'write'] as const) {
+    it(`F4: after ${syscall} failed mid-swap, the log refuses writes until healing completes the swap, and a crash then keeps it`, () => {
+      const fs = new MemoryFileSystem();
+      const log = open(fs);
+      for (let i = 0; i < 7; i++)
+        log.append(makeBatch({ records: 2, payloadBytes: 39, seed: i, baseTimestampMs: 1000 + i }), 1);
+      log.flush();
+      const bases = log.segmentBaseOffsets();
+      const [first, second] = log.segmentInfos();
+      // "Clean" the first two segments into one holding both (every record kept).
+      const cleaned = Buffer.concat([
+        log.readSegmentBytes(first!.baseOffset),
+        log.readSegmentBytes(second!.baseOffset),
+      ]);
+      const before = log.read(0, 1 << 20, log.logEndOffset, true);
+      let steps = 0;
+      fs.fault = (op) => {
+        if (op.path.endsWith('.cleaned') || (op.path.endsWith('.log.swap') && op.syscall !== 'rename')) return null;
+        if (op.syscall !== syscall) return null;
+        steps++;
+        return steps === (syscall === 'fsync' ? 2 : 1) ? (syscall === 'write' ? 'ENOSPC' : 'EIO') : null;
+      };
+      assert.throws(
+        () =>
+          log.replaceWithCleaned(
+            [first!.baseOffset, second!.baseOffset],
+            [first!.sizeBytes, second!.sizeBytes],
+            cleaned,
+          ),
+        (error: Error) => error.name === 'KafkaStorageError',
+      );
+      fs.fault = null;
+      assert.notEqual(log.storageFailure, null, 'a half-done swap makes the log refuse writes');
+      assert.deepEqual(log.segmentBaseOffsets(), bases, 'the old segments still serve reads');
+      assert.deepEqual(log.read(0, 1 << 20, log.logEndOffset, true), before);
+      assert.equal(log.reestablishDurablePrefix(0), true);
+      assert.equal(log.storageFailure, null);
+      assert.deepEqual(log.segmentBaseOffsets(), [bases[0], ...bases.slice(2)], 'the swap completed');
+      assert.deepEqual(log.read(0, 1 << 20, log.logEndOffset, true), before);
+      log.close();
+      fs.crash({ kind: 'lose-unsynced' });
+      const reopened = open(fs);
+      assert.deepEqual(reopened.segmentBaseOffsets(), [bases[0], ...bases.slice(2)]);
+      assert.deepEqual(reopened.read(0, 1 << 20, reopened.logEndOffset, true), before);
+      reopened.close();
+    });
+  }
 });
