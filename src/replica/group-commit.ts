@@ -7,7 +7,9 @@
  * it completes (re-entering the actor through a zero-delay timer, so a crashed actor never runs
  * again) the replica's `onFlushed` moves the HW to what it covered, and the next flush starts at once
  * if anything is unflushed: one fsync covers every append made during the previous one.
- * flush.messages uses the synchronous flush (Log.flush).
+ * flush.messages uses the synchronous flush (Log.flush), never while an asynchronous one is in
+ * flight (two racing fsyncs may split a writeback error between them): then it runs when that one
+ * has completed.
  *
  * A flush that fails on the disk (a KafkaStorageError: EIO, ENOSPC on fsync) goes to the replica's
  * `onFlushFailed`, never counts as durable, and no flush starts while the log refuses writes (its
@@ -50,6 +52,8 @@ export class GroupCommit {
   private flushScheduled = false;
   /** A Log.flushAsync is in flight (until its completion has been handled). */
   private flushing = false;
+  /** flush.messages was reached while an asynchronous flush was in flight: flush when it completes. */
+  private syncFlushDue = false;
   /** The replica is stopping or deleted: no new flush starts. */
   private closed = false;
   /** The flush.ms timer. */
@@ -75,15 +79,25 @@ export class GroupCommit {
     this.appendedMessages += records;
     const config = this.host.config();
     if (this.appendedMessages - this.flushedMessages >= config.flushMessages) {
-      try {
-        log.flush();
-      } catch (error) {
-        if (!(error instanceof KafkaStorageError)) throw error;
-        this.host.onFlushFailed(ctx, error);
-        return;
-      }
-      this.flushedMessages = this.appendedMessages;
+      // Never a second fsync beside the asynchronous one: Linux reports a writeback error to one
+      // fsync per descriptor, so one of two racing fsyncs could succeed over pages the other saw
+      // lost. The flush runs once that one has completed (acks wait for the HW meanwhile anyway).
+      if (this.flushing || log.flushInFlight) this.syncFlushDue = true;
+      else this.flushNow(ctx, log);
     } else if (!config.writeCaching) this.schedule(ctx);
+  }
+
+  /** flush.messages: the synchronous flush (Log.flush); a storage error goes to the host's `onFlushFailed`. */
+  private flushNow(ctx: ActorContext, log: Log): void {
+    this.syncFlushDue = false;
+    try {
+      log.flush();
+    } catch (error) {
+      if (!(error instanceof KafkaStorageError)) throw error;
+      this.host.onFlushFailed(ctx, error);
+      return;
+    }
+    this.flushedMessages = this.appendedMessages;
   }
 
   /**
@@ -145,6 +159,7 @@ export class GroupCommit {
       (error: unknown) =>
         ctx.timers.setTimeout(() => {
           this.flushing = false;
+          this.syncFlushDue = false; // the log refuses writes: nothing to flush until the probe heals it
           if (!(error instanceof KafkaStorageError)) throw error;
           if (!this.closed && this.host.log() !== null) this.host.onFlushFailed(ctx, error);
         }, 0),
@@ -157,6 +172,9 @@ export class GroupCommit {
     const log = this.host.log();
     if (this.closed || log === null) return;
     this.flushedMessages = Math.max(this.flushedMessages, messages);
+    if (this.syncFlushDue && log.storageFailure === null) this.flushNow(ctx, log);
+    this.syncFlushDue = false;
+    if (log.storageFailure !== null) return; // flushNow handed the failure to the host
     this.host.onFlushed(ctx);
     // Pipelining: everything appended while that fsync ran goes into the next one, now.
     if (!this.host.config().writeCaching && log.hasUnflushed) this.startFlush(ctx);

@@ -402,11 +402,13 @@ export class Log {
    * deleted; advances the recovery point to the LEO and returns it (group commit: one call covers all
    * appends so far). On an fsync error throws a {@link KafkaStorageError}, the recovery point does not
    * move and the log refuses writes from then on ({@link storageFailure}); throws that error again
-   * while it is set.
+   * while it is set. Asserts no {@link flushAsync} is in flight.
    */
   flush(): number {
     this.assertOpen();
     this.throwIfFailed();
+    // Two fsyncs in flight may split a writeback error: one fails, the other succeeds over lost pages.
+    assert.equal(this.flushing, null, `log ${this.dir}: a synchronous flush during an in-flight flush`);
     const position = { baseOffset: this.active.baseOffset, position: this.active.sizeBytes };
     try {
       for (const s of this.segments) if (s.hasUnsyncedBytes) s.sync();
@@ -427,8 +429,9 @@ export class Log {
    * Pipelined group commit: fsyncs every segment with unsynced bytes at the call asynchronously
    * (FileHandle.syncAsync; pending index entries are written and, when segments were created or
    * deleted, the directory is synced at once, synchronously), then advances the recovery point to
-   * the LEO AS OF THE CALL and resolves with it. Appends, rolls, reads, retention and synchronous
-   * {@link flush}es may run while it is in flight: bytes appended meanwhile are not counted (they
+   * the LEO AS OF THE CALL and resolves with it. Appends, rolls, reads and retention may run while it is
+   * in flight, a synchronous {@link flush} may not (asserted: two racing fsyncs may split a writeback
+   * error, one failing, the other succeeding over pages lost): bytes appended meanwhile are not counted (they
    * stay unflushed for the next flush, as do segments rolled meanwhile), and a segment stays "unsynced"
    * until a sync that started after its last change has completed. At most one is in flight per log
    * (asserted); {@link truncateTo}, {@link close} and {@link delete} assert that none is (await
@@ -455,6 +458,9 @@ export class Log {
     const flushing = settleAll(syncs).then(
       () => {
         this.flushing = null;
+        // A failure recorded meanwhile (an append that could not be undone) makes this success
+        // meaningless: the probe cuts back to the recovery point as it was.
+        if (this.failure !== null) return this.#recoveryPoint;
         // Never past what was synced; truncateTo (the only way down) cannot run meanwhile.
         const before = this.#recoveryPoint;
         this.#recoveryPoint = Math.max(this.#recoveryPoint, Math.min(target, this.#logEndOffset));

@@ -104,3 +104,28 @@ describe('full-disk review: compaction swap', () => {
     });
   }
 });
+
+describe('full-disk review: asynchronous flush', () => {
+  it('F3: an asynchronous flush that succeeds after the log recorded a failure does not advance the recovery point', async () => {
+    const fs = new MemoryFileSystem({ asyncSyncs: 'manual' });
+    const log = Log.open({
+      fs,
+      dir: '/data/t-0',
+      config: { segmentBytes: 1 << 20, indexIntervalBytes: 0 },
+      recoveryPoint: 0,
+      logger: recordingLogger(),
+      clock: fixedClock(),
+    });
+    log.append(makeBatch({ records: 2, seed: 1 }), 1);
+    const inFlight = log.flushAsync();
+    // An append fails and its undo fails too: the log records a failure while the fsync is in flight.
+    fs.fault = (op) => (op.syscall === 'write' ? 'ENOSPC' : op.syscall === 'ftruncate' ? 'EIO' : null);
+    assert.throws(() => log.append(makeBatch({ records: 2, seed: 2 }), 1), { name: 'KafkaStorageError' });
+    fs.fault = null;
+    assert.notEqual(log.storageFailure, null);
+    fs.completeSyncs();
+    assert.equal(await inFlight, 0);
+    assert.equal(log.recoveryPoint, 0, 'the success is meaningless once a failure was recorded');
+    log.close();
+  });
+});
