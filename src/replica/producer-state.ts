@@ -91,7 +91,19 @@ export class ProducerStateTable {
     if (entry.batches.length > BATCHES_TO_RETAIN) entry.batches.shift();
   }
 
-  /** Forgets everything (the log was truncated or deleted). */
+  /**
+   * The log was cut back to `logEndOffset` (Kafka's UnifiedLog.truncateTo -> rebuildProducerState):
+   * forgets the batches at or past it and the producers left with none, keeps the rest, so a retry
+   * of a kept batch is still answered as a duplicate.
+   */
+  truncateTo(logEndOffset: number): void {
+    for (const [producerId, entry] of this.producers) {
+      entry.batches = entry.batches.filter((b) => b.baseOffset < logEndOffset);
+      if (entry.batches.length === 0) this.producers.delete(producerId);
+    }
+  }
+
+  /** Forgets everything. */
   clear(): void {
     this.producers.clear();
   }

@@ -489,8 +489,8 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       if (!(error instanceof KafkaStorageError)) throw error;
       return again();
     }
-    // Idempotent-producer state may name batches that were cut: forget it (Kafka rebuilds it on truncation).
-    if (log.logEndOffset < before) this.producerStates.clear();
+    // Idempotent-producer state may name batches that were cut: forget those (Kafka rebuilds it on truncation).
+    if (log.logEndOffset < before) this.producerStates.truncateTo(log.logEndOffset);
     ctx.log.info(
       { dir: this.dir, logEndOffset: log.logEndOffset, droppedOffsets: before - log.logEndOffset },
       'partition takes writes again',
