@@ -692,7 +692,17 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       return;
     }
     const log = this.openLog();
-    const lowWatermark = offset > log.logStartOffset ? log.deleteRecordsBefore(offset) : log.logStartOffset;
+    let lowWatermark = log.logStartOffset;
+    try {
+      if (offset > log.logStartOffset) lowWatermark = log.deleteRecordsBefore(offset);
+    } catch (error) {
+      if (!(error instanceof KafkaStorageError)) throw error;
+      // The log start offset did not move (Log.deleteRecordsBefore); the client may retry.
+      ctx.log.warn({ dir: this.dir, offset, error: error.message }, 'DeleteRecords failed on the disk');
+      if (log.storageFailure !== null) this.onStorageFailure(ctx, log.storageFailure);
+      ctx.reply(envelope, { errorCode: ErrorCode.KAFKA_STORAGE_ERROR, lowWatermark: INVALID_LOW_WATERMARK });
+      return;
+    }
     this.checkpointSoon(ctx);
     ctx.reply(envelope, { errorCode: ErrorCode.NONE, lowWatermark });
   }
@@ -718,6 +728,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
           { dir: this.dir, error: error.message },
           'retention failed on the disk; retrying at the next check',
         );
+        if (log.storageFailure !== null) this.onStorageFailure(ctx, log.storageFailure);
       }
       if (result.deletedSegments > 0) {
         ctx.log.info(

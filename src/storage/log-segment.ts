@@ -952,12 +952,22 @@ export class LogSegment {
     this.closeFiles();
   }
 
-  /** Closes and unlinks the three files (durable once the caller syncs the directory). */
+  /**
+   * Closes and unlinks the three files (durable once the caller syncs the directory). A file
+   * already unlinked ({@link unlinkFiles}) is skipped.
+   */
   delete(): void {
     this.closeFiles();
-    this.fs.unlink(this.logPath);
-    if (this.fs.exists(this.indexPath)) this.fs.unlink(this.indexPath);
-    if (this.fs.exists(this.timeIndexPath)) this.fs.unlink(this.timeIndexPath);
+    this.unlinkFiles();
+  }
+
+  /**
+   * Unlinks whichever of the three files still exist, keeping the descriptors open: the segment
+   * still reads its unlinked bytes, so a caller whose later step fails can keep it in the log.
+   */
+  unlinkFiles(): void {
+    for (const path of [this.logPath, this.indexPath, this.timeIndexPath])
+      if (this.fs.exists(path)) this.fs.unlink(path);
   }
 
   private closeFiles(): void {

@@ -660,6 +660,9 @@ export class Log {
    * the new start are out of range even where the bytes remain in a segment. Returns the log start
    * offset. The caller checks `offset` <= high watermark (else OFFSET_OUT_OF_RANGE) and checkpoints
    * the result (log-start-offset-checkpoint) so it survives a restart. Asserts 0 <= offset <= LEO.
+   * Throws a {@link KafkaStorageError} when the disk refuses the deletion: the log start offset and
+   * the segments are then unchanged in memory (some files may be unlinked; a restart starts the log
+   * at the first one left).
    */
   deleteRecordsBefore(offset: number): number {
     this.assertOpen();
@@ -671,11 +674,16 @@ export class Log {
     this.finishPendingSwap();
     const before = this.#logStartOffset;
     this.#logStartOffset = offset;
+    try {
+      deleteLogStartOffsetBreachedSegments(this.retention, offset);
+    } catch (error) {
+      this.#logStartOffset = before; // the segments are all still there
+      throw error;
+    }
     this.logger.info(
       { dir: this.dir, logStartOffset: offset, previousLogStartOffset: before },
       'log start offset raised by DeleteRecords',
     );
-    deleteLogStartOffsetBreachedSegments(this.retention, offset);
     this.checkInvariants();
     return this.#logStartOffset;
   }
@@ -947,6 +955,7 @@ export class Log {
   /** {@link RetentionTarget.deleteOldestSegments} (Kafka's deleteSegments), for retention.ts. */
   private deleteOldestSegments(count: number, reason: string): void {
     assert.ok(count > 0 && count <= this.segments.length, `delete ${count} of ${this.segments.length} segments`);
+    const othersUnsynced = this.dirDirty;
     if (count === this.segments.length) {
       try {
         this.roll('retention deletes every segment');
@@ -954,16 +963,29 @@ export class Log {
         throw asStorageError(error, `roll before retention in ${this.dir}`); // nothing deleted yet
       }
     }
-    const deletable = this.segments.splice(0, count);
+    // Unlinked and the directory synced before the segments leave the log: when the disk refuses,
+    // they stay (their descriptors still read the unlinked files) and the next pass tries again.
+    const deletable = this.segments.slice(0, count);
+    try {
+      for (const s of deletable) s.unlinkFiles();
+      this.fs.syncDir(this.dir);
+    } catch (error) {
+      this.dirDirty = true;
+      const failure = asStorageError(error, `deleting ${count} segments of ${this.dir}`);
+      // A failed directory fsync may also have consumed the error for entries made since the last
+      // one (a roll past the recovery point): then the probe cuts back as after a failed flush.
+      if (othersUnsynced) this.failWith(failure);
+      throw failure;
+    }
+    this.segments.splice(0, count);
+    for (const s of deletable) s.delete(); // closes; the files are gone already
+    this.dirDirty = false;
     const firstKept = this.segments[0]!;
     const before = this.#logStartOffset;
     this.#logStartOffset = Math.max(this.#logStartOffset, firstKept.baseOffset);
     this.#recoveryPoint = Math.max(this.#recoveryPoint, firstKept.baseOffset);
     if (this.recoveryPosition !== null && this.recoveryPosition.baseOffset < firstKept.baseOffset)
       this.recoveryPosition = { baseOffset: firstKept.baseOffset, position: 0 };
-    for (const s of deletable) s.delete();
-    this.fs.syncDir(this.dir);
-    this.dirDirty = false;
     this.logger.info(
       {
         dir: this.dir,
