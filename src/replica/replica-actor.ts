@@ -452,7 +452,9 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
    * probe starts.
    */
   private onStorageFailure(ctx: ActorContext, error: KafkaStorageError): void {
-    if (this.storageProbeTimer !== null) return;
+    // A failed asynchronous flush reports on a zero-delay timer: the probe may have healed the log
+    // before it fires, and the produces waiting now are over the healed log.
+    if (this.storageProbeTimer !== null || this.log === null || this.log.storageFailure === null) return;
     ctx.log.error(
       { dir: this.dir, errno: error.code, error: error.message },
       'partition refuses writes after a storage error; retrying every STORAGE_PROBE_INTERVAL_MS',

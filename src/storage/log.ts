@@ -704,8 +704,12 @@ export class Log {
     this.finishPendingSwap();
     const before = this.#logEndOffset;
     if (offset < this.segments[0]!.baseOffset) {
-      for (const s of this.segments.splice(0)) s.delete();
-      this.segments.push(LogSegment.create(this.segmentArgs(offset)));
+      // Unlinked first, out of the log only once the new segment exists: a disk error on the way
+      // leaves the segments in the log (their descriptors still read the unlinked files).
+      for (const s of this.segments) s.unlinkFiles();
+      const fresh = LogSegment.create(this.segmentArgs(offset));
+      for (const s of this.segments.splice(0)) s.delete(); // closes; the files are gone already
+      this.segments.push(fresh);
       this.active.sync();
       this.fs.syncDir(this.dir);
       this.dirDirty = false;
@@ -715,7 +719,7 @@ export class Log {
     } else {
       let deleted = false;
       while (this.segments.length > 1 && this.active.baseOffset > offset) {
-        this.segments.pop()!.delete();
+        this.popActiveSegment();
         deleted = true;
       }
       this.active.truncateTo(offset);
@@ -1085,14 +1089,32 @@ export class Log {
   }
 
   /**
-   * Deletes a segment that never held a batch. A failure is only logged: an empty segment file named
-   * by the log end offset is harmless (recovery loads it as an empty last segment; a roll reuses it).
+   * Unlinks the active segment's files, then drops it from the log (a truncation): when the unlink
+   * fails the segment stays, so the log never goes on at lower offsets with its files on disk.
+   */
+  private popActiveSegment(): void {
+    const segment = this.active;
+    segment.unlinkFiles();
+    this.segments.pop();
+    segment.delete(); // closes; the files are gone already
+  }
+
+  /**
+   * Deletes a segment that never held a batch (a roll undone). A failure is only logged: its file,
+   * named by the log end offset, is harmless: empty, or holding only the partial batch an undone
+   * append could not cut, past the recovery point (recovery loads it as the last segment and cuts a
+   * torn tail; a roll empties it).
    */
   private removeSegment(segment: LogSegment): void {
     try {
       segment.delete();
     } catch (error) {
-      this.logger.warn({ segment: segment.logPath, error: String(error) }, 'could not remove an empty segment');
+      this.logger.warn(
+        { segment: segment.logPath, error: String(error), partialBatch: segment.isTailDamaged },
+        segment.isTailDamaged
+          ? 'could not remove a rolled segment holding a partial batch'
+          : 'could not remove an empty segment',
+      );
     }
   }
 
@@ -1110,8 +1132,8 @@ export class Log {
       return;
     }
     while (this.segments.length > i + 1) {
-      this.segments.pop()!.delete();
       this.dirDirty = true;
+      this.popActiveSegment();
     }
     this.active.truncateToPosition(at.position, durable);
     this.#logEndOffset = durable;

@@ -129,3 +129,44 @@ describe('full-disk review: asynchronous flush', () => {
     log.close();
   });
 });
+
+describe('full-disk review: truncation', () => {
+  it('L1: an unlink the disk refuses during truncateTo leaves the segment in the log (no later offsets over files still on disk)', () => {
+    const inner = new MemoryFileSystem();
+    let failUnlink = false;
+    const fs = new Proxy(inner, {
+      get(target, prop) {
+        if (prop === 'unlink')
+          return (path: string) => {
+            if (failUnlink && path.endsWith('.log'))
+              throw Object.assign(new Error(`EIO: unlink ${path}`), { code: 'EIO', syscall: 'unlink' });
+            target.unlink(path);
+          };
+        const value = Reflect.get(target, prop, target) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const log = Log.open({
+      fs,
+      dir: '/data/t-0',
+      config: { segmentBytes: 350, indexIntervalBytes: 0 },
+      recoveryPoint: 0,
+      logger: recordingLogger(),
+      clock: fixedClock(),
+    });
+    for (let i = 0; i < 7; i++) log.append(makeBatch({ records: 2, payloadBytes: 39, seed: i }), 1);
+    log.flush();
+    const bases = log.segmentBaseOffsets();
+    assert.ok(bases.length >= 3, `segments ${bases.join(',')}`);
+    const leo = log.logEndOffset;
+    failUnlink = true;
+    assert.throws(() => log.truncateTo(1), { code: 'EIO' });
+    failUnlink = false;
+    assert.deepEqual(log.segmentBaseOffsets(), bases, 'the segment whose file stayed is still in the log');
+    assert.equal(log.logEndOffset, leo);
+    assert.equal(log.read(0, 1 << 20, leo, true).kind, 'ok');
+    log.truncateTo(1);
+    assert.deepEqual(log.segmentBaseOffsets(), [0]);
+    log.close();
+  });
+});
