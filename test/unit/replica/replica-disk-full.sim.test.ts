@@ -58,6 +58,23 @@ async function assertHeals(sim: SimRuntime, net: Endpoint, acked: string[]): Pro
 
 const ANY: (op: FsOperation) => boolean = () => true;
 
+/** What the log-dir actor's three checkpoint files hold for t-0 (undefined: no entry). */
+interface Checkpoints {
+  recoveryPoint: number | undefined;
+  highWatermark: number | undefined;
+  logStartOffset: number | undefined;
+}
+
+function checkpoints(fs: MemoryFileSystem): Checkpoints {
+  const read = (file: string) =>
+    readOffsetCheckpoint(fs, `${LOG_DIR}/${file}`).find((c) => c.topic === 't' && c.partition === 0)?.offset;
+  return {
+    recoveryPoint: read('recovery-point-offset-checkpoint'),
+    highWatermark: read('replication-offset-checkpoint'),
+    logStartOffset: read('log-start-offset-checkpoint'),
+  };
+}
+
 describe('replica on a full disk (simulation)', () => {
   for (const [name, config, expectRoll] of [
     ['an append', {}, false],
@@ -156,39 +173,69 @@ describe('replica on a full disk (simulation)', () => {
     await sim.shutdown();
   });
 
-  test('ENOSPC at every file-system call of a checkpoint: no actor crashes, no temp file is left, the write is retried', async () => {
+  test('ENOSPC from every file-system call of a checkpoint on: no actor crashes, no temp file is left, the previous files stay, the retry writes the newest values to all three files', async () => {
     let steps = 0;
-    const isCheckpoint = (op: FsOperation) => /checkpoint/.test(op.path) || op.path === LOG_DIR;
+    // The log-dir actor's three files and its directory (not a partition's leader-epoch-checkpoint).
+    const isCheckpoint = (op: FsOperation) =>
+      op.path === LOG_DIR || (/checkpoint/.test(op.path) && op.path.lastIndexOf('/') === LOG_DIR.length);
     for (let n = 1; n < 40; n++) {
       const fs = new MemoryFileSystem();
       const { sim, net } = await bootReplica(n, fs);
       const acked: string[] = [];
       await produceAcked(sim, net, ['a', 'b', 'c'], acked);
-      const fault = failNth(fs, n, 'ENOSPC', isCheckpoint);
       await sim.advanceTime(replicaArgs().checkpointIntervalMs + 1);
       await sim.settle();
-      fs.fault = null;
-      const recoveryPoint = () =>
-        readOffsetCheckpoint(fs, `${LOG_DIR}/recovery-point-offset-checkpoint`).find((c) => c.topic === 't')?.offset;
-      if (!fault.fired()) {
-        assert.equal(recoveryPoint(), 3);
+      const old: Checkpoints = { recoveryPoint: 3, highWatermark: 3, logStartOffset: 0 };
+      assert.deepEqual(checkpoints(fs), old, 'the first checkpoint is written');
+      // The next checkpoint (DeleteRecords sends it at once) fails from its n-th call on.
+      await produceAcked(sim, net, ['d', 'e'], acked);
+      let seen = 0;
+      fs.fault = (op) => (isCheckpoint(op) && ++seen >= n ? 'ENOSPC' : null);
+      assert.equal((await ask(sim, net, REPLICA, 'replica.delete-records', { offset: 1 })).errorCode, ErrorCode.NONE);
+      await sim.settle();
+      const second: Checkpoints = { recoveryPoint: 5, highWatermark: 5, logStartOffset: 1 };
+      if (seen < n) {
+        fs.fault = null;
+        assert.deepEqual(checkpoints(fs), second);
         await sim.shutdown();
         break;
       }
       steps++;
-      assert.deepEqual(
-        fs.readdir(LOG_DIR).filter((f) => f.endsWith('.tmp')),
-        [],
-        `call ${n}: no temp file left`,
-      );
-      // Produces go on meanwhile, and the retry writes the checkpoint.
-      await produceAcked(sim, net, ['d'], acked);
+      const noTempFile = () =>
+        assert.deepEqual(
+          fs.readdir(LOG_DIR).filter((f) => f.endsWith('.tmp')),
+          [],
+          `call ${n}: no temp file left`,
+        );
+      noTempFile();
+      // Each file is either the previous one or the new one (atomic rename), never torn or missing.
+      const eachOf = (c: Checkpoints, label: string) => {
+        for (const key of Object.keys(c) as Array<keyof Checkpoints>)
+          assert.ok(c[key] === old[key] || c[key] === second[key], `call ${n} ${label}: ${key} ${c[key]}`);
+      };
+      eachOf(checkpoints(fs), 'after the failure');
+      // The disk stays full: fresh data, a fresh DeleteRecords and a fresh periodic checkpoint, all refused
+      // (as are the retries meanwhile).
+      await produceAcked(sim, net, ['f'], acked);
+      assert.equal((await ask(sim, net, REPLICA, 'replica.delete-records', { offset: 2 })).errorCode, ErrorCode.NONE);
+      await produceAcked(sim, net, ['g'], acked);
+      await sim.advanceTime(replicaArgs().checkpointIntervalMs + 1);
+      await sim.settle();
+      eachOf(checkpoints(fs), 'while the disk is full');
+      noTempFile();
+      // Space freed: only the retry can write now (the periodic checkpoint has nothing new to send).
+      fs.fault = null;
       await sim.advanceTime(CHECKPOINT_RETRY_MS + 1);
       await sim.settle();
-      assert.equal(recoveryPoint(), 3, `call ${n}: the retried checkpoint is written`);
-      assert.deepEqual(await readAll(sim, net), acked);
+      assert.deepEqual(
+        checkpoints(fs),
+        { recoveryPoint: 7, highWatermark: 7, logStartOffset: 2 },
+        `call ${n}: the retry writes the newest values to all three files`,
+      );
+      noTempFile();
+      await produceAcked(sim, net, ['h'], acked);
       await sim.shutdown();
     }
-    assert.ok(steps >= 6, `a checkpoint write made ${steps} file-system calls that could fail`);
+    assert.ok(steps >= 15, `a checkpoint write made ${steps} file-system calls that could fail`);
   });
 });
