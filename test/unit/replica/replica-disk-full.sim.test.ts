@@ -15,7 +15,17 @@ import { STORAGE_PROBE_INTERVAL_MS, type ProduceReply } from '../../../src/repli
 import { CHECKPOINT_RETRY_MS } from '../../../src/replica/log-dir-actor';
 import type { SimRuntime } from '../../../src/runtime/sim-runtime';
 import type { Endpoint } from '../../../src/runtime/runtime';
-import { ask, batch, bootReplica, LOG_DIR, readAll, REPLICA, replicaArgs } from '../../helpers/sim-harness';
+import {
+  ask,
+  batch,
+  bootReplica,
+  LOG_DIR,
+  LOG_DIR_ACTOR,
+  powerCycle,
+  readAll,
+  REPLICA,
+  replicaArgs,
+} from '../../helpers/sim-harness';
 
 /** Fails the `n`-th (1-based) call matching `match` with `code`; counts the matching calls. */
 function failNth(fs: MemoryFileSystem, n: number, code: string, match: (op: FsOperation) => boolean) {
@@ -54,6 +64,45 @@ async function assertHeals(sim: SimRuntime, net: Endpoint, acked: string[]): Pro
   assert.equal(reply.baseOffset, acked.length, 'and lands at the next offset');
   acked.push('after');
   assert.deepEqual(await readAll(sim, net), acked);
+}
+
+/**
+ * After healing: acknowledges two more acks=all records, sends an acks=1 one that may still be
+ * unsynced, then the disk loses its unsynced bytes and both actors restart. Every acks=all record
+ * acknowledged (`acked[i]` at offset i) must be there at its offset, and the log a dense prefix of
+ * what was appended (readAll asserts density).
+ */
+async function assertSurvivesPowerLoss(
+  sim: SimRuntime,
+  net: Endpoint,
+  fs: MemoryFileSystem,
+  acked: string[],
+  label: string,
+) {
+  await produceAcked(sim, net, ['post-heal-1', 'post-heal-2'], acked);
+  const appended = [...acked, 'unsynced'];
+  const tail = net.request(
+    REPLICA,
+    'replica.produce',
+    { records: batch(['unsynced']), acks: 1, timeoutMs: 1000 },
+    60_000,
+  );
+  tail.catch(() => undefined);
+  sim.step();
+  await powerCycle(sim, fs, { kind: 'lose-unsynced' }, [LOG_DIR_ACTOR, REPLICA]);
+  const recovered = await readAll(sim, net);
+  assert.ok(
+    recovered.length >= acked.length,
+    `${label}: ${recovered.length} records survive, ${acked.length} acknowledged`,
+  );
+  assert.deepEqual(
+    recovered,
+    appended.slice(0, recovered.length),
+    `${label}: every acknowledged record at its offset, a dense prefix`,
+  );
+  const reply = await produce(sim, net, ['after-restart']);
+  assert.equal(reply.errorCode, ErrorCode.NONE);
+  assert.equal(reply.baseOffset, recovered.length, `${label}: the restarted log takes writes at its LEO`);
 }
 
 const ANY: (op: FsOperation) => boolean = () => true;
@@ -237,5 +286,87 @@ describe('replica on a full disk (simulation)', () => {
       await sim.shutdown();
     }
     assert.ok(steps >= 15, `a checkpoint write made ${steps} file-system calls that could fail`);
+  });
+
+  test('healed from a failed group-commit fsync, then a power loss: every acks=all record survives at its offset', async () => {
+    for (const [label, config] of [
+      ['one segment', {}],
+      ['the failed batch rolled a segment', { segmentBytes: 100 }],
+    ] as const) {
+      const fs = new MemoryFileSystem();
+      const { sim, net } = await bootReplica(31, fs, config);
+      const acked: string[] = [];
+      await produceAcked(sim, net, ['a', 'b', 'c'], acked);
+      // Only the segments' fsync fails: a segment rolled for the failed batch is durably in the
+      // directory, so the cut-back's unlink must be made durable too.
+      fs.fault = (op) => (op.syscall === 'fsync' && op.path.endsWith('.log') ? 'EIO' : null);
+      assert.equal((await produce(sim, net, ['never-durable'])).errorCode, ErrorCode.KAFKA_STORAGE_ERROR);
+      fs.fault = null;
+      await sim.advanceTime(2 * STORAGE_PROBE_INTERVAL_MS);
+      await sim.settle();
+      await assertSurvivesPowerLoss(sim, net, fs, acked, label);
+      await sim.shutdown();
+    }
+  });
+
+  test('healed from ENOSPC at each file-system call of an append, then a power loss: every acks=all record survives at its offset', async () => {
+    let steps = 0;
+    for (let n = 1; n < 40; n++) {
+      const fs = new MemoryFileSystem();
+      const { sim, net } = await bootReplica(n, fs, { segmentBytes: 100 });
+      const acked: string[] = [];
+      await produceAcked(sim, net, ['a', 'b', 'c'], acked);
+      const fault = failNth(fs, n, 'ENOSPC', ANY);
+      const reply = await produce(sim, net, ['refused?']);
+      await sim.settle();
+      fs.fault = null;
+      if (!fault.fired()) {
+        assert.equal(reply.errorCode, ErrorCode.NONE);
+        await sim.shutdown();
+        break;
+      }
+      steps++;
+      assert.equal(reply.errorCode, ErrorCode.KAFKA_STORAGE_ERROR, `call ${n}`);
+      await sim.advanceTime(2 * STORAGE_PROBE_INTERVAL_MS);
+      await sim.settle();
+      await assertSurvivesPowerLoss(sim, net, fs, acked, `call ${n}`);
+      await sim.shutdown();
+    }
+    assert.ok(steps >= 6, `the produce made ${steps} file-system calls that could fail`);
+  });
+
+  test('a fault in the storage probe itself (each call of its cut-back and re-fsync): writes stay refused, reads go on up to the HW, a later probe heals', async () => {
+    for (const [label, config] of [
+      ['one segment', {}],
+      ['the failed batch rolled a segment', { segmentBytes: 100 }],
+    ] as const) {
+      let steps = 0;
+      for (let n = 1; n < 40; n++) {
+        const fs = new MemoryFileSystem();
+        const { sim, net } = await bootReplica(40 + n, fs, config);
+        const acked: string[] = [];
+        await produceAcked(sim, net, ['a', 'b', 'c'], acked);
+        fs.fault = (op) => (op.syscall === 'fsync' ? 'EIO' : null);
+        assert.equal((await produce(sim, net, ['never-durable'])).errorCode, ErrorCode.KAFKA_STORAGE_ERROR);
+        // The disk now fails the probe's n-th call once.
+        const fault = failNth(fs, n, 'EIO', ANY);
+        await sim.advanceTime(STORAGE_PROBE_INTERVAL_MS + 1);
+        await sim.settle();
+        fs.fault = null;
+        if (!fault.fired()) {
+          await assertHeals(sim, net, acked);
+          await sim.shutdown();
+          break;
+        }
+        steps++;
+        const refused = await produce(sim, net, ['refused'], 1);
+        assert.equal(refused.errorCode, ErrorCode.KAFKA_STORAGE_ERROR, `${label}, call ${n}: writes stay refused`);
+        assert.deepEqual(await readAll(sim, net), acked, `${label}, call ${n}: reads go on up to the HW`);
+        await assertHeals(sim, net, acked);
+        await assertSurvivesPowerLoss(sim, net, fs, acked, `${label}, call ${n}`);
+        await sim.shutdown();
+      }
+      assert.ok(steps >= 2, `${label}: the probe made ${steps} file-system calls that could fail`);
+    }
   });
 });
