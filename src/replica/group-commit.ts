@@ -161,7 +161,13 @@ export class GroupCommit {
           this.flushing = false;
           this.syncFlushDue = false; // the log refuses writes: nothing to flush until the probe heals it
           if (!(error instanceof KafkaStorageError)) throw error;
-          if (!this.closed && this.host.log() !== null) this.host.onFlushFailed(ctx, error);
+          const current = this.host.log();
+          if (this.closed || current === null) return;
+          this.host.onFlushFailed(ctx, error);
+          // The storage probe may have healed the log before this report: appends made meanwhile saw
+          // this flush in flight and scheduled none, so their group commit starts now.
+          if (current.storageFailure === null && !this.host.config().writeCaching && current.hasUnflushed)
+            this.schedule(ctx);
         }, 0),
     );
   }
