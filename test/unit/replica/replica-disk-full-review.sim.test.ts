@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { MemoryFileSystem } from '../../../src/io/memory-file-system';
+import { MemoryFileSystem, type FsOperation } from '../../../src/io/memory-file-system';
 import type { FileHandle, FileSystem } from '../../../src/io/file-system';
 import { ErrorCode } from '../../../src/protocol/error-codes';
 import { buildRecordBatch } from '../../../src/protocol/record-batch/builder';
@@ -160,6 +160,77 @@ describe('full-disk review', () => {
     const [ra, rb] = [await a, await b];
     assert.notEqual(ra.errorCode, ErrorCode.NONE, 'a was covered by a failed fsync: never acknowledged');
     assert.notEqual(rb.errorCode, ErrorCode.NONE, 'b sits above a: never acknowledged');
+    await sim.shutdown();
+  });
+
+  test('L3: an asynchronous flush failure reported after the probe healed the log aborts no fresh acks=all produce', async () => {
+    const inner = new MemoryFileSystem();
+    const gated = gatedAsyncFsyncs(inner);
+    const { sim, net } = await bootReplica(26, gated.fs);
+    const x = net.request(REPLICA, 'replica.produce', { records: batch(['x']), acks: -1, timeoutMs: 30_000 }, 60_000);
+    await sim.settle();
+    await gated.release(null);
+    await sim.settle();
+    assert.deepEqual([(await x).errorCode, (await x).baseOffset], [ErrorCode.NONE, 0]);
+    // a's group-commit fsync is in flight (held by the gate).
+    const a = net.request(REPLICA, 'replica.produce', { records: batch(['a']), acks: -1, timeoutMs: 30_000 }, 60_000);
+    await sim.settle();
+    assert.ok(gated.pending() > 0);
+    // The log-dir actor's checkpoint at 5000 fails: its retry timer is due at 6000, ahead of the probe's.
+    const isCheckpoint = (op: FsOperation) =>
+      op.path === LOG_DIR || (/checkpoint/.test(op.path) && op.path.lastIndexOf('/') === LOG_DIR.length);
+    const events: string[] = [];
+    let released = false;
+    let appendFails = true;
+    let undoFails = true;
+    let c: Promise<ProduceReply> | null = null;
+    inner.fault = (op) => {
+      if (isCheckpoint(op)) {
+        if (sim.elapsedMs < 6000) return 'ENOSPC';
+        if (!released) {
+          // 6000: the retry runs first. A fresh acks=all produce arrives, then a's fsync fails.
+          released = true;
+          c = net.request(REPLICA, 'replica.produce', { records: batch(['c']), acks: -1, timeoutMs: 30_000 }, 60_000);
+          void gated.release('EIO');
+        }
+        return null;
+      }
+      if (released && op.path.endsWith('.log') && (op.syscall === 'ftruncate' || op.syscall === 'write'))
+        events.push(op.syscall);
+      if (op.syscall === 'write' && op.path.endsWith('.log') && appendFails) {
+        appendFails = false;
+        return 'ENOSPC';
+      }
+      if (op.syscall === 'ftruncate' && undoFails) {
+        undoFails = false;
+        return 'EIO';
+      }
+      return null;
+    };
+    await sim.advanceTime(5000);
+    assert.equal(sim.elapsedMs, 5000);
+    // b's append fails and so does its undo: the log refuses writes and the probe is due at 6000.
+    const b = await produce(sim, net, batch(['b']), 1);
+    assert.equal(b.errorCode, ErrorCode.KAFKA_STORAGE_ERROR);
+    assert.equal(undoFails, false, 'the undo of the partial append was refused');
+    assert.equal((await a).errorCode, ErrorCode.KAFKA_STORAGE_ERROR);
+    await sim.advanceTime(1000);
+    assert.ok(released && c !== null, 'the checkpoint retry ran at 6000');
+    // The order this test is about: the probe cut back (ftruncate) before c was appended (write),
+    // and the failure of a's fsync is reported (zero-delay timer) after both.
+    assert.deepEqual(events.slice(0, 2), ['ftruncate', 'write'], 'the probe healed the log before c arrived');
+    let answer: ProduceReply | null = null;
+    void (c as Promise<ProduceReply>).then((r) => (answer = r));
+    await sim.advanceTime(100);
+    assert.ok(gated.pending() > 0, "c's group commit started (c is not left to time out)");
+    await gated.release(null);
+    await sim.settle();
+    assert.ok(answer !== null, 'c is answered once its fsync completes');
+    const rc: ProduceReply = answer;
+    assert.equal(rc.errorCode, ErrorCode.NONE, 'c was appended to the healed log: the late report must not abort it');
+    assert.equal(rc.baseOffset, 1);
+    inner.fault = null;
+    assert.deepEqual(await readAll(sim, net), ['x', 'c']);
     await sim.shutdown();
   });
 });
