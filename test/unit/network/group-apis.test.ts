@@ -80,17 +80,24 @@ describe('group APIs on the wire', () => {
   });
 
   test('JoinGroup: v4+ without a member id gets MEMBER_ID_REQUIRED with one; v2 joins at once; unknown ids and empty groups are refused', async () => {
-    const join = (version: number, groupId: string, memberId: string) =>
-      client.request(ApiKey.JoinGroup, version, {
-        groupId,
-        sessionTimeoutMs: 10_000,
-        rebalanceTimeoutMs: 10_000,
-        memberId,
-        groupInstanceId: null,
-        protocolType: 'consumer',
-        protocols: [{ name: 'range', metadata: subscription(['orders']) }],
-        reason: null,
-      });
+    // A real client retries COORDINATOR_LOAD_IN_PROGRESS: the 50 coordinators load in the background
+    // after the first FindCoordinator, and under load this group's may not have finished yet.
+    const join = async (version: number, groupId: string, memberId: string) => {
+      for (let attempt = 0; ; attempt++) {
+        const res = await client.request(ApiKey.JoinGroup, version, {
+          groupId,
+          sessionTimeoutMs: 10_000,
+          rebalanceTimeoutMs: 10_000,
+          memberId,
+          groupInstanceId: null,
+          protocolType: 'consumer',
+          protocols: [{ name: 'range', metadata: subscription(['orders']) }],
+          reason: null,
+        });
+        if (res.body.errorCode !== ErrorCode.COORDINATOR_LOAD_IN_PROGRESS || attempt >= 100) return res;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    };
     const first = await join(5, 'g-join', '');
     assert.equal(first.body.errorCode, ErrorCode.MEMBER_ID_REQUIRED);
     assert.match(first.body.memberId, /^wire-test-|^.+-[0-9a-f-]{36}$/);
