@@ -29,7 +29,9 @@
  *   (OffsetCommit generation -1), only into a target group that is Empty or unknown (a live target
  *   group is never touched), and never backwards: a target offset already ahead of the translated
  *   one is kept, as MirrorMaker 2's checkpoint sync does, so consumers that moved to the target and
- *   committed there are not rewound by a later run.
+ *   committed there are not rewound by a later run. Every group partition gets one output line per
+ *   run (committed now, already there, kept, or not committed and why), and a group with nothing to
+ *   mirror says so, so a final run shows every group's position (README's migration step 4).
  *
  * Where the mapping lives (choice): in the target's records themselves. Every copied record
  * carries the header `skiff.mirror.source.offset` (mirror-offset-map.ts) with its source offset.
@@ -274,10 +276,14 @@ class Mirror {
     this.stopWaiter = null;
   }
 
-  /** Prints `line` unless the same line was the last one printed for `key`. */
-  private async note(key: string, line: string): Promise<void> {
-    if (this.notes.get(key) === line) return;
-    this.notes.set(key, line);
+  /**
+   * Prints `line` unless `state` (default the line itself) was the last one noted for `key`: a
+   * partition whose translated offset was just committed is not reported again as already there by
+   * the next pass of --follow.
+   */
+  private async note(key: string, line: string, state: string = line): Promise<void> {
+    if (this.notes.get(key) === state) return;
+    this.notes.set(key, state);
     await this.io.out(`${line}\n`);
   }
 
@@ -662,13 +668,21 @@ class Mirror {
       }
       const committed = await fetchGroupOffsets(this.source, g.groupId, null);
       const entries: Array<{ copy: PartitionCopy; offset: number; metadata: string | null }> = [];
+      let anyCommitted = false;
       for (const [topic, partitions] of committed)
         for (const [partition, o] of partitions) {
+          if (o.offset < 0 || o.errorCode !== ErrorCode.NONE) continue;
+          anyCommitted = true;
           const copy = this.partitions.get(partitionKey(topic, partition));
-          if (copy !== undefined && o.offset >= 0 && o.errorCode === ErrorCode.NONE)
-            entries.push({ copy, offset: o.offset, metadata: o.metadata });
+          if (copy !== undefined) entries.push({ copy, offset: o.offset, metadata: o.metadata });
         }
       if (entries.length > 0) plans.push({ groupId: g.groupId, entries });
+      else
+        await this.note(
+          `group ${g.groupId}`,
+          `group ${g.groupId}: nothing to mirror: ` +
+            (anyCommitted ? 'no committed offsets on a mirrored topic' : 'no committed offsets on the source'),
+        );
     }
     // A committed offset past what was copied: copy up to the current high watermarks first. After
     // a whole pass, a committed offset still past the copy is past the source's end (the offsets
@@ -718,7 +732,11 @@ class Mirror {
         translated = e.copy.map.translate(e.offset, e.copy.targetEnd);
       }
       const existing = current.get(topic)?.get(partition)?.offset ?? -1;
-      if (existing === translated) continue;
+      const committedLine = `${where}: source offset ${e.offset} -> target offset ${translated}`;
+      if (existing === translated) {
+        await this.note(where, `${committedLine} (already there)`, committedLine);
+        continue;
+      }
       if (existing > translated) {
         await this.note(
           where,
@@ -727,7 +745,7 @@ class Mirror {
         continue;
       }
       toCommit.push({ topic, partition, offset: translated, metadata: e.metadata });
-      lines.set(partitionKey(topic, partition), `${where}: source offset ${e.offset} -> target offset ${translated}`);
+      lines.set(partitionKey(topic, partition), committedLine);
     }
     if (toCommit.length === 0) return;
     for (const r of await commitGroupOffsets(this.target, groupId, toCommit)) {

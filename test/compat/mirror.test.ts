@@ -96,6 +96,20 @@ async function readAll(bootstrap: string, topic: string): Promise<Map<number, Re
   }
 }
 
+/**
+ * The partitions (`topic/partition`, sorted) named by mirror's per-partition lines of group
+ * `groupId`; each must appear on one line only (README's migration step 4 counts on it).
+ */
+function groupPartitionLines(stdout: string, groupId: string): string[] {
+  const prefix = `group ${groupId} `;
+  const partitions = stdout
+    .split('\n')
+    .filter((line) => line.startsWith(prefix))
+    .map((line) => line.slice(prefix.length, line.indexOf(':')));
+  assert.equal(new Set(partitions).size, partitions.length, `one line per partition of ${groupId}:\n${stdout}`);
+  return partitions.sort();
+}
+
 /** Strips what differs between the clusters by design (offsets, the mirror's header). */
 const content = (r: Rec): unknown => [r.key, r.value, r.timestamp, r.headers];
 
@@ -333,6 +347,12 @@ describe('skiff mirror: Skiff broker -> Kafka 4.4 fixture', () => {
       );
       assert.match(r.stdout, /topic compacted: config segment\.bytes=2048 not copied: the target refused it/);
       assert.match(r.stdout, /group live: not mirrored: it is Stable on the source/);
+      // One line per partition of g1, each committed now (orders/2's log start moved: source 5 is target 2).
+      assert.match(r.stdout, /^group g1 orders\/0: source offset 4 -> target offset 4$/m);
+      assert.match(r.stdout, /^group g1 orders\/1: source offset 10 -> target offset 10$/m);
+      assert.match(r.stdout, /^group g1 orders\/2: source offset 5 -> target offset 2$/m);
+      assert.match(r.stdout, /^group g1 compacted\/0: source offset \d+ -> target offset \d+$/m);
+      assert.deepEqual(groupPartitionLines(r.stdout, 'g1'), ['compacted/0', 'orders/0', 'orders/1', 'orders/2']);
       assert.doesNotMatch(r.stdout, /__consumer_offsets/);
       await liveConsumer.disconnect();
       liveConsumer = undefined;
@@ -425,13 +445,45 @@ describe('skiff mirror: Skiff broker -> Kafka 4.4 fixture', () => {
     'a second run copies nothing and does not rewind g1, which moved on on Kafka',
     { timeout: TEST_TIMEOUT_MS },
     async () => {
+      // A group that joined on Skiff and left without committing anything.
+      const idle = skiffKafka.consumer({ groupId: 'idle', maxWaitTimeInMs: 200 });
+      await idle.connect();
+      await idle.subscribe({ topics: [ORDERS], fromBeginning: false });
+      let idleJoined!: () => void;
+      const idleJoin = new Promise<void>((resolve) => (idleJoined = resolve));
+      idle.on(idle.events.GROUP_JOIN, () => idleJoined());
+      await idle.run({ autoCommit: false, eachMessage: async () => undefined });
+      await idleJoin;
+      await idle.disconnect();
+      const idleOffsets = await skiffAdmin.fetchOffsets({ groupId: 'idle', topics: [ORDERS] });
+      assert.deepEqual(
+        idleOffsets.flatMap((t) => t.partitions.map((p) => p.offset)),
+        ['-1', '-1', '-1'],
+        'idle committed nothing on Skiff',
+      );
       const endsBefore = await kafkaAdmin.fetchTopicOffsets(ORDERS);
       const g1Before = await kafkaAdmin.fetchOffsets({ groupId: 'g1', topics: [ORDERS, COMPACTED] });
       const r = await mirror();
       assert.equal(r.code, 0, `mirror exited ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
       assert.match(r.stdout, /^mirror: 0 records copied$/m);
       assert.match(r.stdout, /topic orders partition 0: resuming after source offset 9/);
-      assert.match(r.stdout, /group g1 orders\/0: target offset 10 kept: it is ahead of source offset 4/);
+      // README step 4's check: one line per group partition, whether committed, already there or kept.
+      assert.match(
+        r.stdout,
+        /^group g1 orders\/0: target offset 10 kept: it is ahead of source offset 4 \(target 4\)$/m,
+      );
+      assert.match(r.stdout, /^group g1 orders\/1: source offset 10 -> target offset 10 \(already there\)$/m);
+      assert.match(
+        r.stdout,
+        /^group g1 orders\/2: target offset 7 kept: it is ahead of source offset 5 \(target 2\)$/m,
+      );
+      assert.match(r.stdout, /^group g1 compacted\/0: target offset \d+ kept: it is ahead of source offset \d+/m);
+      assert.deepEqual(groupPartitionLines(r.stdout, 'g1'), ['compacted/0', 'orders/0', 'orders/1', 'orders/2']);
+      // `live` left after the first run: Empty now, its offsets are committed on this run.
+      assert.deepEqual(groupPartitionLines(r.stdout, 'live'), ['orders/0', 'orders/1', 'orders/2']);
+      assert.match(r.stdout, /^group live orders\/0: source offset \d+ -> target offset \d+$/m);
+      assert.match(r.stdout, /^group idle: nothing to mirror: no committed offsets on the source$/m);
+      assert.deepEqual(groupPartitionLines(r.stdout, 'idle'), []);
       assert.deepEqual(await kafkaAdmin.fetchTopicOffsets(ORDERS), endsBefore);
       assert.deepEqual(await kafkaAdmin.fetchOffsets({ groupId: 'g1', topics: [ORDERS, COMPACTED] }), g1Before);
       for (const topic of [ORDERS, COMPACTED]) {
