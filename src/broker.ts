@@ -20,9 +20,9 @@ import type {
 } from './controller/messages';
 import { CONTROLLER_ACTOR_ID } from './controller/messages';
 import type { ControllerArgs } from './controller/controller-actor';
-import type { MetadataImage, TopicState } from './controller/metadata-records';
+import type { MetadataImage, PartitionState, TopicState } from './controller/metadata-records';
 import type { ActorRef } from './runtime/actor';
-import type { Clock, Timers } from './io/clock';
+import type { Clock, TimerHandle, Timers } from './io/clock';
 import type { Logger } from './io/logger';
 import type { Endpoint, Runtime } from './runtime/runtime';
 import { ThreadRuntime } from './runtime/thread-runtime';
@@ -42,6 +42,7 @@ import { OFFSETS_TOPIC, offsetsPartitionFor } from './group/offsets-records';
 import { groupCoordinatorActorId } from './group/messages';
 import type { GroupCoordinatorMessages } from './group/messages';
 import { ErrorCode } from './protocol/error-codes';
+import { isIoError } from './storage/storage-error';
 
 /** The controller's actor id. */
 export const CONTROLLER_ID = CONTROLLER_ACTOR_ID;
@@ -53,6 +54,18 @@ const CONTROLLER_TIMEOUT_MS = 30_000;
  * client that never reads can hold at most this many responses (plus one socket buffer).
  */
 const MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION = 16;
+/**
+ * How often the broker tries again to start the replicas (and group coordinators) that a disk error
+ * kept from starting (ms): a partition comes online by itself a few seconds after space is freed.
+ */
+export const OFFLINE_REPLICA_RETRY_MS = 3_000;
+
+/** A partition this broker leads (by the controller's metadata) whose replica or coordinator could not start. */
+interface OfflineReplica {
+  topicId: string;
+  /** What the disk said, e.g. `ENOSPC: no space left on device, write` (logs, CreateTopics). */
+  reason: string;
+}
 
 /** A running broker. */
 export interface RunningBroker {
@@ -110,6 +123,14 @@ class Broker implements BrokerContext {
   /** __consumer_offsets partition -> actor id of this broker's group coordinator for it. */
   private readonly coordinators = new Map<number, ActorRef<GroupCoordinatorMessages>>();
   private offsetsTopicCreation: Promise<void> | null = null;
+  /**
+   * `${topic}\0${partition}` -> why its replica (or, for __consumer_offsets, its group coordinator)
+   * failed to start with a disk error. Kafka's counterpart is a partition on an offline log dir
+   * (HostedPartition.Offline): the topic exists, as the controller committed it, and requests for the
+   * partition answer KAFKA_STORAGE_ERROR until a retry ({@link OFFLINE_REPLICA_RETRY_MS}) starts it.
+   */
+  private readonly offline = new Map<string, OfflineReplica>();
+  private offlineRetryTimer: TimerHandle | null = null;
   private readonly lockedDirs: string[] = [];
   private applyChain: Promise<void> = Promise.resolve();
   private readonly dispatcher: Dispatcher;
@@ -284,6 +305,8 @@ class Broker implements BrokerContext {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    if (this.offlineRetryTimer !== null) this.timers.clearTimeout(this.offlineRetryTimer);
+    this.offlineRetryTimer = null;
     await this.server.close().catch(() => undefined);
     await this.applyChain.catch(() => undefined);
     await Promise.all([...this.coordinators.values()].map((id) => this.runtime.stopActor(id).catch(() => undefined)));
@@ -323,6 +346,10 @@ class Broker implements BrokerContext {
 
   leaderReplica(topic: string, partition: number): ActorRef<ReplicaMessages> | null {
     return this.leaders.get(`${topic}\0${partition}`) ?? null;
+  }
+
+  offlineReason(topic: string, partition: number): string | null {
+    return this.offline.get(`${topic}\0${partition}`)?.reason ?? null;
   }
 
   async createTopics(command: CreateTopicsCommand): Promise<CreateTopicResult[]> {
@@ -535,12 +562,21 @@ class Broker implements BrokerContext {
           const key = `${old.name}\0${p.partition}`;
           const actor = this.leaders.get(key);
           this.leaders.delete(key);
+          const dirName = `${old.name}-${p.partition}`;
+          const logDir = this.partitionDirs.get(dirName);
+          if (this.offline.delete(key) && !actor && logDir !== undefined)
+            // No replica to delete its log: what the failed start left behind goes here.
+            await fsp
+              .rm(path.join(logDir, dirName), { recursive: true, force: true })
+              .catch((error) =>
+                this.log.warn({ dir: dirName, error: String(error) }, 'removing an offline partition failed'),
+              );
           const coordinator = old.name === OFFSETS_TOPIC ? this.coordinators.get(p.partition) : undefined;
           if (coordinator) {
             this.coordinators.delete(p.partition);
             await this.runtime.stopActor(coordinator).catch(() => undefined);
           }
-          this.partitionDirs.delete(`${old.name}-${p.partition}`);
+          this.partitionDirs.delete(dirName);
           if (actor)
             await this.endpoint
               .request(actor, 'replica.delete', {}, CONTROLLER_TIMEOUT_MS)
@@ -575,31 +611,90 @@ class Broker implements BrokerContext {
         const start = known ? known.partitions.length : 0;
         await Promise.all(
           topic.partitions.slice(start).map(async (p) => {
-            if (p.leader !== this.nodeId) return;
-            const dirName = `${topic.name}-${p.partition}`;
-            const logDir = this.partitionDirs.get(dirName) ?? this.chooseLogDir();
-            this.partitionDirs.set(dirName, logDir);
-            const actorId = replicaActorId(this.nodeId, topic.topicId, p.partition);
-            const args: ReplicaArgs = {
-              topic: topic.name,
-              topicId: topic.topicId,
-              partition: p.partition,
-              logDir,
-              brokerId: this.nodeId,
-              leaderEpoch: p.leaderEpoch,
-              config: effectiveLogConfig(topic.configs, this.config),
-              logDirActor: this.logDirActors[this.logDirs.indexOf(logDir)]!,
-              checkpointIntervalMs: this.config.replicaHighWatermarkCheckpointIntervalMs,
-              retentionCheckIntervalMs: this.config.logRetentionCheckIntervalMs,
-              isr: p.isr,
-            };
-            await this.runtime.spawn(actorId, 'replica', args, { pool: 'broker', brokerId: this.nodeId });
-            this.leaders.set(`${topic.name}\0${p.partition}`, actorId);
-            if (topic.name === OFFSETS_TOPIC) await this.startGroupCoordinator(p.partition, actorId);
+            if (p.leader === this.nodeId) await this.startLeader(topic, p);
           }),
         );
         this.topicsById.set(topic.topicId, topic);
         this.topicsByName.set(topic.name, topic);
+      }),
+    );
+  }
+
+  /**
+   * Starts this broker's leader replica of `p` (and, for __consumer_offsets, its group coordinator).
+   * A start that fails on the disk (ENOSPC, EIO: an errno error) does not fail the metadata update:
+   * the controller committed the topic, so it stays in the cache and the partition is recorded
+   * offline here, retried every {@link OFFLINE_REPLICA_RETRY_MS}. Any other error is rethrown.
+   * Idempotent: a replica or coordinator already running is kept, so a retry starts only what is missing.
+   */
+  private async startLeader(topic: TopicState, p: PartitionState): Promise<void> {
+    const key = `${topic.name}\0${p.partition}`;
+    try {
+      let actorId = this.leaders.get(key);
+      if (actorId === undefined) {
+        const dirName = `${topic.name}-${p.partition}`;
+        const logDir = this.partitionDirs.get(dirName) ?? this.chooseLogDir();
+        this.partitionDirs.set(dirName, logDir);
+        actorId = replicaActorId(this.nodeId, topic.topicId, p.partition);
+        const args: ReplicaArgs = {
+          topic: topic.name,
+          topicId: topic.topicId,
+          partition: p.partition,
+          logDir,
+          brokerId: this.nodeId,
+          leaderEpoch: p.leaderEpoch,
+          config: effectiveLogConfig(topic.configs, this.config),
+          logDirActor: this.logDirActors[this.logDirs.indexOf(logDir)]!,
+          checkpointIntervalMs: this.config.replicaHighWatermarkCheckpointIntervalMs,
+          retentionCheckIntervalMs: this.config.logRetentionCheckIntervalMs,
+          isr: p.isr,
+        };
+        await this.runtime.spawn(actorId, 'replica', args, { pool: 'broker', brokerId: this.nodeId });
+        this.leaders.set(key, actorId);
+      }
+      if (topic.name === OFFSETS_TOPIC && !this.coordinators.has(p.partition))
+        await this.startGroupCoordinator(p.partition, actorId);
+      if (this.offline.delete(key))
+        this.log.info({ topic: topic.name, partition: p.partition }, 'offline partition is online again');
+    } catch (error) {
+      if (!isIoError(error)) throw error;
+      const reason = error.message;
+      if (!this.offline.has(key))
+        this.log.error(
+          { topic: topic.name, partition: p.partition, error: reason },
+          `partition ${topic.name}-${p.partition} could not start on the disk and is offline: ` +
+            `requests for it answer KAFKA_STORAGE_ERROR; retrying every ${OFFLINE_REPLICA_RETRY_MS} ms`,
+        );
+      this.offline.set(key, { topicId: topic.topicId, reason });
+      this.scheduleOfflineRetry();
+    }
+  }
+
+  /** Arms the retry of the offline partitions (once; it re-arms itself while some stay offline). */
+  private scheduleOfflineRetry(): void {
+    if (this.offlineRetryTimer !== null || this.stopped) return;
+    this.offlineRetryTimer = this.timers.setTimeout(() => {
+      this.offlineRetryTimer = null;
+      // Through the apply chain, so a retry never races a metadata update (a deletion, a new image).
+      const retry = this.applyChain.then(() => this.retryOfflineNow());
+      this.applyChain = retry.catch((error) =>
+        this.log.error({ error: String(error) }, 'retrying offline partitions failed'),
+      );
+    }, OFFLINE_REPLICA_RETRY_MS);
+  }
+
+  private async retryOfflineNow(): Promise<void> {
+    if (this.stopped) return;
+    await Promise.all(
+      [...this.offline.entries()].map(async ([key, entry]) => {
+        const partition = Number(key.slice(key.lastIndexOf('\0') + 1));
+        const topic = this.topicsById.get(entry.topicId);
+        const p = topic?.partitions[partition];
+        if (topic === undefined || p === undefined || p.leader !== this.nodeId) {
+          this.offline.delete(key); // deleted or led elsewhere meanwhile
+          return;
+        }
+        await this.startLeader(topic, p);
       }),
     );
   }

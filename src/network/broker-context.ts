@@ -52,6 +52,12 @@ export interface BrokerContext {
   allTopics(): TopicState[];
   /** The actor id of this broker's leader replica of a partition, or null when this broker is not its leader. */
   leaderReplica(topic: string, partition: number): ActorRef<ReplicaMessages> | null;
+  /**
+   * Why this broker's replica of a partition it leads is offline (its start failed on the disk, e.g.
+   * `ENOSPC: no space left on device, write`), or null when it is not. The broker retries the start
+   * every few seconds; meanwhile requests for the partition answer KAFKA_STORAGE_ERROR.
+   */
+  offlineReason(topic: string, partition: number): string | null;
   /** Creates topics through the controller and waits until their replicas serve (auto-create and CreateTopics). */
   createTopics(command: CreateTopicsCommand): Promise<CreateTopicResult[]>;
   deleteTopics(topics: { name: string | null; topicId: string | null }[]): Promise<DeleteTopicResult[]>;

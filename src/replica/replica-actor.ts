@@ -186,14 +186,22 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       config: this.logConfig(),
       compacted: this.args.config.compactEnabled,
     });
+    try {
+      if (existingTopicId === null)
+        writePartitionMetadata(fs, `${this.dir}/partition.metadata`, { topicId: this.args.topicId });
+      this.epochs = LeaderEpochCache.load(fs, this.dir);
+      this.epochs.assign(this.args.leaderEpoch, log.logEndOffset);
+      // Whatever survived in the page cache is made durable before it becomes visible: after a restart the
+      // leader's HW covers its whole (recovered) log, as Kafka's leader with ISR = {self} would.
+      log.flush();
+    } catch (error) {
+      // A failed start (a full disk) runs no stop: the log's files are closed here, so the broker's
+      // retries of the start (it keeps the partition offline meanwhile) leak no descriptors. The files
+      // written so far are whole (atomic writes) and the next start reopens them as they are.
+      log.close();
+      throw error;
+    }
     this.log = log;
-    if (existingTopicId === null)
-      writePartitionMetadata(fs, `${this.dir}/partition.metadata`, { topicId: this.args.topicId });
-    this.epochs = LeaderEpochCache.load(fs, this.dir);
-    this.epochs.assign(this.args.leaderEpoch, log.logEndOffset);
-    // Whatever survived in the page cache is made durable before it becomes visible: after a restart the
-    // leader's HW covers its whole (recovered) log, as Kafka's leader with ISR = {self} would.
-    log.flush();
     this.updateHighWatermark(ctx);
     this.checkpointTimer = ctx.timers.setTimeout(() => this.checkpointTick(ctx), this.args.checkpointIntervalMs);
     this.retentionTimer = ctx.timers.setTimeout(() => this.retentionTick(ctx), this.args.retentionCheckIntervalMs);

@@ -36,6 +36,12 @@ function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** The errno (`ENOSPC`, `EIO`, ...) of a file-system error, the only part of an error besides its message that crosses to the main thread. */
+function errnoOf(error: unknown): string | undefined {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  return typeof code === 'string' && /^E[A-Z0-9]+$/.test(code) ? code : undefined;
+}
+
 /** The actors of one worker thread and its side of the worker protocol (module comment). */
 export class WorkerHost implements ActorHostServices {
   readonly clock: Clock = systemClock;
@@ -205,6 +211,7 @@ export class WorkerHost implements ActorHostServices {
 
   private async spawn(message: Extract<ToWorker, { k: 'spawn' }>): Promise<void> {
     let error: string | undefined;
+    let code: string | undefined;
     let actor: HostedActor | undefined;
     try {
       if (this.actors.has(message.id)) throw new Error(`actor ${message.id} already exists on this worker`);
@@ -216,11 +223,14 @@ export class WorkerHost implements ActorHostServices {
       await actor.start();
     } catch (caught) {
       error = errorMessage(caught);
+      code = errnoOf(caught);
       if (actor !== undefined && this.actors.get(message.id) === actor) this.actors.delete(message.id);
       this.log.warn({ actor: message.id, kind: message.kind, error }, 'actor failed to start');
     }
     this.post(
-      error === undefined ? { k: 'spawned', reqId: message.reqId } : { k: 'spawned', reqId: message.reqId, error },
+      error === undefined
+        ? { k: 'spawned', reqId: message.reqId }
+        : { k: 'spawned', reqId: message.reqId, error, ...(code === undefined ? {} : { code }) },
     );
   }
 

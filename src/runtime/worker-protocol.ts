@@ -28,7 +28,8 @@ export type ToWorker =
 export type FromWorker =
   /** An envelope for an actor on another worker or an endpoint (bytes transferred). */
   | { k: 'env'; to: ActorId; from: ActorId; corr: number | null; isReply: boolean; buf: ArrayBuffer }
-  | { k: 'spawned'; reqId: number; error?: string }
+  /** `code`: the errno of a file-system error the actor's start threw (`ENOSPC`, ...), so the broker can tell a disk failure apart. */
+  | { k: 'spawned'; reqId: number; error?: string; code?: string }
   | { k: 'stopped'; reqId: number; error?: string }
   /** Actor `id` called `exit()` and its `stop` has run; it is gone from this worker. */
   | { k: 'exited'; id: ActorId }

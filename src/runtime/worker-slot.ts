@@ -20,6 +20,13 @@ export class WorkerExitedError extends Error {
 type SlotRequest = Extract<ToWorker, { reqId: number }>;
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
+/** The rejection of a failed `spawned`/`stopped` answer: the worker's message, with its errno as `code` when it sent one. */
+function answerError(message: { error?: string; code?: string }): Error {
+  const error: NodeJS.ErrnoException = new Error(message.error);
+  if (message.code !== undefined) error.code = message.code;
+  return error;
+}
+
 /** A worker position in a pool, surviving the workers that crash in it (module comment). */
 export class WorkerSlot {
   /** The live worker; null before the first actor is placed here and between a crash and its restart. */
@@ -73,7 +80,7 @@ export class WorkerSlot {
     if (waiting === undefined) return;
     this.waiting.delete(message.reqId);
     if (message.error === undefined) waiting.resolve();
-    else waiting.reject(new Error(message.error));
+    else waiting.reject(answerError(message));
   }
 
   /** Rejects every unanswered request (the worker exited). */

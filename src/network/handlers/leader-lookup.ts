@@ -2,7 +2,8 @@
  * The per-partition routing every data API starts with: this broker's leader replica actor of a
  * partition, or the Kafka error the client should get instead (UNKNOWN_TOPIC_OR_PARTITION for a
  * topic or partition that does not exist, NOT_LEADER_OR_FOLLOWER for one led elsewhere, so the
- * client refreshes its metadata).
+ * client refreshes its metadata, KAFKA_STORAGE_ERROR for one led here whose replica could not start
+ * on the disk: Kafka's answer for a partition on an offline log dir, retriable for clients).
  */
 import type { TopicState } from '../../controller/metadata-records';
 import { ErrorCode } from '../../protocol/error-codes';
@@ -23,6 +24,7 @@ export function leaderFor(
   if (!state) return { errorCode: unknownTopicCode };
   const replica = broker.leaderReplica(state.name, partition);
   if (replica !== null) return { replica, topic: state };
+  if (broker.offlineReason(state.name, partition) !== null) return { errorCode: ErrorCode.KAFKA_STORAGE_ERROR };
   const exists = partition >= 0 && partition < state.partitions.length;
   return { errorCode: exists ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
 }

@@ -74,22 +74,40 @@ export const metadataHandler: ApiHandler<typeof MetadataRequest, typeof Metadata
   },
 };
 
+/**
+ * One topic's metadata. A partition this broker leads whose replica could not start on the disk is
+ * reported with KAFKA_STORAGE_ERROR and this broker among its offline replicas (KIP-112's
+ * offline_replicas). Kafka's controller would move leadership off the failed log dir (leader -1,
+ * LEADER_NOT_AVAILABLE with one replica); Skiff's controller does not hear of log-dir failures, so
+ * the leader stays the controller's and the partition error says why it does not serve. Clients
+ * treat KAFKA_STORAGE_ERROR as retriable (Java: an InvalidMetadataException, so it refreshes).
+ */
 function describeTopic(topic: TopicState, broker: BrokerContext): object {
   const live = new Set(broker.brokers().map((b) => b.nodeId));
+  const offlineHere = (partition: number) =>
+    broker.offlineReason(topic.name, partition) !== null ? [broker.nodeId] : [];
   return {
     errorCode: ErrorCode.NONE,
     name: topic.name,
     topicId: topic.topicId,
     isInternal: topic.name.startsWith('__'),
-    partitions: topic.partitions.map((p) => ({
-      errorCode: p.leader >= 0 ? ErrorCode.NONE : ErrorCode.LEADER_NOT_AVAILABLE,
-      partitionIndex: p.partition,
-      leaderId: p.leader,
-      leaderEpoch: p.leaderEpoch,
-      replicaNodes: p.replicas,
-      isrNodes: p.isr,
-      offlineReplicas: p.replicas.filter((id) => !live.has(id)),
-    })),
+    partitions: topic.partitions.map((p) => {
+      const here = offlineHere(p.partition);
+      return {
+        errorCode:
+          p.leader < 0
+            ? ErrorCode.LEADER_NOT_AVAILABLE
+            : here.length > 0
+              ? ErrorCode.KAFKA_STORAGE_ERROR
+              : ErrorCode.NONE,
+        partitionIndex: p.partition,
+        leaderId: p.leader,
+        leaderEpoch: p.leaderEpoch,
+        replicaNodes: p.replicas,
+        isrNodes: p.isr,
+        offlineReplicas: [...p.replicas.filter((id) => !live.has(id)), ...here],
+      };
+    }),
     topicAuthorizedOperations: -2147483648,
   };
 }
