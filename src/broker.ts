@@ -42,7 +42,6 @@ import { OFFSETS_TOPIC, offsetsPartitionFor } from './group/offsets-records';
 import { groupCoordinatorActorId } from './group/messages';
 import type { GroupCoordinatorMessages } from './group/messages';
 import { ErrorCode } from './protocol/error-codes';
-import { isIoError } from './storage/storage-error';
 
 /** The controller's actor id. */
 export const CONTROLLER_ID = CONTROLLER_ACTOR_ID;
@@ -657,8 +656,9 @@ class Broker implements BrokerContext {
       if (this.offline.delete(key))
         this.log.info({ topic: topic.name, partition: p.partition }, 'offline partition is online again');
     } catch (error) {
-      if (!isIoError(error)) throw error;
-      const reason = error.message;
+      // An errno (ENOSPC, EIO, ...; not node's ERR_* codes) is the disk's doing (storage-error.ts's rule).
+      if (!/^E[A-Z0-9]+$/.test(errnoCode(error) ?? '')) throw error;
+      const reason = (error as Error).message;
       if (!this.offline.has(key))
         this.log.error(
           { topic: topic.name, partition: p.partition, error: reason },
