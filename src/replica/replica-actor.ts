@@ -16,13 +16,13 @@
  *   for the flush covering the LEO as of its arrival;
  * - the cleaner schedule (cleaner-schedule.ts): when the log is compacted;
  * - retention and checkpoints (here: two timers);
- * - storage errors (here): a full disk or an I/O error is an operating error. An append the disk
- *   refuses is undone by the log and answered KAFKA_STORAGE_ERROR; the next produce simply tries
- *   again, so appends resume by themselves once space is free. A failed fsync (or an append that
- *   could not be undone) makes the log refuse writes: produces get KAFKA_STORAGE_ERROR, those waiting
- *   for the HW are answered so, reads go on up to the HW, and a probe every
- *   STORAGE_PROBE_INTERVAL_MS re-establishes a durable prefix (the log cut back to its last fsynced
- *   point, which the HW never passed under write.caching=false) and reopens the partition for writes.
+ * - storage errors (storage-probe.ts): a full disk or an I/O error is an operating error. An append
+ *   the disk refuses is undone by the log and answered KAFKA_STORAGE_ERROR; the next produce simply
+ *   tries again. A failed fsync (or an append that could not be undone) makes the log refuse writes:
+ *   produces get KAFKA_STORAGE_ERROR, those waiting for the HW are answered so, reads go on up to the
+ *   HW, and a probe every STORAGE_PROBE_INTERVAL_MS re-establishes a durable prefix (the log cut back
+ *   to its last fsynced point, which the HW never passed under write.caching=false) and reopens the
+ *   partition for writes.
  *
  * Its messages (`replica.produce`, `replica.fetch`, `replica.watch`, `replica.list-offsets`,
  * `replica.delete`, `replica.update-config`, `replica.delete-records`, `replica.offset-for-epoch`,
@@ -63,6 +63,7 @@ import { ProducerStateTable } from './producer-state';
 import { DeferredRead, DelayedFetch, DelayedProduce, ReplicaPurgatory } from './purgatory';
 import { GroupCommit } from './group-commit';
 import { CleanerSchedule } from './cleaner-schedule';
+import { StorageProbe } from './storage-probe';
 import * as L from '../protocol/record-batch/layout';
 import type {
   FetchReply,
@@ -79,13 +80,6 @@ import type {
  * on: a missing final checkpoint only makes recovery scan from the previous one.
  */
 const LOG_DIR_REQUEST_TIMEOUT_MS = 5000;
-
-/**
- * How often a replica whose log refuses writes after a failed fsync tries to re-establish a durable
- * prefix (Log.reestablishDurablePrefix). Kafka has no counterpart: its log dir stays offline until
- * a restart. Once a second costs nothing while the disk is still failing and heals within a second.
- */
-export const STORAGE_PROBE_INTERVAL_MS = 1000;
 
 /** Spawn arguments of a replica actor. */
 export interface ReplicaArgs {
@@ -108,6 +102,7 @@ export interface ReplicaArgs {
 }
 
 export type { FetchReply, ListOffsetReply, ProduceReply } from './messages';
+export { STORAGE_PROBE_INTERVAL_MS } from './storage-probe';
 
 /** A replica's envelope of kind `K`. */
 type ReplicaEnvelope<K extends keyof ReplicaMessages & string> = EnvelopeOf<ReplicaMessages, K>;
@@ -136,12 +131,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
   private readonly cleaner: CleanerSchedule;
   private readonly producerStates = new ProducerStateTable();
   private readonly dir: string;
-  /** The storage probe's timer while the log refuses writes (see STORAGE_PROBE_INTERVAL_MS), else null. */
-  private storageProbeTimer: TimerHandle | null = null;
-  /** The last append failed on the disk (a full disk): one warning per run of failures, one line when appends resume. */
-  private appendsFailing = false;
-  /** The errno of the last refused append (for the produce answer's message). */
-  private lastAppendErrno = 'EIO';
+  private readonly storageProbe: StorageProbe;
 
   constructor(private readonly args: ReplicaArgs) {
     this.dir = `${args.logDir}/${args.topic}-${args.partition}`;
@@ -149,14 +139,30 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       log: () => this.log,
       config: () => this.args.config,
       onFlushed: (ctx) => this.updateHighWatermark(ctx),
-      onFlushFailed: (ctx, error) => this.onStorageFailure(ctx, error),
+      onFlushFailed: (ctx, error) => this.storageProbe.onStorageFailure(ctx, error),
     });
     this.cleaner = new CleanerSchedule({
       log: () => this.log,
       config: () => this.args.config,
       highWatermark: () => this.highWatermark,
       where: { topic: args.topic, partition: args.partition },
-      onStorageFailure: (ctx, error) => this.onStorageFailure(ctx, error),
+      onStorageFailure: (ctx, error) => this.storageProbe.onStorageFailure(ctx, error),
+    });
+    this.storageProbe = new StorageProbe({
+      log: () => this.log,
+      highWatermark: () => this.highWatermark,
+      isClosing: () => this.groupCommit.isClosed,
+      dir: this.dir,
+      onRefusingWrites: (ctx) => {
+        this.purgatory.produces.abortAll(ctx.timers, ErrorCode.KAFKA_STORAGE_ERROR);
+        this.purgatory.deferredReads.abortAll(ctx.timers, ErrorCode.KAFKA_STORAGE_ERROR);
+      },
+      onHealed: (ctx, previousLogEndOffset) => {
+        // Idempotent-producer state may name batches that were cut: forget those (Kafka rebuilds it on truncation).
+        const leo = this.openLog().logEndOffset;
+        if (leo < previousLogEndOffset) this.producerStates.truncateTo(leo);
+        this.updateHighWatermark(ctx);
+      },
     });
   }
 
@@ -385,7 +391,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       }
     }
     const log = this.openLog();
-    const appended = this.appendOrRefuse(log, batch, ctx);
+    const appended = this.storageProbe.appendOrRefuse(ctx, log, batch, this.args.leaderEpoch);
     if (appended === null) {
       ctx.reply(envelope, this.storageErrorReply());
       return;
@@ -413,99 +419,12 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
 
   /** KAFKA_STORAGE_ERROR with the errno, for a produce the disk or the offline log refused. */
   private storageErrorReply(): ProduceReply {
-    const code = this.openLog().storageFailure?.code ?? this.lastAppendErrno;
+    const code = this.storageProbe.errno(this.openLog());
     return this.produceReply(
       ErrorCode.KAFKA_STORAGE_ERROR,
       `Disk error when trying to access log file on the disk: ${code}`,
       INVALID_OFFSET,
     );
-  }
-
-  /**
-   * Appends `batch` at the LEO, or returns null when the disk refuses (the log is unchanged; the
-   * caller answers KAFKA_STORAGE_ERROR) or the log refuses writes after an earlier failure.
-   */
-  private appendOrRefuse(
-    log: Log,
-    batch: Buffer,
-    ctx: ActorContext,
-  ): { baseOffset: number; lastOffset: number } | null {
-    if (log.storageFailure !== null) return null;
-    try {
-      const appended = log.append(batch, this.args.leaderEpoch);
-      if (this.appendsFailing) {
-        this.appendsFailing = false;
-        ctx.log.info({ dir: this.dir, baseOffset: appended.baseOffset }, 'appends resumed after storage errors');
-      }
-      return appended;
-    } catch (error) {
-      if (!(error instanceof KafkaStorageError)) throw error;
-      this.lastAppendErrno = error.code;
-      if (!this.appendsFailing) {
-        this.appendsFailing = true;
-        ctx.log.warn(
-          { dir: this.dir, errno: error.code, error: error.message, logEndOffset: log.logEndOffset },
-          'append refused by the disk: answering KAFKA_STORAGE_ERROR until an append succeeds',
-        );
-      }
-      if (log.storageFailure !== null) this.onStorageFailure(ctx, log.storageFailure);
-      return null;
-    }
-  }
-
-  /**
-   * The log refuses writes (a failed fsync, or an append that could not be undone): produces waiting
-   * for the HW are answered KAFKA_STORAGE_ERROR now (the HW will not pass them before the probe cuts
-   * the log back), reads parked for a flush are answered with what the HW covers, and the storage
-   * probe starts.
-   */
-  private onStorageFailure(ctx: ActorContext, error: KafkaStorageError): void {
-    // A failed asynchronous flush reports on a zero-delay timer: the probe may have healed the log
-    // before it fires, and the produces waiting now are over the healed log.
-    if (this.storageProbeTimer !== null || this.log === null || this.log.storageFailure === null) return;
-    ctx.log.error(
-      { dir: this.dir, errno: error.code, error: error.message },
-      'partition refuses writes after a storage error; retrying every STORAGE_PROBE_INTERVAL_MS',
-    );
-    this.purgatory.produces.abortAll(ctx.timers, ErrorCode.KAFKA_STORAGE_ERROR);
-    this.purgatory.deferredReads.abortAll(ctx.timers, ErrorCode.KAFKA_STORAGE_ERROR);
-    this.storageProbeTimer = ctx.timers.setTimeout(() => this.storageProbe(ctx), STORAGE_PROBE_INTERVAL_MS);
-  }
-
-  /**
-   * The storage probe: once no flush is in flight, cuts the log back to its last durable point and
-   * fsyncs it (Log.reestablishDurablePrefix); the partition takes writes again when that succeeds,
-   * else the probe runs again later. Never cuts below the HW (write.caching=true may have shown
-   * readers bytes that were never fsynced): then the partition keeps refusing writes until a restart.
-   */
-  private storageProbe(ctx: ActorContext): void {
-    this.storageProbeTimer = null;
-    const log = this.log;
-    if (log === null || log.isClosed || log.storageFailure === null || this.groupCommit.isClosed) return;
-    const again = () => {
-      this.storageProbeTimer = ctx.timers.setTimeout(() => this.storageProbe(ctx), STORAGE_PROBE_INTERVAL_MS);
-    };
-    if (log.flushInFlight) return again();
-    const before = log.logEndOffset;
-    try {
-      if (!log.reestablishDurablePrefix(this.highWatermark)) {
-        ctx.log.error(
-          { dir: this.dir, recoveryPoint: log.recoveryPoint, highWatermark: this.highWatermark },
-          'readers saw bytes past the last durable point (write.caching=true): the partition refuses writes until a restart recovers it',
-        );
-        return;
-      }
-    } catch (error) {
-      if (!(error instanceof KafkaStorageError)) throw error;
-      return again();
-    }
-    // Idempotent-producer state may name batches that were cut: forget those (Kafka rebuilds it on truncation).
-    if (log.logEndOffset < before) this.producerStates.truncateTo(log.logEndOffset);
-    ctx.log.info(
-      { dir: this.dir, logEndOffset: log.logEndOffset, droppedOffsets: before - log.logEndOffset },
-      'partition takes writes again',
-    );
-    this.updateHighWatermark(ctx);
   }
 
   /** acks=0/1 answer now; acks=all waits in the purgatory (DelayedProduce) until the HW passes `lastOffset`. */
@@ -709,7 +628,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       if (!(error instanceof KafkaStorageError)) throw error;
       // The log start offset did not move (Log.deleteRecordsBefore); the client may retry.
       ctx.log.warn({ dir: this.dir, offset, error: error.message }, 'DeleteRecords failed on the disk');
-      if (log.storageFailure !== null) this.onStorageFailure(ctx, log.storageFailure);
+      if (log.storageFailure !== null) this.storageProbe.onStorageFailure(ctx, log.storageFailure);
       ctx.reply(envelope, { errorCode: ErrorCode.KAFKA_STORAGE_ERROR, lowWatermark: INVALID_LOW_WATERMARK });
       return;
     }
@@ -738,7 +657,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
           { dir: this.dir, error: error.message },
           'retention failed on the disk; retrying at the next check',
         );
-        if (log.storageFailure !== null) this.onStorageFailure(ctx, log.storageFailure);
+        if (log.storageFailure !== null) this.storageProbe.onStorageFailure(ctx, log.storageFailure);
       }
       if (result.deletedSegments > 0) {
         ctx.log.info(
@@ -764,14 +683,13 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     ctx.send(this.args.logDirActor, 'log-dir.checkpoint', body);
   }
 
-  /** Stops the checkpoint, retention and cleaner timers (group commit's flush.ms timer stops with it). */
+  /** Stops the checkpoint, retention, cleaner and storage probe timers (group commit's flush.ms timer stops with it). */
   private clearTimers(ctx: ActorContext): void {
-    for (const timer of [this.checkpointTimer, this.retentionTimer, this.storageProbeTimer])
-      if (timer) ctx.timers.clearTimeout(timer);
+    for (const timer of [this.checkpointTimer, this.retentionTimer]) if (timer) ctx.timers.clearTimeout(timer);
     this.cleaner.cancel(ctx);
+    this.storageProbe.cancel(ctx);
     this.checkpointTimer = null;
     this.retentionTimer = null;
-    this.storageProbeTimer = null;
   }
 
   /**

@@ -2,8 +2,9 @@
  * One partition replica's log (Kafka's UnifiedLog/LocalLog): the directory
  * `<log.dir>/<topic>-<partition>/` holding segments `<20-digit base offset>.log/.index/.timeindex`.
  * It appends, reads, flushes, truncates and rolls; loading and recovery are log-loader.ts's (Kafka's
- * LogLoader), retention's choice of segments is retention.ts's, and the log cleaner (log-cleaner.ts)
- * drives the compaction hooks at the end of the class.
+ * LogLoader), retention's choice of segments is retention.ts's, the storage failure and its healing
+ * (the cut back to a durable prefix, a refused cleaner swap's completion) are log-failure.ts's, and
+ * the log cleaner (log-cleaner.ts) drives the compaction hooks at the end of the class.
  *
  * ```
  *  logStartOffset        recoveryPoint                      logEndOffset (LEO)
@@ -40,6 +41,14 @@ import {
   setPartitionLeaderEpoch,
 } from '../protocol/record-batch/view';
 import { settleAll, type FileSystem } from '../io/file-system';
+import {
+  finishPendingSwap,
+  LogFailureState,
+  reestablishDurablePrefix,
+  type DurablePrefixTarget,
+  type LogPosition,
+  type PendingSwap,
+} from './log-failure';
 import { loadLog, markCompacted, type LoadedLog } from './log-loader';
 import { LogSegment, type LogSegmentArgs, type TimestampAndOffset } from './log-segment';
 import { OFFSET_INDEX_ENTRY_BYTES } from './offset-index';
@@ -50,7 +59,7 @@ import {
   type RetentionResult,
   type RetentionTarget,
 } from './retention';
-import { SWAP_FILE_SUFFIX, writeSwapFile } from './segment-swap';
+import { writeSwapFile } from './segment-swap';
 import { asStorageError, KafkaStorageError } from './storage-error';
 import { NO_TIMESTAMP, TIME_INDEX_ENTRY_BYTES } from './time-index';
 
@@ -173,27 +182,25 @@ export class Log {
   private closed = false;
   /** The {@link flushAsync} in flight (at most one), or null. */
   private flushing: Promise<number> | null = null;
-  /**
-   * Why the log refuses writes and flushes, or null (see {@link storageFailure}). Sticky until
-   * {@link reestablishDurablePrefix} succeeds: Linux reports a writeback error to one fsync per
-   * descriptor only, so a retried fsync may succeed although the bytes were never written.
-   */
-  private failure: KafkaStorageError | null = null;
+  /** Why the log refuses writes and flushes (see {@link storageFailure}; log-failure.ts). */
+  private readonly failure: LogFailureState;
   /**
    * Where the batch at the recovery point starts (the segment holding it and a byte position in it),
    * so {@link reestablishDurablePrefix} can cut there without reading bytes that may be lost; null
    * when unknown (just opened, or the cleaner rewrote that segment).
    */
-  private recoveryPosition: { baseOffset: number; position: number } | null = null;
+  private recoveryPosition: LogPosition | null = null;
   /**
    * A cleaner swap past its commit point that the disk refused to complete (see
-   * {@link finishPendingSwap}): the swap file's base offset and the old segments it replaces, still
-   * in {@link segments}. Completed before anything else changes the set of segments.
+   * {@link finishPendingSwap}), still in {@link segments}. Completed before anything else changes
+   * the set of segments.
    */
-  private pendingSwap: { base: number; group: LogSegment[] } | null = null;
+  private pendingSwap: PendingSwap | null = null;
 
   /** What retention.ts sees of this log (see {@link RetentionTarget}). */
   private readonly retention: RetentionTarget;
+  /** What log-failure.ts sees of this log (see {@link DurablePrefixTarget}). */
+  private readonly durable: DurablePrefixTarget;
   /** What loading this log found and did; the broker sums these into one start-up line. */
   readonly loadSummary: LogLoadSummary;
 
@@ -226,6 +233,38 @@ export class Log {
       logStartOffset: () => this.#logStartOffset,
       logEndOffset: () => this.#logEndOffset,
       deleteOldestSegments: (count, reason) => this.deleteOldestSegments(count, reason),
+    };
+    this.failure = new LogFailureState(this.dir, this.logger, () => this.#recoveryPoint);
+    this.durable = {
+      dir: this.dir,
+      fs: this.fs,
+      logger: this.logger,
+      failure: this.failure,
+      segments: this.segments,
+      logEndOffset: () => this.#logEndOffset,
+      recoveryPoint: () => this.#recoveryPoint,
+      recoveryPosition: () => this.recoveryPosition,
+      pendingSwap: () => this.pendingSwap,
+      clearPendingSwap: () => {
+        this.pendingSwap = null;
+      },
+      loadSegment: (baseOffset) => LogSegment.load(this.segmentArgs(baseOffset)),
+      truncateTo: (offset) => this.truncateTo(offset),
+      popActiveSegment: () => {
+        this.dirDirty = true;
+        this.popActiveSegment();
+      },
+      cutTo: (offset) => {
+        this.#logEndOffset = offset;
+        this.#logStartOffset = Math.min(this.#logStartOffset, offset);
+      },
+      markDurable: () => {
+        this.dirDirty = false;
+        this.#recoveryPoint = this.#logEndOffset;
+        this.recoveryPosition = { baseOffset: this.active.baseOffset, position: this.active.sizeBytes };
+        this.firstDirty = Math.min(this.firstDirty, this.#logEndOffset);
+      },
+      checkInvariants: () => this.checkInvariants(),
     };
     this.checkInvariants();
   }
@@ -353,7 +392,7 @@ export class Log {
    */
   append(batch: Buffer, leaderEpoch: number): LogAppendInfo {
     this.assertOpen();
-    this.throwIfFailed();
+    this.failure.throwIfFailed();
     assert.equal(this.assertWholeBatch(batch, 0, batch.length), batch.length, 'append takes exactly one batch');
     assert.ok(
       Number.isInteger(leaderEpoch) && leaderEpoch >= 0 && leaderEpoch <= INT32_MAX,
@@ -377,7 +416,7 @@ export class Log {
    */
   appendAsFollower(records: Buffer): LogAppendInfo {
     this.assertOpen();
-    this.throwIfFailed();
+    this.failure.throwIfFailed();
     assert.ok(records.length > 0, 'empty follower append');
     const firstOffset = this.#logEndOffset;
     let pos = 0;
@@ -406,7 +445,7 @@ export class Log {
    */
   flush(): number {
     this.assertOpen();
-    this.throwIfFailed();
+    this.failure.throwIfFailed();
     // Two fsyncs in flight may split a writeback error: one fails, the other succeeds over lost pages.
     assert.equal(this.flushing, null, `log ${this.dir}: a synchronous flush during an in-flight flush`);
     const position = { baseOffset: this.active.baseOffset, position: this.active.sizeBytes };
@@ -417,7 +456,7 @@ export class Log {
         this.dirDirty = false;
       }
     } catch (error) {
-      throw this.failWith(asStorageError(error, `fsync of ${this.dir}`));
+      throw this.failure.failWith(asStorageError(error, `fsync of ${this.dir}`));
     }
     this.#recoveryPoint = this.#logEndOffset;
     this.recoveryPosition = position;
@@ -442,7 +481,7 @@ export class Log {
    */
   flushAsync(): Promise<number> {
     this.assertOpen();
-    this.throwIfFailed();
+    this.failure.throwIfFailed();
     assert.equal(this.flushing, null, `log ${this.dir}: a flush is already in flight`);
     const target = this.#logEndOffset;
     const targetPosition = { baseOffset: this.active.baseOffset, position: this.active.sizeBytes };
@@ -460,7 +499,7 @@ export class Log {
         this.flushing = null;
         // A failure recorded meanwhile (an append that could not be undone) makes this success
         // meaningless: the probe cuts back to the recovery point as it was.
-        if (this.failure !== null) return this.#recoveryPoint;
+        if (this.failure.current !== null) return this.#recoveryPoint;
         // Never past what was synced; truncateTo (the only way down) cannot run meanwhile.
         const before = this.#recoveryPoint;
         this.#recoveryPoint = Math.max(this.#recoveryPoint, Math.min(target, this.#logEndOffset));
@@ -470,7 +509,7 @@ export class Log {
       },
       (error: unknown) => {
         this.flushing = null;
-        throw this.failWith(asStorageError(error, `fsync of ${this.dir}`));
+        throw this.failure.failWith(asStorageError(error, `fsync of ${this.dir}`));
       },
     );
     this.flushing = flushing;
@@ -483,7 +522,7 @@ export class Log {
    * the error only once), or a failed append could not be undone. Reads go on meanwhile.
    */
   get storageFailure(): KafkaStorageError | null {
-    return this.failure;
+    return this.failure.current;
   }
 
   /**
@@ -499,30 +538,9 @@ export class Log {
    */
   reestablishDurablePrefix(keepAtLeast: number): boolean {
     this.assertOpen();
-    assert.ok(this.failure !== null, `log ${this.dir}: nothing to re-establish`);
+    assert.ok(this.failure.current !== null, `log ${this.dir}: nothing to re-establish`);
     assert.equal(this.flushing, null, `log ${this.dir}: re-establishing during an in-flight flush`);
-    const durable = this.#recoveryPoint;
-    if (durable < keepAtLeast) return false;
-    const before = this.#logEndOffset;
-    try {
-      this.finishPendingSwap();
-      if (before > durable || this.active.isTailDamaged) this.truncateToDurablePoint();
-      for (const s of this.segments) if (s.hasUnsyncedBytes) s.sync();
-      this.fs.syncDir(this.dir);
-      this.dirDirty = false;
-    } catch (error) {
-      throw this.failWith(asStorageError(error, `re-establishing a durable prefix of ${this.dir}`), true);
-    }
-    this.failure = null;
-    this.#recoveryPoint = this.#logEndOffset;
-    this.recoveryPosition = { baseOffset: this.active.baseOffset, position: this.active.sizeBytes };
-    this.firstDirty = Math.min(this.firstDirty, this.#logEndOffset);
-    this.logger.info(
-      { dir: this.dir, logEndOffset: this.#logEndOffset, previousLogEndOffset: before },
-      'log writable again: durable prefix re-established',
-    );
-    this.checkInvariants();
-    return true;
+    return reestablishDurablePrefix(this.durable, keepAtLeast);
   }
 
   /**
@@ -858,50 +876,9 @@ export class Log {
     return true;
   }
 
-  /**
-   * Completes a cleaner swap whose swap file is in place (steps 3-4 of segment-swap.ts, each of them
-   * repeatable): unlinks the group's other files and the head's indexes, renames `<B>.log.swap` over
-   * `<B>.log`, loads and syncs the new segment, and only then replaces the group's segment objects by
-   * it. No-op when none is pending. On a disk error the old objects stay, the swap stays pending and
-   * the log refuses writes ({@link storageFailure}); throws that {@link KafkaStorageError}.
-   */
+  /** log-failure.ts's {@link finishPendingSwap}: completes a cleaner swap the disk refused, if any. */
   private finishPendingSwap(): void {
-    const pending = this.pendingSwap;
-    if (pending === null) return;
-    const first = this.segments.indexOf(pending.group[0]!);
-    assert.ok(
-      first >= 0 && pending.group.every((s, k) => this.segments[first + k] === s),
-      `pending swap ${pending.base}: its segments left the log`,
-    );
-    const head = pending.group[0]!;
-    let segment: LogSegment | null = null;
-    try {
-      for (const s of pending.group.slice(1)) unlinkIfExists(this.fs, s.logPath);
-      for (const s of pending.group) {
-        unlinkIfExists(this.fs, s.indexPath);
-        unlinkIfExists(this.fs, s.timeIndexPath);
-      }
-      const swap = `${head.logPath}${SWAP_FILE_SUFFIX}`;
-      if (this.fs.exists(swap)) this.fs.rename(swap, head.logPath);
-      this.fs.syncDir(this.dir);
-      segment = LogSegment.load(this.segmentArgs(pending.base));
-      const recovered = segment.recover(pending.base);
-      assert.equal(
-        recovered.truncatedBytes,
-        0,
-        `cleaned segment ${pending.base} did not validate: ${recovered.reason}`,
-      );
-      segment.onBecomeInactive();
-      segment.sync();
-      this.fs.syncDir(this.dir);
-    } catch (error) {
-      if (segment !== null) segment.close();
-      throw this.failWith(asStorageError(error, `swapping the cleaned segment ${pending.base} into ${this.dir}`));
-    }
-    this.segments.splice(first, pending.group.length, segment);
-    this.pendingSwap = null;
-    for (const s of pending.group) s.close(); // their files are gone or replaced: close only
-    this.checkInvariants();
+    finishPendingSwap(this.durable);
   }
 
   /** Records that offsets below `offset` (a segment boundary) are now clean. */
@@ -978,7 +955,7 @@ export class Log {
       const failure = asStorageError(error, `deleting ${count} segments of ${this.dir}`);
       // A failed directory fsync may also have consumed the error for entries made since the last
       // one (a roll past the recovery point): then the probe cuts back as after a failed flush.
-      if (othersUnsynced) this.failWith(failure);
+      if (othersUnsynced) this.failure.failWith(failure);
       throw failure;
     }
     this.segments.splice(0, count);
@@ -1038,7 +1015,7 @@ export class Log {
     } catch (error) {
       const failure = asStorageError(error, `append at offset ${baseOffset} to ${this.dir}`);
       if (rolled) this.undoRoll();
-      if (this.active.isTailDamaged) this.failWith(failure);
+      if (this.active.isTailDamaged) this.failure.failWith(failure);
       throw failure;
     }
     this.#logEndOffset = lastOffset + 1;
@@ -1118,28 +1095,6 @@ export class Log {
     }
   }
 
-  /**
-   * Cuts the log at the recovery point (see {@link reestablishDurablePrefix}): at its tracked byte
-   * position when known (reading nothing past it), else by offset (header reads).
-   */
-  private truncateToDurablePoint(): void {
-    const durable = this.#recoveryPoint;
-    const at = this.recoveryPosition;
-    const i = at === null ? -1 : this.segments.findIndex((s) => s.baseOffset === at.baseOffset);
-    if (at === null || i < 0) {
-      if (this.#logEndOffset > durable) this.truncateTo(durable);
-      else this.active.truncateToPosition(this.active.sizeBytes, this.active.nextOffset);
-      return;
-    }
-    while (this.segments.length > i + 1) {
-      this.dirDirty = true;
-      this.popActiveSegment();
-    }
-    this.active.truncateToPosition(at.position, durable);
-    this.#logEndOffset = durable;
-    this.#logStartOffset = Math.min(this.#logStartOffset, durable);
-  }
-
   /** Asserts `buf[position..position+available)` starts with a whole v2 batch; returns its size. */
   private assertWholeBatch(buf: Buffer, position: number, available: number): number {
     assert.ok(available >= L.RECORD_BATCH_OVERHEAD, `batch of ${available} bytes is shorter than a v2 header`);
@@ -1150,27 +1105,6 @@ export class Log {
     );
     assert.equal(buf.readInt8(position + L.MAGIC), L.CURRENT_MAGIC, 'only magic 2 batches are stored');
     return size;
-  }
-
-  /** Throws the sticky {@link storageFailure}, if any. */
-  private throwIfFailed(): void {
-    if (this.failure !== null) throw this.failure;
-  }
-
-  /**
-   * Makes the log refuse writes with `error` (the first failure is kept unless `replace`); returns
-   * `error` for the caller to throw. Logged once per failure.
-   */
-  private failWith(error: KafkaStorageError, replace = false): KafkaStorageError {
-    if (this.failure === null || replace) {
-      if (this.failure === null)
-        this.logger.error(
-          { dir: this.dir, errno: error.code, error: error.message, recoveryPoint: this.#recoveryPoint },
-          'log refuses writes after a storage error',
-        );
-      this.failure = error;
-    }
-    return error;
   }
 
   private assertOpen(): void {
@@ -1192,10 +1126,6 @@ export class Log {
     );
     assert.equal(this.active.nextOffset, this.#logEndOffset, 'active segment disagrees with the log end offset');
   }
-}
-
-function unlinkIfExists(fs: FileSystem, path: string): void {
-  if (fs.exists(path)) fs.unlink(path);
 }
 
 /** Asserts (programmer error) that `config` is within Kafka's ranges (see {@link LogConfig}). */
