@@ -11,6 +11,10 @@ if (!fs.existsSync(mainPath)) {
   );
   process.exit(1);
 }
+// `skiff start` ends with exit 0 on SIGINT/SIGTERM at any moment: hold them before the CLI loads
+// (about 0.3 s), so Node's default action cannot kill the start (dist/src/cli/start-signals.js).
+if (process.argv[2] === 'start')
+  require(path.join(__dirname, '..', 'dist', 'src', 'cli', 'start-signals.js')).holdStartSignals();
 require(mainPath)
   .main(process.argv.slice(2))
   .catch((err) => {

@@ -12,18 +12,23 @@ import { processIo } from './client-process-io';
 import { logEnvProblem } from '../runtime/logger';
 import { createCliLogger } from './logger';
 import { runStart, type StartBrokerFn } from './start-command';
+import { holdStartSignals, releaseStartSignals, takeOverStartSignal } from './start-signals';
 
 /** Checks at compile time that src/broker.ts keeps the contract start-command.ts relies on. */
 const startBrokerFn: StartBrokerFn = startBroker;
 
 /** Runs `skiff` with `argv` (without node and script path). */
 export async function main(argv: readonly string[] = process.argv.slice(2)): Promise<void> {
+  // bin/skiff.js holds the signals before this module loads; a direct call holds them from here.
+  if (argv[0] === 'start') holdStartSignals();
   const command = parseCliArgs(argv);
   if (command.kind === 'exit') {
+    releaseStartSignals();
     process.exitCode = command.exitCode;
     return;
   }
   if (command.kind === 'client') {
+    releaseStartSignals();
     process.exitCode = await command.run(processIo());
     // stdin (skiff produce from a terminal) may keep the loop alive after the command is done.
     setTimeout(() => process.exit(), 1000).unref();
@@ -47,7 +52,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     logger: createCliLogger(),
     printLine: (line) => process.stdout.write(`${line}\n`),
     printError: (line) => process.stderr.write(`${line}\n`),
-    onSignal: (signal, listener) => process.on(signal, listener),
+    onSignal: takeOverStartSignal,
     schedule: (ms, fn) => setTimeout(fn, ms).unref(),
     exit: (code) => process.exit(code),
   });

@@ -39,7 +39,10 @@ export interface StartDeps {
   printLine(line: string): void;
   /** Writes one line (no newline included) to stderr: a failed start's plain message. */
   printError(line: string): void;
-  /** Registers a signal listener (process.on in production). */
+  /**
+   * Registers a signal listener (process.on in production, through start-signals.ts, which may call
+   * `listener` at once for a signal that arrived before).
+   */
   onSignal(signal: 'SIGINT' | 'SIGTERM', listener: () => void): void;
   /** Runs `fn` once after `ms` without keeping the process alive (an unref'd setTimeout in production). */
   schedule(ms: number, fn: () => void): void;
@@ -109,6 +112,12 @@ export async function runStart(config: BrokerConfig, deps: StartDeps): Promise<v
   }
 
   for (const warning of config.warnings) logger.warn(warning);
+  if (stopRequested) {
+    // A signal held since the process began (start-signals.ts) was replayed above: start nothing.
+    logger.info('start interrupted before the broker started: nothing to stop');
+    exit(0);
+    return;
+  }
   try {
     handle = await deps.startBroker(config, logger, { signal: aborter.signal });
   } catch (err) {

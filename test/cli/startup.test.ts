@@ -189,6 +189,41 @@ describe('skiff start lifecycle and output', () => {
     assert.equal(fs.existsSync(path.join(dir, '.lock')), false, 'the lock was released');
   });
 
+  for (const delayMs of [10, 50, 200]) {
+    test(
+      `SIGTERM ${delayMs} ms after the process starts running JavaScript ends the start: exit 0, lock released`,
+      { timeout: TIMEOUT_MS },
+      async () => {
+        const dir = tempDir();
+        // The preload announces Node's bootstrap is over: before it, Node's default action (death by the
+        // signal) applies to any program, and bin/skiff.js needs a few ms to reach its first handler.
+        // The signal then lands while the CLI's modules load (~0.3 s) or while the start runs.
+        const preload = path.join(__dirname, '..', 'helpers', 'announce-js-start.js');
+        const child = spawn(
+          process.execPath,
+          ['--require', preload, SKIFF_BIN, 'start', '--port', '0', '--data-dir', dir],
+          { stdio: ['ignore', 'pipe', 'pipe', 'pipe'], env: { ...process.env, SKIFF_LOG_FORMAT: 'json' } },
+        );
+        let output = '';
+        child.stdout?.setEncoding('utf8').on('data', (d: string) => (output += d));
+        child.stderr?.setEncoding('utf8').on('data', (d: string) => (output += d));
+        const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+          child.once('exit', (code, signal) => resolve({ code, signal })),
+        );
+        const announcer = child.stdio[3] as NodeJS.ReadableStream;
+        await new Promise<void>((resolve) => announcer.once('data', () => resolve()));
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+        const result = await exited;
+        clearTimeout(timer);
+        assert.deepEqual(result, { code: 0, signal: null }, output);
+        assert.ok(!output.includes('skiff listening on'), output);
+        assert.equal(fs.existsSync(path.join(dir, '.lock')), false, 'the lock was released');
+      },
+    );
+  }
+
   test(
     'a restart after SIGKILL says so in one line with the recovery done; per-partition lines are at debug',
     { timeout: TIMEOUT_MS * 2 },

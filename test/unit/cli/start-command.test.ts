@@ -162,6 +162,26 @@ describe('runStart', () => {
     assert.deepEqual(h.errors, []);
   });
 
+  it('a signal held from before runStart (replayed as it registers) starts nothing and exits 0', async () => {
+    let starts = 0;
+    const h = harness({
+      start: async () => {
+        starts += 1;
+        return 40123;
+      },
+    });
+    const register = h.deps.onSignal;
+    h.deps.onSignal = (name, fn) => {
+      register(name, fn);
+      if (name === 'SIGTERM') fn(); // start-signals.ts replays a signal that came during module loading
+    };
+    await runStart(config, h.deps);
+    assert.deepEqual(h.exits, [0]);
+    assert.equal(starts, 0, 'startBroker was not called');
+    assert.deepEqual(h.lines, []);
+    assert.deepEqual(h.errors, []);
+  });
+
   it('an interrupted start that does not end in time exits with 128 + the signal number', async () => {
     const h = harness({ start: () => new Promise<number>(() => undefined) }); // ignores the abort
     void runStart(config, h.deps);
