@@ -55,6 +55,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     onSignal: takeOverStartSignal,
     schedule: (ms, fn) => setTimeout(fn, ms).unref(),
     exit: (code) => process.exit(code),
+    now: () => performance.now(),
   });
 }
 

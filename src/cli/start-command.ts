@@ -4,7 +4,8 @@
  *
  * Lifecycle: start the broker; print `skiff listening on <host>:<port>` (one line on stdout, the
  * only one); on the first SIGINT/SIGTERM await `stop()` and exit 0 (1 if stop fails); a second
- * signal exits at once with 128 + the signal number. A signal that arrives while the broker is
+ * signal exits at once with 128 + the signal number (the first one repeated within
+ * {@link DUPLICATE_SIGNAL_MS} is a duplicate delivery and ignored). A signal that arrives while the broker is
  * starting aborts the start (whatever it waits on), which stops what has started and exits 0; if
  * that takes longer than {@link START_ABORT_GRACE_MS}, the process exits with 128 + the signal
  * number. A start that fails prints one plain line on stderr, `skiff: <problem>: <fix>`, and exits
@@ -48,9 +49,18 @@ export interface StartDeps {
   schedule(ms: number, fn: () => void): void;
   /** Ends the process (process.exit in production). */
   exit(code: number): void;
+  /** A monotonic clock in ms (performance.now in production): tells a repeated signal from a duplicate. */
+  now(): number;
 }
 
 const SIGNAL_NUMBERS = { SIGINT: 2, SIGTERM: 15 } as const;
+
+/**
+ * A repeat of the first signal within this window is the same request delivered twice, not a second
+ * one (ms): a Ctrl-C under `npm start` reaches the broker from the terminal (the process group) and
+ * again from npm, which forwards SIGINT and SIGTERM to its child (@npmcli/run-script's signal manager).
+ */
+export const DUPLICATE_SIGNAL_MS = 500;
 
 /** How long an interrupted start may take to stop what it started before the process just exits (ms). */
 export const START_ABORT_GRACE_MS = 10_000;
@@ -68,6 +78,7 @@ export async function runStart(config: BrokerConfig, deps: StartDeps): Promise<v
   const { logger } = deps;
   let handle: BrokerHandle | null = null;
   let stopRequested = false;
+  let firstSignal: { signal: 'SIGINT' | 'SIGTERM'; atMs: number } | null = null;
   let exited = false;
   const aborter = new AbortController();
   const exit = (code: number): void => {
@@ -90,12 +101,21 @@ export async function runStart(config: BrokerConfig, deps: StartDeps): Promise<v
   };
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     deps.onSignal(signal, () => {
+      if (
+        firstSignal !== null &&
+        firstSignal.signal === signal &&
+        deps.now() - firstSignal.atMs < DUPLICATE_SIGNAL_MS
+      ) {
+        logger.debug({ signal }, 'the same signal again at once: one request delivered twice');
+        return;
+      }
       if (stopRequested) {
         logger.warn({ signal }, 'second signal: exiting without a clean shutdown');
         exit(128 + SIGNAL_NUMBERS[signal]);
         return;
       }
       stopRequested = true;
+      firstSignal = { signal, atMs: deps.now() };
       if (handle !== null) {
         logger.info({ signal }, 'shutting down');
         stop();

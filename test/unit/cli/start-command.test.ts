@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import {
   listeningLine,
   runStart,
+  DUPLICATE_SIGNAL_MS,
   START_ABORT_GRACE_MS,
   type BrokerHandle,
   type StartDeps,
@@ -21,6 +22,8 @@ interface Harness {
   logs: Array<[level: string, text: string]>;
   exits: number[];
   stops: number;
+  /** What deps.now() returns (ms); tests advance it. */
+  nowMs: number;
   /** Delivers a signal to the registered listeners. */
   signal(name: 'SIGINT' | 'SIGTERM'): void;
   /** Resolves once exit() has been called. */
@@ -42,6 +45,7 @@ function harness(opts: { start?: (signal: AbortSignal) => Promise<number>; stop?
     logs: [],
     exits: [],
     stops: 0,
+    nowMs: 0,
     signal: (name) => listeners.get(name)?.forEach((fn) => fn()),
     exited: () => exitPromise,
     deps: undefined as unknown as StartDeps,
@@ -75,6 +79,7 @@ function harness(opts: { start?: (signal: AbortSignal) => Promise<number>; stop?
       h.exits.push(code);
       resolveExit(code);
     },
+    now: () => h.nowMs,
   };
   return h;
 }
@@ -197,8 +202,22 @@ describe('runStart', () => {
     const h = harness({ start: () => new Promise<number>(() => undefined) });
     void runStart(config, h.deps);
     h.signal('SIGINT');
+    h.nowMs += DUPLICATE_SIGNAL_MS;
     h.signal('SIGINT');
     assert.deepEqual(h.exits, [130]);
+  });
+
+  it('the same signal twice at once (Ctrl-C under npm start: terminal and npm) is one request', async () => {
+    const h = harness({ stop: () => new Promise(() => undefined) }); // stop never finishes
+    await runStart(config, h.deps);
+    h.signal('SIGINT');
+    h.nowMs += DUPLICATE_SIGNAL_MS - 1;
+    h.signal('SIGINT');
+    assert.deepEqual(h.exits, [], 'still stopping cleanly');
+    assert.equal(h.stops, 1);
+    h.nowMs += 1;
+    h.signal('SIGINT');
+    assert.deepEqual(h.exits, [130], 'a later repeat is a second request');
   });
 
   it('stops right after start when the signal comes as the start completes', async () => {
