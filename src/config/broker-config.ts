@@ -870,6 +870,14 @@ function isWildcardHost(host: string): boolean {
 const LISTENER_PATTERN = /^([A-Za-z0-9_-]+):\/\/(\[[^\]]*\]|[^:[\]/]*):([+-]?\d+)$/;
 
 /**
+ * The characters Kafka accepts in a listener host: `[0-9a-zA-Z\-%._:]` in EndPoint's uriParseExp and
+ * in Utils.getHost's HOST_PORT_PATTERN (SocketServerConfigs.listenerListToEndPoints rejects
+ * anything else with "Unable to parse ... to a broker endpoint"). A DNS name, an IPv4 literal and
+ * (in brackets) an IPv6 literal with an optional %zone all fit; a space, a comma or a slash do not.
+ */
+const LISTENER_HOST_PATTERN = /^[0-9A-Za-z\-%._:]*$/;
+
+/**
  * Parses a Kafka listener list (`NAME://host:port,...`). Skiff serves only PLAINTEXT; listeners
  * named in `controller.listener.names` (a KRaft file's CONTROLLER://) are dropped with a warning.
  * An empty host means every interface (0.0.0.0), as in Kafka; advertised listeners must name a
@@ -900,8 +908,19 @@ function parseListeners(
       'LISTENER_PATTERN has three groups, none optional',
     );
     const name = rawName.toUpperCase();
-    const host = rawHost.startsWith('[') ? rawHost.slice(1, -1) : rawHost;
+    const bracketed = rawHost.startsWith('[');
+    const host = bracketed ? rawHost.slice(1, -1) : rawHost;
     const port = Number(rawPort);
+    if (!LISTENER_HOST_PATTERN.test(host) || (bracketed && !host.includes(':'))) {
+      problems.push(
+        invalid(
+          key,
+          raw,
+          `host "${host}" is not a host name or IP address (use letters, digits, '-', '.', '_'; an IPv6 address in brackets)`,
+        ),
+      );
+      continue;
+    }
     if (controllerNames.has(name)) {
       warnings.push(`Ignoring controller listener ${entry} in ${key}: Skiff has no separate controller listener`);
       continue;

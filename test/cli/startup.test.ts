@@ -144,6 +144,24 @@ describe('skiff start refuses plainly', () => {
     );
   });
 
+  test(
+    'an advertised host that is not a host name: one line, exit 2, nothing written',
+    { timeout: TIMEOUT_MS },
+    async () => {
+      const dir = tempDir();
+      const result = await start([
+        '--data-dir',
+        dir,
+        '--override',
+        'listeners=PLAINTEXT://127.0.0.1:0',
+        '--override',
+        'advertised.listeners=PLAINTEXT://bad host:1',
+      ]);
+      assertRefused(result, 2, /advertised\.listeners: host "bad host" is not a host name or IP address/);
+      assert.deepEqual(fs.readdirSync(dir), []);
+    },
+  );
+
   test('a bad config: one line with every problem, exit 2', { timeout: TIMEOUT_MS }, async () => {
     const result = await start([
       '--port',

@@ -322,6 +322,23 @@ describe('buildBrokerConfig: listeners', () => {
   });
 });
 
+describe('buildBrokerConfig: listener hosts (Kafka EndPoint / Utils.getHost character rule)', () => {
+  it('rejects a host that is neither a host name nor an IP address, in listeners and advertised.listeners', () => {
+    for (const key of ['listeners', 'advertised.listeners']) {
+      assertRejected({ [key]: 'PLAINTEXT://bad host:1' }, /host "bad host" is not a host name or IP address/);
+      assertRejected({ [key]: 'PLAINTEXT://b@d:1' }, /host "b@d" is not a host name or IP address/);
+      assertRejected({ [key]: 'PLAINTEXT://[not-v6]:1' }, /host "not-v6" is not a host name or IP address/);
+    }
+  });
+
+  it('accepts DNS names, IPv4 and bracketed IPv6 literals (with a zone)', () => {
+    for (const host of ['broker-1.example.com', 'kafka_1', '10.0.0.7', '[fe80::1%eth0]', '[::1]']) {
+      const config = build({ 'advertised.listeners': `PLAINTEXT://${host}:19092` });
+      assert.equal(config.advertisedListeners[0]?.host, host.replace(/^\[|\]$/g, ''));
+    }
+  });
+});
+
 describe('buildBrokerConfig: invalid values', () => {
   it('names the key and the reason, Kafka-style', () => {
     assertRejected(
