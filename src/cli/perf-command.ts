@@ -9,7 +9,8 @@
  * ```
  * 51234 records sent, 10240.5 records/sec (10.00 MB/sec), 3.2 ms avg latency, 15.0 ms max latency.
  * ```
- * and at the end one line to stdout:
+ * and at the end one line to stdout (counting the acknowledged records; when some failed, a
+ * `skiff: N records failed ...` line follows on stderr and the exit code is 1):
  * ```
  * 100000 records sent, 12345.6 records/sec (12.06 MB/sec), 3.10 ms avg latency, 20.00 ms max latency, 2.90 ms 50th, 9.80 ms 99th, 15.10 ms 99.9th.
  * ```
@@ -113,7 +114,10 @@ export function produceSummaryLine(
   );
 }
 
-/** Runs `skiff perf produce`. Exit 1 when any record failed. */
+/**
+ * Runs `skiff perf produce`. Prints the totals of the acknowledged records on stdout in any case;
+ * when any record failed, then one line on stderr and exit 1.
+ */
 export async function perfProduce(client: KafkaClient, args: PerfProduceArgs, io: CliIo): Promise<number> {
   if (!(args.records > 0) || !(args.recordSizeBytes >= 0))
     throw new RangeError('--records must be positive and --record-size not negative');
@@ -162,11 +166,15 @@ export async function perfProduce(client: KafkaClient, args: PerfProduceArgs, io
     progress.stop();
   }
   const elapsedMs = performance.now() - startMs;
+  // The totals count what the broker acknowledged, also when some records failed (a full disk):
+  // what did get written is worth knowing, and scripts parse this line either way.
+  await io.out(produceSummaryLine(total.count, elapsedMs, args.recordSizeBytes, total) + '\n');
   if (firstError !== null) {
-    io.err(`skiff: ${failed} records failed: ${(firstError as Error).message}`);
+    io.err(
+      `skiff: ${failed} records failed (the totals above count the ${total.count} acknowledged): ${(firstError as Error).message}`,
+    );
     return EXIT_FAILURE;
   }
-  await io.out(produceSummaryLine(total.count, elapsedMs, args.recordSizeBytes, total) + '\n');
   return 0;
 }
 

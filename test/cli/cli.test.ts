@@ -347,6 +347,27 @@ describe('skiff client commands against a broker process', () => {
     );
   }
 
+  test(
+    'perf produce whose records fail: the acknowledged totals on stdout, the failure on stderr, exit 1',
+    {
+      timeout: TIMEOUT_MS,
+    },
+    async () => {
+      await skiff(['topic', 'create', 'cli-perf-small', '-c', 'max.message.bytes=200']);
+      const result = await skiff(
+        ['perf', 'produce', '--topic', 'cli-perf-small', '--records', '50', '--record-size', '1000'],
+        '',
+        1,
+      );
+      assert.match(result.stdout, /^0 records sent, [\d.]+ records\/sec .* ms 99\.9th\.\n$/, result.stdout);
+      assert.match(
+        result.stderr,
+        /^skiff: \d+ records failed \(the totals above count the 0 acknowledged\): /m,
+        result.stderr,
+      );
+    },
+  );
+
   test('perf produce and perf consume report parseable totals', { timeout: TIMEOUT_MS }, async () => {
     const produced = await skiff([
       'perf',
