@@ -88,6 +88,8 @@ export class GroupSession {
   private readonly thisPoll = new Set<string>();
   /** The last offset committed per partition during this run (for the summary). */
   readonly committedOffsets = new Map<string, MemberOffset>();
+  /** The group's committed offsets of the assigned partitions as of the last join (OffsetFetch). */
+  private readonly groupOffsetsAtJoin = new Map<string, MemberOffset>();
   /** OffsetCommit requests that succeeded. */
   commits = 0;
   /** Rebalances after the first join. */
@@ -177,16 +179,18 @@ export class GroupSession {
 
   /**
    * `committed cli-t/0=5 cli-t/1=3 (--commit batch, 4 commits)`: what this run committed, the
-   * committed offset per partition (the next offset the group will read), or that it committed nothing.
+   * committed offset per partition (the next offset the group will read), or that it committed nothing
+   * and what the group had committed already (as of joining: a Kafka user's next run starts there).
    */
   summary(groupId: string): string {
-    const list = [...this.committedOffsets.values()].sort((a, b) =>
-      a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1,
-    );
+    const list = sortedOffsets(this.committedOffsets);
+    const group = sortedOffsets(this.groupOffsetsAtJoin);
     const what =
-      list.length === 0
-        ? 'nothing committed'
-        : `committed ${list.map((o) => `${o.topic}/${o.partition}=${o.offset}`).join(' ')}`;
+      list.length > 0
+        ? `committed ${formatOffsets(list)}`
+        : group.length > 0
+          ? `this run committed nothing; the group's committed offsets are unchanged: ${formatOffsets(group)}`
+          : 'this run committed nothing; the group has no committed offsets for these partitions';
     return `group ${groupId}: ${what} (--commit ${this.options.mode}, ${this.commits} commit${this.commits === 1 ? '' : 's'})`;
   }
 
@@ -218,6 +222,10 @@ export class GroupSession {
     this.processedOffsets.clear();
     this.thisPoll.clear();
     const committed = await this.ports.member.committed(generation.assignment);
+    this.groupOffsetsAtJoin.clear();
+    for (const [topic, partitions] of committed)
+      for (const [partition, c] of partitions)
+        if (c.offset >= 0) this.groupOffsetsAtJoin.set(key(topic, partition), { topic, partition, offset: c.offset });
     const assignments: Assignment[] = [];
     for (const [topic, partitions] of generation.assignment) {
       const fromGroup = committed.get(topic);
@@ -231,6 +239,18 @@ export class GroupSession {
     this.fetcher = this.ports.newFetcher(assignments);
     if (this.options.exitAtEnd === true) await this.fetcher.refreshEndOffsets();
   }
+}
+
+/** The offsets of `offsets` by topic, then partition. */
+function sortedOffsets(offsets: ReadonlyMap<string, MemberOffset>): MemberOffset[] {
+  return [...offsets.values()].sort((a, b) =>
+    a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1,
+  );
+}
+
+/** `t/0=5 t/1=3`. */
+function formatOffsets(offsets: readonly MemberOffset[]): string {
+  return offsets.map((o) => `${o.topic}/${o.partition}=${o.offset}`).join(' ');
 }
 
 /** The real ports: a {@link GroupMember} and a {@link Consumer} per generation on `client`. */

@@ -176,7 +176,10 @@ describe('skiff consume --group against a Skiff broker process', () => {
           assert.deepEqual(got, { 0: -1, 1: -1, 2: -1 });
           assert.match(
             first.stderr,
-            new RegExp(`^group ${group}: nothing committed \\(--commit none, 0 commits\\)$`, 'm'),
+            new RegExp(
+              `^group ${group}: this run committed nothing; the group has no committed offsets for these partitions \\(--commit none, 0 commits\\)$`,
+              'm',
+            ),
           );
         } else {
           // Every mode commits exactly what was printed by the time the command exits, never past it.

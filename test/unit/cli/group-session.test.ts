@@ -178,7 +178,10 @@ describe('GroupSession commit modes', () => {
     const h = harness('none');
     await drive(h);
     assert.deepEqual(h.commits, []);
-    assert.equal(h.session.summary('g'), 'group g: nothing committed (--commit none, 0 commits)');
+    assert.equal(
+      h.session.summary('g'),
+      'group g: this run committed nothing; the group has no committed offsets for these partitions (--commit none, 0 commits)',
+    );
     for (const mode of ['record', 'partition', 'batch', 'auto'] as const) {
       const limited = harness(mode);
       await drive(limited, 4); // p0 0-2 and p1 0
@@ -186,6 +189,16 @@ describe('GroupSession commit modes', () => {
       for (const c of limited.commits) for (const o of c) last.set(o.partition, o.offset);
       assert.deepEqual(Object.fromEntries(last), { 0: 3, 1: 1 }, mode);
     }
+  });
+
+  it('none with offsets the group committed before: the summary names them as unchanged', async () => {
+    const h = harness('none', { committed: { 0: 10, 1: 4 } });
+    await drive(h);
+    assert.deepEqual(h.commits, []);
+    assert.equal(
+      h.session.summary('TWO'),
+      "group TWO: this run committed nothing; the group's committed offsets are unchanged: t/0=10 t/1=4 (--commit none, 0 commits)",
+    );
   });
 
   it('starts at the committed offsets, else the reset policy, and rejoins after a lost commit', async () => {
