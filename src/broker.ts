@@ -163,6 +163,7 @@ class Broker implements BrokerContext {
         connectionsMaxIdleMs: config.connectionsMaxIdleMs,
       },
       log,
+      this.clock,
     );
   }
 

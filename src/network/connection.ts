@@ -8,6 +8,7 @@
  */
 import type { Socket } from 'node:net';
 import type { Logger } from '../io/logger';
+import type { RateLimitedWarning } from './rate-limited-warning';
 
 /**
  * Handles one complete request frame (without the size prefix); resolves with the framed response as
@@ -50,6 +51,8 @@ export class Connection {
     private readonly limits: ConnectionLimits,
     private readonly log: Logger,
     private readonly onClose: (connection: Connection) => void,
+    /** The warn-level 'closing connection' line, rate-limited across the listener's connections. */
+    private readonly closeWarning: RateLimitedWarning,
   ) {
     this.remote = `${socket.remoteAddress}:${socket.remotePort}`;
     socket.setNoDelay(true);
@@ -76,7 +79,8 @@ export class Connection {
   close(reason: string, level: 'warn' | 'debug' = 'warn'): void {
     if (this.closed) return;
     this.closed = true;
-    this.log[level]({ remote: this.remote, reason }, 'closing connection');
+    if (level === 'warn') this.closeWarning.warn({ remote: this.remote, reason }, 'closing connection');
+    else this.log.debug({ remote: this.remote, reason }, 'closing connection');
     this.socket.destroy();
   }
 

@@ -3,20 +3,34 @@
  * {@link Connection}. The network thread never touches files or blocks.
  */
 import net from 'node:net';
+import type { Clock } from '../io/clock';
 import type { Logger } from '../io/logger';
 import { Connection, type ConnectionLimits, type FrameHandler } from './connection';
+import { RateLimitedWarning } from './rate-limited-warning';
 
 export class KafkaServer {
   private readonly server: net.Server;
   private readonly connections = new Set<Connection>();
   private readonly sockets = new Set<net.Socket>();
 
-  constructor(handleFrame: FrameHandler, limits: ConnectionLimits & { maxConnections: number }, log: Logger) {
+  /**
+   * `clock` (the broker's injected clock) paces the warnings a remote peer can trigger: at most one
+   * line a second each for bad connections and for connections over max.connections, with a count of
+   * the ones left out.
+   */
+  constructor(
+    handleFrame: FrameHandler,
+    limits: ConnectionLimits & { maxConnections: number },
+    log: Logger,
+    clock: Clock,
+  ) {
+    const closeWarning = new RateLimitedWarning(log, clock);
+    const overLimitWarning = new RateLimitedWarning(log, clock);
     this.server = net.createServer((socket) => {
       if (this.sockets.size >= limits.maxConnections) {
         // Kafka's acceptor waits for a slot; Node cannot hold an accepted socket unread for free, so
         // the connection over max.connections is closed at once (clients reconnect with backoff).
-        log.warn(
+        overLimitWarning.warn(
           { remote: `${socket.remoteAddress}:${socket.remotePort}`, maxConnections: limits.maxConnections },
           'closing connection over max.connections',
         );
@@ -25,7 +39,14 @@ export class KafkaServer {
       }
       this.sockets.add(socket);
       socket.on('close', () => this.sockets.delete(socket));
-      const connection = new Connection(socket, handleFrame, limits, log, (c) => this.connections.delete(c));
+      const connection = new Connection(
+        socket,
+        handleFrame,
+        limits,
+        log,
+        (c) => this.connections.delete(c),
+        closeWarning,
+      );
       this.connections.add(connection);
     });
     // A failure to bind is listen()'s rejection (the start reports it in one line); log only later errors.
