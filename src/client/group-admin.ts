@@ -266,6 +266,26 @@ export async function fetchGroupOffsets(
 }
 
 /**
+ * The `topics` of an OffsetCommit request (v2+ fields) for `offsets`, grouped by topic in first-seen
+ * order: no leader epoch (-1) and empty metadata unless given, commit timestamp -1 (the broker's time).
+ * Shared by the admin commit below and a group member's commit (group-member.ts).
+ */
+export function offsetCommitTopics(offsets: readonly OffsetToCommit[]) {
+  const byTopic = new Map<string, OffsetToCommit[]>();
+  for (const o of offsets) byTopic.set(o.topic, [...(byTopic.get(o.topic) ?? []), o]);
+  return [...byTopic].map(([name, list]) => ({
+    name,
+    partitions: list.map((o) => ({
+      partitionIndex: o.partition,
+      committedOffset: o.offset,
+      committedLeaderEpoch: o.leaderEpoch ?? -1,
+      commitTimestamp: -1,
+      committedMetadata: o.metadata ?? '',
+    })),
+  }));
+}
+
+/**
  * OffsetCommit of `offsets` for `groupId` as an admin (generation -1, empty member id: the way
  * kafka-consumer-groups commits for an inactive group). Kafka refuses it with UNKNOWN_MEMBER_ID
  * while the group has members. Resolves with each partition's outcome (not thrown).
@@ -275,8 +295,7 @@ export async function commitGroupOffsets(
   groupId: string,
   offsets: readonly OffsetToCommit[],
 ): Promise<PartitionResult[]> {
-  const byTopic = new Map<string, OffsetToCommit[]>();
-  for (const o of offsets) byTopic.set(o.topic, [...(byTopic.get(o.topic) ?? []), o]);
+  const topics = offsetCommitTopics(offsets);
   return withCoordinator(client, groupId, `OffsetCommit ${groupId}`, async (nodeId) => {
     const conn = await client.connection(nodeId);
     const version = Math.min(conn.versionFor(ApiKey.OffsetCommit), MAX_OFFSETS_API_VERSION);
@@ -286,16 +305,7 @@ export async function commitGroupOffsets(
       memberId: '',
       groupInstanceId: null,
       retentionTimeMs: -1,
-      topics: [...byTopic].map(([name, list]) => ({
-        name,
-        partitions: list.map((o) => ({
-          partitionIndex: o.partition,
-          committedOffset: o.offset,
-          committedLeaderEpoch: o.leaderEpoch ?? -1,
-          commitTimestamp: -1,
-          committedMetadata: o.metadata ?? '',
-        })),
-      })),
+      topics,
     }))!;
     const results: PartitionResult[] = [];
     for (const t of body.topics as Array<{

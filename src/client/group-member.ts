@@ -36,7 +36,7 @@ import { ErrorCode } from '../protocol/error-codes';
 import type { KafkaClient } from './client';
 import { BrokerConnection } from './connection';
 import { KafkaError } from './errors';
-import { findGroupCoordinator, type GroupOffsets, fetchGroupOffsets } from './group-admin';
+import { findGroupCoordinator, type GroupOffsets, fetchGroupOffsets, offsetCommitTopics } from './group-admin';
 
 /** Settings of a member, with Kafka's consumer config names. */
 export interface GroupMemberOptions {
@@ -228,8 +228,7 @@ export class GroupMember {
    */
   async commit(offsets: readonly MemberOffset[]): Promise<void> {
     if (offsets.length === 0) return;
-    const byTopic = new Map<string, MemberOffset[]>();
-    for (const o of offsets) byTopic.set(o.topic, [...(byTopic.get(o.topic) ?? []), o]);
+    const topics = offsetCommitTopics(offsets);
     for (let attempt = 0; ; attempt++) {
       const conn = await this.coordinatorConnection();
       const version = Math.min(conn.versionFor(ApiKey.OffsetCommit, 2), 9);
@@ -239,16 +238,7 @@ export class GroupMember {
         memberId: this.memberId,
         groupInstanceId: null,
         retentionTimeMs: -1,
-        topics: [...byTopic].map(([name, list]) => ({
-          name,
-          partitions: list.map((o) => ({
-            partitionIndex: o.partition,
-            committedOffset: o.offset,
-            committedLeaderEpoch: -1,
-            commitTimestamp: -1,
-            committedMetadata: '',
-          })),
-        })),
+        topics,
       }))!;
       let errorCode: number = ErrorCode.NONE;
       for (const t of body.topics as Array<{ partitions: Array<{ errorCode: number }> }>)
