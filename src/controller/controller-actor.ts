@@ -130,6 +130,7 @@ export class ControllerActor implements Actor<ControllerMessages> {
           isr: record.isr,
           leader: record.leader,
           leaderEpoch: record.leaderEpoch,
+          partitionEpoch: record.partitionEpoch ?? 0,
         };
         const previous = topic.partitions[record.partition];
         if (previous) assert.ok(record.leaderEpoch >= previous.leaderEpoch, 'leader epochs only grow');
@@ -148,6 +149,11 @@ export class ControllerActor implements Actor<ControllerMessages> {
         assert.ok(record.nextProducerId > this.nextProducerId, 'producer ids only grow');
         this.nextProducerId = record.nextProducerId;
         return;
+      case 'register-broker':
+      case 'fence-broker':
+      case 'controller-epoch':
+        return; // not written yet: brokers are static until replication lands
+
     }
   }
 
@@ -155,7 +161,9 @@ export class ControllerActor implements Actor<ControllerMessages> {
     return {
       clusterId: this.clusterId,
       controllerId: this.args.brokers[0]?.nodeId ?? 0,
-      brokers: this.args.brokers,
+      offset: 0,
+      controllerEpoch: 0,
+      brokers: this.args.brokers.map((b) => ({ ...b, brokerEpoch: 0, fenced: false })),
       topics: [...this.topicsById.values()],
     };
   }

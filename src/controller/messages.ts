@@ -5,10 +5,21 @@
  */
 import { actorRef } from '../runtime/actor';
 import type { ActorRef } from '../runtime/actor';
-import type { MetadataImage } from './metadata-records';
+import type { MetadataImage, PartitionState } from './metadata-records';
 
 export interface CreateTopicsCommand {
-  topics: { name: string; numPartitions: number; replicationFactor: number; configs: Record<string, string> }[];
+  /**
+   * `assignments`: explicit replica assignments, one list of broker ids per partition in partition
+   * order (CreateTopics' `assignments`; numPartitions and replicationFactor are then -1), or absent
+   * for the controller's rack-unaware assignment.
+   */
+  topics: {
+    name: string;
+    numPartitions: number;
+    replicationFactor: number;
+    configs: Record<string, string>;
+    assignments?: number[][] | null;
+  }[];
   validateOnly: boolean;
 }
 
@@ -85,6 +96,71 @@ export type ControllerMessages = {
   };
   /** A new producer id (epoch 0) for InitProducerId; the counter is in the metadata log. */
   'controller.init-producer-id': { body: Record<string, never>; reply: { producerId: number; producerEpoch: number } };
+  /**
+   * A broker's replica manager registers at its start (and after every crash): it gets a broker epoch
+   * larger than any before and is unfenced. A `brokerId` outside the cluster's node ids gets
+   * INVALID_REQUEST (the cluster's size is fixed when its data dir is made). KRaft's BrokerRegistration.
+   */
+  'controller.register-broker': {
+    body: { brokerId: number; host: string; port: number };
+    reply: { errorCode: number; brokerEpoch: number };
+  };
+  /**
+   * Every broker.heartbeat.interval.ms from each replica manager. STALE_BROKER_EPOCH for an epoch that
+   * is not the broker's current one (it re-registers). A broker silent for broker.session.timeout.ms is
+   * fenced. `wantShutDown` asks for a controlled shutdown: leadership moves off the broker and it
+   * leaves every ISR; `shutdownReady` in the reply says that is done (KIP-631's BrokerHeartbeat).
+   */
+  'controller.broker-heartbeat': {
+    body: { brokerId: number; brokerEpoch: number; wantShutDown?: boolean };
+    reply: { errorCode: number; fenced: boolean; shutdownReady: boolean };
+  };
+  /**
+   * The cluster supervisor saw every worker of broker `brokerId` die (a crash, or fault injection):
+   * it is fenced at once, leaves every ISR, and its led partitions get new leaders. Idempotent.
+   */
+  'controller.broker-down': { body: { brokerId: number; reason: string }; reply: Record<string, never> };
+  /** A leader asks to change its partition's ISR (KIP-497 AlterPartition), forwarded by its replica manager. */
+  'controller.alter-partition': { body: AlterPartitionCommand; reply: AlterPartitionResult };
+  /** ElectLeaders (KIP-460): electionType 0 PREFERRED, 1 UNCLEAN; `partitions` null means all. */
+  'controller.elect-leaders': {
+    body: { electionType: number; partitions: { topic: string; partition: number }[] | null };
+    reply: { results: { topic: string; partition: number; errorCode: number; errorMessage: string | null }[] };
+  };
+  /**
+   * Subscribes `listener` to metadata pushes: the reply is the current image, and every later
+   * committed change is pushed to it as `metadata.update` (the whole image, with its offset). Replica
+   * managers and each broker's network endpoint subscribe.
+   */
+  'controller.subscribe': { body: { listener: ActorRef<MetadataListenerMessages> }; reply: MetadataImage };
+};
+
+/** AlterPartition of one partition (KIP-497): `newIsr` replaces the ISR if `partitionEpoch` is current. */
+export interface AlterPartitionCommand {
+  brokerId: number;
+  brokerEpoch: number;
+  topicId: string;
+  partition: number;
+  leaderEpoch: number;
+  partitionEpoch: number;
+  newIsr: number[];
+}
+
+/**
+ * The answer to an AlterPartition: NONE with the partition's new state; FENCED_LEADER_EPOCH (the
+ * leader epoch moved on), INVALID_UPDATE_VERSION (stale partition epoch), NOT_LEADER_OR_FOLLOWER (the
+ * sender does not lead), STALE_BROKER_EPOCH, INELIGIBLE_REPLICA (a new ISR member is fenced),
+ * UNKNOWN_TOPIC_OR_PARTITION, each with the current state when the partition exists.
+ */
+export interface AlterPartitionResult {
+  errorCode: number;
+  state: PartitionState | null;
+}
+
+/** What the controller pushes to its subscribers (replica managers, network endpoints). */
+export type MetadataListenerMessages = {
+  /** A new image; a listener holding one with a larger or equal `offset` ignores it. */
+  'metadata.update': { body: MetadataImage; reply: void };
 };
 
 /** The controller's id (one per cluster). */

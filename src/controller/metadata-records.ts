@@ -31,6 +31,41 @@ export interface PartitionRecord {
   leader: number;
   /** Bumped on every leader change (KIP-101); strictly increasing per partition. */
   leaderEpoch: number;
+  /**
+   * Bumped on every change of this partition (leader or ISR), KRaft's partitionEpoch (KIP-497): an
+   * AlterPartition carrying an older one is refused with INVALID_UPDATE_VERSION. Absent in logs written
+   * before replication: read as 0.
+   */
+  partitionEpoch?: number;
+}
+
+/**
+ * A broker registered (at its start, and again after a crash): it gets a new broker epoch, larger than
+ * any before, and is unfenced (it may lead and be in ISRs). KRaft's RegisterBrokerRecord.
+ */
+export interface RegisterBrokerRecord {
+  type: 'register-broker';
+  brokerId: number;
+  brokerEpoch: number;
+  host: string;
+  port: number;
+}
+
+/**
+ * A broker is fenced (crashed, missed heartbeats for broker.session.timeout.ms, or shut down): it leads
+ * nothing and is in no ISR. The partition records that move its leaderships come in the same frame.
+ * KRaft's FenceBrokerRecord.
+ */
+export interface FenceBrokerRecord {
+  type: 'fence-broker';
+  brokerId: number;
+  brokerEpoch: number;
+}
+
+/** The controller (re)started: its epoch, one above the previous one (brokers ignore a smaller one). */
+export interface ControllerEpochRecord {
+  type: 'controller-epoch';
+  controllerEpoch: number;
 }
 
 /** A topic's config overrides are replaced by `configs` (IncrementalAlterConfigs / AlterConfigs). */
@@ -53,15 +88,39 @@ export interface ProducerIdsRecord {
 }
 
 export type MetadataRecord =
-  ClusterRecord | TopicRecord | TopicConfigRecord | PartitionRecord | RemoveTopicRecord | ProducerIdsRecord;
+  | ClusterRecord
+  | TopicRecord
+  | TopicConfigRecord
+  | PartitionRecord
+  | RemoveTopicRecord
+  | ProducerIdsRecord
+  | RegisterBrokerRecord
+  | FenceBrokerRecord
+  | ControllerEpochRecord;
 
 /** A partition as published to brokers and the network layer's metadata cache. */
 export interface PartitionState {
   partition: number;
+  /** Assigned replicas (AR) in preference order: the first is the preferred leader. */
   replicas: number[];
+  /** In-sync replicas (node ids); the leader is always one of them. */
   isr: number[];
+  /** Leader node id, -1 when there is none (every ISR member is down: LEADER_NOT_AVAILABLE). */
   leader: number;
   leaderEpoch: number;
+  /** KIP-497's partition epoch: bumped on every leader or ISR change. */
+  partitionEpoch: number;
+}
+
+/** A registered broker as published: its advertised listener, broker epoch, and whether it is fenced (down). */
+export interface BrokerState {
+  nodeId: number;
+  host: string;
+  /** The port it really listens on (never 0). */
+  port: number;
+  brokerEpoch: number;
+  /** True while it is down (crashed, timed out, shut down): it leads nothing and is in no ISR. */
+  fenced: boolean;
 }
 
 /** A topic as published to brokers. */
@@ -72,10 +131,19 @@ export interface TopicState {
   partitions: PartitionState[];
 }
 
-/** The whole published metadata image. */
+/**
+ * The whole published metadata image. The controller pushes a new one after every committed change;
+ * `offset` is the number of metadata log frames it reflects (KRaft's image offset), so a cache that
+ * holds a newer image never applies an older one that arrives late. Always whole, never a delta.
+ */
 export interface MetadataImage {
   clusterId: string;
   controllerId: number;
-  brokers: { nodeId: number; host: string; port: number }[];
+  /** The metadata log offset this image reflects (frames applied); grows with every change. */
+  offset: number;
+  /** The controller's epoch (one more at every controller start). */
+  controllerEpoch: number;
+  /** Every registered broker, fenced ones included, by node id. */
+  brokers: BrokerState[];
   topics: TopicState[];
 }

@@ -29,13 +29,52 @@ export interface ProduceReply {
   recordErrors: RecordError[];
 }
 
-/** A partition's Fetch answer; `records` stop at the HW (null when there is nothing to read). */
+/**
+ * A partition's Fetch answer; `records` stop at the HW for a consumer and at the LEO for a follower
+ * (null when there is nothing to read). `divergingEpoch` (KIP-320): set for a follower whose
+ * `lastFetchedEpoch` ends before its fetch offset in the leader's epoch cache; it truncates to
+ * `endOffset` (of the largest common epoch) and fetches again. Errors: OFFSET_OUT_OF_RANGE,
+ * FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (currentLeaderEpoch older / newer than the replica's),
+ * NOT_LEADER_OR_FOLLOWER (this replica does not lead), KAFKA_STORAGE_ERROR.
+ */
 export interface FetchReply {
   errorCode: number;
   highWatermark: number;
   lastStableOffset: number;
   logStartOffset: number;
   records: Buffer | null;
+  divergingEpoch?: { epoch: number; endOffset: number };
+}
+
+/**
+ * What a follower tells its leader in each fetch (Kafka's replica fetch fields: replica id and broker
+ * epoch, KIP-903; lastFetchedEpoch, KIP-320), plus Skiff's `fsyncedOffset`: with write.caching=false
+ * a follower counts toward the HW only with what it has fsynced (DESIGN.md "Durability contract").
+ * The fetch offset is the follower's LEO.
+ */
+export interface FollowerFetchState {
+  brokerId: number;
+  brokerEpoch: number;
+  /** The epoch of the last batch in the follower's log (-1 when empty). */
+  lastFetchedEpoch: number;
+  /** Every offset below this is fsynced on the follower. */
+  fsyncedOffset: number;
+}
+
+/**
+ * A replica's role in its partition, as the controller last published it (pushed by the replica
+ * manager in `replica.update-role`, and answered to a restarted replica's `replica-manager.replica-state`).
+ * The replica leads when `leader` is its own broker id, else follows `leader` (-1: none; it waits).
+ */
+export interface PartitionRole {
+  leader: number;
+  leaderEpoch: number;
+  partitionEpoch: number;
+  /** Assigned replicas (AR), node ids. */
+  replicas: number[];
+  isr: number[];
+  /** The topic's effective config (topic overrides over broker defaults) as of this role. */
+  config: ReplicaLogConfig;
 }
 
 /** A partition's ListOffsets answer (offset and timestamp -1 when no record matches). */
@@ -67,7 +106,36 @@ export type Done = Record<string, never>;
 export type ReplicaMessages = {
   /** `records` is one record batch (null is answered CORRUPT_MESSAGE); acks -1 waits for the HW up to `timeoutMs`. */
   'replica.produce': { body: { records: Buffer | null; acks: number; timeoutMs: number }; reply: ProduceReply };
-  'replica.fetch': { body: { fetchOffset: number; maxBytes: number; minOneBatch: boolean }; reply: FetchReply };
+  /**
+   * A read. From a consumer (no `follower`): bytes below the HW. From a follower replica: bytes up to
+   * the LEO, and the leader records the follower's LEO (= fetchOffset) and fsynced offset, which may
+   * move the HW and the ISR; the reply comes at once when there are bytes (or an error), else when
+   * bytes arrive, the HW moves, or `maxWaitMs` passes (a follower's long poll; consumers use
+   * `replica.watch`). `currentLeaderEpoch` -1 skips the epoch check (KIP-320).
+   */
+  'replica.fetch': {
+    body: {
+      fetchOffset: number;
+      maxBytes: number;
+      minOneBatch: boolean;
+      currentLeaderEpoch?: number;
+      follower?: FollowerFetchState;
+      maxWaitMs?: number;
+    };
+    reply: FetchReply;
+  };
+  /**
+   * A follower's fsync completed while its fetch is parked at the leader: how far it is flushed, so
+   * acks=all does not wait a long-poll round (sent, never answered).
+   */
+  'replica.follower-flushed': { body: { brokerId: number; brokerEpoch: number; fsyncedOffset: number }; reply: void };
+  /**
+   * The controller published a new role for this partition (leader, epochs, ISR, AR, config); the
+   * replica ignores one whose (leaderEpoch, partitionEpoch) is not newer than what it holds, except
+   * that the config always applies. Become-leader / become-follower, Kafka's Partition.makeLeader /
+   * makeFollower. Answered once the replica acts in the role (a follower's truncation may come later).
+   */
+  'replica.update-role': { body: PartitionRole; reply: Done };
   /** A fetch long poll: ready once the HW passes `fetchOffset` (or it fell below the log start), or at `maxWaitMs`. */
   'replica.watch': { body: { fetchOffset: number; maxWaitMs: number }; reply: { ready: boolean } };
   /**
@@ -75,7 +143,10 @@ export type ReplicaMessages = {
    * `toLogEnd`: bounded by the LEO instead of the HW (Kafka's answer, with no isolation level, to a
    * ListOffsets from a replica id other than the consumer's).
    */
-  'replica.list-offsets': { body: { timestamp: number; toLogEnd?: boolean }; reply: ListOffsetReply };
+  'replica.list-offsets': {
+    body: { timestamp: number; toLogEnd?: boolean; currentLeaderEpoch?: number };
+    reply: ListOffsetReply;
+  };
   /** Closes and removes the partition directory; the actor then exits. */
   'replica.delete': { body: Record<string, never>; reply: Done };
   /** The topic's configs changed. */
@@ -83,7 +154,10 @@ export type ReplicaMessages = {
   /** DeleteRecords (KIP-107); `offset` DELETE_RECORDS_HIGH_WATERMARK means the HW. */
   'replica.delete-records': { body: { offset: number }; reply: { errorCode: number; lowWatermark: number } };
   /** OffsetForLeaderEpoch (KIP-101). */
-  'replica.offset-for-epoch': { body: { leaderEpoch: number }; reply: { leaderEpoch: number; endOffset: number } };
+  'replica.offset-for-epoch': {
+    body: { leaderEpoch: number; currentLeaderEpoch?: number };
+    reply: { errorCode?: number; leaderEpoch: number; endOffset: number };
+  };
   'replica.describe': { body: Record<string, never>; reply: ReplicaDescription };
 };
 
@@ -103,6 +177,35 @@ export type LogDirMessages = {
   /** A partition was deleted: its entries leave the checkpoint files. */
   'log-dir.forget': { body: { topic: string; partition: number }; reply: Done };
 };
+
+/**
+ * What a replica asks of its broker's replica manager (replica-manager/, which implements these), declared
+ * here because the replica may not import that higher layer (as group/ declares what it takes of the replica).
+ */
+export type ReplicaHostMessages = {
+  /**
+   * A replica (re)started by the supervisor asks for its partition's current role and config instead
+   * of trusting its spawn arguments. `role` null: the partition is no longer assigned to this broker.
+   */
+  'replica-manager.replica-state': {
+    body: { topicId: string; partition: number };
+    reply: { role: PartitionRole | null };
+  };
+  /**
+   * A leader asks to shrink or expand its ISR; the manager forwards it to the controller as an
+   * AlterPartition with its broker epoch, and answers the controller's result (errorCode; the
+   * partition's role after it, or null if the partition is gone).
+   */
+  'replica-manager.alter-partition': {
+    body: { topicId: string; partition: number; leaderEpoch: number; partitionEpoch: number; newIsr: number[] };
+    reply: { errorCode: number; role: PartitionRole | null };
+  };
+};
+
+/** The id of broker `brokerId`'s replica manager actor. */
+export function replicaManagerActorId(brokerId: number): ActorRef<ReplicaHostMessages> {
+  return actorRef<ReplicaHostMessages>(`replica-manager/${brokerId}`);
+}
 
 /** The id of the replica of `topicId`'s partition `partition` on broker `brokerId`. */
 export function replicaActorId(brokerId: number, topicId: string, partition: number): ActorRef<ReplicaMessages> {

@@ -20,7 +20,7 @@ const TOPIC: TopicState = {
   name: 't',
   topicId: 'AAAAAAAAAAAAAAAAAAAAAg',
   configs: {},
-  partitions: [{ partition: 0, replicas: [0], isr: [0], leader: 0, leaderEpoch: 0 }],
+  partitions: [{ partition: 0, replicas: [0], isr: [0], leader: 0, leaderEpoch: 0, partitionEpoch: 0 }],
 };
 
 /** The part of a broker the Fetch handler uses, over the simulation's endpoint, clock and timers. */
