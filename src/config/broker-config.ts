@@ -301,6 +301,88 @@ export const BROKER_CONFIG_DEFS: readonly BrokerConfigDef[] = [
     doc: 'Allow an out-of-sync replica to become leader (topic: unclean.leader.election.enable).',
   },
   {
+    key: 'replica.lag.time.max.ms',
+    type: 'long',
+    defaultValue: '30000',
+    min: 0,
+    doc: "A follower that has not caught up to the leader's log end offset for this long leaves the ISR.",
+  },
+  {
+    key: 'replica.fetch.max.bytes',
+    type: 'int',
+    defaultValue: '1048576',
+    min: 0,
+    doc: 'Bytes a follower asks for per partition in one fetch (at least one batch is returned).',
+  },
+  {
+    key: 'replica.fetch.wait.max.ms',
+    type: 'int',
+    defaultValue: '500',
+    min: 0,
+    doc: "How long a follower's fetch waits at the leader for new bytes.",
+  },
+  {
+    key: 'replica.fetch.min.bytes',
+    type: 'int',
+    defaultValue: '1',
+    min: 1,
+    doc: "Bytes a follower's fetch waits for at the leader.",
+  },
+  {
+    key: 'replica.fetch.backoff.ms',
+    type: 'int',
+    defaultValue: '1000',
+    min: 0,
+    doc: 'How long a follower waits after a failed fetch before the next.',
+  },
+  {
+    key: 'replica.fetch.response.max.bytes',
+    type: 'int',
+    defaultValue: '10485760',
+    min: 0,
+    doc: 'Bytes in one follower fetch response over all its partitions.',
+  },
+  {
+    key: 'auto.leader.rebalance.enable',
+    type: 'boolean',
+    defaultValue: 'true',
+    doc: 'Move leadership back to the preferred replica (the first assigned) when the imbalance passes leader.imbalance.per.broker.percentage.',
+  },
+  {
+    key: 'leader.imbalance.check.interval.seconds',
+    type: 'long',
+    defaultValue: '300',
+    min: 1,
+    doc: 'How often the controller checks the leader imbalance.',
+  },
+  {
+    key: 'leader.imbalance.per.broker.percentage',
+    type: 'int',
+    defaultValue: '10',
+    min: 0,
+    doc: 'Leader imbalance per broker, in percent, above which a preferred election runs.',
+  },
+  {
+    key: 'broker.heartbeat.interval.ms',
+    type: 'int',
+    defaultValue: '2000',
+    min: 1,
+    doc: 'How often a broker heartbeats to the controller.',
+  },
+  {
+    key: 'broker.session.timeout.ms',
+    type: 'int',
+    defaultValue: '9000',
+    min: 1,
+    doc: 'A broker without a heartbeat for this long is fenced: it leaves every ISR and its partitions get new leaders.',
+  },
+  {
+    key: 'controlled.shutdown.enable',
+    type: 'boolean',
+    defaultValue: 'true',
+    doc: 'On a clean stop, move leadership off a broker before it shuts down.',
+  },
+  {
     key: 'compression.type',
     type: 'string',
     defaultValue: 'producer',
@@ -457,13 +539,9 @@ export const IGNORED_BROKER_CONFIG_KEYS: readonly string[] = [
   'log.preallocate',
   'background.threads',
   'request.timeout.ms',
-  'controlled.shutdown.enable',
   'broker.rack',
   'sasl.enabled.mechanisms',
   'log.flush.scheduler.interval.ms',
-  'replica.lag.time.max.ms',
-  'replica.fetch.max.bytes',
-  'auto.leader.rebalance.enable',
   'delete.topic.enable',
   // Kafka 4.x keys (stock config/server.properties and common additions): share groups (KIP-932),
   // the new group coordinator (KIP-848), KRaft tuning. Skiff has none of these features yet.
@@ -545,6 +623,30 @@ export interface BrokerConfig {
   readonly logMessageTimestampAfterMaxMs: number;
   readonly minInsyncReplicas: number;
   readonly uncleanLeaderElectionEnable: boolean;
+  /** replica.lag.time.max.ms */
+  readonly replicaLagTimeMaxMs: number;
+  /** replica.fetch.max.bytes */
+  readonly replicaFetchMaxBytes: number;
+  /** replica.fetch.wait.max.ms */
+  readonly replicaFetchWaitMaxMs: number;
+  /** replica.fetch.min.bytes */
+  readonly replicaFetchMinBytes: number;
+  /** replica.fetch.backoff.ms */
+  readonly replicaFetchBackoffMs: number;
+  /** replica.fetch.response.max.bytes */
+  readonly replicaFetchResponseMaxBytes: number;
+  /** auto.leader.rebalance.enable */
+  readonly autoLeaderRebalanceEnable: boolean;
+  /** leader.imbalance.check.interval.seconds */
+  readonly leaderImbalanceCheckIntervalSeconds: number;
+  /** leader.imbalance.per.broker.percentage */
+  readonly leaderImbalancePerBrokerPercentage: number;
+  /** broker.heartbeat.interval.ms */
+  readonly brokerHeartbeatIntervalMs: number;
+  /** broker.session.timeout.ms */
+  readonly brokerSessionTimeoutMs: number;
+  /** controlled.shutdown.enable */
+  readonly controlledShutdownEnable: boolean;
   readonly compressionType: string;
   readonly compressionGzipLevel: number;
   readonly compressionLz4Level: number;
@@ -662,6 +764,18 @@ export function buildBrokerConfig(props: Map<string, string>): BrokerConfig {
     logMessageTimestampAfterMaxMs: reader.long('log.message.timestamp.after.max.ms') ?? 3600000,
     minInsyncReplicas: reader.int('min.insync.replicas'),
     uncleanLeaderElectionEnable: reader.boolean('unclean.leader.election.enable'),
+    replicaLagTimeMaxMs: reader.long('replica.lag.time.max.ms') ?? 30000,
+    replicaFetchMaxBytes: reader.int('replica.fetch.max.bytes'),
+    replicaFetchWaitMaxMs: reader.int('replica.fetch.wait.max.ms'),
+    replicaFetchMinBytes: reader.int('replica.fetch.min.bytes'),
+    replicaFetchBackoffMs: reader.int('replica.fetch.backoff.ms'),
+    replicaFetchResponseMaxBytes: reader.int('replica.fetch.response.max.bytes'),
+    autoLeaderRebalanceEnable: reader.boolean('auto.leader.rebalance.enable'),
+    leaderImbalanceCheckIntervalSeconds: reader.long('leader.imbalance.check.interval.seconds') ?? 300,
+    leaderImbalancePerBrokerPercentage: reader.int('leader.imbalance.per.broker.percentage'),
+    brokerHeartbeatIntervalMs: reader.int('broker.heartbeat.interval.ms'),
+    brokerSessionTimeoutMs: reader.int('broker.session.timeout.ms'),
+    controlledShutdownEnable: reader.boolean('controlled.shutdown.enable'),
     compressionType: reader.string('compression.type'),
     compressionGzipLevel: reader.int('compression.gzip.level'),
     compressionLz4Level: reader.int('compression.lz4.level'),
