@@ -2,8 +2,8 @@
  * The one builder of an {@link ActorContext}, used by both runtimes (hosted-actor.ts on a worker thread,
  * sim-runtime.ts in the simulation), so an actor's `send`, `request`, `reply` and `exit` run the same
  * code in production and in every simulated run. What differs between the runtimes (how an envelope is
- * routed, where correlation ids come from, what a stopped actor is, how exit stops it) is the
- * {@link ActorContextHost} each passes in.
+ * routed, where correlation ids come from, what a stopped actor is, how exit stops it, how another
+ * actor is spawned or stopped) is the {@link ActorContextHost} each passes in.
  */
 import type { Clock, Timers } from '../io/clock';
 import type { FileSystem } from '../io/file-system';
@@ -12,6 +12,7 @@ import type { Random } from '../io/random';
 import type { ActorContext, ActorId, ActorRef, Envelope, MessageMap } from './actor';
 import type { CpuJobs } from './cpu-jobs';
 import type { PendingRequests } from './pending-requests';
+import type { Placement } from './placement';
 
 /** What {@link makeActorContext} needs from the runtime hosting one actor. */
 export interface ActorContextHost {
@@ -39,6 +40,24 @@ export interface ActorContextHost {
   markExiting(): void;
   /** Stops the actor; called on a microtask after `exit()`, so the current message finishes first. */
   exitActor(): void;
+  /** Spawns another actor for this one, with `Runtime.spawn`'s semantics (ActorContext.spawn). */
+  spawn(id: ActorId, kind: string, args: unknown, placement: Placement): Promise<void>;
+  /** Stops another actor for this one, with `Runtime.stopActor`'s semantics (ActorContext.stopActor). */
+  stopActor(id: ActorId): Promise<void>;
+}
+
+/** `outcome`, except that it never settles once the actor has stopped (nothing of it runs any more). */
+function settleUnlessStopped(host: ActorContextHost, outcome: Promise<void>): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    outcome.then(
+      () => {
+        if (!host.stopped()) resolve();
+      },
+      (error: unknown) => {
+        if (!host.stopped()) reject(error);
+      },
+    );
+  });
 }
 
 /** The context an actor gets from `host` (module comment). */
@@ -81,6 +100,14 @@ export function makeActorContext(host: ActorContextHost): ActorContext {
       if (host.exiting()) return;
       host.markExiting();
       queueMicrotask(() => host.exitActor());
+    },
+    spawn(id: ActorId, kind: string, args: unknown, placement: Placement): Promise<void> {
+      if (host.stopped()) return new Promise<void>(() => undefined);
+      return settleUnlessStopped(host, host.spawn(id, kind, args, placement));
+    },
+    stopActor(id: ActorId): Promise<void> {
+      if (host.stopped()) return new Promise<void>(() => undefined);
+      return settleUnlessStopped(host, host.stopActor(id));
     },
   };
 }

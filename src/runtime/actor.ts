@@ -17,6 +17,7 @@ import type { FileSystem } from '../io/file-system';
 import type { Logger } from '../io/logger';
 import type { Random } from '../io/random';
 import type { CpuJobs } from './cpu-jobs';
+import type { Placement } from './placement';
 
 /** An actor's address, unique within a runtime: e.g. `controller`, `replica/0/<topicId>/3`, `net/0`. */
 export type ActorId = string;
@@ -140,6 +141,21 @@ export interface ActorContext {
   reply<E extends Envelope>(request: E, body: ReplyOf<E>): void;
   /** Stops this actor after the current message: `stop()` is called and it receives nothing more. */
   exit(): void;
+  /**
+   * Starts actor `id` of registered `kind` with `args` (msgpack-encodable) on `placement`, as
+   * `Runtime.spawn` does (a per-broker replica manager spawns its replicas and group coordinators this
+   * way): resolves once the new actor's `start` has finished; rejects with the error `start` threw
+   * (an Error with the same message and, for a file-system error, the same errno `code`: `ENOSPC`,
+   * `EIO`), or when `id` is already in use, `kind` is unknown, the pool does not exist or the runtime
+   * is shutting down. The new actor is not linked to this one: it outlives it. A stopped actor's call
+   * never settles.
+   */
+  spawn(id: ActorId, kind: string, args: unknown, placement: Placement): Promise<void>;
+  /**
+   * Orderly stop of actor `id` (its `stop` runs), as `Runtime.stopActor`: resolves when done; an
+   * unknown id resolves at once. To stop itself an actor calls {@link exit} instead.
+   */
+  stopActor(id: ActorId): Promise<void>;
 }
 
 /**

@@ -13,6 +13,7 @@ import type { CpuJobs } from './cpu-jobs';
 import { makeActorContext } from './actor-context';
 import { Fifo } from './fifo';
 import { PendingRequests } from './pending-requests';
+import type { Placement } from './placement';
 import { TrackedTimers } from './system-time';
 import type { BounceReason } from './worker-protocol';
 
@@ -35,6 +36,10 @@ export interface ActorHostServices {
   bounce(requester: ActorId, corr: number, to: ActorId, reason: BounceReason): void;
   /** The actor called `exit()`: stop it after the current message and forget it. */
   exitActor(actor: HostedActor): void;
+  /** An actor's `ctx.spawn`: the hub spawns (Runtime.spawn) and answers. */
+  spawnActor(id: ActorId, kind: string, args: unknown, placement: Placement): Promise<void>;
+  /** An actor's `ctx.stopActor`: the hub stops (Runtime.stopActor) and answers. */
+  stopActor(id: ActorId): Promise<void>;
 }
 
 /** Lifecycle of a hosted actor. */
@@ -183,6 +188,8 @@ export class HostedActor {
         this.exitRequested = true;
       },
       exitActor: () => host.exitActor(this),
+      spawn: (id, kind, args, placement) => host.spawnActor(id, kind, args, placement),
+      stopActor: (id) => host.stopActor(id),
     });
   }
 }

@@ -6,6 +6,12 @@
 import { strict as assert } from 'node:assert';
 
 /**
+ * Where an actor runs: a broker's own pool of `num.io.threads` workers, or the controller's worker.
+ * Declared here (a leaf of the folder) so the actor contract can take it without a file cycle.
+ */
+export type Placement = { pool: 'broker'; brokerId: number } | { pool: 'controller' };
+
+/**
  * Picks a worker index in [0, capacity). `loads[i]` is the number of actors on existing worker `i`
  * (`loads.length` ≤ capacity workers exist). Order of preference: an existing idle worker (load 0,
  * lowest index), then a new worker (returns `loads.length`), then the least-loaded (lowest index on

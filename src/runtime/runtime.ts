@@ -6,9 +6,9 @@
  */
 import type { ActorId, ActorRef, Envelope, MessageMap, ReplyOf } from './actor';
 import type { Clock, Timers } from '../io/clock';
+import type { Placement } from './placement';
 
-/** Where an actor runs: a broker's own pool of `num.io.threads` workers, or the controller's worker. */
-export type Placement = { pool: 'broker'; brokerId: number } | { pool: 'controller' };
+export type { Placement } from './placement';
 
 /**
  * A mailbox owned by non-actor code (the network layer of broker N): it can send, request and

@@ -155,17 +155,15 @@ export class SimRuntime implements Runtime, EndpointTransport {
    */
   async spawn(id: ActorId, kind: string, args: unknown, placement: Placement): Promise<void> {
     assert(!this.closed, `runtime is shut down: cannot spawn ${id}`);
-    if (this.actors.has(id) || this.endpoints.has(id)) throw new Error(`actor ${id} already exists`);
-    this.crashed.delete(id);
-    await this.startCell({ id, kind, ref: resolveActorKind(kind), args: encodeValue(args), placement });
+    await this.spawnCell(id, kind, args, placement, true);
   }
 
   /** Runs `stop` (driving the simulation until it settles), then removes the actor. */
   stopActor(id: ActorId): Promise<void> {
     const cell = this.actors.get(id);
     if (cell === undefined || cell.state === 'dead') return Promise.resolve();
-    cell.stopping ??= this.runUntil(this.stopCell(cell));
-    return cell.stopping;
+    cell.stopping ??= this.stopCell(cell);
+    return this.runUntil(cell.stopping);
   }
 
   endpoint(id: ActorId): Endpoint {
@@ -497,13 +495,34 @@ export class SimRuntime implements Runtime, EndpointTransport {
     };
   }
 
-  private async startCell(spec: ActorSpec): Promise<void> {
+  /**
+   * `spawn` for the runtime's caller (`drive`: runs the simulation until `start` settles) and for an
+   * actor's `ctx.spawn` (the driver already running the actor's message runs the start too).
+   */
+  private async spawnCell(id: ActorId, kind: string, args: unknown, placement: Placement, drive: boolean) {
+    if (this.closed) throw new Error(`runtime is shut down: cannot spawn ${id}`);
+    if (this.actors.has(id) || this.endpoints.has(id)) throw new Error(`actor ${id} already exists`);
+    this.crashed.delete(id);
+    this.traceLine(`spawn ${id}`);
+    await this.startCell({ id, kind, ref: resolveActorKind(kind), args: encodeValue(args), placement }, drive);
+  }
+
+  /** `ctx.stopActor`: as {@link stopActor}, without driving (the driver running the caller does). */
+  private stopFromActor(id: ActorId): Promise<void> {
+    const cell = this.actors.get(id);
+    if (cell === undefined || cell.state === 'dead') return Promise.resolve();
+    cell.stopping ??= this.stopCell(cell);
+    return cell.stopping;
+  }
+
+  private async startCell(spec: ActorSpec, drive = true): Promise<void> {
     const factory = loadActorFactory(spec.ref);
     const actor = factory(decodeValue(spec.args));
     const cell = this.makeCell(spec, actor);
     this.actors.set(spec.id, cell);
     try {
-      await this.runUntil(Promise.resolve(actor.start?.(cell.ctx)));
+      const started = Promise.resolve(actor.start?.(cell.ctx));
+      await (drive ? this.runUntil(started) : started);
     } catch (error) {
       this.kill(cell);
       this.dropInbound(spec.id, 'stopped');
@@ -582,6 +601,8 @@ export class SimRuntime implements Runtime, EndpointTransport {
       exitActor: () => {
         cell.stopping ??= this.stopCell(cell);
       },
+      spawn: (childId, kind, args, placement) => this.spawnCell(childId, kind, args, placement, false),
+      stopActor: (childId) => this.stopFromActor(childId),
     });
     return cell;
   }

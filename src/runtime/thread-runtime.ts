@@ -36,6 +36,7 @@ import type { ModuleRef } from './module-ref';
 import type { Endpoint, Placement, Runtime } from './runtime';
 import { systemClock, TrackedTimers } from './system-time';
 import { WorkerExitedError, WorkerSlot } from './worker-slot';
+import { answerFields } from './worker-protocol';
 import type { BounceReason, FromWorker, WorkerInit } from './worker-protocol';
 
 /** Options of {@link ThreadRuntime}. */
@@ -137,13 +138,19 @@ export class ThreadRuntime implements Runtime, EndpointTransport {
 
   async spawn(id: ActorId, kind: string, args: unknown, placement: Placement): Promise<void> {
     if (this.closed) throw new Error(`runtime is shut down: cannot spawn ${id}`);
+    await this.spawnEncoded(id, kind, encodeValue(args), placement);
+  }
+
+  /** {@link spawn} with the args already msgpack-encoded (an actor's `ctx.spawn` sends them so). */
+  private async spawnEncoded(id: ActorId, kind: string, args: Uint8Array, placement: Placement): Promise<void> {
+    if (this.closed) throw new Error(`runtime is shut down: cannot spawn ${id}`);
     if (this.actors.has(id) || this.endpoints.has(id)) throw new Error(`actor ${id} already exists`);
     const ref = resolveActorKind(kind);
     const record: ActorRecord = {
       id,
       kind,
       ref,
-      args: encodeValue(args),
+      args,
       placement,
       slot: this.place(placement),
       state: 'starting',
@@ -363,7 +370,33 @@ export class ThreadRuntime implements Runtime, EndpointTransport {
       case 'bounce':
         this.bounce(message.requester, message.corr, message.to, message.reason);
         return;
+      case 'spawn-request':
+        this.answerWorker(
+          slot,
+          message.reqId,
+          this.spawnEncoded(message.id, message.kind, message.args, message.placement),
+        );
+        return;
+      case 'stop-request':
+        this.answerWorker(slot, message.reqId, this.stopActor(message.id));
+        return;
     }
+  }
+
+  /**
+   * Answers a worker's `spawn-request` or `stop-request` with `outcome`, to the worker incarnation that
+   * asked: a worker that died meanwhile is not answered (its successor numbers its requests afresh).
+   */
+  private answerWorker(slot: WorkerSlot, reqId: number, outcome: Promise<void>): void {
+    const asker = slot.worker;
+    outcome.then(
+      () => {
+        if (slot.worker === asker) slot.post({ k: 'answer', reqId });
+      },
+      (error: unknown) => {
+        if (slot.worker === asker) slot.post({ k: 'answer', reqId, ...answerFields(error) });
+      },
+    );
   }
 
   private route(message: Extract<FromWorker, { k: 'env' }>): void {

@@ -17,7 +17,7 @@ import type { Clock } from '../io/clock';
 import type { Logger } from '../io/logger';
 import type { FileSystem } from '../io/file-system';
 import { NodeFileSystem } from '../io/node-file-system';
-import { decodeEnvelope, decodeValue, encodeEnvelope, encodeEnvelopeForTransfer } from './envelope';
+import { decodeEnvelope, decodeValue, encodeEnvelope, encodeEnvelopeForTransfer, encodeValue } from './envelope';
 import { HostedActor } from './hosted-actor';
 import type { ActorHostServices } from './hosted-actor';
 import type { CpuJobs } from './cpu-jobs';
@@ -27,19 +27,20 @@ import { createSystemRandom } from '../io/random';
 import { loadExport } from './module-ref';
 import { loadActorFactory } from './registry';
 import { systemClock } from './system-time';
+import type { Placement } from './placement';
+import { answerError, errnoOf } from './worker-protocol';
 import type { BounceReason, FromWorker, ToWorker, WorkerInit } from './worker-protocol';
+
+/** A request this worker makes of the hub, before its reqId is assigned. */
+type HubRequest =
+  | Omit<Extract<FromWorker, { k: 'spawn-request' }>, 'reqId'>
+  | Omit<Extract<FromWorker, { k: 'stop-request' }>, 'reqId'>;
 
 /** Deliveries per event-loop turn before yielding to port messages and timers. */
 const DELIVERIES_PER_TURN = 1024;
 
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-/** The errno (`ENOSPC`, `EIO`, ...) of a file-system error, the only part of an error besides its message that crosses to the main thread. */
-function errnoOf(error: unknown): string | undefined {
-  const code = (error as NodeJS.ErrnoException | null)?.code;
-  return typeof code === 'string' && /^E[A-Z0-9]+$/.test(code) ? code : undefined;
 }
 
 /** The actors of one worker thread and its side of the worker protocol (module comment). */
@@ -53,6 +54,9 @@ export class WorkerHost implements ActorHostServices {
   private fileSystem: FileSystem | undefined;
   private cpuPool: CpuJobs | undefined;
   private readonly log: Logger;
+  /** This worker's `spawn-request`s and `stop-request`s awaiting the hub's `answer`, by reqId. */
+  private readonly awaiting = new Map<number, { resolve(): void; reject(error: Error): void }>();
+  private nextReqId = 1;
 
   constructor(
     private readonly port: MessagePort,
@@ -141,10 +145,33 @@ export class WorkerHost implements ActorHostServices {
     this.post({ k: 'bounce', requester, corr, to, reason });
   }
 
+  spawnActor(id: ActorId, kind: string, args: unknown, placement: Placement): Promise<void> {
+    let bytes: Uint8Array;
+    try {
+      bytes = encodeValue(args);
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+    return this.ask({ k: 'spawn-request', id, kind, args: bytes, placement }, [bytes.buffer as ArrayBuffer]);
+  }
+
+  stopActor(id: ActorId): Promise<void> {
+    return this.ask({ k: 'stop-request', id });
+  }
+
   exitActor(actor: HostedActor): void {
     void actor.stop().then(() => {
       if (this.actors.get(actor.id) === actor) this.actors.delete(actor.id);
       this.post({ k: 'exited', id: actor.id });
+    });
+  }
+
+  /** Posts a request to the hub and settles with its `answer` (never, if this worker dies first). */
+  private ask(message: HubRequest, transfer?: ArrayBuffer[]): Promise<void> {
+    const reqId = this.nextReqId++;
+    return new Promise<void>((resolve, reject) => {
+      this.awaiting.set(reqId, { resolve, reject });
+      this.post({ ...message, reqId } as FromWorker, transfer);
     });
   }
 
@@ -206,6 +233,14 @@ export class WorkerHost implements ActorHostServices {
       case 'crash':
         this.crash(new Error(message.error));
         return;
+      case 'answer': {
+        const waiting = this.awaiting.get(message.reqId);
+        if (waiting === undefined) return;
+        this.awaiting.delete(message.reqId);
+        if (message.error === undefined) waiting.resolve();
+        else waiting.reject(answerError(message));
+        return;
+      }
     }
   }
 

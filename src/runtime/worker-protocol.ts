@@ -5,6 +5,7 @@
  */
 import type { ActorId } from './actor';
 import type { ModuleRef } from './module-ref';
+import type { Placement } from './placement';
 
 /** Why a request could not be delivered (mirrors ActorUnavailableError's reasons). */
 export type BounceReason = 'unknown-actor' | 'stopped' | 'crashed';
@@ -22,7 +23,12 @@ export type ToWorker =
   /** These actors' worker died: fail the requests local actors have pending to them. */
   | { k: 'crashed'; ids: ActorId[] }
   /** Fault injection and tests: crash this worker as an uncaught actor error would. */
-  | { k: 'crash'; error: string };
+  | { k: 'crash'; error: string }
+  /**
+   * The outcome of this worker's `spawn-request` or `stop-request` `reqId`: `error` (and the errno
+   * `code` of a file-system error) if it failed.
+   */
+  | { k: 'answer'; reqId: number; error?: string; code?: string };
 
 /** Worker → main thread. */
 export type FromWorker =
@@ -34,7 +40,31 @@ export type FromWorker =
   /** Actor `id` called `exit()` and its `stop` has run; it is gone from this worker. */
   | { k: 'exited'; id: ActorId }
   /** Request `corr` from `requester` (not on this worker) to `to` cannot be answered. */
-  | { k: 'bounce'; requester: ActorId; corr: number; to: ActorId; reason: BounceReason };
+  | { k: 'bounce'; requester: ActorId; corr: number; to: ActorId; reason: BounceReason }
+  /** An actor's `ctx.spawn`: the hub runs `Runtime.spawn` (args msgpack-encoded, transferred) and sends `answer`. */
+  | { k: 'spawn-request'; reqId: number; id: ActorId; kind: string; args: Uint8Array; placement: Placement }
+  /** An actor's `ctx.stopActor`: the hub runs `Runtime.stopActor` and sends `answer`. */
+  | { k: 'stop-request'; reqId: number; id: ActorId };
+
+/** The errno (`ENOSPC`, `EIO`, ...) of a file-system error: besides its message, the only part of an error that crosses a thread. */
+export function errnoOf(error: unknown): string | undefined {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  return typeof code === 'string' && /^E[A-Z0-9]+$/.test(code) ? code : undefined;
+}
+
+/** The fields of a failed answer (`spawned`, `stopped`, `answer`) that carry `error` across a thread. */
+export function answerFields(error: unknown): { error: string; code?: string } {
+  const code = errnoOf(error);
+  const message = error instanceof Error ? error.message : String(error);
+  return code === undefined ? { error: message } : { error: message, code };
+}
+
+/** The rejection of a failed answer: an Error with the message, and the errno as `code` when one was sent. */
+export function answerError(message: { error?: string; code?: string }): Error {
+  const error: NodeJS.ErrnoException = new Error(message.error);
+  if (message.code !== undefined) error.code = message.code;
+  return error;
+}
 
 /** `workerData` a worker starts with. */
 export interface WorkerInit {

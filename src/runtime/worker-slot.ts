@@ -4,6 +4,7 @@
  */
 import type { Worker } from 'node:worker_threads';
 import type { ActorId } from './actor';
+import { answerError } from './worker-protocol';
 import type { FromWorker, ToWorker } from './worker-protocol';
 
 /** A spawn or stop the worker never answered because it exited. */
@@ -17,15 +18,8 @@ export class WorkerExitedError extends Error {
   }
 }
 
-type SlotRequest = Extract<ToWorker, { reqId: number }>;
+type SlotRequest = Extract<ToWorker, { k: 'spawn' | 'stop' }>;
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
-
-/** The rejection of a failed `spawned`/`stopped` answer: the worker's message, with its errno as `code` when it sent one. */
-function answerError(message: { error?: string; code?: string }): Error {
-  const error: NodeJS.ErrnoException = new Error(message.error);
-  if (message.code !== undefined) error.code = message.code;
-  return error;
-}
 
 /** A worker position in a pool, surviving the workers that crash in it (module comment). */
 export class WorkerSlot {
@@ -75,7 +69,7 @@ export class WorkerSlot {
   }
 
   /** Settles request `reqId` from a `spawned`/`stopped` answer. */
-  answer(message: Extract<FromWorker, { reqId: number }>): void {
+  answer(message: Extract<FromWorker, { k: 'spawned' | 'stopped' }>): void {
     const waiting = this.waiting.get(message.reqId);
     if (waiting === undefined) return;
     this.waiting.delete(message.reqId);

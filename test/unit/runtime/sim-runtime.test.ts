@@ -171,3 +171,60 @@ test('actors share the simulated disk', async () => {
   assert.equal(disk.readFile('/data/orders-0/hw').toString(), '42');
   assert.equal(new SimRuntime({ seed: 1 }).fs.exists('/data'), false, 'default: a fresh MemoryFileSystem');
 });
+
+test('an actor spawns and stops actors (ctx.spawn, ctx.stopActor) on virtual time', async () => {
+  const sim = new SimRuntime({ seed: 11 });
+  await sim.spawn('manager/0', 'echo', {}, broker0);
+  const driver = sim.endpoint('driver');
+  const stopped: string[] = [];
+  driver.onMessage((envelope: Envelope) => {
+    if (envelope.type === 'stopped') stopped.push((envelope.body as { id: string }).id);
+  });
+  const spawnVia = (body: unknown): Promise<{ ok?: true; error?: string; message?: string; code?: string | null }> =>
+    sim.runUntil(driver.request(ref('manager/0'), 'spawn', body, 60_000));
+
+  const startedAtMs = sim.elapsedMs;
+  assert.deepEqual(
+    await spawnVia({
+      id: 'child',
+      kind: 'echo',
+      args: { tag: 'c', reportTo: 'driver', startDelayMs: 3000 },
+      placement: broker0,
+    }),
+    { ok: true },
+  );
+  assert.equal(sim.elapsedMs - startedAtMs, 3000, 'the parent heard back once the child had started');
+  assert.deepEqual(sim.actorIds(), ['child', 'manager/0']);
+  assert.equal((await sim.runUntil(driver.request(ref('child'), 'whoami', null, 100))).tag, 'c');
+
+  assert.deepEqual(
+    await spawnVia({
+      id: 'bad',
+      kind: 'echo',
+      args: { failStart: 'no space left on log dir', failStartCode: 'ENOSPC' },
+      placement: broker0,
+    }),
+    { error: 'Error', message: 'no space left on log dir', code: 'ENOSPC' },
+  );
+  assert.deepEqual(sim.actorIds(), ['child', 'manager/0'], 'a failed start leaves nothing behind');
+  assert.match(
+    (await spawnVia({ id: 'child', kind: 'echo', args: {}, placement: broker0 })).message ?? '',
+    /already exists/,
+  );
+  assert.match(
+    (await spawnVia({ id: 'driver', kind: 'echo', args: {}, placement: broker0 })).message ?? '',
+    /already exists/,
+  );
+  assert.match(
+    (await spawnVia({ id: 'y', kind: 'nope', args: {}, placement: broker0 })).message ?? '',
+    /unknown actor kind/,
+  );
+
+  assert.equal(await sim.runUntil(driver.request(ref('manager/0'), 'stop-actor', { id: 'child' }, 100)), 'stopped');
+  await sim.settle();
+  assert.deepEqual(stopped, ['child']);
+  assert.deepEqual(sim.actorIds(), ['manager/0']);
+  await assert.rejects(sim.runUntil(driver.request(ref('child'), 'echo', null, 100)), ActorUnavailableError);
+  assert.equal(await sim.runUntil(driver.request(ref('manager/0'), 'stop-actor', { id: 'ghost' }, 100)), 'stopped');
+  await sim.shutdown();
+});

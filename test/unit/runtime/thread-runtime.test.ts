@@ -261,3 +261,80 @@ test('a worker that keeps crashing is given up after maxRestarts', async () => {
   });
   net.close();
 });
+
+test('an actor spawns and stops actors on its broker pool (ctx.spawn, ctx.stopActor)', async () => {
+  const runtime = makeRuntime([
+    { brokerId: 0, numIoThreads: 2 },
+    { brokerId: 1, numIoThreads: 1 },
+  ]);
+  const broker0 = { pool: 'broker', brokerId: 0 } as const;
+  await runtime.spawn('manager/0', 'echo', {}, broker0);
+  const net = runtime.endpoint('net');
+  const stopped: string[] = [];
+  net.onMessage((envelope: Envelope) => {
+    if (envelope.type === 'stopped') stopped.push((envelope.body as { id: string }).id);
+  });
+  const spawnVia = (body: unknown): Promise<{ ok?: true; error?: string; message?: string; code?: string | null }> =>
+    net.request(ref('manager/0'), 'spawn', body, 5000);
+
+  // The child's start finished before the parent hears back: it answers at once, on the broker's pool.
+  assert.deepEqual(
+    await spawnVia({
+      id: 'child',
+      kind: 'echo',
+      args: { tag: 'c', reportTo: 'net', startDelayMs: 20 },
+      placement: broker0,
+    }),
+    { ok: true },
+  );
+  assert.equal(runtime.workerOf('child')?.pool, 'broker/0');
+  assert.equal((await net.request(ref('child'), 'whoami', null, 5000)).tag, 'c');
+  assert.deepEqual(
+    await net.request(ref('manager/0'), 'forward', { to: 'child', type: 'echo', body: 7, timeoutMs: 5000 }, 5000),
+    { ok: 7 },
+  );
+
+  // A failing start rejects in the parent with the child's message and errno; the id is free again.
+  assert.deepEqual(
+    await spawnVia({
+      id: 'bad',
+      kind: 'echo',
+      args: { failStart: 'no space left on log dir', failStartCode: 'ENOSPC' },
+      placement: broker0,
+    }),
+    { error: 'Error', message: 'no space left on log dir', code: 'ENOSPC' },
+  );
+  assert.equal(runtime.workerOf('bad'), undefined);
+  // An id in use, an unknown kind, an unknown pool: rejected, nothing is spawned.
+  const taken = await spawnVia({ id: 'child', kind: 'echo', args: {}, placement: broker0 });
+  assert.match(taken.message ?? '', /actor child already exists/);
+  assert.equal(taken.code, null);
+  assert.match(
+    (await spawnVia({ id: 'manager/0', kind: 'echo', args: {}, placement: broker0 })).message ?? '',
+    /already exists/,
+  );
+  assert.match(
+    (await spawnVia({ id: 'x', kind: 'nope', args: {}, placement: broker0 })).message ?? '',
+    /unknown actor kind/,
+  );
+  assert.match(
+    (await spawnVia({ id: 'x', kind: 'echo', args: {}, placement: { pool: 'broker', brokerId: 7 } })).message ?? '',
+    /no worker pool for broker\/7/,
+  );
+  assert.equal((await net.request(ref('child'), 'whoami', null, 5000)).tag, 'c', 'the first child is untouched');
+
+  // stopActor runs the child's stop before the parent hears back; an unknown id resolves at once.
+  assert.equal(await net.request(ref('manager/0'), 'stop-actor', { id: 'child' }, 5000), 'stopped');
+  assert.deepEqual(stopped, ['child']);
+  assert.equal(runtime.workerOf('child'), undefined);
+  await assert.rejects(net.request(ref('child'), 'echo', null, 5000), ActorUnavailableError);
+  assert.equal(await net.request(ref('manager/0'), 'stop-actor', { id: 'child' }, 5000), 'stopped');
+  // The id can be spawned again, by the actor, on another pool.
+  assert.deepEqual(
+    await spawnVia({ id: 'child', kind: 'echo', args: { tag: 'again' }, placement: { pool: 'broker', brokerId: 1 } }),
+    { ok: true },
+  );
+  assert.equal(runtime.workerOf('child')?.pool, 'broker/1');
+  assert.equal((await net.request(ref('child'), 'whoami', null, 5000)).tag, 'again');
+  net.close();
+});
