@@ -36,6 +36,14 @@ export interface Endpoint {
   close(): void;
 }
 
+/** What {@link Runtime.onBrokerDown} handlers hear: the broker, the actors that were on it, and why. */
+export interface BrokerDownInfo {
+  brokerId: number;
+  /** The actors that were placed on the broker's pool when it crashed (sorted); all of them are gone. */
+  actorIds: ActorId[];
+  reason: string;
+}
+
 export interface Runtime {
   /**
    * Starts actor `id` of registered `kind` with `args` (msgpack-encodable) on `placement`; resolves
@@ -52,6 +60,19 @@ export interface Runtime {
    * args, so the controller replays its metadata log and replicas recover their logs).
    */
   onWorkerRestart(handler: (info: { actorIds: ActorId[]; error: string }) => void): void;
+  /**
+   * Crashes broker `brokerId` as a dying broker process would (fault injection, the cluster's "crash
+   * broker"): every worker of its pool ends at once, no actor's `stop` runs, nothing is restarted, and
+   * its actors are forgotten (their in-memory state, queued messages and timers are lost; what is on
+   * disk stays). Requests other actors and endpoints had pending to them fail at once with
+   * ActorUnavailableError(`crashed`); later ones fail with `unknown-actor`. Then the
+   * {@link onBrokerDown} handlers run. Resolves with the ids that were on the broker. A later `spawn` on
+   * the pool starts fresh workers (restarting a broker is spawning its actors again). Throws for an
+   * unknown broker.
+   */
+  crashBroker(brokerId: number, reason?: string): Promise<ActorId[]>;
+  /** Called after {@link crashBroker} has taken a broker down (the controller fences it at once). */
+  onBrokerDown(handler: (info: BrokerDownInfo) => void): void;
   /** Stops every actor (their `stop` runs), then the workers. */
   shutdown(): Promise<void>;
 }

@@ -37,7 +37,7 @@ import type { UnavailableReason } from './pending-requests';
 import { Xoshiro128 } from '../io/random';
 import { loadActorFactory, resolveActorKind } from './registry';
 import type { ModuleRef } from './module-ref';
-import type { Endpoint, Placement, Runtime } from './runtime';
+import type { BrokerDownInfo, Endpoint, Placement, Runtime } from './runtime';
 import { SimTimerQueue } from './sim-timer-queue';
 import type { SimTimer } from './sim-timer-queue';
 
@@ -90,6 +90,8 @@ interface SimCell {
   state: 'starting' | 'running' | 'stopping' | 'dead';
   exitRequested: boolean;
   stopping?: Promise<void>;
+  /** Fails the spawn of a cell killed while `start` runs (set during `start`). */
+  abortStart?: (error: Error) => void;
 }
 
 const MAX_STEPS = 1_000_000;
@@ -123,6 +125,7 @@ export class SimRuntime implements Runtime, EndpointTransport {
   private readonly crashed = new Map<ActorId, { spec: ActorSpec; reason: string }>();
   private readonly endpoints = new Map<ActorId, LocalEndpoint>();
   private readonly restartHandlers: Array<(info: { actorIds: ActorId[]; error: string }) => void> = [];
+  private readonly brokerDownHandlers: Array<(info: BrokerDownInfo) => void> = [];
   private seq = 0;
   private corr = 0;
   private failure: Error | undefined;
@@ -324,6 +327,33 @@ export class SimRuntime implements Runtime, EndpointTransport {
   }
 
   /**
+   * Crashes every actor placed on broker `brokerId` as {@link crash} does (no `stop`, queued messages,
+   * timers and state lost; pending requests to them fail with `crashed`), but forgets them instead of
+   * keeping them for {@link restart} (actors crashed earlier on the broker are forgotten too); then the
+   * onBrokerDown handlers run. Resolves with the ids that were on the broker (Runtime.crashBroker).
+   */
+  crashBroker(brokerId: number, reason = 'simulated broker crash'): Promise<ActorId[]> {
+    const onBroker = (placement: Placement): boolean => placement.pool === 'broker' && placement.brokerId === brokerId;
+    const cells = [...this.actors.values()].filter((cell) => onBroker(cell.spec.placement));
+    const actorIds = cells.map((cell) => cell.spec.id).sort();
+    for (const [id, crashed] of [...this.crashed]) if (onBroker(crashed.spec.placement)) this.crashed.delete(id);
+    for (const cell of cells) {
+      this.kill(cell);
+      this.dropInbound(cell.spec.id, null);
+    }
+    this.traceLine(`crash broker ${brokerId}`);
+    const targets = new Set(actorIds);
+    for (const cell of this.actors.values()) cell.pending.failTo(targets, 'crashed');
+    for (const endpoint of this.endpoints.values()) endpoint.pending.failTo(targets, 'crashed');
+    for (const handler of this.brokerDownHandlers) handler({ brokerId, actorIds: [...actorIds], reason });
+    return Promise.resolve(actorIds);
+  }
+
+  onBrokerDown(handler: (info: BrokerDownInfo) => void): void {
+    this.brokerDownHandlers.push(handler);
+  }
+
+  /**
    * Re-creates crashed actors from their kind and args (same ids), runs their `start` (driving the
    * simulation), then calls the onWorkerRestart handlers once with all of them, like the supervisor.
    */
@@ -520,8 +550,11 @@ export class SimRuntime implements Runtime, EndpointTransport {
     const actor = factory(decodeValue(spec.args));
     const cell = this.makeCell(spec, actor);
     this.actors.set(spec.id, cell);
+    // A crash while `start` runs cancels its timers and drops its messages: the spawn fails then, as a
+    // worker dying before `spawned` fails it in production, instead of waiting for ever.
+    const killed = new Promise<never>((_, reject) => (cell.abortStart = reject));
     try {
-      const started = Promise.resolve(actor.start?.(cell.ctx));
+      const started = Promise.race([Promise.resolve(actor.start?.(cell.ctx)), killed]);
       await (drive ? this.runUntil(started) : started);
     } catch (error) {
       this.kill(cell);
@@ -544,6 +577,7 @@ export class SimRuntime implements Runtime, EndpointTransport {
 
   /** Removes a cell: its timers and pending requests are dropped; its context goes inert. */
   private kill(cell: SimCell): void {
+    if (cell.state === 'starting') cell.abortStart?.(new Error(`actor ${cell.spec.id} crashed while starting`));
     cell.state = 'dead';
     this.timers.cancelOwner(cell.spec.id);
     cell.pending.dropAll();

@@ -21,6 +21,11 @@
  * `unknown-actor`. Envelopes in flight to the dead worker are lost (as on a network). A slot that
  * crashes more than `maxRestarts` times within `restartWindowMs` is given up (its actors are dropped and
  * an error is logged), so a crash loop cannot spin.
+ *
+ * Broker crash: {@link ThreadRuntime.crashBroker} terminates every worker of one broker's pool at once
+ * (no `stop`, no restart), forgets its actors, fails requests pending to them with `crashed` and runs
+ * the `onBrokerDown` handlers; the pool starts fresh workers on its next spawn. File descriptors the
+ * actors opened are process-wide and outlive a terminated worker.
  */
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
@@ -33,7 +38,7 @@ import type { EndpointTransport } from './local-endpoint';
 import { chooseWorker } from './placement';
 import { resolveActorKind } from './registry';
 import type { ModuleRef } from './module-ref';
-import type { Endpoint, Placement, Runtime } from './runtime';
+import type { BrokerDownInfo, Endpoint, Placement, Runtime } from './runtime';
 import { systemClock, TrackedTimers } from './system-time';
 import { WorkerExitedError, WorkerSlot } from './worker-slot';
 import { answerFields } from './worker-protocol';
@@ -105,6 +110,7 @@ export class ThreadRuntime implements Runtime, EndpointTransport {
   private readonly actors = new Map<ActorId, ActorRecord>();
   private readonly endpoints = new Map<ActorId, LocalEndpoint>();
   private readonly restartHandlers: Array<(info: { actorIds: ActorId[]; error: string }) => void> = [];
+  private readonly brokerDownHandlers: Array<(info: BrokerDownInfo) => void> = [];
   private readonly timers = new TrackedTimers();
   private readonly workerLogLevel: string;
   private readonly workerLogFd: 1 | 2;
@@ -193,6 +199,45 @@ export class ThreadRuntime implements Runtime, EndpointTransport {
 
   onWorkerRestart(handler: (info: { actorIds: ActorId[]; error: string }) => void): void {
     this.restartHandlers.push(handler);
+  }
+
+  /**
+   * Terminates every worker of pool `broker/<brokerId>` at once (Runtime.crashBroker): the slots are
+   * dropped from the pool, so their exits are not crashes to supervise and a later spawn starts fresh
+   * workers with a fresh restart budget. Resolves once the threads have ended and the handlers ran.
+   */
+  async crashBroker(brokerId: number, reason = 'broker crashed'): Promise<ActorId[]> {
+    const key = `broker/${brokerId}`;
+    const pool = this.pools.get(key);
+    if (pool === undefined) throw new Error(`no worker pool for ${key}`);
+    const slots = pool.slots;
+    pool.slots = [];
+    const records = [...this.actors.values()].filter((r) => slots.includes(r.slot));
+    const actorIds = records.map((r) => r.id).sort();
+    const exits: Promise<number>[] = [];
+    for (const slot of slots) {
+      const worker = slot.worker;
+      // From here on its messages, errors and exit are ignored (the listeners check slot.worker).
+      slot.worker = null;
+      if (worker !== null) exits.push(worker.terminate());
+      slot.failAll(new WorkerExitedError(slot.name, reason));
+    }
+    for (const record of records) this.forget(record);
+    this.log.error({ broker: brokerId, reason, actors: actorIds }, 'broker crashed: its workers are terminated');
+    this.announceCrash(actorIds);
+    await Promise.all(exits);
+    for (const handler of this.brokerDownHandlers) {
+      try {
+        handler({ brokerId, actorIds: [...actorIds], reason });
+      } catch (handlerError) {
+        this.log.error({ err: handlerError }, 'onBrokerDown handler threw');
+      }
+    }
+    return actorIds;
+  }
+
+  onBrokerDown(handler: (info: BrokerDownInfo) => void): void {
+    this.brokerDownHandlers.push(handler);
   }
 
   /** Stops broker-pool actors, then controller actors (each `stop` runs), closes endpoints, ends workers. */

@@ -228,3 +228,65 @@ test('an actor spawns and stops actors (ctx.spawn, ctx.stopActor) on virtual tim
   assert.equal(await sim.runUntil(driver.request(ref('manager/0'), 'stop-actor', { id: 'ghost' }, 100)), 'stopped');
   await sim.shutdown();
 });
+
+test('crashBroker kills that broker’s actors without stop and forgets them; handlers run', async () => {
+  const sim = new SimRuntime({ seed: 12, trace: true });
+  const driver = sim.endpoint('driver');
+  const stopped: string[] = [];
+  driver.onMessage((envelope: Envelope) => stopped.push((envelope.body as { id: string }).id));
+  for (const id of ['a', 'b']) await sim.spawn(id, 'echo', { reportTo: 'driver' }, broker0);
+  await sim.spawn('c', 'echo', { reportTo: 'driver' }, { pool: 'broker', brokerId: 1 });
+  await sim.spawn('ctl', 'echo', { reportTo: 'driver' }, { pool: 'controller' });
+  sim.crash('b', 'crashed first');
+  const downs: unknown[] = [];
+  sim.onBrokerDown((info) => downs.push(info));
+  const restarts: unknown[] = [];
+  sim.onWorkerRestart((info) => restarts.push(info));
+
+  driver.send(ref('a'), 'ignore', 'queued, then lost');
+  const fromEndpoint = driver.request(ref('a'), 'ignore', null, 60_000);
+  const fromActor = driver.request(
+    ref('c'),
+    'forward',
+    { to: 'a', type: 'ignore', body: null, timeoutMs: 60_000 },
+    60_000,
+  );
+  await sim.settle();
+  assert.deepEqual(await sim.crashBroker(0, 'power cut'), ['a']);
+  await assert.rejects(fromEndpoint, (e: unknown) => e instanceof ActorUnavailableError && e.reason === 'crashed');
+  assert.deepEqual(await sim.runUntil(fromActor), {
+    error: 'ActorUnavailableError',
+    message: 'request ignore to a failed: crashed',
+  });
+  assert.equal(sim.elapsedMs, 0, 'at once');
+  assert.deepEqual(downs, [{ brokerId: 0, actorIds: ['a'], reason: 'power cut' }]);
+  assert.deepEqual(sim.actorIds(), ['c', 'ctl']);
+  await assert.rejects(sim.restart('b'), /has not crashed/, 'forgotten, not kept for restart');
+  await assert.rejects(sim.runUntil(driver.request(ref('a'), 'echo', null, 100)), (e: unknown) => {
+    return e instanceof ActorUnavailableError && e.reason === 'unknown-actor';
+  });
+  assert.ok(sim.trace.includes('0 crash broker 0'));
+
+  // A spawn whose broker crashes while the actor starts fails (here an actor's, which nothing drives).
+  const starting = driver.request(
+    ref('ctl'),
+    'spawn',
+    { id: 'slow', kind: 'echo', args: { startDelayMs: 1000 }, placement: broker0 },
+    60_000,
+  );
+  await sim.settle();
+  assert.deepEqual(sim.actorIds(), ['c', 'ctl', 'slow']);
+  await sim.crashBroker(0);
+  assert.deepEqual(await sim.runUntil(starting), {
+    error: 'Error',
+    message: 'actor slow crashed while starting',
+    code: null,
+  });
+  assert.equal(sim.elapsedMs, 0);
+
+  await sim.spawn('a', 'echo', {}, broker0);
+  assert.equal(await sim.runUntil(driver.request(ref('a'), 'count', null, 100)), 1, 'fresh state');
+  await sim.shutdown();
+  assert.deepEqual(stopped.sort(), ['c', 'ctl'], 'only live actors stop at shutdown: not a, b or slow');
+  assert.deepEqual(restarts, []);
+});

@@ -338,3 +338,81 @@ test('an actor spawns and stops actors on its broker pool (ctx.spawn, ctx.stopAc
   assert.equal((await net.request(ref('child'), 'whoami', null, 5000)).tag, 'again');
   net.close();
 });
+
+test('crashBroker terminates exactly that broker: no stop, no restart, pending requests fail, handlers run', async () => {
+  const runtime = makeRuntime(
+    [
+      { brokerId: 0, numIoThreads: 2 },
+      { brokerId: 1, numIoThreads: 1 },
+    ],
+    5,
+  );
+  const broker0 = { pool: 'broker', brokerId: 0 } as const;
+  const net = runtime.endpoint('net');
+  const stopped: string[] = [];
+  net.onMessage((envelope: Envelope) => {
+    if (envelope.type === 'stopped') stopped.push((envelope.body as { id: string }).id);
+  });
+  for (const id of ['a', 'b']) await runtime.spawn(id, 'echo', { reportTo: 'net' }, broker0);
+  await runtime.spawn('c', 'echo', { reportTo: 'net' }, { pool: 'broker', brokerId: 1 });
+  await runtime.spawn('ctl', 'echo', { reportTo: 'net' }, { pool: 'controller' });
+  const threadsBefore = new Set(
+    runtime
+      .workers()
+      .filter((w) => w.pool === 'broker/0')
+      .map((w) => w.threadId),
+  );
+  assert.equal(threadsBefore.size, 2);
+  const restarts: unknown[] = [];
+  runtime.onWorkerRestart((info) => restarts.push(info));
+  const downs: Array<{ brokerId: number; actorIds: string[]; reason: string }> = [];
+  runtime.onBrokerDown((info) => downs.push(info));
+
+  const fromEndpoint = assert.rejects(net.request(ref('a'), 'ignore', null, 60_000), (e: unknown) => {
+    return e instanceof ActorUnavailableError && e.reason === 'crashed';
+  });
+  const fromActor = net.request(
+    ref('c'),
+    'forward',
+    { to: 'b', type: 'ignore', body: null, timeoutMs: 60_000 },
+    60_000,
+  );
+  await net.request(ref('c'), 'echo', null, 5000); // c has sent its request to b
+  const started = performance.now();
+  assert.deepEqual(await runtime.crashBroker(0, 'power cut'), ['a', 'b']);
+  await fromEndpoint;
+  assert.deepEqual(await fromActor, { error: 'ActorUnavailableError', message: 'request ignore to b failed: crashed' });
+  assert.ok(performance.now() - started < 5000, 'at once, not at the timeout');
+  assert.deepEqual(downs, [{ brokerId: 0, actorIds: ['a', 'b'], reason: 'power cut' }]);
+  assert.deepEqual(stopped, [], 'no stop ran');
+  assert.deepEqual(
+    runtime.workers().filter((w) => w.pool === 'broker/0'),
+    [],
+  );
+  await assert.rejects(net.request(ref('a'), 'echo', null, 5000), (e: unknown) => {
+    return e instanceof ActorUnavailableError && e.reason === 'unknown-actor';
+  });
+  // The rest of the cluster is untouched.
+  assert.equal(await net.request(ref('c'), 'echo', 1, 5000), 1);
+  assert.equal(await net.request(ref('ctl'), 'echo', 2, 5000), 2);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.deepEqual(restarts, [], 'the supervisor does not restart a crashed broker');
+
+  // Restarting the broker is spawning again: fresh workers, fresh state.
+  await runtime.spawn('a', 'echo', { tag: 'again' }, broker0);
+  const again = await net.request(ref('a'), 'whoami', null, 5000);
+  assert.equal(again.tag, 'again');
+  assert.equal(again.received, 1);
+  assert.ok(!threadsBefore.has(again.threadId), 'a new thread');
+  assert.equal(
+    await net.request(ref('c'), 'forward', { to: 'a', type: 'echo', body: 3, timeoutMs: 5000 }, 5000).then((r) => r.ok),
+    3,
+  );
+  // A worker of the new pool that dies on its own is still supervised.
+  const restarted = new Promise<{ actorIds: string[] }>((resolve) => runtime.onWorkerRestart(resolve));
+  runtime.crashWorkerOf('a');
+  assert.deepEqual((await restarted).actorIds, ['a']);
+  assert.equal(await net.request(ref('a'), 'echo', 4, 5000), 4);
+  await assert.rejects(runtime.crashBroker(9), /no worker pool for broker\/9/);
+  net.close();
+});
