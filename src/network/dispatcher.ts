@@ -14,14 +14,47 @@ import type { AnyApiHandler, RequestContext } from './api-handler';
 import type { BrokerContext } from './broker-context';
 import { CloseConnection, type Connection } from './connection';
 
+/**
+ * One request a handler served, as the admin API's metrics count it (`skiff_requests_total`,
+ * `skiff_request_duration_seconds`). Kafka's counterpart: `RequestMetrics` (RequestsPerSec,
+ * TotalTimeMs per request name).
+ */
+export interface RequestDoneInfo {
+  apiKey: number;
+  /** The handler's name, Kafka's API name (`Produce`, `Fetch`, ...). */
+  apiName: string;
+  apiVersion: number;
+  /**
+   * From the request decoded to its response encoded (or the handler failing), on the broker's
+   * monotonic clock (`BrokerContext.clock`), in ms. Excludes the wait for earlier responses on the
+   * same connection (they are answered in request order) and the socket write.
+   */
+  durationMs: number;
+  /** The node id of the broker that served it. */
+  brokerId: number;
+}
+
+/** Options of a {@link Dispatcher}. */
+export interface DispatcherOptions {
+  /**
+   * Called once per request that reached a handler (also when the handler threw or refused the
+   * version), after the response is encoded. Not called for requests that close the connection before
+   * a handler runs. It must not throw: it runs on the request path.
+   */
+  onRequestDone?: (info: RequestDoneInfo) => void;
+}
+
 export class Dispatcher {
   private readonly byKey = new Map<number, AnyApiHandler>();
+  private readonly onRequestDone: ((info: RequestDoneInfo) => void) | undefined;
 
   constructor(
     handlers: AnyApiHandler[],
     private readonly broker: () => BrokerContext,
+    options: DispatcherOptions = {},
   ) {
     for (const handler of handlers) this.byKey.set(handler.apiKey, handler);
+    this.onRequestDone = options.onRequestDone;
   }
 
   handlers(): AnyApiHandler[] {
@@ -52,20 +85,38 @@ export class Dispatcher {
         `unparsable ${handler.name} v${peeked.apiVersion} request: ${(error as Error).message}`,
       );
     }
+    const broker = this.broker();
     const request: RequestContext = {
       apiKey: peeked.apiKey,
       apiVersion: peeked.apiVersion,
       correlationId: peeked.correlationId,
       clientId: decoded.header.clientId ?? null,
       body: decoded.body,
-      broker: this.broker(),
+      broker,
       remote: connection.remote,
     };
-    const refused = handler.minSupportedVersion !== undefined && peeked.apiVersion < handler.minSupportedVersion;
+    if (this.onRequestDone === undefined) return this.serve(handler, request);
+    const startMs = broker.clock.monotonicMs();
+    try {
+      return await this.serve(handler, request);
+    } finally {
+      this.onRequestDone({
+        apiKey: peeked.apiKey,
+        apiName: handler.name,
+        apiVersion: peeked.apiVersion,
+        durationMs: broker.clock.monotonicMs() - startMs,
+        brokerId: broker.nodeId,
+      });
+    }
+  };
+
+  /** Runs the handler (or its refusal of a version below its supported range) and encodes the response. */
+  private async serve(handler: AnyApiHandler, request: RequestContext): Promise<Buffer[] | null> {
+    const refused = handler.minSupportedVersion !== undefined && request.apiVersion < handler.minSupportedVersion;
     const response = refused ? handler.refuse!(request) : await handler.handle(request);
     if (response === null) return null;
-    return encodeResponseChunks(peeked.apiKey, peeked.apiVersion, peeked.correlationId, response);
-  };
+    return encodeResponseChunks(request.apiKey, request.apiVersion, request.correlationId, response);
+  }
 
   /** ApiVersions v0 layout with UNSUPPORTED_VERSION and our ranges (what librdkafka retries from). */
   private apiVersionsFallback(correlationId: number): Buffer {
