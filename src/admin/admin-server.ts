@@ -21,14 +21,9 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import FindMyWay from 'find-my-way';
 import type { Logger } from '../io/logger';
+import { ADMIN_HOST, DEFAULT_ADMIN_PORT } from './admin-defaults';
 import { AdminMetrics } from './admin-metrics';
 import { BrokerStateError, UnknownBrokerError, type BrokerInfo, type ClusterView } from './cluster-view';
-
-/** `--admin-port`'s default: Redpanda's admin API port. */
-export const DEFAULT_ADMIN_PORT = 9644;
-
-/** The only interface the admin API listens on. */
-export const ADMIN_HOST = '127.0.0.1';
 
 /** Where the admin server listens; port 0 picks a free one (read it back from {@link AdminServer.port}). */
 export interface AdminServerOptions {

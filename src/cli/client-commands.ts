@@ -2,7 +2,9 @@
  * Registers the client commands on the `skiff` commander program: `topic` (create, list,
  * describe, delete, alter-config), `group` (list, describe, reset-offsets, delete), `produce`,
  * `consume`, `perf` (produce, consume) and `mirror`. Each takes
- * `--brokers HOST:PORT[,HOST:PORT...]` (default SKIFF_BROKERS, else 127.0.0.1:9092).
+ * `--brokers HOST:PORT[,HOST:PORT...]` (default SKIFF_BROKERS, else 127.0.0.1:9092). Also
+ * `cluster` (status, crash, start: cluster-command.ts), which speaks to the admin HTTP API instead,
+ * with `--admin HOST:PORT`.
  *
  * Parsing stays side-effect free (as args.ts): an action only hands a {@link ClientCommandRun}
  * to `setRun`; main.ts runs it against the process.
@@ -11,6 +13,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { COMPRESSION_NAMES, type CompressionName } from '../protocol/record-batch/compression';
 import type { KafkaClient } from '../client/client';
 import { parseKeyValue, resolveBrokers, withClient, type CliIo, type ClientCommandRun } from './client-io';
+import { registerClusterCommands } from './cluster-command';
 import { consumeCommand, type StartPosition } from './consume-command';
 import { COMMIT_MODES, DEFAULT_AUTO_COMMIT_INTERVAL_MS, type CommitMode, type GroupArgs } from './group-session';
 import { registerMirrorCommand } from './mirror-command';
@@ -38,6 +41,7 @@ export function registerClientCommands(program: Command, setRun: (run: ClientCom
     setRun((io) => withClient(resolveBrokers(brokers, io.env), io, (client) => fn(client, io)));
   };
   registerMirrorCommand(program, run);
+  registerClusterCommands(program, setRun);
 
   const topic = program.command('topic').description('create, list, describe, delete and configure topics');
   withBrokers(topic.command('create'))
