@@ -106,7 +106,7 @@ export const BANNED_API_SCOPES: BannedApiScope[] = [
     name: 'actor code',
     // io/ is a root too: the simulation's twins (MemoryFileSystem, the seeded Random) must be as
     // deterministic as the actors they serve; its one OS edge is allowlisted below.
-    roots: ['src/controller/', 'src/replica/', 'src/group/', 'src/storage/', 'src/io/'],
+    roots: ['src/controller/', 'src/replica/', 'src/group/', 'src/replica-manager/', 'src/storage/', 'src/io/'],
     transitive: true,
     enabled: true,
     includeRegisteredActors: true,

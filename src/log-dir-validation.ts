@@ -65,7 +65,11 @@ function notAccessible(logDir: string, code: string, at: string): StartupError {
  * Checks every dir of `logDirs` (absolute paths) for this node (`nodeId`) without writing; throws
  * {@link StartupError} for the first problem (see the module comment).
  */
-export async function validateLogDirs(logDirs: readonly string[], nodeId: number): Promise<void> {
+export async function validateLogDirs(
+  logDirs: readonly string[],
+  nodeId: number,
+  metadataDir: string = path.join(logDirs[0] ?? '.', METADATA_DIR),
+): Promise<void> {
   const clusters = new Map<string, string>(); // cluster.id -> the dir that names it
   for (const logDir of logDirs) {
     const existing = await nearestExisting(logDir);
@@ -114,10 +118,9 @@ export async function validateLogDirs(logDirs: readonly string[], nodeId: number
       EXIT_FAILURE,
     );
   }
-  const [first] = logDirs;
   const [cluster] = [...clusters.entries()];
-  if (first === undefined || cluster === undefined) return;
-  const metadataLog = path.join(first, METADATA_DIR, METADATA_LOG_FILE);
+  if (cluster === undefined) return;
+  const metadataLog = path.join(metadataDir, METADATA_LOG_FILE);
   const hasMetadataLog = await fsp.stat(metadataLog).then(
     (s) => s.isFile() && s.size > 0,
     () => false,

@@ -29,6 +29,8 @@ export interface StartArgs {
   port: number | null;
   /** `--data-dir DIR`: sets log.dirs. */
   dataDir: string | null;
+  /** `--nodes N`: how many brokers this process runs (node ids 0..N-1; default 1). */
+  nodes: number;
 }
 
 /**
@@ -74,8 +76,16 @@ export function parseCliArgs(argv: readonly string[], output: CliOutput = defaul
     )
     .option('--port <n>', 'listen and advertise on 127.0.0.1:<n> (0 = pick a free port)', parsePort)
     .option('--data-dir <dir>', 'directory for partition logs (sets log.dirs)')
+    .option(
+      '--nodes <n>',
+      'run a cluster of n brokers in this process: node ids 0..n-1 on ports port..port+n-1, logs in <data-dir>/node-<i>',
+      parseNodes,
+    )
     .action(
-      (file: string | undefined, options: { override?: Array<[string, string]>; port?: number; dataDir?: string }) => {
+      (
+        file: string | undefined,
+        options: { override?: Array<[string, string]>; port?: number; dataDir?: string; nodes?: number },
+      ) => {
         command = {
           kind: 'start',
           args: {
@@ -83,6 +93,7 @@ export function parseCliArgs(argv: readonly string[], output: CliOutput = defaul
             overrides: options.override ?? [],
             port: options.port ?? null,
             dataDir: options.dataDir ?? null,
+            nodes: options.nodes ?? 1,
           },
         };
       },
@@ -148,6 +159,17 @@ function parsePort(text: string): number {
   const port = /^\d+$/.test(text) ? Number(text) : NaN;
   if (!(port >= 0 && port <= 65535)) throw new InvalidArgumentError('Expected a port number in 0..65535.');
   return port;
+}
+
+/** The largest `--nodes`: each broker has its own worker pool, and they share this host's cores. */
+export const MAX_NODES = 16;
+
+/** Commander option parser for `--nodes`: a decimal integer in 1..{@link MAX_NODES}. */
+function parseNodes(text: string): number {
+  const nodes = /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!(nodes >= 1 && nodes <= MAX_NODES))
+    throw new InvalidArgumentError(`Expected a number of brokers in 1..${MAX_NODES}.`);
+  return nodes;
 }
 
 function packageVersion(): string {

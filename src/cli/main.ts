@@ -5,7 +5,7 @@
  * (bad flags, config file, SKIFF_LOG_LEVEL, a log dir that can never work). A failed start prints
  * one plain line on stderr, `skiff: <problem>: <fix>`.
  */
-import { startBroker } from '../broker';
+import { startCluster } from '../broker';
 import { ConfigError, type BrokerConfig } from '../config/broker-config';
 import { EXIT_USAGE, parseCliArgs, resolveStartConfig } from './args';
 import { processIo } from './client-process-io';
@@ -14,8 +14,12 @@ import { createCliLogger } from './logger';
 import { runStart, type StartBrokerFn } from './start-command';
 import { holdStartSignals, releaseStartSignals, takeOverStartSignal } from './start-signals';
 
-/** Checks at compile time that src/broker.ts keeps the contract start-command.ts relies on. */
-const startBrokerFn: StartBrokerFn = startBroker;
+/** Starts the cluster `skiff start` asks for (one broker unless `--nodes`), as start-command.ts expects. */
+const startBrokerFn: StartBrokerFn = async (config, logger, options) => {
+  const cluster = await startCluster(config, logger, options);
+  const ports = cluster.brokers().map((b) => b.port);
+  return { boundPort: ports[0]!, boundPorts: ports, stop: () => cluster.stop() };
+};
 
 /** Runs `skiff` with `argv` (without node and script path). */
 export async function main(argv: readonly string[] = process.argv.slice(2)): Promise<void> {
@@ -47,16 +51,20 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     process.stderr.write(`${configErrorLine(err)}\n`);
     process.exit(EXIT_USAGE);
   }
-  await runStart(config, {
-    startBroker: startBrokerFn,
-    logger: createCliLogger(),
-    printLine: (line) => process.stdout.write(`${line}\n`),
-    printError: (line) => process.stderr.write(`${line}\n`),
-    onSignal: takeOverStartSignal,
-    schedule: (ms, fn) => setTimeout(fn, ms).unref(),
-    exit: (code) => process.exit(code),
-    now: () => performance.now(),
-  });
+  await runStart(
+    config,
+    {
+      startBroker: startBrokerFn,
+      logger: createCliLogger(),
+      printLine: (line) => process.stdout.write(`${line}\n`),
+      printError: (line) => process.stderr.write(`${line}\n`),
+      onSignal: takeOverStartSignal,
+      schedule: (ms, fn) => setTimeout(fn, ms).unref(),
+      exit: (code) => process.exit(code),
+      now: () => performance.now(),
+    },
+    command.args.nodes,
+  );
 }
 
 /**

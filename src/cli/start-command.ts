@@ -2,8 +2,8 @@
  * `skiff start`: run a broker until SIGINT or SIGTERM. The broker, the output and the process are
  * injected so tests can drive the whole lifecycle with a fake broker and fake signals.
  *
- * Lifecycle: start the broker; print `skiff listening on <host>:<port>` (one line on stdout, the
- * only one); on the first SIGINT/SIGTERM await `stop()` and exit 0 (1 if stop fails); a second
+ * Lifecycle: start the broker (or `--nodes` brokers); print `skiff listening on <host>:<port>` (one
+ * line per broker on stdout, the only ones); on the first SIGINT/SIGTERM await `stop()` and exit 0 (1 if stop fails); a second
  * signal exits at once with 128 + the signal number (the first one repeated within
  * {@link DUPLICATE_SIGNAL_MS} is a duplicate delivery and ignored). A signal that arrives while the broker is
  * starting aborts the start (whatever it waits on), which stops what has started and exits 0; if
@@ -16,9 +16,11 @@ import type { BrokerConfig } from '../config/broker-config';
 import type { Logger } from '../io/logger';
 import { StartAbortedError, StartupError } from '../startup-error';
 
-/** What `startBroker` (src/broker.ts) returns: the bound client port and an ordered shutdown. */
+/** What starting returns: the bound client port of each broker (node id order) and an ordered shutdown. */
 export interface BrokerHandle {
   boundPort: number;
+  /** Every broker's bound port when the process runs several (`--nodes`); absent for one. */
+  boundPorts?: number[];
   stop(): Promise<void>;
 }
 
@@ -29,7 +31,7 @@ export interface BrokerHandle {
 export type StartBrokerFn = (
   config: BrokerConfig,
   logger: Logger,
-  options: { signal: AbortSignal },
+  options: { signal: AbortSignal; nodes: number },
 ) => Promise<BrokerHandle>;
 
 /** Everything `runStart` touches outside itself. */
@@ -74,7 +76,7 @@ export function listeningLine(host: string, port: number): string {
  * Starts the broker and wires shutdown. Resolves once the broker is serving (or has failed or been
  * interrupted: then it has printed why and called `exit`).
  */
-export async function runStart(config: BrokerConfig, deps: StartDeps): Promise<void> {
+export async function runStart(config: BrokerConfig, deps: StartDeps, nodes = 1): Promise<void> {
   const { logger } = deps;
   let handle: BrokerHandle | null = null;
   let stopRequested = false;
@@ -139,7 +141,7 @@ export async function runStart(config: BrokerConfig, deps: StartDeps): Promise<v
     return;
   }
   try {
-    handle = await deps.startBroker(config, logger, { signal: aborter.signal });
+    handle = await deps.startBroker(config, logger, { signal: aborter.signal, nodes });
   } catch (err) {
     if (stopRequested || err instanceof StartAbortedError) {
       logger.info('start interrupted: stopped');
@@ -164,5 +166,5 @@ export async function runStart(config: BrokerConfig, deps: StartDeps): Promise<v
   }
   const listener = config.listeners[0];
   assert(listener !== undefined, 'a parsed BrokerConfig has one listener');
-  deps.printLine(listeningLine(listener.host, handle.boundPort));
+  for (const port of handle.boundPorts ?? [handle.boundPort]) deps.printLine(listeningLine(listener.host, port));
 }

@@ -13,6 +13,7 @@ export const actorKinds: Record<string, ModuleRef> = {
   replica: { module: 'replica/replica-actor', export: 'createReplicaActor' },
   'log-dir': { module: 'replica/log-dir-actor', export: 'createLogDirActor' },
   'group-coordinator': { module: 'group/group-coordinator-actor', export: 'createGroupCoordinatorActor' },
+  'replica-manager': { module: 'replica-manager/replica-manager-actor', export: 'createReplicaManagerActor' },
 };
 
 /**

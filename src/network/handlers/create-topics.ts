@@ -24,35 +24,34 @@ export const createTopicsHandler: ApiHandler<typeof CreateTopicsRequest, typeof 
   minVersion: 0,
   maxVersion: 7,
   async handle({ body, broker }) {
-    const nodeIds = new Set(broker.brokers().map((b) => b.nodeId));
     const early = new Map<string, { errorCode: number; errorMessage: string }>();
     const commands = body.topics.map((t) => {
       let numPartitions = t.numPartitions;
       let replicationFactor = t.replicationFactor;
+      let assignments: number[][] | null = null;
       if (t.assignments.length > 0) {
+        const sorted = [...t.assignments].sort((a, b) => a.partitionIndex - b.partitionIndex);
         if (numPartitions !== -1 || replicationFactor !== -1) {
           early.set(t.name, {
             errorCode: ErrorCode.INVALID_REQUEST,
             errorMessage:
               'Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.',
           });
-        } else if (
-          t.assignments.some(
-            (a) =>
-              a.brokerIds.some((id) => !nodeIds.has(id)) || a.brokerIds.length !== t.assignments[0]!.brokerIds.length,
-          )
-        ) {
+        } else if (sorted.some((a, i) => a.partitionIndex !== i)) {
+          // Kafka's ReplicationControlManager: the explicit partition ids must be 0, 1, ..., n-1.
           early.set(t.name, {
             errorCode: ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-            errorMessage: 'Replica assignment names unknown brokers or uneven replica counts',
+            errorMessage: 'Partitions should be a consecutive 0-based integer sequence',
           });
         }
+        // Unknown or duplicate brokers and uneven replica counts are the controller's to refuse.
+        assignments = sorted.map((a) => a.brokerIds);
         numPartitions = t.assignments.length;
         replicationFactor = t.assignments[0]!.brokerIds.length;
       }
       const configs: Record<string, string> = {};
       for (const c of t.configs) if (c.value !== null) configs[c.name] = c.value;
-      return { name: t.name, numPartitions, replicationFactor, configs };
+      return { name: t.name, numPartitions, replicationFactor, configs, assignments };
     });
     const toCreate = commands.filter((c) => !early.has(c.name));
     const results = toCreate.length

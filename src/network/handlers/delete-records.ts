@@ -4,10 +4,9 @@
  * OFFSET_OUT_OF_RANGE. An offset past the high watermark gets OFFSET_OUT_OF_RANGE.
  */
 import { ApiKey } from '../../protocol/api-keys';
-import { ErrorCode } from '../../protocol/error-codes';
 import type { ApiHandler } from '../api-handler';
 import type { DeleteRecordsRequest, DeleteRecordsResponse } from '../../protocol/schema/delete-records';
-import { leaderFor } from './leader-lookup';
+import { leaderFor, replicaFailureCode } from './leader-lookup';
 
 export const deleteRecordsHandler: ApiHandler<typeof DeleteRecordsRequest, typeof DeleteRecordsResponse> = {
   apiKey: ApiKey.DeleteRecords,
@@ -40,7 +39,7 @@ export const deleteRecordsHandler: ApiHandler<typeof DeleteRecordsRequest, typeo
                 { topic: t.name, partition: p.partitionIndex, error: String(error) },
                 'delete-records to replica failed',
               );
-              return answer(ErrorCode.REQUEST_TIMED_OUT);
+              return answer(replicaFailureCode(error));
             }
           }),
         ),

@@ -12,7 +12,7 @@ import { ErrorCode } from '../../protocol/error-codes';
 import { batchSizeAt } from '../../protocol/record-batch/view';
 import type { ApiHandler } from '../api-handler';
 import type { FetchRequest, FetchResponse, FetchRequestData } from '../../protocol/schema/fetch';
-import { leaderEpochError, leaderFor } from './leader-lookup';
+import { leaderEpochError, leaderFor, replicaFailureCode } from './leader-lookup';
 import type { BrokerContext } from '../broker-context';
 
 interface PartitionResult {
@@ -125,7 +125,7 @@ async function readAll(body: FetchRequestData, broker: BrokerContext, unknownTop
         };
       } catch (error) {
         broker.log.warn({ topic: t.topic, partition: p.partition, error: String(error) }, 'fetch from replica failed');
-        return emptyResult(p.partition, ErrorCode.REQUEST_TIMED_OUT);
+        return emptyResult(p.partition, replicaFailureCode(error));
       }
     }),
   }));

@@ -7,6 +7,7 @@
  */
 import type { TopicState } from '../../controller/metadata-records';
 import { ErrorCode } from '../../protocol/error-codes';
+import { ActorUnavailableError } from '../../runtime/actor';
 import type { ActorRef } from '../../runtime/actor';
 import type { ReplicaMessages } from '../../replica/messages';
 import type { BrokerContext } from '../broker-context';
@@ -41,4 +42,14 @@ export function leaderEpochError(topic: TopicState, partition: number, currentLe
   if (currentLeaderEpoch > leaderEpoch) return ErrorCode.UNKNOWN_LEADER_EPOCH;
   if (currentLeaderEpoch < leaderEpoch) return ErrorCode.FENCED_LEADER_EPOCH;
   return ErrorCode.NONE;
+}
+
+/**
+ * The partition error for a request its replica could not answer: NOT_LEADER_OR_FOLLOWER when the
+ * replica is not there (stopped, demoted and gone, its broker crashed, or not yet started), so the
+ * client refreshes its metadata and retries on the new leader; REQUEST_TIMED_OUT when it did not
+ * answer in time (stuck or overloaded).
+ */
+export function replicaFailureCode(error: unknown): number {
+  return error instanceof ActorUnavailableError ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.REQUEST_TIMED_OUT;
 }

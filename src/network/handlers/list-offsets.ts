@@ -26,7 +26,7 @@ import {
 } from '../../protocol/sentinels';
 import type { ApiHandler } from '../api-handler';
 import type { ListOffsetsRequest, ListOffsetsResponse } from '../../protocol/schema/list-offsets';
-import { leaderFor } from './leader-lookup';
+import { leaderFor, replicaFailureCode } from './leader-lookup';
 
 /** The first ListOffsets version that accepts each special (negative) timestamp. */
 const SPECIAL_TIMESTAMP_MIN_VERSION = new Map<number, number>([
@@ -92,7 +92,7 @@ export const listOffsetsHandler: ApiHandler<typeof ListOffsetsRequest, typeof Li
                 { topic: t.name, partition: p.partitionIndex, error: String(error) },
                 'list-offsets to replica failed',
               );
-              return answer(ErrorCode.REQUEST_TIMED_OUT);
+              return answer(replicaFailureCode(error));
             }
           }),
         ),

@@ -11,7 +11,7 @@ import type {
   OffsetForLeaderEpochRequest,
   OffsetForLeaderEpochResponse,
 } from '../../protocol/schema/offset-for-leader-epoch';
-import { leaderEpochError, leaderFor } from './leader-lookup';
+import { leaderEpochError, leaderFor, replicaFailureCode } from './leader-lookup';
 
 /**
  * How long a partition's answer may take. The replica answers from its leader-epoch cache in its
@@ -61,7 +61,7 @@ export const offsetForLeaderEpochHandler: ApiHandler<
                 { topic: t.topic, partition: p.partition, error: String(error) },
                 'offset-for-epoch to replica failed',
               );
-              return answer(ErrorCode.REQUEST_TIMED_OUT);
+              return answer(replicaFailureCode(error));
             }
           }),
         ),

@@ -8,7 +8,7 @@ import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
 import type { ApiHandler, RequestContext } from '../api-handler';
 import type { ProduceRequest, ProduceResponse, ProduceRequestData } from '../../protocol/schema/produce';
-import { leaderFor } from './leader-lookup';
+import { leaderFor, replicaFailureCode } from './leader-lookup';
 import { OFFSETS_TOPIC } from '../../group/offsets-records';
 
 /** Extra time beyond the produce timeout before the network layer gives up on a replica's answer. */
@@ -90,7 +90,14 @@ export const produceHandler: ApiHandler<typeof ProduceRequest, typeof ProduceRes
           };
         } catch (error) {
           broker.log.warn({ topic: topic.name, partition: p.index, error: String(error) }, 'produce to replica failed');
-          return partitionResponse(p.index, ErrorCode.REQUEST_TIMED_OUT, 'The replica did not answer in time');
+          const code = replicaFailureCode(error);
+          return partitionResponse(
+            p.index,
+            code,
+            code === ErrorCode.REQUEST_TIMED_OUT
+              ? 'The replica did not answer in time'
+              : 'This server is not the leader for that topic-partition.',
+          );
         }
       }),
     }));

@@ -21,11 +21,20 @@ function startArgs(argv: string[]): StartArgs {
   return (command as { kind: 'start'; args: StartArgs }).args;
 }
 
-const NO_ARGS: StartArgs = { propertiesFile: null, overrides: [], port: null, dataDir: null };
+const NO_ARGS: StartArgs = { propertiesFile: null, overrides: [], port: null, dataDir: null, nodes: 1 };
 
 describe('parseCliArgs', () => {
   it('parses a bare start', () => {
     assert.deepEqual(startArgs(['start']), NO_ARGS);
+  });
+
+  it('parses --nodes and refuses a count outside 1..16', () => {
+    assert.equal(startArgs(['start', '--nodes', '3']).nodes, 3);
+    for (const bad of ['0', '17', 'x', '-1']) {
+      const { command, err } = parse(['start', '--nodes', bad]);
+      assert.deepEqual(command, { kind: 'exit', exitCode: 2 }, bad);
+      assert.match(err, /number of brokers in 1\.\.16/);
+    }
   });
 
   it('parses a file, repeated overrides in order, --port and --data-dir', () => {
@@ -50,6 +59,7 @@ describe('parseCliArgs', () => {
         ],
         port: 0,
         dataDir: '/tmp/d',
+        nodes: 1,
       },
     );
   });
@@ -123,6 +133,7 @@ describe('resolveStartConfig', () => {
         ],
         port: 0,
         dataDir: '/from/flag',
+        nodes: 1,
       },
       readFile,
     );

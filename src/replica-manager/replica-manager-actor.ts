@@ -1,0 +1,540 @@
+/**
+ * The replica manager actor, one per broker (DESIGN.md "Replica manager actor"; Kafka's
+ * ReplicaManager): it owns its broker's replica lifecycle. At start it registers the broker with the
+ * controller (a new broker epoch), subscribes to metadata pushes, starts its log-dir actors and
+ * applies the image; then every pushed image (`metadata.update`, ignored unless newer than the one it
+ * applied) is applied in order:
+ * - a partition assigned to this broker gets a replica actor if it has none (spawned on this broker's
+ *   pool), and every replica whose role (leader, epochs, ISR, config) changed is told so
+ *   (`replica.update-role`: become-leader / become-follower);
+ * - a replica whose topic was deleted (or which is no longer assigned here) deletes its log;
+ * - a group coordinator runs beside every __consumer_offsets partition this broker leads, and stops
+ *   when leadership moves away (clients then get NOT_COORDINATOR and look it up again).
+ * A replica restarted by the supervisor asks it for its current role (`replica-manager.replica-state`)
+ * instead of trusting its spawn arguments. A leader's ISR change goes through it to the controller
+ * (`replica-manager.alter-partition`), with the broker epoch. It heartbeats the controller every
+ * broker.heartbeat.interval.ms; a failed heartbeat (the controller restarting) makes it subscribe
+ * again, so no image is missed.
+ *
+ * A replica or coordinator that cannot start on the disk (an errno error: ENOSPC, EIO) leaves its
+ * partition offline on this broker, retried every {@link OFFLINE_REPLICA_RETRY_MS}; the network layer
+ * learns of it from `net.local-state` and answers KAFKA_STORAGE_ERROR.
+ */
+import type { Actor, ActorContext, ActorRef, Envelope, EnvelopeOf } from '../runtime/actor';
+import type { TimerHandle } from '../io/clock';
+import type { BrokerConfig } from '../config/broker-config';
+import { effectiveLogConfig } from '../config/topic-config';
+import { CONTROLLER_ACTOR_ID } from '../controller/messages';
+import type { MetadataImage, PartitionState, TopicState } from '../controller/metadata-records';
+import { ErrorCode } from '../protocol/error-codes';
+import type { ReplicaArgs } from '../replica/replica-actor';
+import { logDirActorId, replicaActorId } from '../replica/messages';
+import type { LogDirMessages, PartitionRole, ReplicaMessages } from '../replica/messages';
+import type { LogDirArgs } from '../replica/log-dir-actor';
+import type { GroupCoordinatorArgs } from '../group/group-coordinator-actor';
+import { groupCoordinatorActorId } from '../group/messages';
+import type { GroupCoordinatorMessages } from '../group/messages';
+import { OFFSETS_TOPIC } from '../group/offsets-records';
+import { networkNodeRef, replicaManagerRef } from './messages';
+import type { LocalBrokerState, OfflinePartition, ReplicaManagerMessages } from './messages';
+
+/** How often the manager retries starting the replicas and coordinators a disk error kept from starting (ms). */
+export const OFFLINE_REPLICA_RETRY_MS = 3_000;
+/** How long a request to the controller or a local actor may take before the manager gives up on it (ms). */
+const REQUEST_TIMEOUT_MS = 30_000;
+
+/** Spawn arguments of a replica manager. */
+export interface ReplicaManagerArgs {
+  /** This broker's config (node.id, log.dirs already resolved to this broker's dirs, defaults). */
+  config: BrokerConfig;
+  /** The advertised listener it registers with (the bound port, never 0). */
+  host: string;
+  port: number;
+}
+
+interface HostedReplica {
+  topic: string;
+  topicId: string;
+  partition: number;
+  actor: ActorRef<ReplicaMessages>;
+  /** The role last sent (or answered) to the replica, by (leaderEpoch, partitionEpoch, config). */
+  roleKey: string;
+}
+
+type ManagerEnvelope<K extends keyof ReplicaManagerMessages & string> = EnvelopeOf<ReplicaManagerMessages, K>;
+
+/** `${topicId}/${partition}`: a hosted partition's key. */
+function keyOf(topicId: string, partition: number): string {
+  return `${topicId}/${partition}`;
+}
+
+/** True for a file-system error (an errno code such as ENOSPC, EIO), as opposed to a bug. */
+function isDiskError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^E[A-Z0-9]+$/.test(code);
+}
+
+/** One broker's replica manager (module comment). */
+export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
+  private readonly brokerId: number;
+  private brokerEpoch = -1;
+  private image: MetadataImage | null = null;
+  private readonly replicas = new Map<string, HostedReplica>();
+  /** `${topic}-${partition}` -> the log dir holding it (found on disk at start, or chosen). */
+  private readonly partitionDirs = new Map<string, string>();
+  private readonly logDirActors: ActorRef<LogDirMessages>[] = [];
+  /** __consumer_offsets partition -> its coordinator on this broker. */
+  private readonly coordinators = new Map<number, ActorRef<GroupCoordinatorMessages>>();
+  private readonly offline = new Map<string, OfflinePartition>();
+  private applyChain: Promise<void> = Promise.resolve();
+  private readonly waiters: { offset: number; envelope: ManagerEnvelope<'replica-manager.await-applied'> }[] = [];
+  private heartbeatTimer: TimerHandle | null = null;
+  private offlineTimer: TimerHandle | null = null;
+  private resubscribe = false;
+  private stopping = false;
+
+  constructor(private readonly args: ReplicaManagerArgs) {
+    this.brokerId = args.config.nodeId;
+  }
+
+  async start(ctx: ActorContext): Promise<void> {
+    const { config } = this.args;
+    const registration = await ctx.request(
+      CONTROLLER_ACTOR_ID,
+      'controller.register-broker',
+      { brokerId: this.brokerId, host: this.args.host, port: this.args.port },
+      REQUEST_TIMEOUT_MS,
+    );
+    if (registration.errorCode !== ErrorCode.NONE)
+      throw new Error(
+        `broker ${this.brokerId}: the controller refused its registration (error ${registration.errorCode})`,
+      );
+    this.brokerEpoch = registration.brokerEpoch;
+    const image = await ctx.request(
+      CONTROLLER_ACTOR_ID,
+      'controller.subscribe',
+      { listener: replicaManagerRef(this.brokerId) },
+      REQUEST_TIMEOUT_MS,
+    );
+    for (const [index, logDir] of config.logDirs.entries()) {
+      const id = logDirActorId(this.brokerId, index);
+      const directoryId = ctx.random.bytes16().toString('base64url');
+      const args: LogDirArgs = { logDir, clusterId: image.clusterId, nodeId: this.brokerId, directoryId };
+      await ctx.spawn(id, 'log-dir', args, { pool: 'broker', brokerId: this.brokerId });
+      this.logDirActors.push(id);
+    }
+    this.scanLogDirs(ctx);
+    await this.enqueueApply(ctx, image);
+    this.armHeartbeat(ctx);
+    ctx.log.debug({ brokerId: this.brokerId, brokerEpoch: this.brokerEpoch }, 'replica manager started');
+  }
+
+  receive(envelope: EnvelopeOf<ReplicaManagerMessages>, ctx: ActorContext): void | Promise<void> {
+    const unknown: Envelope = envelope;
+    switch (envelope.type) {
+      case 'metadata.update':
+        void this.enqueueApply(ctx, envelope.body);
+        return;
+      case 'replica-manager.replica-state':
+        ctx.reply(envelope, { role: this.roleFor(envelope.body.topicId, envelope.body.partition) });
+        return;
+      case 'replica-manager.alter-partition':
+        return this.alterPartition(envelope, ctx);
+      case 'replica-manager.await-applied':
+        if ((this.image?.offset ?? -1) >= envelope.body.offset) ctx.reply(envelope, this.localState());
+        else this.waiters.push({ offset: envelope.body.offset, envelope });
+        return;
+      case 'replica-manager.hosted':
+        ctx.reply(envelope, {
+          partitions: [...this.replicas.values()].map((r) => ({
+            topic: r.topic,
+            partition: r.partition,
+            topicId: r.topicId,
+            logDir: this.partitionDirs.get(`${r.topic}-${r.partition}`) ?? '',
+          })),
+        });
+        return;
+      case 'replica-manager.shutdown':
+        return this.shutdown(envelope, ctx);
+      default:
+        ctx.log.warn({ type: unknown.type, from: unknown.from }, 'replica manager ignores unknown message type');
+    }
+  }
+
+  stop(ctx: ActorContext): void {
+    this.stopping = true;
+    if (this.heartbeatTimer !== null) ctx.timers.clearTimeout(this.heartbeatTimer);
+    if (this.offlineTimer !== null) ctx.timers.clearTimeout(this.offlineTimer);
+  }
+
+  // ---- metadata ----
+
+  /** Applies `image` after the ones before it; an image not newer than the last applied is ignored. */
+  private enqueueApply(ctx: ActorContext, image: MetadataImage): Promise<void> {
+    const next = this.applyChain.then(async () => {
+      if (this.stopping) return;
+      if (this.image !== null && image.offset <= this.image.offset) return;
+      await this.apply(ctx, image);
+    });
+    this.applyChain = next.catch((error) =>
+      ctx.log.error({ brokerId: this.brokerId, error: String(error) }, 'applying metadata failed'),
+    );
+    return next;
+  }
+
+  private async apply(ctx: ActorContext, image: MetadataImage): Promise<void> {
+    const previous = this.image;
+    this.image = image;
+    const assigned = new Map<string, { topic: TopicState; p: PartitionState }>();
+    for (const topic of image.topics)
+      for (const p of topic.partitions)
+        if (p.replicas.includes(this.brokerId)) assigned.set(keyOf(topic.topicId, p.partition), { topic, p });
+    // Gone: deleted topics (or partitions no longer assigned here) delete their logs.
+    const deletedTopics = new Set<string>();
+    for (const [key, hosted] of [...this.replicas.entries()]) {
+      if (assigned.has(key)) continue;
+      this.replicas.delete(key);
+      if (!image.topics.some((t) => t.topicId === hosted.topicId)) deletedTopics.add(hosted.topic);
+      await this.stopCoordinatorIf(ctx, hosted.topic, hosted.partition);
+      this.partitionDirs.delete(`${hosted.topic}-${hosted.partition}`);
+      await ctx
+        .request(hosted.actor, 'replica.delete', {}, REQUEST_TIMEOUT_MS)
+        .catch((error) => ctx.log.warn({ actor: hosted.actor, error: String(error) }, 'replica delete failed'));
+    }
+    for (const [key, entry] of [...this.offline.entries()])
+      if (!assigned.has(key)) {
+        this.offline.delete(key);
+        this.removeOrphanDir(ctx, entry.topic, entry.partition);
+      }
+    for (const name of deletedTopics) if (name !== OFFSETS_TOPIC) await this.tellCoordinatorsDeleted(ctx, name);
+    if (previous !== null)
+      for (const topic of previous.topics)
+        if (!image.topics.some((t) => t.topicId === topic.topicId))
+          ctx.log.info({ topic: topic.name, topicId: topic.topicId }, 'deleted topic');
+    // New or changed: start replicas (in parallel: a restart recovers every partition at once).
+    await Promise.all([...assigned.entries()].map(([key, { topic, p }]) => this.ensureReplica(ctx, key, topic, p)));
+    this.pushLocalState(ctx);
+    for (const waiter of this.waiters.splice(0))
+      if (image.offset >= waiter.offset) ctx.reply(waiter.envelope, this.localState());
+      else this.waiters.push(waiter);
+  }
+
+  /** The role of this broker's replica of a partition in the current image, or null if not assigned here. */
+  private roleFor(topicId: string, partition: number): PartitionRole | null {
+    const topic = this.image?.topics.find((t) => t.topicId === topicId);
+    const p = topic?.partitions[partition];
+    if (topic === undefined || p === undefined || !p.replicas.includes(this.brokerId)) return null;
+    return {
+      leader: p.leader,
+      leaderEpoch: p.leaderEpoch,
+      partitionEpoch: p.partitionEpoch,
+      replicas: p.replicas,
+      isr: p.isr,
+      config: effectiveLogConfig(topic.configs, this.args.config),
+    };
+  }
+
+  /**
+   * Starts this broker's replica of `p` if it has none, tells it its new role if that changed, and
+   * starts or stops the group coordinator of a __consumer_offsets partition with its leadership. A
+   * start that fails on the disk records the partition offline (retried); other errors are rethrown.
+   */
+  private async ensureReplica(ctx: ActorContext, key: string, topic: TopicState, p: PartitionState): Promise<void> {
+    const role = this.roleFor(topic.topicId, p.partition);
+    if (role === null) return;
+    const roleKey = `${role.leaderEpoch}/${role.partitionEpoch}/${JSON.stringify(topic.configs)}`;
+    try {
+      let hosted = this.replicas.get(key);
+      if (hosted === undefined) {
+        const actor = replicaActorId(this.brokerId, topic.topicId, p.partition);
+        await ctx.spawn(actor, 'replica', this.replicaArgs(topic, p.partition), {
+          pool: 'broker',
+          brokerId: this.brokerId,
+        });
+        hosted = { topic: topic.name, topicId: topic.topicId, partition: p.partition, actor, roleKey };
+        this.replicas.set(key, hosted);
+      } else if (hosted.roleKey !== roleKey) {
+        hosted.roleKey = roleKey;
+        await ctx.request(hosted.actor, 'replica.update-role', role, REQUEST_TIMEOUT_MS);
+      }
+      if (topic.name === OFFSETS_TOPIC) {
+        if (p.leader === this.brokerId) await this.startCoordinator(ctx, p.partition, hosted.actor);
+        else await this.stopCoordinatorIf(ctx, topic.name, p.partition);
+      }
+      if (this.offline.delete(key))
+        ctx.log.info({ topic: topic.name, partition: p.partition }, 'offline partition is online again');
+    } catch (error) {
+      if (!isDiskError(error)) throw error;
+      const reason = (error as Error).message;
+      if (!this.offline.has(key))
+        ctx.log.error(
+          { topic: topic.name, partition: p.partition, error: reason },
+          `partition ${topic.name}-${p.partition} could not start on the disk and is offline: ` +
+            `requests for it answer KAFKA_STORAGE_ERROR; retrying every ${OFFLINE_REPLICA_RETRY_MS} ms`,
+        );
+      this.offline.set(key, { topic: topic.name, partition: p.partition, reason });
+      this.armOfflineRetry(ctx);
+    }
+  }
+
+  private replicaArgs(topic: TopicState, partition: number): ReplicaArgs {
+    const { config } = this.args;
+    const dirName = `${topic.name}-${partition}`;
+    const logDir = this.partitionDirs.get(dirName) ?? this.chooseLogDir();
+    this.partitionDirs.set(dirName, logDir);
+    const p = topic.partitions[partition]!;
+    return {
+      topic: topic.name,
+      topicId: topic.topicId,
+      partition,
+      logDir,
+      brokerId: this.brokerId,
+      leaderEpoch: p.leaderEpoch,
+      config: effectiveLogConfig(topic.configs, config),
+      logDirActor: this.logDirActors[config.logDirs.indexOf(logDir)]!,
+      checkpointIntervalMs: config.replicaHighWatermarkCheckpointIntervalMs,
+      retentionCheckIntervalMs: config.logRetentionCheckIntervalMs,
+      isr: p.isr,
+    };
+  }
+
+  /** Starts the coordinator of a __consumer_offsets partition beside its replica, unless it runs. */
+  private async startCoordinator(
+    ctx: ActorContext,
+    partition: number,
+    replicaActor: ActorRef<ReplicaMessages>,
+  ): Promise<void> {
+    if (this.coordinators.has(partition)) return;
+    const { config } = this.args;
+    const id = groupCoordinatorActorId(this.brokerId, partition);
+    const args: GroupCoordinatorArgs = {
+      partition,
+      replicaActor,
+      config: {
+        initialRebalanceDelayMs: config.groupInitialRebalanceDelayMs,
+        minSessionTimeoutMs: config.groupMinSessionTimeoutMs,
+        maxSessionTimeoutMs: config.groupMaxSessionTimeoutMs,
+        maxSize: config.groupMaxSize,
+        offsetMetadataMaxBytes: config.offsetMetadataMaxBytes,
+        offsetsRetentionMs: config.offsetsRetentionMinutes * 60_000,
+        offsetsRetentionCheckIntervalMs: config.offsetsRetentionCheckIntervalMs,
+      },
+    };
+    await ctx.spawn(id, 'group-coordinator', args, { pool: 'broker', brokerId: this.brokerId });
+    this.coordinators.set(partition, id);
+  }
+
+  private async stopCoordinatorIf(ctx: ActorContext, topic: string, partition: number): Promise<void> {
+    if (topic !== OFFSETS_TOPIC) return;
+    const coordinator = this.coordinators.get(partition);
+    if (coordinator === undefined) return;
+    this.coordinators.delete(partition);
+    this.pushLocalState(ctx); // NOT_COORDINATOR from now on
+    await ctx.stopActor(coordinator).catch(() => undefined);
+  }
+
+  /** Kafka's onPartitionsDeleted: every local coordinator drops the groups' offsets of a deleted topic. */
+  private async tellCoordinatorsDeleted(ctx: ActorContext, topic: string): Promise<void> {
+    await Promise.all(
+      [...this.coordinators.values()].map((id) =>
+        ctx
+          .request(id, 'group.topics-deleted', { topics: [topic] }, REQUEST_TIMEOUT_MS)
+          .catch((error) =>
+            ctx.log.warn(
+              { coordinator: id, topic, error: String(error) },
+              'telling a group coordinator about a deleted topic failed',
+            ),
+          ),
+      ),
+    );
+  }
+
+  // ---- log dirs ----
+
+  /** Finds the partition directories already on disk, so a restarted broker reopens them in place. */
+  private scanLogDirs(ctx: ActorContext): void {
+    for (const logDir of this.args.config.logDirs) {
+      const names = ctx.fs.exists(logDir) ? ctx.fs.readdir(logDir) : [];
+      for (const name of names) if (/^.+-\d+$/.test(name)) this.partitionDirs.set(name, logDir);
+    }
+  }
+
+  /** The log dir for a new partition: the one holding the fewest partitions (Kafka's rule). */
+  private chooseLogDir(): string {
+    const counts = new Map(this.args.config.logDirs.map((d) => [d, 0]));
+    for (const dir of this.partitionDirs.values()) counts.set(dir, (counts.get(dir) ?? 0) + 1);
+    return [...counts.entries()].sort((a, b) => a[1] - b[1])[0]![0];
+  }
+
+  /** A deleted partition that never started here: what its failed start left on disk goes. */
+  private removeOrphanDir(ctx: ActorContext, topic: string, partition: number): void {
+    const dirName = `${topic}-${partition}`;
+    const logDir = this.partitionDirs.get(dirName);
+    this.partitionDirs.delete(dirName);
+    if (logDir === undefined) return;
+    try {
+      ctx.fs.rmrf(`${logDir}/${dirName}`);
+    } catch (error) {
+      ctx.log.warn({ dir: dirName, error: String(error) }, 'removing an offline partition failed');
+    }
+  }
+
+  // ---- offline partitions ----
+
+  private armOfflineRetry(ctx: ActorContext): void {
+    if (this.offlineTimer !== null || this.stopping) return;
+    this.offlineTimer = ctx.timers.setTimeout(() => {
+      this.offlineTimer = null;
+      const image = this.image;
+      if (image === null || this.offline.size === 0) return;
+      // Through the apply chain, so a retry never races a metadata update.
+      const retry = this.applyChain.then(async () => {
+        await Promise.all(
+          [...this.offline.keys()].map(async (key) => {
+            const [topicId, partition] = key.split('/') as [string, string];
+            const topic = image.topics.find((t) => t.topicId === topicId);
+            const p = topic?.partitions[Number(partition)];
+            if (topic === undefined || p === undefined) this.offline.delete(key);
+            else await this.ensureReplica(ctx, key, topic, p);
+          }),
+        );
+        this.pushLocalState(ctx);
+      });
+      this.applyChain = retry.catch((error) =>
+        ctx.log.error({ error: String(error) }, 'retrying offline partitions failed'),
+      );
+    }, OFFLINE_REPLICA_RETRY_MS);
+  }
+
+  // ---- controller ----
+
+  private async alterPartition(
+    envelope: ManagerEnvelope<'replica-manager.alter-partition'>,
+    ctx: ActorContext,
+  ): Promise<void> {
+    const { topicId, partition, leaderEpoch, partitionEpoch, newIsr } = envelope.body;
+    try {
+      const result = await ctx.request(
+        CONTROLLER_ACTOR_ID,
+        'controller.alter-partition',
+        {
+          brokerId: this.brokerId,
+          brokerEpoch: this.brokerEpoch,
+          topicId,
+          partition,
+          leaderEpoch,
+          partitionEpoch,
+          newIsr,
+        },
+        REQUEST_TIMEOUT_MS,
+      );
+      const topic = this.image?.topics.find((t) => t.topicId === topicId);
+      const role: PartitionRole | null =
+        result.state === null || topic === undefined
+          ? null
+          : {
+              leader: result.state.leader,
+              leaderEpoch: result.state.leaderEpoch,
+              partitionEpoch: result.state.partitionEpoch,
+              replicas: result.state.replicas,
+              isr: result.state.isr,
+              config: effectiveLogConfig(topic.configs, this.args.config),
+            };
+      ctx.reply(envelope, { errorCode: result.errorCode, role });
+    } catch (error) {
+      ctx.log.warn({ topicId, partition, error: String(error) }, 'AlterPartition did not reach the controller');
+      ctx.reply(envelope, { errorCode: ErrorCode.REQUEST_TIMED_OUT, role: null });
+    }
+  }
+
+  private armHeartbeat(ctx: ActorContext): void {
+    if (this.stopping) return;
+    this.heartbeatTimer = ctx.timers.setTimeout(() => {
+      this.heartbeatTimer = null;
+      void this.heartbeat(ctx).finally(() => this.armHeartbeat(ctx));
+    }, this.args.config.brokerHeartbeatIntervalMs);
+  }
+
+  /**
+   * One heartbeat. A heartbeat that fails (the controller's worker restarting) or finds this broker
+   * fenced or its epoch stale makes the manager register and subscribe again, so it never misses an image.
+   */
+  private async heartbeat(ctx: ActorContext, wantShutDown = false): Promise<boolean> {
+    try {
+      const reply = await ctx.request(
+        CONTROLLER_ACTOR_ID,
+        'controller.broker-heartbeat',
+        { brokerId: this.brokerId, brokerEpoch: this.brokerEpoch, wantShutDown },
+        this.args.config.brokerHeartbeatIntervalMs * 2,
+      );
+      if (wantShutDown) return reply.shutdownReady;
+      if (reply.errorCode === ErrorCode.STALE_BROKER_EPOCH || (reply.fenced && !this.stopping)) {
+        const registration = await ctx.request(
+          CONTROLLER_ACTOR_ID,
+          'controller.register-broker',
+          { brokerId: this.brokerId, host: this.args.host, port: this.args.port },
+          REQUEST_TIMEOUT_MS,
+        );
+        if (registration.errorCode === ErrorCode.NONE) this.brokerEpoch = registration.brokerEpoch;
+        this.resubscribe = true;
+      }
+      if (this.resubscribe) {
+        this.resubscribe = false;
+        const image = await ctx.request(
+          CONTROLLER_ACTOR_ID,
+          'controller.subscribe',
+          { listener: replicaManagerRef(this.brokerId) },
+          REQUEST_TIMEOUT_MS,
+        );
+        void this.enqueueApply(ctx, image);
+      }
+      return false;
+    } catch (error) {
+      this.resubscribe = true;
+      ctx.log.debug({ brokerId: this.brokerId, error: String(error) }, 'heartbeat failed');
+      return false;
+    }
+  }
+
+  // ---- network and shutdown ----
+
+  private localState(): LocalBrokerState {
+    return {
+      appliedOffset: this.image?.offset ?? -1,
+      brokerEpoch: this.brokerEpoch,
+      offline: [...this.offline.values()],
+      coordinators: [...this.coordinators.keys()],
+    };
+  }
+
+  private pushLocalState(ctx: ActorContext): void {
+    ctx.send(networkNodeRef(this.brokerId), 'net.local-state', this.localState());
+  }
+
+  private async shutdown(envelope: ManagerEnvelope<'replica-manager.shutdown'>, ctx: ActorContext): Promise<void> {
+    const { controlled, timeoutMs } = envelope.body;
+    if (controlled) {
+      const deadline = ctx.clock.nowMs() + timeoutMs;
+      while (ctx.clock.nowMs() < deadline && !(await this.heartbeat(ctx, true)))
+        await new Promise<void>((resolve) => ctx.timers.setTimeout(resolve, 100));
+    }
+    this.stopping = true;
+    if (this.heartbeatTimer !== null) ctx.timers.clearTimeout(this.heartbeatTimer);
+    if (this.offlineTimer !== null) ctx.timers.clearTimeout(this.offlineTimer);
+    this.heartbeatTimer = null;
+    this.offlineTimer = null;
+    await this.applyChain.catch(() => undefined);
+    await Promise.all([...this.coordinators.values()].map((id) => ctx.stopActor(id).catch(() => undefined)));
+    this.coordinators.clear();
+    await Promise.all([...this.replicas.values()].map((r) => ctx.stopActor(r.actor).catch(() => undefined)));
+    this.replicas.clear();
+    await Promise.all(this.logDirActors.map((id) => ctx.stopActor(id).catch(() => undefined)));
+    ctx.reply(envelope, {});
+    ctx.exit();
+  }
+}
+
+/** Actor factory registered as kind `replica-manager` (src/runtime/registry.ts). */
+export function createReplicaManagerActor(args: ReplicaManagerArgs): Actor<ReplicaManagerMessages> {
+  return new ReplicaManagerActor(args);
+}
