@@ -28,6 +28,7 @@ import { replicaActorId } from './replica/messages';
 import type { ReplicaMessages } from './replica/messages';
 import type { BrokerContext } from './network/broker-context';
 import { Dispatcher } from './network/dispatcher';
+import type { RequestDoneInfo } from './network/dispatcher';
 import { allHandlers } from './network/handlers';
 import { KafkaServer } from './network/server';
 import { OFFSETS_TOPIC, offsetsPartitionFor } from './group/offsets-records';
@@ -49,6 +50,10 @@ const MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION = 16;
 
 /** What a node needs of the cluster around it. */
 export interface NodeCluster {
+  /** Called with each image this node's cache takes (the admin API's metrics count ISR changes from them). */
+  onImage?(image: MetadataImage): void;
+  /** Called after each request this node served (the admin API's request metrics). */
+  onRequestDone?(info: RequestDoneInfo): void;
   /**
    * Resolves once every running broker's replica manager has applied metadata at least as new as
    * `offset` (so a created topic's replicas serve), bounded by the controller timeout.
@@ -88,7 +93,9 @@ export class BrokerNode implements BrokerContext {
     this.endpoint = endpoint;
     this.clock = endpoint.clock;
     this.timers = endpoint.timers;
-    this.dispatcher = new Dispatcher(allHandlers, () => this);
+    this.dispatcher = new Dispatcher(allHandlers, () => this, {
+      onRequestDone: cluster.onRequestDone ? (info) => cluster.onRequestDone?.(info) : undefined,
+    });
     this.server = new KafkaServer(
       async (frame, connection) => {
         await this.ready;
@@ -176,6 +183,12 @@ export class BrokerNode implements BrokerContext {
     this.clusterId = image.clusterId;
     this.topicsByName = new Map(image.topics.map((t) => [t.name, t]));
     this.topicsById = new Map(image.topics.map((t) => [t.topicId, t]));
+    this.cluster.onImage?.(image);
+  }
+
+  /** The image this node's cache holds (null before the first). */
+  get cachedImage(): MetadataImage | null {
+    return this.image;
   }
 
   /** Takes the replica manager's local state (offline partitions, running coordinators). */

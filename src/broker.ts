@@ -24,8 +24,14 @@ import { replicaManagerRef } from './replica-manager/messages';
 import { BrokerNode, CONTROLLER_TIMEOUT_MS } from './broker-node';
 import { lockLogDir, unlockLogDir } from './log-dir-lock';
 import { METADATA_DIR, validateLogDirs } from './log-dir-validation';
-import { EXIT_CONFIG, StartupError, unlessAborted } from './startup-error';
+import { EXIT_CONFIG, EXIT_FAILURE, StartupError, unlessAborted } from './startup-error';
 import { promises as fsp } from 'node:fs';
+import type { MetadataImage } from './controller/metadata-records';
+import type { RequestDoneInfo } from './network/dispatcher';
+import { AdminListenError, startAdminServer } from './admin/admin-server';
+import type { AdminServer } from './admin/admin-server';
+import { BrokerStateError, UnknownBrokerError } from './admin/cluster-view';
+import type { BrokerInfo, ClusterObserver, ClusterView, PartitionInfo } from './admin/cluster-view';
 
 export { OFFLINE_REPLICA_RETRY_MS } from './replica-manager/replica-manager-actor';
 
@@ -60,6 +66,8 @@ export interface RunningCluster {
   startBroker(nodeId: number): Promise<void>;
   /** Stops one broker cleanly (controlled shutdown first). */
   stopBroker(nodeId: number): Promise<void>;
+  /** The admin HTTP API's port (null without `adminPort`). */
+  readonly adminPort: number | null;
   /** Orderly shutdown of every broker, then the controller and the workers. */
   stop(): Promise<void>;
 }
@@ -70,6 +78,12 @@ export interface ClusterOptions {
   nodes?: number;
   runtime?: Runtime;
   signal?: AbortSignal;
+  /** Serve the admin HTTP API on 127.0.0.1:adminPort (0 picks a free port); null or absent: none. */
+  adminPort?: number | null;
+  /** A port in use for the admin API only warns (the port was not asked for: the default). */
+  adminPortOptional?: boolean;
+  /** Let the admin API crash and start brokers (`--fault-injection`). */
+  faultInjection?: boolean;
 }
 
 /**
@@ -136,6 +150,8 @@ export async function startCluster(
   const cluster = new Cluster(config, configs, logger, runtime);
   try {
     await cluster.start(options.signal);
+    if (options.adminPort !== undefined && options.adminPort !== null)
+      await cluster.startAdmin(options.adminPort, options.faultInjection ?? false, options.adminPortOptional ?? false);
   } catch (error) {
     await cluster.stop().catch(() => undefined);
     throw error;
@@ -153,6 +169,10 @@ interface NodeEntry {
 
 class Cluster implements RunningCluster {
   clusterId = '';
+  adminPort: number | null = null;
+  private admin: AdminServer | null = null;
+  private readonly observers = new Set<ClusterObserver>();
+  private newestImage: MetadataImage | null = null;
   private readonly entries: NodeEntry[] = [];
   private readonly lockedDirs: string[] = [];
   private readonly metadataDir: string;
@@ -171,6 +191,8 @@ class Cluster implements RunningCluster {
       const endpoint = runtime.endpoint(`net/${c.nodeId}`);
       const node = new BrokerNode(c, log.child({ nodeId: c.nodeId }), endpoint, {
         awaitApplied: (offset) => this.awaitApplied(offset),
+        onImage: (image) => this.observeImage(image),
+        onRequestDone: (info) => this.observeRequest(info),
       });
       this.entries.push({ config: c, node, state: 'stopped', port: 0 });
     }
@@ -392,9 +414,121 @@ class Cluster implements RunningCluster {
     await entry.node.closeListener();
   }
 
+  // ---- admin API ----
+
+  /** Starts the admin HTTP API on 127.0.0.1:`port`; a port in use is a {@link StartupError}. */
+  async startAdmin(port: number, faultInjection: boolean, optional: boolean): Promise<void> {
+    try {
+      this.admin = await startAdminServer(this.view(faultInjection), { port, logger: this.log });
+    } catch (error) {
+      if (!(error instanceof AdminListenError)) throw error;
+      if (optional) {
+        this.log.warn(
+          { port, error: error.message },
+          'admin API not started: its default port is taken (--admin-port chooses another)',
+        );
+        return;
+      }
+      throw new StartupError(`${error.message}: choose another port with --admin-port`, EXIT_FAILURE);
+    }
+    this.adminPort = this.admin.port;
+    this.log.info({ port: this.adminPort, faultInjection }, 'admin API listening');
+  }
+
+  private observeImage(image: MetadataImage): void {
+    if (this.newestImage !== null && image.offset <= this.newestImage.offset) return;
+    this.newestImage = image;
+    for (const observer of this.observers) observer.observeMetadata(image);
+  }
+
+  private observeRequest(info: RequestDoneInfo): void {
+    for (const observer of this.observers) observer.recordRequest(info);
+  }
+
+  /** The cluster as the admin API sees it (admin/cluster-view.ts). */
+  private view(faultInjection: boolean): ClusterView {
+    const entryOf = (id: number): NodeEntry => {
+      const entry = this.entries.find((e) => e.config.nodeId === id);
+      if (entry === undefined) throw new UnknownBrokerError(id);
+      return entry;
+    };
+    return {
+      faultInjection,
+      brokers: async (): Promise<BrokerInfo[]> =>
+        this.entries.map((e) => {
+          const registered = this.newestImage?.brokers.find((b) => b.nodeId === e.config.nodeId);
+          const advertised = e.config.advertisedListeners[0] ?? e.config.listeners[0]!;
+          return {
+            id: e.config.nodeId,
+            host: advertised.host,
+            port: e.port,
+            state: e.state === 'stopped' ? 'stopped' : registered?.fenced === true ? 'fenced' : 'running',
+            brokerEpoch: registered?.brokerEpoch ?? -1,
+          };
+        }),
+      partitions: () => this.describePartitions(),
+      crashBroker: async (id) => {
+        const entry = entryOf(id);
+        if (entry.state !== 'running') throw new BrokerStateError(id, 'stopped', 'crash');
+        await this.crashBroker(id);
+      },
+      startBroker: async (id) => {
+        const entry = entryOf(id);
+        if (entry.state !== 'stopped') throw new BrokerStateError(id, 'running', 'start');
+        await this.startBroker(id);
+      },
+      watch: (observer) => {
+        this.observers.add(observer);
+        if (this.newestImage !== null) observer.observeMetadata(this.newestImage);
+        return () => this.observers.delete(observer);
+      },
+    };
+  }
+
+  /** Every partition with its leader, ISR and each replica's LEO, fsynced offset and HW (-1 when its broker is down). */
+  private async describePartitions(): Promise<PartitionInfo[]> {
+    const image = this.newestImage;
+    if (image === null) return [];
+    const running = new Map(this.entries.filter((e) => e.state === 'running').map((e) => [e.config.nodeId, e]));
+    const live = new Set(image.brokers.filter((b) => !b.fenced).map((b) => b.nodeId));
+    const topics = [...image.topics].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const out: PartitionInfo[] = [];
+    for (const topic of topics)
+      for (const p of topic.partitions) {
+        const perReplica = await Promise.all(
+          p.replicas.map(async (brokerId) => {
+            const unknown = { brokerId, logEndOffset: -1, fsyncedOffset: -1, highWatermark: -1 };
+            const entry = running.get(brokerId);
+            if (entry === undefined) return unknown;
+            return entry.node.endpoint
+              .request(replicaActorId(brokerId, topic.topicId, p.partition), 'replica.describe', {}, 5_000)
+              .then((d) => ({
+                brokerId,
+                logEndOffset: d.logEndOffset,
+                fsyncedOffset: d.fsyncedOffset,
+                highWatermark: d.highWatermark,
+              }))
+              .catch(() => unknown);
+          }),
+        );
+        out.push({
+          topic: topic.name,
+          partition: p.partition,
+          leader: p.leader,
+          leaderEpoch: p.leaderEpoch,
+          replicas: p.replicas,
+          isr: p.isr,
+          offlineReplicas: p.replicas.filter((id) => !live.has(id)),
+          perReplica,
+        });
+      }
+    return out;
+  }
+
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    await this.admin?.close().catch(() => undefined);
     for (const entry of this.entries) await entry.node.closeListener();
     await Promise.all(this.entries.filter((e) => e.state === 'running').map((e) => this.stopEntry(e, false)));
     await this.runtime.stopActor(CONTROLLER_ID).catch(() => undefined);

@@ -31,6 +31,10 @@ export interface StartArgs {
   dataDir: string | null;
   /** `--nodes N`: how many brokers this process runs (node ids 0..N-1; default 1). */
   nodes: number;
+  /** `--admin-port N` (0 = a free port), or null for the default (see main.ts: 9644, or free with `--port 0`). */
+  adminPort: number | null;
+  /** `--fault-injection`: the admin API may crash and start brokers. */
+  faultInjection: boolean;
 }
 
 /**
@@ -81,10 +85,23 @@ export function parseCliArgs(argv: readonly string[], output: CliOutput = defaul
       'run a cluster of n brokers in this process: node ids 0..n-1 on ports port..port+n-1, logs in <data-dir>/node-<i>',
       parseNodes,
     )
+    .option(
+      '--admin-port <n>',
+      'serve the admin HTTP API on 127.0.0.1:<n> (default 9644; a free port with --port 0; 0 = a free port)',
+      parsePort,
+    )
+    .option('--fault-injection', 'let the admin API crash and start brokers (POST /v1/brokers/{id}/crash|start)')
     .action(
       (
         file: string | undefined,
-        options: { override?: Array<[string, string]>; port?: number; dataDir?: string; nodes?: number },
+        options: {
+          override?: Array<[string, string]>;
+          port?: number;
+          dataDir?: string;
+          nodes?: number;
+          adminPort?: number;
+          faultInjection?: boolean;
+        },
       ) => {
         command = {
           kind: 'start',
@@ -94,6 +111,8 @@ export function parseCliArgs(argv: readonly string[], output: CliOutput = defaul
             port: options.port ?? null,
             dataDir: options.dataDir ?? null,
             nodes: options.nodes ?? 1,
+            adminPort: options.adminPort ?? null,
+            faultInjection: options.faultInjection ?? false,
           },
         };
       },

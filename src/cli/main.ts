@@ -6,6 +6,7 @@
  * one plain line on stderr, `skiff: <problem>: <fix>`.
  */
 import { startCluster } from '../broker';
+import { DEFAULT_ADMIN_PORT } from '../admin/admin-defaults';
 import { ConfigError, type BrokerConfig } from '../config/broker-config';
 import { EXIT_USAGE, parseCliArgs, resolveStartConfig } from './args';
 import { processIo } from './client-process-io';
@@ -16,9 +17,16 @@ import { holdStartSignals, releaseStartSignals, takeOverStartSignal } from './st
 
 /** Starts the cluster `skiff start` asks for (one broker unless `--nodes`), as start-command.ts expects. */
 const startBrokerFn: StartBrokerFn = async (config, logger, options) => {
-  const cluster = await startCluster(config, logger, options);
+  const { admin } = options;
+  const cluster = await startCluster(config, logger, {
+    nodes: options.nodes,
+    signal: options.signal,
+    adminPort: admin?.port ?? null,
+    adminPortOptional: admin?.defaulted ?? false,
+    faultInjection: options.faultInjection,
+  });
   const ports = cluster.brokers().map((b) => b.port);
-  return { boundPort: ports[0]!, boundPorts: ports, stop: () => cluster.stop() };
+  return { boundPort: ports[0]!, boundPorts: ports, adminPort: cluster.adminPort, stop: () => cluster.stop() };
 };
 
 /** Runs `skiff` with `argv` (without node and script path). */
@@ -63,7 +71,15 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
       exit: (code) => process.exit(code),
       now: () => performance.now(),
     },
-    command.args.nodes,
+    {
+      nodes: command.args.nodes,
+      // Redpanda's 9644 unless asked; with --port 0 (tests, several brokers on one host) a free port too.
+      admin:
+        command.args.adminPort !== null
+          ? { port: command.args.adminPort, defaulted: false }
+          : { port: command.args.port === 0 ? 0 : DEFAULT_ADMIN_PORT, defaulted: true },
+      faultInjection: command.args.faultInjection,
+    },
   );
 }
 

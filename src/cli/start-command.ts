@@ -21,6 +21,8 @@ export interface BrokerHandle {
   boundPort: number;
   /** Every broker's bound port when the process runs several (`--nodes`); absent for one. */
   boundPorts?: number[];
+  /** The admin HTTP API's port, when it serves one. */
+  adminPort?: number | null;
   stop(): Promise<void>;
 }
 
@@ -28,11 +30,17 @@ export interface BrokerHandle {
  * The contract of `startBroker` in src/broker.ts: rejects with StartupError (a plain line and an
  * exit code) for what the operator can fix, with StartAbortedError once `signal` aborted it.
  */
-export type StartBrokerFn = (
-  config: BrokerConfig,
-  logger: Logger,
-  options: { signal: AbortSignal; nodes: number },
-) => Promise<BrokerHandle>;
+export type StartBrokerFn = (config: BrokerConfig, logger: Logger, options: StartOptions) => Promise<BrokerHandle>;
+
+/** What `skiff start`'s flags ask of the start beyond the config. */
+export interface StartOptions {
+  signal: AbortSignal;
+  /** How many brokers (`--nodes`). */
+  nodes: number;
+  /** The admin API's port; `defaulted` when no --admin-port was given (then a port in use only warns). */
+  admin: { port: number; defaulted: boolean } | null;
+  faultInjection: boolean;
+}
 
 /** Everything `runStart` touches outside itself. */
 export interface StartDeps {
@@ -76,7 +84,11 @@ export function listeningLine(host: string, port: number): string {
  * Starts the broker and wires shutdown. Resolves once the broker is serving (or has failed or been
  * interrupted: then it has printed why and called `exit`).
  */
-export async function runStart(config: BrokerConfig, deps: StartDeps, nodes = 1): Promise<void> {
+export async function runStart(
+  config: BrokerConfig,
+  deps: StartDeps,
+  flags: Omit<StartOptions, 'signal'> = { nodes: 1, admin: null, faultInjection: false },
+): Promise<void> {
   const { logger } = deps;
   let handle: BrokerHandle | null = null;
   let stopRequested = false;
@@ -141,7 +153,7 @@ export async function runStart(config: BrokerConfig, deps: StartDeps, nodes = 1)
     return;
   }
   try {
-    handle = await deps.startBroker(config, logger, { signal: aborter.signal, nodes });
+    handle = await deps.startBroker(config, logger, { ...flags, signal: aborter.signal });
   } catch (err) {
     if (stopRequested || err instanceof StartAbortedError) {
       logger.info('start interrupted: stopped');
@@ -167,4 +179,6 @@ export async function runStart(config: BrokerConfig, deps: StartDeps, nodes = 1)
   const listener = config.listeners[0];
   assert(listener !== undefined, 'a parsed BrokerConfig has one listener');
   for (const port of handle.boundPorts ?? [handle.boundPort]) deps.printLine(listeningLine(listener.host, port));
+  if (handle.adminPort !== undefined && handle.adminPort !== null)
+    deps.printLine(`skiff admin API on http://127.0.0.1:${handle.adminPort}`);
 }

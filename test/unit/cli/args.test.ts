@@ -21,7 +21,15 @@ function startArgs(argv: string[]): StartArgs {
   return (command as { kind: 'start'; args: StartArgs }).args;
 }
 
-const NO_ARGS: StartArgs = { propertiesFile: null, overrides: [], port: null, dataDir: null, nodes: 1 };
+const NO_ARGS: StartArgs = {
+  propertiesFile: null,
+  overrides: [],
+  port: null,
+  dataDir: null,
+  nodes: 1,
+  adminPort: null,
+  faultInjection: false,
+};
 
 describe('parseCliArgs', () => {
   it('parses a bare start', () => {
@@ -60,6 +68,8 @@ describe('parseCliArgs', () => {
         port: 0,
         dataDir: '/tmp/d',
         nodes: 1,
+        adminPort: null,
+        faultInjection: false,
       },
     );
   });
@@ -134,6 +144,8 @@ describe('resolveStartConfig', () => {
         port: 0,
         dataDir: '/from/flag',
         nodes: 1,
+        adminPort: null,
+        faultInjection: false,
       },
       readFile,
     );
