@@ -130,6 +130,8 @@ class Broker implements BrokerContext {
    */
   private readonly offline = new Map<string, OfflineReplica>();
   private offlineRetryTimer: TimerHandle | null = null;
+  private heartbeatTimer: TimerHandle | null = null;
+  private brokerEpoch = -1;
   private readonly lockedDirs: string[] = [];
   private applyChain: Promise<void> = Promise.resolve();
   private readonly dispatcher: Dispatcher;
@@ -191,13 +193,19 @@ class Broker implements BrokerContext {
     }
     const controllerArgs: ControllerArgs = {
       metadataDir: path.join(this.logDirs[0]!, METADATA_DIR),
-      brokers: [
-        { nodeId: this.nodeId, host: this.config.advertisedListeners[0]?.host ?? listener.host, port: listener.port },
-      ],
+      nodeIds: [this.nodeId],
       numPartitions: this.config.numPartitions,
       defaultReplicationFactor: this.config.defaultReplicationFactor,
+      brokerSessionTimeoutMs: this.config.brokerSessionTimeoutMs,
+      uncleanLeaderElectionEnable: this.config.uncleanLeaderElectionEnable,
+      autoLeaderRebalanceEnable: this.config.autoLeaderRebalanceEnable,
+      leaderImbalanceCheckIntervalSeconds: this.config.leaderImbalanceCheckIntervalSeconds,
+      leaderImbalancePerBrokerPercentage: this.config.leaderImbalancePerBrokerPercentage,
     };
     await step(this.runtime.spawn(CONTROLLER_ID, 'controller', controllerArgs, { pool: 'controller' }));
+    // Until the replica manager takes this over: register (an unregistered broker leads nothing) and
+    // keep the session alive, so the controller does not fence this broker after its session timeout.
+    await step(this.registerWithController());
     const image = await step(
       this.endpoint.request(CONTROLLER_ID, 'controller.get-metadata', {}, CONTROLLER_TIMEOUT_MS),
     );
@@ -229,6 +237,41 @@ class Broker implements BrokerContext {
       },
       'broker started',
     );
+  }
+
+  /** Registers this broker with the controller and starts its heartbeats (re-registering when fenced). */
+  private async registerWithController(): Promise<void> {
+    const advertised = this.brokers()[0]!;
+    const reply = await this.endpoint.request(
+      CONTROLLER_ID,
+      'controller.register-broker',
+      { brokerId: this.nodeId, host: advertised.host, port: advertised.port },
+      CONTROLLER_TIMEOUT_MS,
+    );
+    if (reply.errorCode !== 0) throw new Error(`broker registration refused with error code ${reply.errorCode}`);
+    this.brokerEpoch = reply.brokerEpoch;
+    this.scheduleHeartbeat();
+  }
+
+  private scheduleHeartbeat(): void {
+    if (this.stopped) return;
+    this.heartbeatTimer = this.timers.setTimeout(() => {
+      this.heartbeatTimer = null;
+      this.endpoint
+        .request(
+          CONTROLLER_ID,
+          'controller.broker-heartbeat',
+          { brokerId: this.nodeId, brokerEpoch: this.brokerEpoch },
+          CONTROLLER_TIMEOUT_MS,
+        )
+        .then((reply) =>
+          reply.errorCode !== 0 || reply.fenced ? this.registerWithController() : this.scheduleHeartbeat(),
+        )
+        .catch((error) => {
+          this.log.warn({ error: String(error) }, 'broker heartbeat failed');
+          this.scheduleHeartbeat();
+        });
+    }, this.config.brokerHeartbeatIntervalMs);
   }
 
   /** Binds the Kafka listener; a port in use or not ours to bind is a {@link StartupError}. */
@@ -307,6 +350,8 @@ class Broker implements BrokerContext {
     this.stopped = true;
     if (this.offlineRetryTimer !== null) this.timers.clearTimeout(this.offlineRetryTimer);
     this.offlineRetryTimer = null;
+    if (this.heartbeatTimer !== null) this.timers.clearTimeout(this.heartbeatTimer);
+    this.heartbeatTimer = null;
     await this.server.close().catch(() => undefined);
     await this.applyChain.catch(() => undefined);
     await Promise.all([...this.coordinators.values()].map((id) => this.runtime.stopActor(id).catch(() => undefined)));
