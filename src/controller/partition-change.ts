@@ -48,7 +48,7 @@ function sameMembers(a: readonly number[], b: readonly number[]): boolean {
 export function changePartition(partition: PartitionState, request: PartitionChangeRequest): PartitionChange | null {
   const targetIsr = request.targetIsr ?? partition.isr;
   const valid = (brokerId: number): boolean => targetIsr.includes(brokerId) && request.isAcceptableLeader(brokerId);
-  let leader = NO_LEADER;
+  let leader: number;
   let unclean = false;
   const preferred = partition.replicas[0];
   if (request.election === 'preferred' && preferred !== undefined && valid(preferred)) leader = preferred;
