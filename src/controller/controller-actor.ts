@@ -78,7 +78,13 @@ export class ControllerActor implements Actor<ControllerMessages> {
 
   constructor(private readonly args: ControllerArgs) {}
 
-  start(ctx: ActorContext): void {
+  /**
+   * Replays the log and commits the new controller epoch. Async so that a refused log (the throw of
+   * MetadataLog.open) fails the spawn as a rejected start: the simulation runtime of main reports a
+   * synchronous throw from `start` as "crashed while starting" (an unhandled rejection of its abort
+   * promise) instead of the error itself.
+   */
+  async start(ctx: ActorContext): Promise<void> {
     this.ctx = ctx;
     const { log, records, frames } = MetadataLog.open(ctx.fs, this.args.metadataDir, ctx.log);
     this.log = log;
