@@ -101,6 +101,21 @@ export async function startBroker(
   return { boundPort: first!.port, clusterId: cluster.clusterId, stop: () => cluster.stop() };
 }
 
+/** The controller's spawn arguments for a cluster of `nodeIds` with broker defaults from `config`. */
+export function controllerArgsFor(config: BrokerConfig, nodeIds: number[], metadataDir: string): ControllerArgs {
+  return {
+    metadataDir,
+    nodeIds,
+    numPartitions: config.numPartitions,
+    defaultReplicationFactor: config.defaultReplicationFactor,
+    brokerSessionTimeoutMs: config.brokerSessionTimeoutMs,
+    uncleanLeaderElectionEnable: config.uncleanLeaderElectionEnable,
+    autoLeaderRebalanceEnable: config.autoLeaderRebalanceEnable,
+    leaderImbalanceCheckIntervalSeconds: config.leaderImbalanceCheckIntervalSeconds,
+    leaderImbalancePerBrokerPercentage: config.leaderImbalancePerBrokerPercentage,
+  };
+}
+
 /** Broker `index`'s config in a cluster of `nodes`: node id, port + index, `<dir>/node-<index>` when nodes > 1. */
 export function nodeConfig(config: BrokerConfig, index: number, nodes: number): BrokerConfig {
   if (nodes === 1) return { ...config, logDirs: config.logDirs.map((d) => path.resolve(d)) };
@@ -232,13 +247,11 @@ class Cluster implements RunningCluster {
         this.lockedDirs.push(logDir);
         if (lock.staleOwner !== null) staleOwners.push(lock.staleOwner);
       }
-    const controllerArgs: ControllerArgs = {
-      metadataDir: this.metadataDir,
-      brokers: [],
-      nodeIds: this.entries.map((e) => e.config.nodeId),
-      numPartitions: this.base.numPartitions,
-      defaultReplicationFactor: this.base.defaultReplicationFactor,
-    } as ControllerArgs;
+    const controllerArgs = controllerArgsFor(
+      this.base,
+      this.entries.map((e) => e.config.nodeId),
+      this.metadataDir,
+    );
     await step(this.runtime.spawn(CONTROLLER_ID, 'controller', controllerArgs, { pool: 'controller' }));
     for (const entry of this.entries) {
       const image = await step(entry.node.subscribe());

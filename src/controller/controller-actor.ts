@@ -1,14 +1,18 @@
 /**
  * The controller actor: the single writer of cluster metadata (DESIGN.md "Controller actor").
- * Every change is appended to the metadata log (fsynced) and only then applied, so a restart (the
- * supervisor re-spawns it) replays the log into the same state.
+ * Every change is appended to the metadata log (fsynced, one frame per change) and only then applied,
+ * so a restart (the supervisor re-spawns it) replays the log into the same state, and commits a
+ * controller epoch one above the last. After every change the whole new image goes to every
+ * subscriber (`metadata.update`).
  *
- * Its messages (`controller.get-metadata`, `controller.create-topics`, `controller.delete-topics`,
- * `controller.alter-topic-configs`, `controller.create-partitions`, `controller.init-producer-id`)
- * are declared with their bodies and replies in messages.ts.
+ * It owns topics (create, delete, configs, partitions, with Kafka's rack-unaware replica assignment
+ * over the active brokers), broker registration and sessions (a broker silent for
+ * broker.session.timeout.ms is fenced), elections when a broker leaves or returns, AlterPartition,
+ * ElectLeaders and the leader imbalance check (replication-control.ts), and producer ids. Its
+ * messages are declared with their bodies and replies in messages.ts.
  */
-import assert from 'node:assert/strict';
-import type { Actor, ActorContext, Envelope, EnvelopeOf } from '../runtime/actor';
+import type { Actor, ActorContext, ActorRef, Envelope, EnvelopeOf } from '../runtime/actor';
+import type { TimerHandle } from '../io/clock';
 import type {
   AlterConfigResult,
   AlterTopicConfigsCommand,
@@ -18,10 +22,24 @@ import type {
   CreateTopicResult,
   CreateTopicsCommand,
   DeleteTopicResult,
+  MetadataListenerMessages,
 } from './messages';
 import { ErrorCode } from '../protocol/error-codes';
 import { MetadataLog } from './metadata-log';
-import type { MetadataImage, MetadataRecord, PartitionState, TopicState } from './metadata-records';
+import type { MetadataImage, MetadataRecord } from './metadata-records';
+import { MetadataState } from './metadata-state';
+import { BrokerSessions } from './broker-sessions';
+import { partitionRecord } from './partition-change';
+import { assignReplicasRackUnaware, manualAssignmentInvalidReason } from './replica-assignment';
+import {
+  alterPartition,
+  brokerRemoval,
+  electLeaders,
+  leaderImbalanceElections,
+  leaderlessElections,
+  uncleanElectionEnabled,
+} from './replication-control';
+import type { Decision } from './replication-control';
 import { topicNameInvalidReason } from './topic-names';
 import { randomUuid } from './uuid';
 import { validateTopicConfigs } from '../config/topic-config';
@@ -30,11 +48,20 @@ import { validateTopicConfigs } from '../config/topic-config';
 export interface ControllerArgs {
   /** Directory of the metadata log (under the first log dir). */
   metadataDir: string;
-  /** Registered brokers with their advertised listener. */
-  brokers: { nodeId: number; host: string; port: number }[];
+  /** The cluster's node ids (0..N-1): only these may register. */
+  nodeIds: number[];
   /** Broker defaults for CreateTopics with -1 and for auto-creation. */
   numPartitions: number;
   defaultReplicationFactor: number;
+  /** broker.session.timeout.ms: a broker without a heartbeat for longer is fenced. */
+  brokerSessionTimeoutMs: number;
+  /** unclean.leader.election.enable, the default of the topic config of the same name. */
+  uncleanLeaderElectionEnable: boolean;
+  /** auto.leader.rebalance.enable, checked every leader.imbalance.check.interval.seconds. */
+  autoLeaderRebalanceEnable: boolean;
+  leaderImbalanceCheckIntervalSeconds: number;
+  /** leader.imbalance.per.broker.percentage: the share of not-led preferred partitions tolerated. */
+  leaderImbalancePerBrokerPercentage: number;
 }
 
 /** Upper bound on partitions per CreateTopics topic (a guard against absurd requests). */
@@ -42,20 +69,48 @@ const MAX_PARTITIONS_PER_TOPIC = 10_000;
 
 export class ControllerActor implements Actor<ControllerMessages> {
   private log!: MetadataLog;
-  private clusterId = '';
-  private nextProducerId = 0;
-  private readonly topicsById = new Map<string, TopicState>();
-  private readonly topicIdsByName = new Map<string, string>();
+  private ctx!: ActorContext;
+  private readonly state = new MetadataState();
+  private readonly subscribers = new Map<string, ActorRef<MetadataListenerMessages>>();
+  private readonly sessions = new BrokerSessions();
+  private sessionTimer: TimerHandle | null = null;
+  private imbalanceTimer: TimerHandle | null = null;
 
   constructor(private readonly args: ControllerArgs) {}
 
-  start(ctx: ActorContext): void {
-    const { log, records } = MetadataLog.open(ctx.fs, this.args.metadataDir, ctx.log);
+  /**
+   * Replays the log and commits the new controller epoch. Async so that a refused log (the throw of
+   * MetadataLog.open) fails the spawn as a rejected start: the simulation runtime of main reports a
+   * synchronous throw from `start` as "crashed while starting" (an unhandled rejection of its abort
+   * promise) instead of the error itself.
+   */
+  async start(ctx: ActorContext): Promise<void> {
+    this.ctx = ctx;
+    const { log, records, frames } = MetadataLog.open(ctx.fs, this.args.metadataDir, ctx.log);
     this.log = log;
-    for (const record of records) this.apply(record);
-    if (this.clusterId === '') this.commit([{ type: 'cluster', clusterId: randomUuid(ctx.random) }]);
+    for (const record of records) this.state.apply(record);
+    this.state.offset = frames;
+    const startRecords: MetadataRecord[] = [];
+    if (this.state.clusterId === '') startRecords.push({ type: 'cluster', clusterId: randomUuid(ctx.random) });
+    startRecords.push({ type: 'controller-epoch', controllerEpoch: this.state.controllerEpoch + 1 });
+    this.commit(startRecords);
+    // A restarted controller gives every live broker a whole session before fencing it; a leader
+    // named by a log that predates registration gets one too, to register in.
+    const nowMs = ctx.clock.monotonicMs();
+    for (const brokerId of this.args.nodeIds) {
+      if (this.state.isActive(brokerId) || (!this.state.isRegistered(brokerId) && this.state.leadsAny(brokerId)))
+        this.sessions.touch(brokerId, nowMs);
+    }
+    this.scheduleSessionCheck();
+    if (this.args.autoLeaderRebalanceEnable) this.scheduleImbalanceCheck();
     ctx.log.info(
-      { clusterId: this.clusterId, topics: this.topicsById.size, records: records.length },
+      {
+        clusterId: this.state.clusterId,
+        controllerEpoch: this.state.controllerEpoch,
+        topics: this.state.topicsById.size,
+        brokers: this.state.brokers.size,
+        records: records.length,
+      },
       'controller started from metadata log',
     );
   }
@@ -65,6 +120,10 @@ export class ControllerActor implements Actor<ControllerMessages> {
     const unknown: Envelope = envelope;
     switch (envelope.type) {
       case 'controller.get-metadata':
+        ctx.reply(envelope, this.image());
+        return;
+      case 'controller.subscribe':
+        this.subscribers.set(envelope.body.listener, envelope.body.listener);
         ctx.reply(envelope, this.image());
         return;
       case 'controller.create-topics':
@@ -80,9 +139,33 @@ export class ControllerActor implements Actor<ControllerMessages> {
         ctx.reply(envelope, { results: this.createPartitions(envelope.body), image: this.image() });
         return;
       case 'controller.init-producer-id': {
-        const producerId = this.nextProducerId;
+        const producerId = this.state.nextProducerId;
         this.commit([{ type: 'producer-ids', nextProducerId: producerId + 1 }]);
         ctx.reply(envelope, { producerId, producerEpoch: 0 });
+        return;
+      }
+      case 'controller.register-broker':
+        ctx.reply(envelope, this.registerBroker(envelope.body));
+        return;
+      case 'controller.broker-heartbeat':
+        ctx.reply(envelope, this.brokerHeartbeat(envelope.body));
+        return;
+      case 'controller.broker-down':
+        this.fenceBroker(envelope.body.brokerId, `broker down: ${envelope.body.reason}`);
+        ctx.reply(envelope, {});
+        return;
+      case 'controller.alter-partition': {
+        const { result, records, reason } = alterPartition(this.state, envelope.body);
+        if (reason !== null)
+          ctx.log.info({ ...envelope.body, errorCode: result.errorCode, reason }, 'AlterPartition refused');
+        this.commit(records);
+        ctx.reply(envelope, result);
+        return;
+      }
+      case 'controller.elect-leaders': {
+        const { results, decision } = electLeaders(this.state, envelope.body.electionType, envelope.body.partitions);
+        this.commitDecision(decision, 'ElectLeaders');
+        ctx.reply(envelope, { results });
         return;
       }
       default:
@@ -91,81 +174,191 @@ export class ControllerActor implements Actor<ControllerMessages> {
   }
 
   stop(): void {
+    if (this.sessionTimer) this.ctx.timers.clearTimeout(this.sessionTimer);
+    if (this.imbalanceTimer) this.ctx.timers.clearTimeout(this.imbalanceTimer);
     this.log.close();
   }
 
-  /** Appends records durably, then applies them (one writer; apply never fails after append). */
+  /**
+   * Appends the records of one change as one frame (durably), applies them, and pushes the new image
+   * to every subscriber. An empty change writes and pushes nothing.
+   */
   private commit(records: MetadataRecord[]): void {
+    if (records.length === 0) return;
     this.log.append(records);
-    for (const record of records) this.apply(record);
+    for (const record of records) this.state.apply(record);
+    this.state.offset++;
+    if (this.subscribers.size === 0) return;
+    const image = this.image();
+    for (const listener of this.subscribers.values()) this.ctx.send(listener, 'metadata.update', image);
   }
 
-  private apply(record: MetadataRecord): void {
-    switch (record.type) {
-      case 'cluster':
-        this.clusterId = record.clusterId;
-        return;
-      case 'topic':
-        assert.ok(!this.topicIdsByName.has(record.name), `topic ${record.name} applied twice`);
-        this.topicsById.set(record.topicId, {
-          name: record.name,
-          topicId: record.topicId,
-          configs: record.configs,
-          partitions: [],
-        });
-        this.topicIdsByName.set(record.name, record.topicId);
-        return;
-      case 'topic-configs': {
-        const topic = this.topicsById.get(record.topicId);
-        assert.ok(topic, `config record for unknown topic id ${record.topicId}`);
-        topic.configs = record.configs;
-        return;
-      }
-      case 'partition': {
-        const topic = this.topicsById.get(record.topicId);
-        assert.ok(topic, `partition record for unknown topic id ${record.topicId}`);
-        const state: PartitionState = {
-          partition: record.partition,
-          replicas: record.replicas,
-          isr: record.isr,
-          leader: record.leader,
-          leaderEpoch: record.leaderEpoch,
-          partitionEpoch: record.partitionEpoch ?? 0,
-        };
-        const previous = topic.partitions[record.partition];
-        if (previous) assert.ok(record.leaderEpoch >= previous.leaderEpoch, 'leader epochs only grow');
-        else assert.equal(record.partition, topic.partitions.length, 'partitions are created densely');
-        topic.partitions[record.partition] = state;
-        return;
-      }
-      case 'remove-topic': {
-        const topic = this.topicsById.get(record.topicId);
-        assert.ok(topic, `remove of unknown topic id ${record.topicId}`);
-        this.topicsById.delete(record.topicId);
-        this.topicIdsByName.delete(topic.name);
-        return;
-      }
-      case 'producer-ids':
-        assert.ok(record.nextProducerId > this.nextProducerId, 'producer ids only grow');
-        this.nextProducerId = record.nextProducerId;
-        return;
-      case 'register-broker':
-      case 'fence-broker':
-      case 'controller-epoch':
-        return; // not written yet: brokers are static until replication lands
-
+  /**
+   * Commits a decision's records as one change, between `before` and `after` (the broker records
+   * that go with them), and logs its leader changes under `cause`.
+   */
+  private commitDecision(
+    decision: Decision,
+    cause: string,
+    before: MetadataRecord[] = [],
+    after: MetadataRecord[] = [],
+  ): void {
+    this.commit([...before, ...decision.records, ...after]);
+    for (const e of decision.elected) {
+      if (e.unclean) this.ctx.log.warn({ ...e, cause }, 'unclean leader election: acknowledged records may be lost');
+      else this.ctx.log.info({ ...e, cause }, 'partition leader changed');
     }
   }
 
   private image(): MetadataImage {
-    return {
-      clusterId: this.clusterId,
-      controllerId: this.args.brokers[0]?.nodeId ?? 0,
-      offset: 0,
-      controllerEpoch: 0,
-      brokers: this.args.brokers.map((b) => ({ ...b, brokerEpoch: 0, fenced: false })),
-      topics: [...this.topicsById.values()],
+    return this.state.image(this.args.nodeIds[0] ?? 0);
+  }
+
+  // ---- brokers ----
+
+  /**
+   * Registration: a new broker epoch (the offset of the frame that records it, so larger than any
+   * before, as KRaft's), unfenced; leaderless partitions it can lead get it as leader in the same
+   * change. A broker that registers while still unfenced (its process restarted before anyone
+   * reported it down) keeps its leaderships.
+   */
+  private registerBroker(body: { brokerId: number; host: string; port: number }): {
+    errorCode: number;
+    brokerEpoch: number;
+  } {
+    if (!this.args.nodeIds.includes(body.brokerId)) {
+      this.ctx.log.warn({ brokerId: body.brokerId, nodeIds: this.args.nodeIds }, 'registration of an unknown node id');
+      return { errorCode: ErrorCode.INVALID_REQUEST, brokerEpoch: -1 };
+    }
+    const brokerEpoch = this.state.offset;
+    const decision = leaderlessElections(this.state, body.brokerId, this.args.uncleanLeaderElectionEnable);
+    const registration: MetadataRecord = {
+      type: 'register-broker',
+      brokerId: body.brokerId,
+      brokerEpoch,
+      host: body.host,
+      port: body.port,
     };
+    this.commitDecision(decision, `broker ${body.brokerId} registered`, [registration]);
+    this.sessions.touch(body.brokerId, this.ctx.clock.monotonicMs());
+    this.scheduleSessionCheck();
+    this.ctx.log.info({ ...body, brokerEpoch, elected: decision.elected.length }, 'broker registered');
+    return { errorCode: ErrorCode.NONE, brokerEpoch };
+  }
+
+  /**
+   * A heartbeat: STALE_BROKER_EPOCH unless it names the broker's current registration; a fenced
+   * broker stays fenced (it registers again to come back); otherwise its session is renewed. With
+   * `wantShutDown` (controlled shutdown) its leaderships move to other live ISR members, it leaves
+   * every ISR that has other members, and it is fenced, all in one change; it then leads nothing, so
+   * `shutdownReady` (Kafka's BrokerHeartbeatManager goes CONTROLLED_SHUTDOWN -> SHUTDOWN_NOW).
+   */
+  private brokerHeartbeat(body: { brokerId: number; brokerEpoch: number; wantShutDown?: boolean }): {
+    errorCode: number;
+    fenced: boolean;
+    shutdownReady: boolean;
+  } {
+    const broker = this.state.brokers.get(body.brokerId);
+    if (broker === undefined || broker.brokerEpoch !== body.brokerEpoch)
+      return { errorCode: ErrorCode.STALE_BROKER_EPOCH, fenced: true, shutdownReady: false };
+    const wantShutDown = body.wantShutDown === true;
+    if (broker.fenced) return { errorCode: ErrorCode.NONE, fenced: true, shutdownReady: wantShutDown };
+    if (!wantShutDown) {
+      this.sessions.touch(body.brokerId, this.ctx.clock.monotonicMs());
+      return { errorCode: ErrorCode.NONE, fenced: false, shutdownReady: false };
+    }
+    this.fenceBroker(body.brokerId, 'controlled shutdown');
+    return { errorCode: ErrorCode.NONE, fenced: true, shutdownReady: !this.state.leadsAny(body.brokerId) };
+  }
+
+  /**
+   * Fences `brokerId` in one change: it leaves every ISR (see brokerRemoval), its leaderships move,
+   * and a fence record ends its registration's right to lead. Idempotent: a fenced broker is in no
+   * ISR it could leave and leads nothing, so nothing is written. A node that never registered but
+   * is named by an older log loses its leaderships the same way, without a fence record.
+   */
+  private fenceBroker(brokerId: number, cause: string): void {
+    this.sessions.remove(brokerId);
+    const broker = this.state.brokers.get(brokerId);
+    const decision = brokerRemoval(this.state, brokerId, this.args.uncleanLeaderElectionEnable);
+    const fence: MetadataRecord[] =
+      broker !== undefined && !broker.fenced
+        ? [{ type: 'fence-broker', brokerId, brokerEpoch: broker.brokerEpoch }]
+        : [];
+    if (decision.records.length === 0 && fence.length === 0) return;
+    this.commitDecision(decision, cause, [], fence);
+    this.ctx.log.info({ brokerId, cause, partitionsChanged: decision.records.length }, 'broker fenced');
+  }
+
+  /** Arms the session timer for the first session to expire (a pending one is never later). */
+  private scheduleSessionCheck(): void {
+    if (this.sessionTimer !== null) return;
+    const expiryMs = this.sessions.nextExpiryMs(this.args.brokerSessionTimeoutMs);
+    if (expiryMs === null) return;
+    const delayMs = Math.max(0, expiryMs - this.ctx.clock.monotonicMs());
+    this.sessionTimer = this.ctx.timers.setTimeout(() => {
+      this.sessionTimer = null;
+      // One fence per change, as KRaft's maybeFenceOneStaleBroker: each is visible before the next.
+      const nowMs = this.ctx.clock.monotonicMs();
+      for (const brokerId of this.sessions.expired(nowMs, this.args.brokerSessionTimeoutMs))
+        this.fenceBroker(brokerId, `no heartbeat for more than ${this.args.brokerSessionTimeoutMs} ms`);
+      this.scheduleSessionCheck();
+    }, delayMs);
+  }
+
+  private scheduleImbalanceCheck(): void {
+    this.imbalanceTimer = this.ctx.timers.setTimeout(() => {
+      const decision = leaderImbalanceElections(this.state, this.args.leaderImbalancePerBrokerPercentage);
+      this.commitDecision(decision, 'leader imbalance check');
+      this.scheduleImbalanceCheck();
+    }, this.args.leaderImbalanceCheckIntervalSeconds * 1000);
+  }
+
+  // ---- topics ----
+
+  /**
+   * The partitions of a new topic (or new partitions of one) on the given replica lists: the ISR is
+   * the active replicas, the leader the first of them, both epochs 0 (`buildPartitionRegistration`).
+   */
+  private newPartitionRecords(topicId: string, firstPartition: number, assignments: number[][]): MetadataRecord[] {
+    return assignments.map((replicas, i) => {
+      const isr = replicas.filter((id) => this.state.isActive(id));
+      return partitionRecord(topicId, {
+        partition: firstPartition + i,
+        replicas,
+        isr,
+        leader: isr[0] ?? -1,
+        leaderEpoch: 0,
+        partitionEpoch: 0,
+      });
+    });
+  }
+
+  /**
+   * Why explicit assignments are refused (INVALID_REPLICA_ASSIGNMENT), or null: a bad replica list
+   * (replica-assignment.ts), or a partition none of whose replicas is active (it could get no leader).
+   */
+  private assignmentsInvalidReason(
+    assignments: readonly number[][],
+    firstPartition: number,
+    replicationFactor: number | null,
+  ): string | null {
+    let rf = replicationFactor;
+    for (const [i, replicas] of assignments.entries()) {
+      const reason = manualAssignmentInvalidReason(replicas, (id) => this.state.isRegistered(id), rf);
+      if (reason !== null) return reason;
+      rf = replicas.length;
+      if (!replicas.some((id) => this.state.isActive(id)))
+        return `All brokers specified in the manual partition assignment for partition ${firstPartition + i} are fenced or in controlled shutdown.`;
+    }
+    return null;
+  }
+
+  /** INVALID_REPLICATION_FACTOR's message when `replicationFactor` exceeds the active brokers, or null. */
+  private replicationFactorUnreachable(replicationFactor: number): string | null {
+    const active = this.state.activeBrokerIds().length;
+    if (replicationFactor <= active) return null;
+    return `Unable to replicate the partition ${replicationFactor} time(s): The target replication factor of ${replicationFactor} cannot be reached because only ${active} broker(s) are registered.`;
   }
 
   private createTopics(command: CreateTopicsCommand, ctx: ActorContext): CreateTopicResult[] {
@@ -184,51 +377,62 @@ export class ControllerActor implements Actor<ControllerMessages> {
       if (seen.has(request.name))
         return fail(ErrorCode.INVALID_REQUEST, `Duplicate topic name ${request.name} in request`);
       seen.add(request.name);
-      if (this.topicIdsByName.has(request.name))
+      if (this.state.topicIdsByName.has(request.name))
         return fail(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${request.name}' already exists.`);
       // Kafka's Topic.hasCollision: '.' and '_' map to the same metric name, so such names collide.
       const unified = request.name.replaceAll('.', '_');
-      const collision = [...this.topicIdsByName.keys()].find((name) => name.replaceAll('.', '_') === unified);
+      const collision = [...this.state.topicIdsByName.keys()].find((name) => name.replaceAll('.', '_') === unified);
       if (collision)
         return fail(
           ErrorCode.INVALID_TOPIC_EXCEPTION,
           `Topic '${request.name}' collides with existing topic: ${collision}`,
         );
-      const numPartitions = request.numPartitions === -1 ? this.args.numPartitions : request.numPartitions;
+      const manual = request.assignments ?? [];
+      let numPartitions: number;
+      let replicationFactor: number;
+      if (manual.length > 0) {
+        // KRaft's createTopic: an explicit assignment needs -1 for both counts (KIP-464).
+        if (request.replicationFactor !== -1)
+          return fail(
+            ErrorCode.INVALID_REQUEST,
+            'A manual partition assignment was specified, but replication factor was not set to -1.',
+          );
+        if (request.numPartitions !== -1)
+          return fail(
+            ErrorCode.INVALID_REQUEST,
+            'A manual partition assignment was specified, but numPartitions was not set to -1.',
+          );
+        const reason = this.assignmentsInvalidReason(manual, 0, null);
+        if (reason !== null) return fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT, reason);
+        numPartitions = manual.length;
+        replicationFactor = manual[0]!.length;
+      } else {
+        numPartitions = request.numPartitions === -1 ? this.args.numPartitions : request.numPartitions;
+        replicationFactor =
+          request.replicationFactor === -1 ? this.args.defaultReplicationFactor : request.replicationFactor;
+      }
       if (numPartitions <= 0 || numPartitions > MAX_PARTITIONS_PER_TOPIC) {
         return fail(
           ErrorCode.INVALID_PARTITIONS,
           `Number of partitions must be larger than 0 and at most ${MAX_PARTITIONS_PER_TOPIC}.`,
         );
       }
-      const replicationFactor =
-        request.replicationFactor === -1 ? this.args.defaultReplicationFactor : request.replicationFactor;
       if (replicationFactor <= 0)
         return fail(ErrorCode.INVALID_REPLICATION_FACTOR, 'Replication factor must be larger than 0.');
-      if (replicationFactor > this.args.brokers.length) {
-        return fail(
-          ErrorCode.INVALID_REPLICATION_FACTOR,
-          `Unable to replicate the partition ${replicationFactor} time(s): The target replication factor of ${replicationFactor} cannot be reached because only ${this.args.brokers.length} broker(s) are registered.`,
-        );
-      }
+      const unreachable = manual.length > 0 ? null : this.replicationFactorUnreachable(replicationFactor);
+      if (unreachable !== null) return fail(ErrorCode.INVALID_REPLICATION_FACTOR, unreachable);
       const configError = validateTopicConfigs(request.configs);
       if (configError) return fail(ErrorCode.INVALID_CONFIG, configError);
       const topicId = randomUuid(ctx.random);
       if (!command.validateOnly) {
-        const records: MetadataRecord[] = [{ type: 'topic', name: request.name, topicId, configs: request.configs }];
-        for (let partition = 0; partition < numPartitions; partition++) {
-          const replicas = this.assignReplicas(partition, replicationFactor);
-          records.push({
-            type: 'partition',
-            topicId,
-            partition,
-            replicas,
-            isr: replicas,
-            leader: replicas[0]!,
-            leaderEpoch: 0,
-          });
-        }
-        this.commit(records);
+        const assignments =
+          manual.length > 0
+            ? manual.map((replicas) => [...replicas])
+            : assignReplicasRackUnaware(numPartitions, replicationFactor, this.state.activeBrokerIds(), ctx.random);
+        this.commit([
+          { type: 'topic', name: request.name, topicId, configs: request.configs },
+          ...this.newPartitionRecords(topicId, 0, assignments),
+        ]);
         ctx.log.info({ topic: request.name, topicId, numPartitions, replicationFactor }, 'created topic');
       }
       return {
@@ -242,23 +446,13 @@ export class ControllerActor implements Actor<ControllerMessages> {
     });
   }
 
-  /** Round-robin replica assignment starting at a partition-dependent broker (Kafka's simple layout). */
-  private assignReplicas(partition: number, replicationFactor: number): number[] {
-    const nodeIds = this.args.brokers.map((b) => b.nodeId);
-    const replicas: number[] = [];
-    for (let i = 0; i < replicationFactor; i++) replicas.push(nodeIds[(partition + i) % nodeIds.length]!);
-    return replicas;
-  }
-
   private createPartitions(command: CreatePartitionsCommand): CreatePartitionsResult[] {
-    const nodeIds = new Set(this.args.brokers.map((b) => b.nodeId));
     const seen = new Set<string>();
     return command.topics.map((request) => {
       const fail = (errorCode: number, errorMessage: string) => ({ name: request.name, errorCode, errorMessage });
       if (seen.has(request.name)) return fail(ErrorCode.INVALID_REQUEST, `Duplicate topic ${request.name} in request`);
       seen.add(request.name);
-      const topicId = this.topicIdsByName.get(request.name);
-      const topic = topicId ? this.topicsById.get(topicId) : undefined;
+      const topic = this.state.topicByName(request.name);
       if (!topic) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `The topic '${request.name}' does not exist.`);
       const current = topic.partitions.length;
       if (request.count <= current) {
@@ -278,33 +472,33 @@ export class ControllerActor implements Actor<ControllerMessages> {
             `Increasing the number of partitions by ${added} but ${request.assignments.length} assignments provided.`,
           );
         }
-        if (
-          request.assignments.some(
-            (a) => a.length !== replicationFactor || a.some((id) => !nodeIds.has(id)) || new Set(a).size !== a.length,
-          )
-        ) {
-          return fail(
-            ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-            `Replica assignments must name ${replicationFactor} distinct registered brokers`,
-          );
-        }
+        const reason = this.assignmentsInvalidReason(request.assignments, current, replicationFactor);
+        if (reason !== null) return fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT, reason);
+      } else {
+        const unreachable = this.replicationFactorUnreachable(replicationFactor);
+        if (unreachable !== null) return fail(ErrorCode.INVALID_REPLICATION_FACTOR, unreachable);
       }
       if (!command.validateOnly) {
-        const records: MetadataRecord[] = [];
-        for (let i = 0; i < added; i++) {
-          const partition = current + i;
-          const replicas = request.assignments?.[i] ?? this.assignReplicas(partition, replicationFactor);
-          records.push({
-            type: 'partition',
-            topicId: topic.topicId,
-            partition,
-            replicas,
-            isr: replicas,
-            leader: replicas[0]!,
-            leaderEpoch: 0,
-          });
+        let assignments: number[][];
+        if (request.assignments !== null) assignments = request.assignments.map((replicas) => [...replicas]);
+        else {
+          // AdminZkClient.createPartitions: continue the layout from partition 0's preferred leader.
+          const active = this.state.activeBrokerIds();
+          const first = topic.partitions[0]?.replicas[0] ?? 0;
+          const startIndex = Math.max(
+            0,
+            active.findIndex((id) => id >= first),
+          );
+          assignments = assignReplicasRackUnaware(
+            added,
+            replicationFactor,
+            active,
+            this.ctx.random,
+            startIndex,
+            current,
+          );
         }
-        this.commit(records);
+        this.commit(this.newPartitionRecords(topic.topicId, current, assignments));
       }
       return { name: request.name, errorCode: ErrorCode.NONE, errorMessage: null };
     });
@@ -312,8 +506,7 @@ export class ControllerActor implements Actor<ControllerMessages> {
 
   private alterTopicConfigs(command: AlterTopicConfigsCommand): AlterConfigResult[] {
     return command.resources.map((resource) => {
-      const topicId = this.topicIdsByName.get(resource.topic);
-      const topic = topicId ? this.topicsById.get(topicId) : undefined;
+      const topic = this.state.topicByName(resource.topic);
       if (!topic)
         return {
           topic: resource.topic,
@@ -358,7 +551,13 @@ export class ControllerActor implements Actor<ControllerMessages> {
       }
       const reason = validateTopicConfigs(next);
       if (reason) return { topic: resource.topic, errorCode: ErrorCode.INVALID_CONFIG, errorMessage: reason };
-      if (!command.validateOnly) this.commit([{ type: 'topic-configs', topicId: topic.topicId, configs: next }]);
+      if (!command.validateOnly) {
+        // Turning unclean election on elects the topic's leaderless partitions in the same change.
+        const configRecord: MetadataRecord = { type: 'topic-configs', topicId: topic.topicId, configs: next };
+        const enabled = uncleanElectionEnabled({ ...topic, configs: next }, this.args.uncleanLeaderElectionEnable);
+        const decision = enabled ? leaderlessElections(this.state, null, true, topic) : { records: [], elected: [] };
+        this.commitDecision(decision, `unclean.leader.election.enable on ${topic.name}`, [configRecord]);
+      }
       return { topic: resource.topic, errorCode: ErrorCode.NONE, errorMessage: null };
     });
   }
@@ -368,9 +567,9 @@ export class ControllerActor implements Actor<ControllerMessages> {
       request.topicId && request.topicId !== 'AAAAAAAAAAAAAAAAAAAAAA'
         ? request.topicId
         : request.name
-          ? this.topicIdsByName.get(request.name)
+          ? this.state.topicIdsByName.get(request.name)
           : undefined;
-    const topic = topicId ? this.topicsById.get(topicId) : undefined;
+    const topic = topicId ? this.state.topicsById.get(topicId) : undefined;
     if (!topic) {
       const errorCode =
         request.topicId && request.topicId !== 'AAAAAAAAAAAAAAAAAAAAAA'

@@ -109,7 +109,9 @@ export type ControllerMessages = {
    * Every broker.heartbeat.interval.ms from each replica manager. STALE_BROKER_EPOCH for an epoch that
    * is not the broker's current one (it re-registers). A broker silent for broker.session.timeout.ms is
    * fenced. `wantShutDown` asks for a controlled shutdown: leadership moves off the broker and it
-   * leaves every ISR; `shutdownReady` in the reply says that is done (KIP-631's BrokerHeartbeat).
+   * leaves every ISR; `shutdownReady` in the reply says that is done (KIP-631's BrokerHeartbeat). The
+   * broker is then fenced. A fenced broker's heartbeats answer `fenced: true` and do not unfence it:
+   * it registers again to come back.
    */
   'controller.broker-heartbeat': {
     body: { brokerId: number; brokerEpoch: number; wantShutDown?: boolean };
@@ -130,7 +132,8 @@ export type ControllerMessages = {
   /**
    * Subscribes `listener` to metadata pushes: the reply is the current image, and every later
    * committed change is pushed to it as `metadata.update` (the whole image, with its offset). Replica
-   * managers and each broker's network endpoint subscribe.
+   * managers and each broker's network endpoint subscribe. Subscriptions are not in the metadata log:
+   * after a controller restart (a larger controllerEpoch) listeners subscribe again.
    */
   'controller.subscribe': { body: { listener: ActorRef<MetadataListenerMessages> }; reply: MetadataImage };
 };
@@ -148,9 +151,11 @@ export interface AlterPartitionCommand {
 
 /**
  * The answer to an AlterPartition: NONE with the partition's new state; FENCED_LEADER_EPOCH (the
- * leader epoch moved on), INVALID_UPDATE_VERSION (stale partition epoch), NOT_LEADER_OR_FOLLOWER (the
- * sender does not lead), STALE_BROKER_EPOCH, INELIGIBLE_REPLICA (a new ISR member is fenced),
- * UNKNOWN_TOPIC_OR_PARTITION, each with the current state when the partition exists.
+ * leader epoch moved on), INVALID_UPDATE_VERSION (stale partition epoch), INVALID_REQUEST (the sender
+ * does not lead, as KRaft answers; or an ISR with a duplicate, an unassigned member or without the
+ * leader), NOT_CONTROLLER (epochs newer than the controller's), STALE_BROKER_EPOCH, INELIGIBLE_REPLICA
+ * (an ISR member is fenced or unregistered), UNKNOWN_TOPIC_OR_PARTITION, each with the current state
+ * when the partition exists (null for STALE_BROKER_EPOCH).
  */
 export interface AlterPartitionResult {
   errorCode: number;

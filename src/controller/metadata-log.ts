@@ -89,11 +89,16 @@ export class MetadataLog {
   ) {}
 
   /**
-   * Opens (creating) `<dir>/metadata.log`, returns the log and every record of every intact change in
-   * order. A torn or corrupt last frame is truncated and logged. Throws an Error naming the file, the
+   * Opens (creating) `<dir>/metadata.log`, returns the log, every record of every intact change in
+   * order, and the number of intact frames (changes): the metadata offset the replayed image reflects.
+   * A torn or corrupt last frame is truncated and logged. Throws an Error naming the file, the
    * byte position and the fix when a corrupt frame has an intact frame after it (see module doc).
    */
-  static open(fs: FileSystem, dir: string, logger: Logger): { log: MetadataLog; records: MetadataRecord[] } {
+  static open(
+    fs: FileSystem,
+    dir: string,
+    logger: Logger,
+  ): { log: MetadataLog; records: MetadataRecord[]; frames: number } {
     fs.mkdirp(dir);
     const path = `${dir}/metadata.log`;
     const created = !fs.exists(path);
@@ -104,9 +109,11 @@ export class MetadataLog {
     if (size > 0) file.read(bytes, 0, size, 0);
     const records: MetadataRecord[] = [];
     let position = 0;
+    let frames = 0;
     for (let frame = readFrame(bytes, 0); frame !== undefined; frame = readFrame(bytes, position)) {
       records.push(...frame.records);
       position = frame.endPosition;
+      frames++;
     }
     if (position < size) {
       const intactAfter = nextFramePosition(bytes, position);
@@ -126,7 +133,7 @@ export class MetadataLog {
       file.truncate(position);
       file.sync();
     }
-    return { log: new MetadataLog(file, position), records };
+    return { log: new MetadataLog(file, position), records, frames };
   }
 
   /**

@@ -14,13 +14,12 @@ import type { MessageMap, ActorRef } from '../../src/runtime/actor';
 import { buildBrokerConfig } from '../../src/config/broker-config';
 import type { BrokerConfig } from '../../src/config/broker-config';
 import { CONTROLLER_ACTOR_ID } from '../../src/controller/messages';
-import type { ControllerArgs } from '../../src/controller/controller-actor';
 import type { MetadataImage, PartitionState } from '../../src/controller/metadata-records';
 import { replicaActorId } from '../../src/replica/messages';
 import type { ReplicaMessages } from '../../src/replica/messages';
 import { replicaManagerRef } from '../../src/replica-manager/messages';
 import type { ReplicaManagerArgs } from '../../src/replica-manager/replica-manager-actor';
-import { nodeConfig } from '../../src/broker';
+import { controllerArgsFor, nodeConfig } from '../../src/broker';
 import { ErrorCode } from '../../src/protocol/error-codes';
 import { decodeRecordBatches } from '../../src/protocol/record-batch/decode';
 
@@ -67,13 +66,11 @@ export class ClusterSim {
 
   /** Starts the controller. */
   async startController(): Promise<void> {
-    const args: ControllerArgs = {
-      metadataDir: `${DATA_DIR}/__skiff_metadata`,
-      brokers: [],
-      nodeIds: this.configs.map((c) => c.nodeId),
-      numPartitions: this.base.numPartitions,
-      defaultReplicationFactor: this.base.defaultReplicationFactor,
-    } as ControllerArgs;
+    const args = controllerArgsFor(
+      this.base,
+      this.configs.map((c) => c.nodeId),
+      `${DATA_DIR}/__skiff_metadata`,
+    );
     await this.sim.spawn(CONTROLLER_ACTOR_ID, 'controller', args, { pool: 'controller' });
   }
 

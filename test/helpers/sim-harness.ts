@@ -411,15 +411,50 @@ export const CONTROLLER = CONTROLLER_ACTOR_ID;
 export const METADATA_DIR = `${LOG_DIR}/__skiff_metadata`;
 export const METADATA_LOG = `${METADATA_DIR}/metadata.log`;
 
-/** Controller spawn arguments: three registered brokers (node ids 0, 1, 2), defaults 1 partition, RF 1. */
+/**
+ * Controller spawn arguments: a cluster of node ids 0, 1, 2 (none registered yet: see
+ * {@link registerBrokers}), defaults 1 partition, RF 1, and Kafka's defaults for the session timeout
+ * (9000 ms), unclean election (off) and auto leader rebalance (on, every 300 s, 10 %).
+ */
 export function controllerArgs(overrides: Partial<ControllerArgs> = {}): ControllerArgs {
   return {
     metadataDir: METADATA_DIR,
-    brokers: [0, 1, 2].map((nodeId) => ({ nodeId, host: 'localhost', port: 9092 + nodeId })),
+    nodeIds: [0, 1, 2],
     numPartitions: 1,
     defaultReplicationFactor: 1,
+    brokerSessionTimeoutMs: 9000,
+    uncleanLeaderElectionEnable: false,
+    autoLeaderRebalanceEnable: true,
+    leaderImbalanceCheckIntervalSeconds: 300,
+    leaderImbalancePerBrokerPercentage: 10,
     ...overrides,
   };
+}
+
+/** The advertised listener the harness registers node `nodeId` with. */
+export function brokerListener(nodeId: number): { host: string; port: number } {
+  return { host: 'localhost', port: 9092 + nodeId };
+}
+
+/**
+ * Registers brokers `nodeIds` with the controller (as each broker's replica manager does at its
+ * start), in order; returns their broker epochs by node id. Asserts each registration succeeded.
+ */
+export async function registerBrokers(
+  sim: SimRuntime,
+  net: Endpoint,
+  nodeIds: readonly number[],
+): Promise<Map<number, number>> {
+  const epochs = new Map<number, number>();
+  for (const brokerId of nodeIds) {
+    const reply = await ask(sim, net, CONTROLLER, 'controller.register-broker', {
+      brokerId,
+      ...brokerListener(brokerId),
+    });
+    assert.equal(reply.errorCode, ErrorCode.NONE, `broker ${brokerId} registers`);
+    epochs.set(brokerId, reply.brokerEpoch);
+  }
+  return epochs;
 }
 
 /** A traced simulation with the controller ({@link CONTROLLER}) on its own pool, and the net endpoint. */

@@ -24,7 +24,16 @@ import type {
 import type { MetadataImage, TopicState } from '../../../src/controller/metadata-records';
 import { ZERO_UUID } from '../../../src/controller/uuid';
 import { recordingLogger } from '../storage/helpers';
-import { ask, bootController, CONTROLLER, controllerArgs, METADATA_LOG, powerCycle } from '../../helpers/sim-harness';
+import {
+  ask,
+  bootController,
+  brokerListener,
+  CONTROLLER,
+  controllerArgs,
+  METADATA_LOG,
+  powerCycle,
+  registerBrokers,
+} from '../../helpers/sim-harness';
 
 const UUID = /^[A-Za-z0-9_][A-Za-z0-9_-]{21}$/;
 
@@ -55,9 +64,42 @@ function client(sim: SimRuntime, net: Endpoint) {
   };
 }
 
-async function bootClient(seed: number, fs = new MemoryFileSystem(), args = controllerArgs()) {
+/** Boots the controller on `fs` and registers brokers `register` (all three by default; none for a restart). */
+async function bootClient(
+  seed: number,
+  fs = new MemoryFileSystem(),
+  args = controllerArgs(),
+  register: readonly number[] = args.nodeIds,
+) {
   const { sim, net } = await bootController(seed, fs, args);
-  return { sim, net, fs, controller: client(sim, net) };
+  const epochs = await registerBrokers(sim, net, register);
+  return { sim, net, fs, epochs, controller: client(sim, net) };
+}
+
+/**
+ * A restarted controller's image: the one before, with the controller epoch one higher and one more
+ * frame (the controller-epoch record every start commits).
+ */
+function assertReplayed(after: MetadataImage, before: MetadataImage, message?: string): void {
+  assert.deepEqual(
+    { ...after, offset: before.offset, controllerEpoch: before.controllerEpoch },
+    before,
+    message ?? 'the same image',
+  );
+  assert.equal(after.controllerEpoch, before.controllerEpoch + 1, 'the controller epoch goes up by one');
+  assert.equal(after.offset, before.offset + 1, 'one frame more: the controller epoch');
+}
+
+/** Checks a partition of an automatic assignment: distinct replicas, ISR = replicas, leader = first, epochs 0. */
+function assertFreshPartition(p: TopicState['partitions'][number], index: number, replicationFactor: number): void {
+  assert.equal(p.partition, index);
+  assert.equal(p.replicas.length, replicationFactor);
+  assert.equal(new Set(p.replicas).size, replicationFactor, 'distinct replicas');
+  assert.ok(p.replicas.every((id) => [0, 1, 2].includes(id)));
+  assert.deepEqual(p.isr, p.replicas);
+  assert.equal(p.leader, p.replicas[0]);
+  assert.equal(p.leaderEpoch, 0);
+  assert.equal(p.partitionEpoch, 0);
 }
 
 function topicNamed(image: MetadataImage, name: string): TopicState | undefined {
@@ -71,13 +113,23 @@ function failed(name: string, errorCode: number, errorMessage: string): CreateTo
 
 describe('controller actor: get-metadata', () => {
   test('a new controller publishes a fresh cluster id, itself as controller, the registered brokers, no topics', async () => {
-    const { sim, controller } = await bootClient(1);
+    const { sim, epochs, controller } = await bootClient(1);
     const image = await controller.metadata();
     assert.match(image.clusterId, UUID);
-    assert.equal(image.controllerId, 0, 'the first registered broker');
-    assert.deepEqual(image.brokers, controllerArgs().brokers);
+    assert.equal(image.controllerId, 0, 'the first node id');
+    assert.deepEqual(
+      image.brokers,
+      [0, 1, 2].map((nodeId) => ({
+        nodeId,
+        ...brokerListener(nodeId),
+        brokerEpoch: epochs.get(nodeId),
+        fenced: false,
+      })),
+    );
     assert.deepEqual(image.topics, []);
-    assert.deepEqual(Object.keys(image).sort(), ['brokers', 'clusterId', 'controllerId', 'topics']);
+    assert.equal(image.controllerEpoch, 1, 'the first start');
+    assert.equal(image.offset, 4, 'frames: cluster id and controller epoch, then three registrations');
+    assert.deepEqual([...epochs.values()], [1, 2, 3], 'each broker epoch is the offset of its registration');
     await sim.shutdown();
   });
 
@@ -114,7 +166,7 @@ describe('controller actor: get-metadata', () => {
 });
 
 describe('controller actor: create-topics', () => {
-  test('creates a topic with a random id, round-robin replicas, ISR = replicas, leader = first replica, epoch 0', async () => {
+  test('creates a topic with a random id, rack-unaware replicas, ISR = replicas, leader = first replica, epoch 0', async () => {
     const { sim, controller } = await bootClient(3);
     const { results, image } = await controller.createTopics([topic('orders', 3, 2, { 'cleanup.policy': 'compact' })]);
     assert.equal(results.length, 1);
@@ -128,16 +180,19 @@ describe('controller actor: create-topics', () => {
       numPartitions: 3,
       replicationFactor: 2,
     });
-    assert.deepEqual(topicNamed(image, 'orders'), {
-      name: 'orders',
-      topicId: result!.topicId,
-      configs: { 'cleanup.policy': 'compact' },
-      partitions: [
-        { partition: 0, replicas: [0, 1], isr: [0, 1], leader: 0, leaderEpoch: 0 },
-        { partition: 1, replicas: [1, 2], isr: [1, 2], leader: 1, leaderEpoch: 0 },
-        { partition: 2, replicas: [2, 0], isr: [2, 0], leader: 2, leaderEpoch: 0 },
-      ],
-    });
+    const orders = topicNamed(image, 'orders')!;
+    assert.deepEqual(
+      { ...orders, partitions: [] },
+      {
+        name: 'orders',
+        topicId: result!.topicId,
+        configs: { 'cleanup.policy': 'compact' },
+        partitions: [],
+      },
+    );
+    assert.equal(orders.partitions.length, 3);
+    orders.partitions.forEach((p, i) => assertFreshPartition(p, i, 2));
+    assert.deepEqual(orders.partitions.map((p) => p.leader).sort(), [0, 1, 2], 'one leader per broker');
     assert.deepEqual(await controller.metadata(), image, 'the reply carries the published image');
     await sim.shutdown();
   });
@@ -152,15 +207,9 @@ describe('controller actor: create-topics', () => {
     assert.equal(results[0]!.errorCode, ErrorCode.NONE);
     assert.equal(results[0]!.numPartitions, 4);
     assert.equal(results[0]!.replicationFactor, 3);
-    assert.deepEqual(
-      topicNamed(image, 'defaults')!.partitions.map((p) => p.replicas),
-      [
-        [0, 1, 2],
-        [1, 2, 0],
-        [2, 0, 1],
-        [0, 1, 2],
-      ],
-    );
+    const partitions = topicNamed(image, 'defaults')!.partitions;
+    assert.equal(partitions.length, 4);
+    partitions.forEach((p, i) => assertFreshPartition(p, i, 3));
     await sim.shutdown();
   });
 
@@ -489,7 +538,7 @@ describe('controller actor: alter-topic-configs', () => {
 });
 
 describe('controller actor: create-partitions', () => {
-  test('raises the count with round-robin replicas of the topic replication factor, or the given assignments', async () => {
+  test('raises the count with rack-unaware replicas of the topic replication factor, or the given assignments', async () => {
     const { sim, controller } = await bootClient(22);
     await controller.createTopics([topic('auto', 1, 2), topic('manual', 1, 2)]);
     const { results, image } = await controller.createPartitions([
@@ -507,14 +556,16 @@ describe('controller actor: create-partitions', () => {
       { name: 'auto', errorCode: ErrorCode.NONE, errorMessage: null },
       { name: 'manual', errorCode: ErrorCode.NONE, errorMessage: null },
     ]);
-    assert.deepEqual(topicNamed(image, 'auto')!.partitions, [
-      { partition: 0, replicas: [0, 1], isr: [0, 1], leader: 0, leaderEpoch: 0 },
-      { partition: 1, replicas: [1, 2], isr: [1, 2], leader: 1, leaderEpoch: 0 },
-      { partition: 2, replicas: [2, 0], isr: [2, 0], leader: 2, leaderEpoch: 0 },
-    ]);
+    const auto = topicNamed(image, 'auto')!.partitions;
+    auto.forEach((p, i) => assertFreshPartition(p, i, 2));
+    assert.deepEqual(
+      auto.map((p) => p.leader).sort(),
+      [0, 1, 2],
+      'the new partitions continue the layout: one leader per broker',
+    );
     assert.deepEqual(topicNamed(image, 'manual')!.partitions.slice(1), [
-      { partition: 1, replicas: [2, 1], isr: [2, 1], leader: 2, leaderEpoch: 0 },
-      { partition: 2, replicas: [1, 0], isr: [1, 0], leader: 1, leaderEpoch: 0 },
+      { partition: 1, replicas: [2, 1], isr: [2, 1], leader: 2, leaderEpoch: 0, partitionEpoch: 0 },
+      { partition: 2, replicas: [1, 0], isr: [1, 0], leader: 1, leaderEpoch: 0, partitionEpoch: 0 },
     ]);
     await sim.shutdown();
   });
@@ -629,15 +680,16 @@ describe('controller actor: restart from the metadata log', () => {
     await sim.restart(CONTROLLER);
     assert.deepEqual(restarts, [[CONTROLLER]], 'the supervisor reported the restart');
     const after = await controller.metadata();
-    assert.deepEqual(after, before);
+    assertReplayed(after, before);
     assert.deepEqual(
       after.topics.map((t) => [t.name, t.topicId]),
       before.topics.map((t) => [t.name, t.topicId]),
       'topic ids unchanged',
     );
-    // The image has no controller epoch: the controller does not bump one on restart (DESIGN.md says it
-    // should; reported). It publishes the same controller id.
-    assert.deepEqual(Object.keys(after).sort(), ['brokers', 'clusterId', 'controllerId', 'topics']);
+    assert.ok(
+      after.brokers.every((b) => !b.fenced),
+      'the brokers stay registered and unfenced (their sessions start afresh)',
+    );
     assert.equal(after.controllerId, before.controllerId);
     assert.deepEqual(await controller.initProducerId(), { producerId: 2, producerEpoch: 0 }, 'producer ids go on');
     const created = await controller.createTopics([topic('a')]);
@@ -650,7 +702,7 @@ describe('controller actor: restart from the metadata log', () => {
       const { sim, fs, controller } = await bootClient(27);
       const before = await workload(controller);
       await powerCycle(sim, fs, { kind }, [CONTROLLER]);
-      assert.deepEqual(await controller.metadata(), before, kind);
+      assertReplayed(await controller.metadata(), before, kind);
       await sim.shutdown();
     }
   });
@@ -660,19 +712,27 @@ describe('controller actor: restart from the metadata log', () => {
     const first = await bootClient(28, fs);
     const before = await workload(first.controller);
     await first.sim.shutdown();
-    const second = await bootClient(29, fs);
-    assert.deepEqual(await second.controller.metadata(), before, 'a new runtime, another seed: the log decides');
+    const second = await bootClient(29, fs, controllerArgs(), []);
+    const replayed = await second.controller.metadata();
+    assertReplayed(replayed, before, 'a new runtime, another seed: the log decides');
     second.sim.crash(CONTROLLER);
     await second.sim.restart(CONTROLLER);
     second.sim.crash(CONTROLLER);
     await second.sim.restart(CONTROLLER);
-    assert.deepEqual(await second.controller.metadata(), before);
+    const twice = await second.controller.metadata();
+    assert.deepEqual({ ...twice, offset: replayed.offset, controllerEpoch: replayed.controllerEpoch }, replayed);
+    assert.equal(twice.controllerEpoch, before.controllerEpoch + 3, 'three starts after the first');
     await second.sim.shutdown();
   });
 
   test('a torn last record rolls the image back to before that change, and the controller goes on from there', async () => {
     const { sim, fs, controller } = await bootClient(30);
     await controller.createTopics([topic('a', 2)]);
+    // A restart appends its controller-epoch frame: measure it, to find the truncation below.
+    const beforeRestart = fs.readFile(METADATA_LOG).length;
+    sim.crash(CONTROLLER);
+    await sim.restart(CONTROLLER);
+    const epochFrameBytes = fs.readFile(METADATA_LOG).length - beforeRestart;
     const beforeAlter = await controller.metadata();
     const logBytes = fs.readFile(METADATA_LOG).length;
     await controller.alterConfigs([{ topic: 'a', ops: [{ name: 'retention.ms', op: 'set', value: '5' }] }], true);
@@ -682,8 +742,12 @@ describe('controller actor: restart from the metadata log', () => {
     file.sync();
     file.close();
     await sim.restart(CONTROLLER);
-    assert.deepEqual(await controller.metadata(), beforeAlter, 'the image of the last complete record');
-    assert.equal(fs.readFile(METADATA_LOG).length, logBytes, 'the torn frame was truncated');
+    assertReplayed(await controller.metadata(), beforeAlter, 'the image of the last complete record');
+    assert.equal(
+      fs.readFile(METADATA_LOG).length,
+      logBytes + epochFrameBytes,
+      'the torn frame was truncated (then the new controller epoch appended)',
+    );
     const again = await controller.alterConfigs(
       [{ topic: 'a', ops: [{ name: 'retention.ms', op: 'set', value: '6' }] }],
       true,
@@ -691,7 +755,7 @@ describe('controller actor: restart from the metadata log', () => {
     assert.equal(topicNamed(again.image, 'a')!.configs['retention.ms'], '6');
     sim.crash(CONTROLLER);
     await sim.restart(CONTROLLER);
-    assert.deepEqual(await controller.metadata(), again.image, 'the change after recovery replays');
+    assertReplayed(await controller.metadata(), again.image, 'the change after recovery replays');
     await sim.shutdown();
   });
 });
@@ -757,9 +821,14 @@ describe('controller actor: a corrupt metadata log', () => {
     await first.controller.createTopics([topic('b')]);
     await first.sim.shutdown();
     first.fs.flipByte(METADATA_LOG, first.fs.readFile(METADATA_LOG).length - 1, 0x20);
-    const second = await bootClient(35, first.fs);
-    assert.deepEqual(await second.controller.metadata(), beforeLast);
-    assert.equal(first.fs.readFile(METADATA_LOG).length, logBytes, 'the corrupt last frame was truncated');
+    const second = await bootClient(35, first.fs, controllerArgs(), []);
+    assertReplayed(await second.controller.metadata(), beforeLast);
+    const tail = first.fs.readFile(METADATA_LOG).subarray(logBytes);
+    assert.equal(
+      tail.length,
+      8 + tail.readUInt32BE(0),
+      'the corrupt last frame was truncated; one frame follows: the new controller epoch',
+    );
     await second.sim.shutdown();
   });
 });
