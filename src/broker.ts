@@ -27,8 +27,9 @@ import type { Logger } from './io/logger';
 import type { Endpoint, Runtime } from './runtime/runtime';
 import { ThreadRuntime } from './runtime/thread-runtime';
 import type { ReplicaArgs } from './replica/replica-actor';
-import { logDirActorId, replicaActorId } from './replica/messages';
-import type { LogDirMessages, ReplicaMessages } from './replica/messages';
+import { logDirActorId, replicaActorId, replicaManagerActorId } from './replica/messages';
+import type { LogDirMessages, PartitionRole, ReplicaHostMessages, ReplicaMessages } from './replica/messages';
+import type { Envelope, EnvelopeOf } from './runtime/actor';
 import type { LogDirArgs } from './replica/log-dir-actor';
 import type { BrokerContext } from './network/broker-context';
 import { Dispatcher } from './network/dispatcher';
@@ -131,6 +132,13 @@ class Broker implements BrokerContext {
   private readonly offline = new Map<string, OfflineReplica>();
   private offlineRetryTimer: TimerHandle | null = null;
   private readonly lockedDirs: string[] = [];
+  /**
+   * Stand-in for the replica manager actor (the lead's src/replica-manager/ replaces it): answers a
+   * replica's `replica-manager.replica-state` with the role this single broker gives it (leader,
+   * ISR as the controller has it, current topic config). Keyed by `${topicId}/${partition}`.
+   */
+  private readonly replicaManager: Endpoint;
+  private readonly roles = new Map<string, PartitionRole>();
   private applyChain: Promise<void> = Promise.resolve();
   private readonly dispatcher: Dispatcher;
   private readonly server: KafkaServer;
@@ -148,6 +156,21 @@ class Broker implements BrokerContext {
     this.controllerId = config.nodeId;
     this.logDirs = config.logDirs.map((d) => path.resolve(d));
     this.endpoint = runtime.endpoint(`net/${config.nodeId}`);
+    this.replicaManager = runtime.endpoint(replicaManagerActorId(config.nodeId));
+    this.replicaManager.onMessage((envelope: Envelope) => {
+      const request = envelope as EnvelopeOf<ReplicaHostMessages>;
+      if (request.type === 'replica-manager.replica-state') {
+        const { topicId, partition } = request.body;
+        this.replicaManager.reply(request, { role: this.roles.get(`${topicId}/${partition}`) ?? null });
+      } else if (request.type === 'replica-manager.alter-partition') {
+        const { topicId, partition } = request.body;
+        // One broker: ISR = {self} never changes.
+        this.replicaManager.reply(request, {
+          errorCode: ErrorCode.INVALID_REQUEST,
+          role: this.roles.get(`${topicId}/${partition}`) ?? null,
+        });
+      }
+    });
     this.clock = this.endpoint.clock;
     this.timers = this.endpoint.timers;
     this.dispatcher = new Dispatcher(allHandlers, () => this);
@@ -314,6 +337,7 @@ class Broker implements BrokerContext {
     await Promise.all(this.logDirActors.map((id) => this.runtime.stopActor(id).catch(() => undefined)));
     await this.runtime.stopActor(CONTROLLER_ID).catch(() => undefined);
     this.endpoint.close();
+    this.replicaManager.close();
     await this.runtime.shutdown();
     for (const logDir of this.lockedDirs) await unlockLogDir(logDir).catch(() => undefined);
     if (this.served) this.log.info({ nodeId: this.nodeId }, 'broker stopped');
@@ -496,6 +520,8 @@ class Broker implements BrokerContext {
     const config = effectiveLogConfig(topic.configs, this.config);
     await Promise.all(
       topic.partitions.map(async (p) => {
+        const role = this.roles.get(`${topic.topicId}/${p.partition}`);
+        if (role) role.config = config; // a restarted replica asks for it
         const actor = this.leaders.get(`${topic.name}\0${p.partition}`);
         if (actor)
           await this.endpoint
@@ -636,18 +662,31 @@ class Broker implements BrokerContext {
         const logDir = this.partitionDirs.get(dirName) ?? this.chooseLogDir();
         this.partitionDirs.set(dirName, logDir);
         actorId = replicaActorId(this.nodeId, topic.topicId, p.partition);
+        this.roles.set(`${topic.topicId}/${p.partition}`, {
+          leader: this.nodeId,
+          leaderEpoch: p.leaderEpoch,
+          partitionEpoch: 0,
+          replicas: [this.nodeId],
+          isr: p.isr,
+          config: effectiveLogConfig(topic.configs, this.config),
+        });
         const args: ReplicaArgs = {
           topic: topic.name,
           topicId: topic.topicId,
           partition: p.partition,
           logDir,
           brokerId: this.nodeId,
-          leaderEpoch: p.leaderEpoch,
-          config: effectiveLogConfig(topic.configs, this.config),
+          brokerEpoch: 0,
+          manager: replicaManagerActorId(this.nodeId),
           logDirActor: this.logDirActors[this.logDirs.indexOf(logDir)]!,
           checkpointIntervalMs: this.config.replicaHighWatermarkCheckpointIntervalMs,
           retentionCheckIntervalMs: this.config.logRetentionCheckIntervalMs,
-          isr: p.isr,
+          replication: {
+            replicaLagTimeMaxMs: this.config.replicaLagTimeMaxMs,
+            replicaFetchMaxBytes: this.config.replicaFetchMaxBytes,
+            replicaFetchWaitMaxMs: this.config.replicaFetchWaitMaxMs,
+            replicaFetchBackoffMs: this.config.replicaFetchBackoffMs,
+          },
         };
         await this.runtime.spawn(actorId, 'replica', args, { pool: 'broker', brokerId: this.nodeId });
         this.leaders.set(key, actorId);
