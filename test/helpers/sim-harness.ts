@@ -554,3 +554,115 @@ export async function bootController(
   const net = sim.endpoint(NET);
   return { sim, net };
 }
+
+// ---- a replicated partition: three brokers ------------------------------------------------------
+
+/** The brokers of {@link bootCluster}. */
+export const CLUSTER_BROKERS: readonly number[] = [0, 1, 2];
+
+/** Broker `brokerId`'s log dir in a cluster. */
+export function brokerLogDir(brokerId: number): string {
+  return `${LOG_DIR}/node-${brokerId}`;
+}
+
+/** The replica of t-0 on broker `brokerId`. */
+export function clusterReplica(brokerId: number): ActorRef<ReplicaMessages> {
+  return replicaActorId(brokerId, TOPIC_ID, 0);
+}
+
+/** The log-dir actor of broker `brokerId`. */
+export function clusterLogDir(brokerId: number): ActorRef<LogDirMessages> {
+  return actorRef<LogDirMessages>(`log-dir/${brokerId}/0`);
+}
+
+/**
+ * t-0 replicated on brokers 0, 1 and 2 (RF=3, leader 0, ISR {0,1,2}, epoch 0) on one simulated disk,
+ * each broker with its own log dir and log-dir actor, its replica fetching from the leader, and a
+ * {@link FakeReplicaManager} for all three. Settled; `net` talks to them as the network layer does.
+ */
+export async function bootCluster(
+  seed: number,
+  fs: FileSystem,
+  config: Partial<ReplicaLogConfig> = {},
+  options: SimOptions & { replication?: Partial<ReplicationSettings> } = {},
+) {
+  const sim = newSim(seed, fs, options);
+  const manager = new FakeReplicaManager(sim, CLUSTER_BROKERS);
+  manager.define(TOPIC_ID, 0, {
+    leader: 0,
+    leaderEpoch: 0,
+    partitionEpoch: 0,
+    replicas: [...CLUSTER_BROKERS],
+    isr: [...CLUSTER_BROKERS],
+    config: replicaConfig(config),
+  });
+  for (const b of CLUSTER_BROKERS) {
+    fs.mkdirp(brokerLogDir(b));
+    await spawnLogDir(sim, b, brokerLogDir(b));
+  }
+  for (const b of CLUSTER_BROKERS) await spawnClusterReplica(sim, b, options.replication);
+  await sim.settle();
+  return { sim, net: sim.endpoint(NET), manager };
+}
+
+async function spawnClusterReplica(
+  sim: SimRuntime,
+  brokerId: number,
+  replication: Partial<ReplicationSettings> = {},
+): Promise<void> {
+  const args: ReplicaArgs = {
+    ...replicaArgs(brokerId, brokerLogDir(brokerId)),
+    replication: { ...REPLICATION, ...replication },
+  };
+  await sim.spawn(clusterReplica(brokerId), 'replica', args, { pool: 'broker', brokerId });
+}
+
+/** One record of a replica's log as its segment files hold it. */
+export interface LoggedRecord {
+  offset: number;
+  value: string;
+  leaderEpoch: number;
+}
+
+/**
+ * Broker `brokerId`'s log of t-0 as its segment files hold it (every batch, not only below the HW),
+ * read straight from the simulated disk.
+ */
+export function logOnDisk(fs: FileSystem, brokerId: number): LoggedRecord[] {
+  const dir = `${brokerLogDir(brokerId)}/t-0`;
+  if (!fs.exists(dir)) return [];
+  const parts = fs
+    .readdir(dir)
+    .filter((name) => name.endsWith('.log'))
+    .map((name) => fs.readFile(`${dir}/${name}`));
+  return decodeRecordBatches(Buffer.concat(parts)).flatMap((b) =>
+    b.records.map((r) => ({ offset: r.offset, value: r.value?.toString() ?? '', leaderEpoch: b.partitionLeaderEpoch })),
+  );
+}
+
+/** Sends a one-batch produce of `values` to broker `brokerId`'s replica; the caller drives time. */
+export function produceTo(net: Endpoint, brokerId: number, values: string[], acks = -1, timeoutMs = 30_000) {
+  return net.request(clusterReplica(brokerId), 'replica.produce', { records: batch(values), acks, timeoutMs }, 120_000);
+}
+
+/** `replica.describe` of broker `brokerId`'s replica. */
+export function describeReplica(sim: SimRuntime, net: Endpoint, brokerId: number) {
+  return ask(sim, net, clusterReplica(brokerId), 'replica.describe', {});
+}
+
+/** A fault hook that drops every message to or from broker `brokerId`'s replica (a partitioned follower). */
+export function isolate(brokerId: number) {
+  const id = clusterReplica(brokerId);
+  return (envelope: Envelope): 'drop' | 'deliver' => (envelope.to === id || envelope.from === id ? 'drop' : 'deliver');
+}
+
+/** Crashes broker `brokerId`'s replica and log-dir actor (a worker crash; the disk keeps what it has). */
+export function crashBroker(sim: SimRuntime, brokerId: number): void {
+  sim.crash([clusterReplica(brokerId), clusterLogDir(brokerId)]);
+}
+
+/** Restarts what {@link crashBroker} crashed (the replica asks the manager for its role) and settles. */
+export async function restartBroker(sim: SimRuntime, brokerId: number): Promise<void> {
+  await sim.restart([clusterLogDir(brokerId), clusterReplica(brokerId)]);
+  await sim.settle();
+}
