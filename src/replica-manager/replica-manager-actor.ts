@@ -282,19 +282,23 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
     const dirName = `${topic.name}-${partition}`;
     const logDir = this.partitionDirs.get(dirName) ?? this.chooseLogDir();
     this.partitionDirs.set(dirName, logDir);
-    const p = topic.partitions[partition]!;
     return {
       topic: topic.name,
       topicId: topic.topicId,
       partition,
       logDir,
       brokerId: this.brokerId,
-      leaderEpoch: p.leaderEpoch,
-      config: effectiveLogConfig(topic.configs, config),
+      brokerEpoch: this.brokerEpoch,
+      manager: replicaManagerRef(this.brokerId),
       logDirActor: this.logDirActors[config.logDirs.indexOf(logDir)]!,
       checkpointIntervalMs: config.replicaHighWatermarkCheckpointIntervalMs,
       retentionCheckIntervalMs: config.logRetentionCheckIntervalMs,
-      isr: p.isr,
+      replication: {
+        replicaLagTimeMaxMs: config.replicaLagTimeMaxMs,
+        replicaFetchMaxBytes: config.replicaFetchMaxBytes,
+        replicaFetchWaitMaxMs: config.replicaFetchWaitMaxMs,
+        replicaFetchBackoffMs: config.replicaFetchBackoffMs,
+      },
     };
   }
 

@@ -1,7 +1,8 @@
 /**
  * The leader-epoch cache (KIP-101): for each leader epoch, the first offset written in it, persisted
- * in the partition's `leader-epoch-checkpoint`. Followers use it (later) to truncate a divergent
- * suffix instead of trusting the HW; the leader appends an entry when it first writes in a new epoch.
+ * in the partition's `leader-epoch-checkpoint`. A follower truncates a divergent suffix to the end of
+ * the largest epoch it shares with its leader (KIP-101, KIP-279) instead of trusting the HW; a new
+ * leader assigns its epoch at its LEO, and a follower assigns each epoch it appends batches of.
  */
 import assert from 'node:assert/strict';
 import type { FileSystem } from '../io/file-system';
@@ -23,9 +24,63 @@ export class LeaderEpochCache {
     private readonly entries: EpochEntry[],
   ) {}
 
-  /** Loads `<dir>/leader-epoch-checkpoint` (empty when missing or unreadable: it is rebuilt as epochs are assigned). */
-  static load(fs: FileSystem, dir: string): LeaderEpochCache {
-    return new LeaderEpochCache(fs, dir, readLeaderEpochCheckpoint(fs, `${dir}/leader-epoch-checkpoint`));
+  /**
+   * Loads `<dir>/leader-epoch-checkpoint`. When it holds no entry (missing, unreadable or empty),
+   * `rebuild` gives them from the log's batches (Log.epochStartOffsets) and the file is written
+   * again when that found any.
+   */
+  static load(fs: FileSystem, dir: string, rebuild: () => EpochEntry[]): LeaderEpochCache {
+    const entries = readLeaderEpochCheckpoint(fs, `${dir}/leader-epoch-checkpoint`);
+    if (entries.length > 0) return new LeaderEpochCache(fs, dir, entries);
+    const cache = new LeaderEpochCache(fs, dir, rebuild());
+    if (cache.entries.length > 0) cache.persist();
+    return cache;
+  }
+
+  /**
+   * Kafka's LeaderEpochFileCache.truncateFromEnd: drops the entries starting at or after
+   * `endOffset` (the log was truncated there, or a follower found the leader does not have them).
+   */
+  truncateFromEnd(endOffset: number): void {
+    let changed = false;
+    while (this.entries.length && this.entries[this.entries.length - 1]!.startOffset >= endOffset) {
+      this.entries.pop();
+      changed = true;
+    }
+    if (changed) this.persist();
+  }
+
+  /**
+   * Kafka's truncateFromStart: the log start moved to `startOffset`; the entry covering it now starts
+   * there, older ones go.
+   */
+  truncateFromStart(startOffset: number): void {
+    let changed = false;
+    while (this.entries.length > 1 && this.entries[1]!.startOffset <= startOffset) {
+      this.entries.shift();
+      changed = true;
+    }
+    const first = this.entries[0];
+    if (first !== undefined && first.startOffset < startOffset) {
+      first.startOffset = startOffset;
+      changed = true;
+    }
+    if (changed) this.persist();
+  }
+
+  /** Kafka's epochForOffset: the epoch of the entry covering `offset`, or null when none does. */
+  epochForOffset(offset: number): number | null {
+    let found: number | null = null;
+    for (const e of this.entries) {
+      if (e.startOffset > offset) break;
+      found = e.epoch;
+    }
+    return found;
+  }
+
+  /** The start offset of `epoch`'s entry, or null when the cache has none. */
+  startOffsetOf(epoch: number): number | null {
+    return this.entries.find((e) => e.epoch === epoch)?.startOffset ?? null;
   }
 
   /** The latest epoch, or NO_PARTITION_LEADER_EPOCH (-1) when none. */
@@ -42,6 +97,10 @@ export class LeaderEpochCache {
     assert.ok(epoch > this.latestEpoch, `leader epoch ${epoch} below the latest ${this.latestEpoch}`);
     while (this.entries.length && this.entries[this.entries.length - 1]!.startOffset >= startOffset) this.entries.pop();
     this.entries.push({ epoch, startOffset });
+    this.persist();
+  }
+
+  private persist(): void {
     writeLeaderEpochCheckpoint(this.fs, `${this.dir}/leader-epoch-checkpoint`, this.entries);
   }
 

@@ -52,17 +52,24 @@ export abstract class DelayedOperation {
  * replica's error code, both keeping its offsets.
  */
 export class DelayedProduce extends DelayedOperation {
+  /**
+   * @param completionError read once the condition holds: an error to answer instead of success
+   *   (Kafka's checkEnoughReplicasReachOffset: NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank
+   *   below min.insync.replicas while the produce waited), or null.
+   */
   constructor(
     private readonly ctx: ActorContext,
     private readonly envelope: EnvelopeOf<ReplicaMessages, 'replica.produce'>,
     private readonly reply: ProduceReply,
     isCompletable: () => boolean,
+    private readonly completionError: () => { errorCode: number; errorMessage: string } | null = () => null,
   ) {
     super(isCompletable);
   }
 
   protected onComplete(): void {
-    this.ctx.reply(this.envelope, this.reply);
+    const error = this.completionError();
+    this.ctx.reply(this.envelope, error === null ? this.reply : { ...this.reply, ...error });
   }
 
   onExpire(): void {
@@ -132,6 +139,33 @@ export class DeferredRead extends DelayedOperation {
 
   onAbort(): void {
     this.read();
+  }
+}
+
+/**
+ * A follower's fetch parked at the leader (Kafka's DelayedFetch for a replica fetch): `answer` reads
+ * and replies once `isCompletable` holds (bytes past its offset, or the HW moved) or at maxWaitMs;
+ * on abort (the replica lost leadership, stopped) `answerError` replies with the error code.
+ */
+export class DelayedFollowerFetch extends DelayedOperation {
+  constructor(
+    private readonly answer: () => void,
+    private readonly answerError: (errorCode: number) => void,
+    isCompletable: () => boolean,
+  ) {
+    super(isCompletable);
+  }
+
+  protected onComplete(): void {
+    this.answer();
+  }
+
+  onExpire(): void {
+    this.answer();
+  }
+
+  onAbort(errorCode: number): void {
+    this.answerError(errorCode);
   }
 }
 
@@ -212,21 +246,24 @@ export class ReplicaPurgatory {
   readonly deferredReads = new DelayedOperationPurgatory<DeferredRead>();
   readonly produces = new DelayedOperationPurgatory<DelayedProduce>();
   readonly fetches = new DelayedOperationPurgatory<DelayedFetch>();
+  readonly followerFetches = new DelayedOperationPurgatory<DelayedFollowerFetch>();
 
-  /** The state the conditions read has moved (the HW advanced): completes whatever now can be. */
+  /** The state the conditions read has moved (the HW advanced, the LEO grew): completes whatever now can be. */
   checkAndComplete(timers: Timers): void {
     this.deferredReads.checkAndComplete(timers);
     this.produces.checkAndComplete(timers);
     this.fetches.checkAndComplete(timers);
+    this.followerFetches.checkAndComplete(timers);
   }
 
   /**
-   * The replica stops or is deleted: deferred reads are handled with what the HW covers now,
-   * produces answered with `errorCode`, fetch long polls released.
+   * The replica stops, is deleted or loses leadership: deferred reads are handled with what the HW
+   * covers now, produces and follower fetches answered with `errorCode`, fetch long polls released.
    */
   abortAll(timers: Timers, errorCode: number): void {
     this.deferredReads.abortAll(timers, errorCode);
     this.produces.abortAll(timers, errorCode);
     this.fetches.abortAll(timers, errorCode);
+    this.followerFetches.abortAll(timers, errorCode);
   }
 }

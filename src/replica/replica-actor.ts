@@ -1,9 +1,23 @@
 /**
  * A partition replica actor (DESIGN.md "Replica actor"): a dispatcher over the partition's `Log`
- * (storage/) and the roles it delegates to. This issue has one broker, so every replica is the leader
- * of its partition with ISR = {itself}; the high watermark logic is already the general one: HW = min
- * over the ISR of what each member counts toward it (with write.caching=false, only fsynced bytes:
- * the durability contract), so followers slot in later.
+ * (storage/) and the roles it delegates to. Its role (leader or follower, leader epoch, partition
+ * epoch, ISR, topic config) comes from its broker's replica manager: asked for at start
+ * (`replica-manager.replica-state`, never from spawn arguments) and pushed on every change
+ * (`replica.update-role`, Kafka's Partition.makeLeader / makeFollower). HW = min over the ISR of what
+ * each member counts toward it (with write.caching=false, only fsynced bytes: the durability
+ * contract).
+ *
+ * As leader (leader-state.ts) it validates and appends produces, tracks each follower's LEO, fsynced
+ * offset and caught-up time from its fetches, answers follower fetches up to the LEO (at once when
+ * there are bytes, else parked until bytes arrive, the HW moves or maxWaitMs), answers a follower
+ * whose last fetched epoch diverges with `divergingEpoch` (KIP-320), shrinks the ISR of followers not
+ * caught up within replica.lag.time.max.ms and expands it for followers that reached the HW in its
+ * epoch (`replica-manager.alter-partition`, one in flight). As follower (follower-fetcher.ts) it
+ * fetches from the leader's replica actor, truncates to the end of the largest common epoch, appends
+ * the batches unchanged (epoch cache and producer state built from them) and takes the HW from the
+ * reply. A replica that does not lead answers produce, consumer fetch, ListOffsets and
+ * OffsetForLeaderEpoch NOT_LEADER_OR_FOLLOWER; a currentLeaderEpoch older than its epoch gets
+ * FENCED_LEADER_EPOCH, a newer one UNKNOWN_LEADER_EPOCH (KIP-320).
  *
  * Roles (each in its own file):
  * - produce validation (produce-validation.ts: header and CRC-32C only, no record decoding) and
@@ -60,17 +74,29 @@ import {
 } from './produce-validation';
 import { LeaderEpochCache } from './leader-epoch-cache';
 import { ProducerStateTable } from './producer-state';
-import { DeferredRead, DelayedFetch, DelayedProduce, ReplicaPurgatory } from './purgatory';
+import { DeferredRead, DelayedFetch, DelayedFollowerFetch, DelayedProduce, ReplicaPurgatory } from './purgatory';
+import { LeaderState } from './leader-state';
+import { FollowerFetcher, type FollowerFetchSettings, type NextFetch } from './follower-fetcher';
+import {
+  checkBatch,
+  partitionLeaderEpochOf,
+  baseOffsetNumber,
+  lastOffsetDeltaOf,
+  batchSizeAt,
+} from '../protocol/record-batch/view';
 import { GroupCommit } from './group-commit';
 import { CleanerSchedule } from './cleaner-schedule';
 import { StorageProbe } from './storage-probe';
 import * as L from '../protocol/record-batch/layout';
+import { replicaActorId } from './messages';
 import type {
   FetchReply,
   ListOffsetReply,
   LogDirMessages,
   PartitionCheckpointBody,
+  PartitionRole,
   ProduceReply,
+  ReplicaHostMessages,
   ReplicaMessages,
 } from './messages';
 
@@ -81,6 +107,19 @@ import type {
  */
 const LOG_DIR_REQUEST_TIMEOUT_MS = 5000;
 
+/**
+ * How long the replica waits for its replica manager (its role at start, an AlterPartition). The
+ * manager is local; an AlterPartition goes on to the controller, which appends it to the metadata
+ * log first. Past this the ISR change is given up and retried by the next expiration check.
+ */
+const MANAGER_REQUEST_TIMEOUT_MS = 30_000;
+
+/** The broker-level replication settings (Kafka's replica.* configs) a replica leads and follows with. */
+export interface ReplicationSettings extends FollowerFetchSettings {
+  /** replica.lag.time.max.ms: an ISR follower not caught up this long is shrunk out (checked every half of it). */
+  replicaLagTimeMaxMs: number;
+}
+
 /** Spawn arguments of a replica actor. */
 export interface ReplicaArgs {
   topic: string;
@@ -89,16 +128,17 @@ export interface ReplicaArgs {
   /** The log dir (one of log.dirs) holding `<topic>-<partition>/`. */
   logDir: string;
   brokerId: number;
-  leaderEpoch: number;
-  config: ReplicaLogConfig;
+  /** The broker's epoch (KIP-903), sent in follower fetches. */
+  brokerEpoch: number;
+  /** The broker's replica manager: the source of the replica's role and topic config. */
+  manager: ActorRef<ReplicaHostMessages>;
   /** The log-dir actor that writes this dir's checkpoint files. */
   logDirActor: ActorRef<LogDirMessages>;
   /** How often the recovery point and HW are sent to the log-dir actor (replica.high.watermark.checkpoint.interval.ms). */
   checkpointIntervalMs: number;
   /** How often retention runs (log.retention.check.interval.ms). */
   retentionCheckIntervalMs: number;
-  /** In-sync replicas (node ids), for min.insync.replicas on acks=all. */
-  isr: number[];
+  replication: ReplicationSettings;
 }
 
 export type { FetchReply, ListOffsetReply, ProduceReply } from './messages';
@@ -132,18 +172,47 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
   private readonly producerStates = new ProducerStateTable();
   private readonly dir: string;
   private readonly storageProbe: StorageProbe;
+  /** The topic's effective config, as of the last role (or update-config). */
+  private config!: ReplicaLogConfig;
+  /** The partition's role as the manager last published it; null before start (or when unassigned). */
+  private role: PartitionRole | null = null;
+  /** The leader side of the current epoch; null while following. */
+  private leaderState: LeaderState | null = null;
+  private readonly fetcher: FollowerFetcher;
+  private isrExpirationTimer: TimerHandle | null = null;
 
   constructor(private readonly args: ReplicaArgs) {
     this.dir = `${args.logDir}/${args.topic}-${args.partition}`;
+    this.fetcher = new FollowerFetcher({
+      brokerId: args.brokerId,
+      brokerEpoch: args.brokerEpoch,
+      settings: args.replication,
+      fetchPosition: () => {
+        const log = this.log;
+        if (log === null || log.storageFailure !== null || this.groupCommit.isClosed) return null;
+        return {
+          fetchOffset: log.logEndOffset,
+          lastFetchedEpoch: this.epochs.latestEpoch,
+          fsyncedOffset: log.recoveryPoint,
+        };
+      },
+      onFetchReply: (ctx, reply) => this.onFetchReply(ctx, reply),
+    });
     this.groupCommit = new GroupCommit({
       log: () => this.log,
-      config: () => this.args.config,
-      onFlushed: (ctx) => this.updateHighWatermark(ctx),
+      config: () => this.config,
+      onFlushed: (ctx) => {
+        this.updateHighWatermark(ctx);
+        // Reads parked for the replica's own flush (its HW may wait on followers).
+        this.purgatory.deferredReads.checkAndComplete(ctx.timers);
+        const log = this.log;
+        if (log !== null && !this.isLeader) this.fetcher.onFlushed(ctx, log.recoveryPoint);
+      },
       onFlushFailed: (ctx, error) => this.storageProbe.onStorageFailure(ctx, error),
     });
     this.cleaner = new CleanerSchedule({
       log: () => this.log,
-      config: () => this.args.config,
+      config: () => this.config,
       highWatermark: () => this.highWatermark,
       where: { topic: args.topic, partition: args.partition },
       onStorageFailure: (ctx, error) => this.storageProbe.onStorageFailure(ctx, error),
@@ -160,13 +229,30 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       onHealed: (ctx, previousLogEndOffset) => {
         // Idempotent-producer state may name batches that were cut: forget those (Kafka rebuilds it on truncation).
         const leo = this.openLog().logEndOffset;
-        if (leo < previousLogEndOffset) this.producerStates.truncateTo(leo);
+        if (leo < previousLogEndOffset) {
+          this.producerStates.truncateTo(leo);
+          this.epochs.truncateFromEnd(leo);
+        }
         this.updateHighWatermark(ctx);
+        // A follower stopped fetching while its log refused writes.
+        if (!this.isLeader) this.fetcher.resume(ctx);
       },
     });
   }
 
-  start(ctx: ActorContext): void {
+  async start(ctx: ActorContext): Promise<void> {
+    const { role } = await ctx.request(
+      this.args.manager,
+      'replica-manager.replica-state',
+      { topicId: this.args.topicId, partition: this.args.partition },
+      MANAGER_REQUEST_TIMEOUT_MS,
+    );
+    if (role === null) {
+      // Unassigned meanwhile: no log is opened; everything is answered NOT_LEADER_OR_FOLLOWER until the manager stops it.
+      ctx.log.warn({ dir: this.dir }, 'replica started for a partition no longer assigned to this broker');
+      return;
+    }
+    this.config = role.config;
     const { fs } = ctx;
     const existingTopicId = fs.exists(this.dir)
       ? (readPartitionMetadata(fs, `${this.dir}/partition.metadata`, ctx.log)?.topicId ?? null)
@@ -190,13 +276,14 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       recoveryPoint: checkpointed('recovery-point-offset-checkpoint') ?? 0,
       logStartOffset: checkpointed('log-start-offset-checkpoint'),
       config: this.logConfig(),
-      compacted: this.args.config.compactEnabled,
+      compacted: this.config.compactEnabled,
     });
     try {
       if (existingTopicId === null)
         writePartitionMetadata(fs, `${this.dir}/partition.metadata`, { topicId: this.args.topicId });
-      this.epochs = LeaderEpochCache.load(fs, this.dir);
-      this.epochs.assign(this.args.leaderEpoch, log.logEndOffset);
+      // A missing checkpoint is rebuilt from the batches' epochs; entries past a recovered (cut) log go.
+      this.epochs = LeaderEpochCache.load(fs, this.dir, () => log.epochStartOffsets());
+      this.epochs.truncateFromEnd(log.logEndOffset);
       // Whatever survived in the page cache is made durable before it becomes visible: after a restart the
       // leader's HW covers its whole (recovered) log, as Kafka's leader with ISR = {self} would.
       log.flush();
@@ -208,6 +295,11 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       throw error;
     }
     this.log = log;
+    // The checkpointed HW is a bound (never past the log): with followers, a new leader exposes no
+    // more than that until the ISR's fetches show what it holds.
+    const checkpointedHighWatermark = checkpointed('replication-offset-checkpoint') ?? 0;
+    this.highWatermark = Math.max(log.logStartOffset, Math.min(checkpointedHighWatermark, log.logEndOffset));
+    this.applyRole(ctx, role);
     this.updateHighWatermark(ctx);
     this.checkpointTimer = ctx.timers.setTimeout(() => this.checkpointTick(ctx), this.args.checkpointIntervalMs);
     this.retentionTimer = ctx.timers.setTimeout(() => this.retentionTick(ctx), this.args.retentionCheckIntervalMs);
@@ -219,15 +311,17 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
         dir: this.dir,
         logStartOffset: log.logStartOffset,
         logEndOffset: log.logEndOffset,
-        leaderEpoch: this.args.leaderEpoch,
+        leader: role.leader,
+        leaderEpoch: role.leaderEpoch,
       },
-      'replica started as leader',
+      role.leader === this.args.brokerId ? 'replica started as leader' : 'replica started as follower',
     );
   }
 
   receive(envelope: EnvelopeOf<ReplicaMessages>, ctx: ActorContext): void | Promise<void> {
     // The runtime delivers any kind sent to this id: `unknown` keeps a handle for the default branch.
     const unknown: Envelope = envelope;
+    if (this.log === null && envelope.type !== 'replica.delete') return this.answerWithoutLog(envelope, ctx);
     switch (envelope.type) {
       case 'replica.produce':
         return this.produce(envelope, ctx);
@@ -244,8 +338,13 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       case 'replica.delete-records':
         return this.deleteRecords(envelope, ctx);
       case 'replica.offset-for-epoch':
-        ctx.reply(envelope, this.epochs.endOffsetFor(envelope.body.leaderEpoch, this.openLog().logEndOffset));
+        return this.offsetForEpoch(envelope, ctx);
+      case 'replica.update-role':
+        this.applyRole(ctx, envelope.body);
+        ctx.reply(envelope, {});
         return;
+      case 'replica.follower-flushed':
+        return this.followerFlushed(envelope, ctx);
       case 'replica.describe':
         return this.describe(envelope, ctx);
       default:
@@ -257,6 +356,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     const log = this.log;
     if (log === null) return;
     this.groupCommit.close(ctx);
+    this.fetcher.stop(ctx);
     await log.whenFlushed();
     if (this.log !== log) return; // deleted meanwhile
     try {
@@ -305,19 +405,32 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
 
   private produce(envelope: ReplicaEnvelope<'replica.produce'>, ctx: ActorContext): void {
     const { records, acks, timeoutMs } = envelope.body;
-    const rejection = validateProducedBatch(records, this.args.config.maxMessageBytes);
+    const notLeader = this.leaderError(undefined);
+    if (notLeader !== null) {
+      ctx.reply(
+        envelope,
+        this.produceReply(
+          notLeader,
+          `This replica of ${this.args.topic}-${this.args.partition} is not the leader`,
+          INVALID_OFFSET,
+        ),
+      );
+      return;
+    }
+    const role = this.role!;
+    const rejection = validateProducedBatch(records, this.config.maxMessageBytes);
     if (rejection) {
       ctx.log.debug({ topic: this.args.topic, partition: this.args.partition, ...rejection }, 'produce rejected');
       ctx.reply(envelope, this.produceReply(rejection.errorCode, rejection.errorMessage, INVALID_OFFSET));
       return;
     }
-    const { config } = this.args;
-    if (acks === -1 && this.args.isr.length < config.minInsyncReplicas) {
+    const { config } = this;
+    if (acks === -1 && role.isr.length < config.minInsyncReplicas) {
       ctx.reply(
         envelope,
         this.produceReply(
           ErrorCode.NOT_ENOUGH_REPLICAS,
-          `The size of the current ISR ${this.args.isr.length} is insufficient to satisfy the min.isr requirement of ${config.minInsyncReplicas}`,
+          `The size of the current ISR ${role.isr.length} is insufficient to satisfy the min.isr requirement of ${config.minInsyncReplicas}`,
           INVALID_OFFSET,
         ),
       );
@@ -391,7 +504,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       }
     }
     const log = this.openLog();
-    const appended = this.storageProbe.appendOrRefuse(ctx, log, batch, this.args.leaderEpoch);
+    const appended = this.storageProbe.appendOrRefuse(ctx, log, batch, role.leaderEpoch);
     if (appended === null) {
       ctx.reply(envelope, this.storageErrorReply());
       return;
@@ -414,6 +527,8 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       return;
     }
     this.updateHighWatermark(ctx);
+    // Followers parked at the old LEO have bytes to fetch now.
+    this.purgatory.followerFetches.checkAndComplete(ctx.timers);
     this.replyWhenCovered(envelope, ctx, acks, timeoutMs, lastOffset, reply);
   }
 
@@ -440,7 +555,22 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       ctx.reply(envelope, reply);
       return;
     }
-    const produce = new DelayedProduce(ctx, envelope, reply, () => this.highWatermark > lastOffset);
+    const produce = new DelayedProduce(
+      ctx,
+      envelope,
+      reply,
+      () => this.highWatermark > lastOffset,
+      () => {
+        // Kafka's checkEnoughReplicasReachOffset: the ISR (maximal, while a change is in flight) shrank below min.insync.replicas.
+        const isr = this.maximalIsr();
+        return isr.length < this.config.minInsyncReplicas
+          ? {
+              errorCode: ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+              errorMessage: `The size of the current ISR ${isr.length} is insufficient to satisfy the min.isr requirement of ${this.config.minInsyncReplicas}`,
+            }
+          : null;
+      },
+    );
     this.purgatory.produces.tryCompleteElseWatch(produce, ctx.timers, timeoutMs);
   }
 
@@ -458,7 +588,13 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
   }
 
   private fetch(envelope: ReplicaEnvelope<'replica.fetch'>, ctx: ActorContext, mayDefer = true): void {
-    const { fetchOffset, maxBytes, minOneBatch } = envelope.body;
+    const { fetchOffset, maxBytes, minOneBatch, currentLeaderEpoch, follower } = envelope.body;
+    const refused = this.leaderError(currentLeaderEpoch);
+    if (refused !== null) {
+      ctx.reply(envelope, fetchErrorReply(refused));
+      return;
+    }
+    if (follower !== undefined) return this.followerFetch(envelope, ctx);
     const log = this.openLog();
     const base = {
       highWatermark: this.highWatermark,
@@ -506,14 +642,25 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     const fetch = new DelayedFetch(
       ctx,
       envelope,
-      () => this.highWatermark > fetchOffset || fetchOffset < log.logStartOffset,
+      // Not the leader (any more): ready, and the fetch that follows gets NOT_LEADER_OR_FOLLOWER.
+      () => !this.isLeader || this.highWatermark > fetchOffset || fetchOffset < log.logStartOffset,
     );
     this.purgatory.fetches.tryCompleteElseWatch(fetch, ctx.timers, maxWaitMs);
   }
 
   private listOffsets(envelope: ReplicaEnvelope<'replica.list-offsets'>, ctx: ActorContext, mayDefer = true): void {
-    const { timestamp, toLogEnd } = envelope.body;
-    const leaderEpoch = this.args.leaderEpoch;
+    const { timestamp, toLogEnd, currentLeaderEpoch } = envelope.body;
+    const refused = this.leaderError(currentLeaderEpoch);
+    if (refused !== null) {
+      ctx.reply(envelope, {
+        errorCode: refused,
+        offset: UNKNOWN_OFFSET,
+        timestamp: UNKNOWN_TIMESTAMP,
+        leaderEpoch: NO_PARTITION_LEADER_EPOCH,
+      } satisfies ListOffsetReply);
+      return;
+    }
+    const leaderEpoch = this.role!.leaderEpoch;
     if (
       mayDefer &&
       timestamp !== EARLIEST_TIMESTAMP &&
@@ -527,7 +674,8 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
         errorCode: ErrorCode.NONE,
         offset: log.logStartOffset,
         timestamp: UNKNOWN_TIMESTAMP,
-        leaderEpoch,
+        // Kafka: the epoch of the entry covering the log start.
+        leaderEpoch: this.epochs.epochForOffset(log.logStartOffset) ?? leaderEpoch,
       } satisfies ListOffsetReply);
     } else if (timestamp === LATEST_TIMESTAMP) {
       ctx.reply(envelope, {
@@ -552,7 +700,9 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
               errorCode: ErrorCode.NONE,
               offset: found.offset,
               timestamp: found.timestamp,
-              leaderEpoch,
+              // KIP-320: the epoch of the batch found, not the current one.
+              leaderEpoch:
+                found.leaderEpoch >= 0 ? found.leaderEpoch : (this.epochs.epochForOffset(found.offset) ?? leaderEpoch),
             } satisfies ListOffsetReply),
       );
     } else {
@@ -567,6 +717,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
 
   private async delete(envelope: ReplicaEnvelope<'replica.delete'>, ctx: ActorContext): Promise<void> {
     this.groupCommit.close(ctx);
+    this.fetcher.stop(ctx);
     this.purgatory.abortAll(ctx.timers, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
     this.clearTimers(ctx);
     await this.log?.whenFlushed();
@@ -593,9 +744,15 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
   }
 
   private updateConfig(envelope: ReplicaEnvelope<'replica.update-config'>, ctx: ActorContext): void {
-    const { config } = envelope.body;
-    const flushMsChanged = config.flushMs !== this.args.config.flushMs;
-    this.args.config = config;
+    this.applyConfig(ctx, envelope.body.config);
+    ctx.reply(envelope, {});
+  }
+
+  /** The topic's configs changed (update-config, or any update-role: the config always applies). */
+  private applyConfig(ctx: ActorContext, config: ReplicaLogConfig): void {
+    if (JSON.stringify(config) === JSON.stringify(this.config)) return;
+    const flushMsChanged = config.flushMs !== this.config.flushMs;
+    this.config = config;
     const log = this.openLog();
     log.updateConfig(this.logConfig());
     if (config.compactEnabled && !log.isCompacted) log.enableCompaction();
@@ -604,15 +761,19 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     // write.caching may have turned on: the HW can now count the page cache; or off: flush the rest.
     this.updateHighWatermark(ctx);
     if (!config.writeCaching && log.hasUnflushed) this.groupCommit.schedule(ctx);
-    ctx.reply(envelope, {});
   }
 
   private logConfig() {
-    const { segmentBytes, indexIntervalBytes, segmentMs, segmentIndexBytes } = this.args.config;
+    const { segmentBytes, indexIntervalBytes, segmentMs, segmentIndexBytes } = this.config;
     return { segmentBytes, indexIntervalBytes, segmentMs, segmentIndexBytes };
   }
 
   private deleteRecords(envelope: ReplicaEnvelope<'replica.delete-records'>, ctx: ActorContext, mayDefer = true): void {
+    const refused = this.leaderError(undefined);
+    if (refused !== null) {
+      ctx.reply(envelope, { errorCode: refused, lowWatermark: INVALID_LOW_WATERMARK });
+      return;
+    }
     if (mayDefer && this.deferUntilFlushed(ctx, () => this.deleteRecords(envelope, ctx, false))) return;
     const requested = envelope.body.offset;
     const offset = requested === DELETE_RECORDS_HIGH_WATERMARK ? this.highWatermark : requested;
@@ -640,7 +801,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
   private retentionTick(ctx: ActorContext): void {
     const log = this.log;
     if (log === null) return;
-    const { config } = this.args;
+    const { config } = this;
     if (config.deleteEnabled && (config.retentionMs >= 0 || config.retentionBytes >= 0)) {
       const before = log.logStartOffset;
       let result = { deletedSegments: 0, logStartOffset: before };
@@ -685,7 +846,9 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
 
   /** Stops the checkpoint, retention, cleaner and storage probe timers (group commit's flush.ms timer stops with it). */
   private clearTimers(ctx: ActorContext): void {
-    for (const timer of [this.checkpointTimer, this.retentionTimer]) if (timer) ctx.timers.clearTimeout(timer);
+    for (const timer of [this.checkpointTimer, this.retentionTimer, this.isrExpirationTimer])
+      if (timer) ctx.timers.clearTimeout(timer);
+    this.isrExpirationTimer = null;
     this.cleaner.cancel(ctx);
     this.storageProbe.cancel(ctx);
     this.checkpointTimer = null;
@@ -700,40 +863,531 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
    */
   private deferUntilFlushed(ctx: ActorContext, read: () => void): boolean {
     if (this.groupCommit.isClosed || this.openLog().storageFailure !== null) return false;
-    const leo = this.openLog().logEndOffset;
-    const deferred = new DeferredRead(read, () => this.highWatermark >= leo);
+    const log = this.openLog();
+    const leo = log.logEndOffset;
+    // Its own flush only: with followers the HW may wait on their fetches, which no read waits for.
+    const deferred = new DeferredRead(read, () => this.highWatermark >= leo || this.ownCountedOffset(log) >= leo);
     if (!this.purgatory.deferredReads.tryCompleteElseWatch(deferred, ctx.timers, null)) this.groupCommit.schedule(ctx); // normally one is already scheduled or in flight
     return true;
   }
 
   /**
-   * Recomputes the high watermark (Kafka's Partition.maybeIncrementLeaderHW): HW = min over the ISR of
-   * each member's counted end offset. With ISR = {self}: the LEO under write.caching=true, else the
-   * recovery point (everything below it is fsynced). It is called when what it reads may have moved:
-   * 1. the replica started (after the start-up flush: the HW covers the recovered log);
-   * 2. a produce appended (the LEO moved, and flush.messages may have flushed synchronously);
-   * 3. a group-commit flush completed (the recovery point moved);
-   * 4. the topic config changed (write.caching turned on: the page cache now counts);
-   * 5. stop() flushed the rest.
-   * With followers, an ISR change and a follower's LEO (from its fetch) join these triggers.
-   * When the HW moves, the purgatory completes what it now covers.
+   * Recomputes the high watermark (Kafka's Partition.maybeIncrementLeaderHW): as leader, HW = min over
+   * the maximal ISR (the larger set while an AlterPartition is in flight) of each member's counted
+   * end offset: under write.caching=true its LEO, else its fsynced offset (the leader's own: its
+   * recovery point; a follower's: what its fetches and `replica.follower-flushed` reported). A
+   * follower that has not fetched in this epoch counts nothing, so a new leader's HW stays where it
+   * was until the ISR shows what it holds. A follower's HW comes from its fetch replies
+   * ({@link onFetchReply}), not from here. It is called when what it reads may have moved: start, an
+   * append, a completed flush, a config change, a role or ISR change, a follower's fetch or flush
+   * note, stop. When the HW moves, the purgatory completes what it now covers.
    *
-   * Invariants (asserted): the HW never decreases (write.caching turning off keeps it where it is),
+   * Invariants (asserted): the HW never decreases here (only a follower's truncation lowers it),
    * HW <= LEO, HW >= log start offset (DeleteRecords and retention never pass the HW).
    */
   private updateHighWatermark(ctx: ActorContext): void {
     const log = this.openLog();
     const previous = this.highWatermark;
-    const counted = this.args.config.writeCaching ? log.logEndOffset : log.recoveryPoint;
-    assert.ok(counted <= log.logEndOffset, `counted end offset ${counted} passes the LEO ${log.logEndOffset}`);
-    if (counted > previous) this.highWatermark = counted;
+    const leader = this.leaderState;
+    if (leader !== null && this.role !== null) {
+      let counted = this.ownCountedOffset(log);
+      assert.ok(counted <= log.logEndOffset, `counted end offset ${counted} passes the LEO ${log.logEndOffset}`);
+      for (const id of leader.maximalIsr(this.role.isr)) {
+        if (id === this.args.brokerId) continue;
+        counted = Math.min(counted, leader.countedOffset(id, this.config.writeCaching));
+      }
+      if (counted > previous) this.highWatermark = counted;
+    }
     assert.ok(this.highWatermark >= previous, `HW decreased from ${previous} to ${this.highWatermark}`);
+    this.assertHighWatermarkBounds(log);
+    if (this.highWatermark > previous) this.purgatory.checkAndComplete(ctx.timers);
+  }
+
+  private assertHighWatermarkBounds(log: Log): void {
     assert.ok(this.highWatermark <= log.logEndOffset, `HW ${this.highWatermark} passes the LEO ${log.logEndOffset}`);
     assert.ok(
       this.highWatermark >= log.logStartOffset,
       `HW ${this.highWatermark} below the log start offset ${log.logStartOffset}`,
     );
-    if (this.highWatermark > previous) this.purgatory.checkAndComplete(ctx.timers);
+  }
+
+  /** What this replica counts toward the HW: its LEO under write.caching, else its recovery point (fsynced). */
+  private ownCountedOffset(log: Log): number {
+    return this.config.writeCaching ? log.logEndOffset : log.recoveryPoint;
+  }
+
+  // ---- role ---------------------------------------------------------------------------------
+
+  /** This replica leads its partition (by the role it holds). */
+  private get isLeader(): boolean {
+    return this.leaderState !== null;
+  }
+
+  /** The ISR the HW and the min.insync.replicas checks read: the maximal one while an ISR change is in flight. */
+  private maximalIsr(): number[] {
+    const role = this.role;
+    if (role === null) return [];
+    return this.leaderState?.maximalIsr(role.isr) ?? [...role.isr];
+  }
+
+  /**
+   * Kafka's Partition.localLogWithEpochOrThrow for a request only the leader serves: the KIP-320 check
+   * of `currentLeaderEpoch` (undefined or -1: none) first, then leadership. Returns the error code, or
+   * null when this replica serves it.
+   */
+  private leaderError(currentLeaderEpoch: number | undefined): number | null {
+    const role = this.role;
+    if (role === null) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
+    if (currentLeaderEpoch !== undefined && currentLeaderEpoch >= 0) {
+      if (currentLeaderEpoch < role.leaderEpoch) return ErrorCode.FENCED_LEADER_EPOCH;
+      if (currentLeaderEpoch > role.leaderEpoch) return ErrorCode.UNKNOWN_LEADER_EPOCH;
+    }
+    return this.isLeader ? null : ErrorCode.NOT_LEADER_OR_FOLLOWER;
+  }
+
+  /**
+   * A role from the manager (at start, pushed, or in an AlterPartition answer). The config always
+   * applies; the rest only when (leaderEpoch, partitionEpoch) is newer than the one held. A new
+   * leader epoch (or leadership gained or lost) makes the replica leader or follower; a newer
+   * partition epoch in the same leader epoch changes the ISR and assigned replicas.
+   */
+  private applyRole(ctx: ActorContext, role: PartitionRole): void {
+    this.applyConfig(ctx, role.config);
+    const current = this.role;
+    if (
+      current !== null &&
+      !(
+        role.leaderEpoch > current.leaderEpoch ||
+        (role.leaderEpoch === current.leaderEpoch && role.partitionEpoch > current.partitionEpoch)
+      )
+    )
+      return;
+    const wasLeader = this.isLeader;
+    const epochChanged = current === null || role.leaderEpoch !== current.leaderEpoch || role.leader !== current.leader;
+    this.role = role;
+    const leads = role.leader === this.args.brokerId;
+    if (leads && (epochChanged || !wasLeader)) this.makeLeader(ctx);
+    else if (leads) {
+      this.leaderState!.resetFor(role.replicas, role.isr, ctx.clock.nowMs());
+      this.updateHighWatermark(ctx);
+    } else if (epochChanged || wasLeader) this.makeFollower(ctx, wasLeader);
+  }
+
+  /**
+   * Kafka's Partition.makeLeader: the fetch loop stops, the new epoch starts at the LEO in the epoch
+   * cache, followers' states start afresh, and the ISR expiration check runs every
+   * replica.lag.time.max.ms / 2. Produces parked in an older epoch of this leader keep waiting.
+   */
+  private makeLeader(ctx: ActorContext): void {
+    const role = this.role!;
+    const log = this.openLog();
+    this.fetcher.stop(ctx);
+    if (role.leaderEpoch > this.epochs.latestEpoch) this.epochs.assign(role.leaderEpoch, log.logEndOffset);
+    else if (role.leaderEpoch < this.epochs.latestEpoch)
+      ctx.log.warn(
+        { dir: this.dir, leaderEpoch: role.leaderEpoch, latestEpoch: this.epochs.latestEpoch },
+        'leading in an epoch older than the log holds',
+      );
+    const leader = new LeaderState(this.args.brokerId, role.leaderEpoch, log.logEndOffset);
+    leader.resetFor(role.replicas, role.isr, ctx.clock.nowMs());
+    this.leaderState = leader;
+    this.armIsrExpiration(ctx);
+    this.updateHighWatermark(ctx);
+    ctx.log.debug(
+      { dir: this.dir, leaderEpoch: role.leaderEpoch, isr: role.isr, logEndOffset: log.logEndOffset },
+      'became leader',
+    );
+  }
+
+  /**
+   * Kafka's Partition.makeFollower: a leader that lost leadership answers what waits on it
+   * NOT_LEADER_OR_FOLLOWER (acks=all produces, follower fetches; parked reads re-run and get the
+   * same), and the fetch loop starts against the new leader (none while the leader is -1).
+   * Truncation waits for the leader's answer (divergingEpoch), never the HW alone.
+   */
+  private makeFollower(ctx: ActorContext, wasLeader: boolean): void {
+    const role = this.role!;
+    this.leaderState = null;
+    if (this.isrExpirationTimer !== null) ctx.timers.clearTimeout(this.isrExpirationTimer);
+    this.isrExpirationTimer = null;
+    if (wasLeader) this.purgatory.abortAll(ctx.timers, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    this.fetcher.stop(ctx);
+    // A log that refuses writes sends nothing (fetchPosition is null) until the storage probe heals it.
+    if (role.leader >= 0)
+      this.fetcher.start(ctx, replicaActorId(role.leader, this.args.topicId, this.args.partition), role.leaderEpoch);
+    ctx.log.debug({ dir: this.dir, leader: role.leader, leaderEpoch: role.leaderEpoch }, 'became follower');
+  }
+
+  /** Requests that need the log before start() opened it (the partition was unassigned): NOT_LEADER_OR_FOLLOWER. */
+  private answerWithoutLog(envelope: EnvelopeOf<ReplicaMessages>, ctx: ActorContext): void {
+    const code = ErrorCode.NOT_LEADER_OR_FOLLOWER;
+    switch (envelope.type) {
+      case 'replica.produce':
+        ctx.reply(envelope, {
+          errorCode: code,
+          errorMessage: null,
+          baseOffset: INVALID_OFFSET,
+          logAppendTimeMs: NO_TIMESTAMP,
+          logStartOffset: INVALID_OFFSET,
+          recordErrors: [],
+        });
+        return;
+      case 'replica.fetch':
+        ctx.reply(envelope, fetchErrorReply(code));
+        return;
+      case 'replica.watch':
+        ctx.reply(envelope, { ready: true });
+        return;
+      case 'replica.list-offsets':
+        ctx.reply(envelope, { errorCode: code, offset: UNKNOWN_OFFSET, timestamp: UNKNOWN_TIMESTAMP, leaderEpoch: -1 });
+        return;
+      case 'replica.delete-records':
+        ctx.reply(envelope, { errorCode: code, lowWatermark: INVALID_LOW_WATERMARK });
+        return;
+      case 'replica.offset-for-epoch':
+        ctx.reply(envelope, { errorCode: code, leaderEpoch: NO_PARTITION_LEADER_EPOCH, endOffset: INVALID_OFFSET });
+        return;
+      case 'replica.update-role':
+      case 'replica.update-config':
+        ctx.reply(envelope, {});
+        return;
+      default:
+        ctx.log.debug({ type: envelope.type }, 'replica without a log ignores a message');
+    }
+  }
+
+  /** OffsetForLeaderEpoch (KIP-101/279), from the epoch cache; the leader only, with the KIP-320 check. */
+  private offsetForEpoch(envelope: ReplicaEnvelope<'replica.offset-for-epoch'>, ctx: ActorContext): void {
+    const refused = this.leaderError(envelope.body.currentLeaderEpoch);
+    if (refused !== null) {
+      ctx.reply(envelope, { errorCode: refused, leaderEpoch: NO_PARTITION_LEADER_EPOCH, endOffset: INVALID_OFFSET });
+      return;
+    }
+    ctx.reply(envelope, this.epochs.endOffsetFor(envelope.body.leaderEpoch, this.openLog().logEndOffset));
+  }
+
+  // ---- leader: followers' fetches, ISR ------------------------------------------------------
+
+  /**
+   * A fetch from a follower (the leader, epoch checked). The follower's diverging epoch first
+   * (KIP-320: its last fetched epoch ends, in this leader's cache, before its fetch offset, or the
+   * leader knows only an older epoch): answered `divergingEpoch` without bytes, state unchanged.
+   * Else its fetch state (LEO = fetch offset, fsynced offset) is recorded, which may expand the ISR
+   * and move the HW, and it gets the bytes from its offset up to the LEO: at once when there are
+   * some, else when bytes arrive, the HW moves, or maxWaitMs passes.
+   */
+  private followerFetch(envelope: ReplicaEnvelope<'replica.fetch'>, ctx: ActorContext): void {
+    const { fetchOffset, follower, maxWaitMs } = envelope.body;
+    assert.ok(follower !== undefined);
+    const log = this.openLog();
+    const leader = this.leaderState!;
+    if (follower.lastFetchedEpoch >= 0 && fetchOffset > log.logStartOffset) {
+      const end = this.epochs.endOffsetFor(follower.lastFetchedEpoch, log.logEndOffset);
+      if (end.leaderEpoch < follower.lastFetchedEpoch || end.endOffset < fetchOffset) {
+        ctx.reply(envelope, {
+          errorCode: ErrorCode.NONE,
+          highWatermark: this.highWatermark,
+          lastStableOffset: this.highWatermark,
+          logStartOffset: log.logStartOffset,
+          records: null,
+          divergingEpoch: { epoch: end.leaderEpoch, endOffset: end.endOffset },
+        } satisfies FetchReply);
+        return;
+      }
+    }
+    if (fetchOffset < log.logStartOffset || fetchOffset > log.logEndOffset) {
+      // With the real log start offset, so a follower behind it restarts its log there.
+      ctx.reply(envelope, { ...fetchErrorReply(ErrorCode.OFFSET_OUT_OF_RANGE), logStartOffset: log.logStartOffset });
+      return;
+    }
+    const nowMs = ctx.clock.nowMs();
+    if (
+      !leader.updateFetchState(
+        follower.brokerId,
+        follower.brokerEpoch,
+        fetchOffset,
+        follower.fsyncedOffset,
+        log.logEndOffset,
+        nowMs,
+      )
+    ) {
+      ctx.reply(envelope, fetchErrorReply(ErrorCode.NOT_LEADER_OR_FOLLOWER));
+      return;
+    }
+    this.maybeExpandIsr(ctx, follower.brokerId);
+    this.updateHighWatermark(ctx);
+    const highWatermarkAtArrival = this.highWatermark;
+    const answer = (): void => {
+      const current = this.openLog();
+      const base = {
+        errorCode: ErrorCode.NONE,
+        highWatermark: this.highWatermark,
+        lastStableOffset: this.highWatermark,
+        logStartOffset: current.logStartOffset,
+      };
+      if (fetchOffset < current.logStartOffset) {
+        ctx.reply(envelope, {
+          ...fetchErrorReply(ErrorCode.OFFSET_OUT_OF_RANGE),
+          logStartOffset: current.logStartOffset,
+        });
+        return;
+      }
+      const result = current.read(fetchOffset, envelope.body.maxBytes, current.logEndOffset, true);
+      // One copy: the read's fresh buffer goes into the reply envelope as it is.
+      ctx.reply(envelope, {
+        ...base,
+        records: result.kind === 'ok' && result.records.length > 0 ? result.records : null,
+      });
+    };
+    const parked = new DelayedFollowerFetch(
+      answer,
+      (errorCode) => ctx.reply(envelope, fetchErrorReply(errorCode)),
+      () =>
+        !this.isLeader ||
+        this.openLog().logEndOffset > fetchOffset ||
+        this.highWatermark !== highWatermarkAtArrival ||
+        fetchOffset < this.openLog().logStartOffset,
+    );
+    this.purgatory.followerFetches.tryCompleteElseWatch(parked, ctx.timers, maxWaitMs ?? 0);
+  }
+
+  /** A follower's fsync completed while its fetch is parked here: its fsynced offset may move the HW. */
+  private followerFlushed(envelope: ReplicaEnvelope<'replica.follower-flushed'>, ctx: ActorContext): void {
+    const leader = this.leaderState;
+    if (leader === null) return;
+    if (leader.updateFsynced(envelope.body.brokerId, envelope.body.fsyncedOffset)) this.updateHighWatermark(ctx);
+  }
+
+  /** Kafka's maybeExpandIsr: a follower outside the ISR that reached the HW in this epoch joins (one change at a time). */
+  private maybeExpandIsr(ctx: ActorContext, brokerId: number): void {
+    const leader = this.leaderState;
+    const role = this.role;
+    if (leader === null || role === null || leader.pendingIsr !== null) return;
+    if (!leader.mayJoinIsr(brokerId, role.isr, this.highWatermark)) return;
+    this.alterPartition(
+      ctx,
+      [...role.isr, brokerId].sort((a, b) => a - b),
+    );
+  }
+
+  private armIsrExpiration(ctx: ActorContext): void {
+    if (this.isrExpirationTimer !== null) return;
+    const intervalMs = Math.max(1, Math.floor(this.args.replication.replicaLagTimeMaxMs / 2));
+    this.isrExpirationTimer = ctx.timers.setTimeout(() => {
+      this.isrExpirationTimer = null;
+      if (this.log === null || !this.isLeader) return;
+      this.maybeShrinkIsr(ctx);
+      this.armIsrExpiration(ctx);
+    }, intervalMs);
+  }
+
+  /** Kafka's maybeShrinkIsr (the isr-expiration task): ISR followers not caught up within replica.lag.time.max.ms leave. */
+  private maybeShrinkIsr(ctx: ActorContext): void {
+    const leader = this.leaderState;
+    const role = this.role;
+    if (leader === null || role === null || leader.pendingIsr !== null) return;
+    const log = this.openLog();
+    const outOfSync = leader.outOfSync(
+      role.isr,
+      log.logEndOffset,
+      ctx.clock.nowMs(),
+      this.args.replication.replicaLagTimeMaxMs,
+    );
+    if (outOfSync.length === 0) return;
+    ctx.log.info(
+      { dir: this.dir, isr: role.isr, outOfSync, logEndOffset: log.logEndOffset, highWatermark: this.highWatermark },
+      'shrinking the ISR: followers not caught up within replica.lag.time.max.ms',
+    );
+    this.alterPartition(
+      ctx,
+      role.isr.filter((id) => !outOfSync.includes(id)),
+    );
+  }
+
+  /**
+   * Asks the manager to change the ISR to `newIsr` (AlterPartition with this role's epochs). While it
+   * is in flight the HW counts the larger of the two sets; the answer's role is adopted (applyRole
+   * ignores it when a push brought it first).
+   */
+  private alterPartition(ctx: ActorContext, newIsr: number[]): void {
+    const leader = this.leaderState!;
+    const role = this.role!;
+    leader.pendingIsr = newIsr;
+    const done = (): void => {
+      if (leader.pendingIsr === newIsr) leader.pendingIsr = null;
+      if (this.log !== null && this.leaderState === leader) this.updateHighWatermark(ctx);
+    };
+    ctx
+      .request(
+        this.args.manager,
+        'replica-manager.alter-partition',
+        {
+          topicId: this.args.topicId,
+          partition: this.args.partition,
+          leaderEpoch: role.leaderEpoch,
+          partitionEpoch: role.partitionEpoch,
+          newIsr,
+        },
+        MANAGER_REQUEST_TIMEOUT_MS,
+      )
+      .then(
+        (reply) => {
+          if (this.log === null) return;
+          if (reply.errorCode !== ErrorCode.NONE)
+            ctx.log.info({ dir: this.dir, newIsr, errorCode: reply.errorCode }, 'ISR change refused');
+          // Cleared first: the HW then counts the ISR the answer's role holds.
+          if (leader.pendingIsr === newIsr) leader.pendingIsr = null;
+          if (reply.role !== null) this.applyRole(ctx, reply.role);
+          done();
+        },
+        (error: unknown) => {
+          ctx.log.warn({ dir: this.dir, newIsr, error: String(error) }, 'ISR change got no answer');
+          done();
+        },
+      )
+      .catch((error: unknown) =>
+        ctx.timers.setTimeout(() => {
+          throw error;
+        }, 0),
+      );
+  }
+
+  // ---- follower: fetch replies --------------------------------------------------------------
+
+  /**
+   * The leader's answer to this follower's fetch (Kafka's AbstractFetcherThread.processFetchRequest):
+   * a diverging epoch truncates (then fetch again at once); bytes are checked (CRC-32C), appended
+   * unchanged with the leader's offsets and epochs (epoch cache and producer state updated from each
+   * batch), and the HW becomes min(leader's HW, own LEO); the next fetch goes once their fsync
+   * completes (write.caching=false) or at once. A leader whose log start passed this LEO restarts the
+   * log there. Errors back off.
+   */
+  private async onFetchReply(ctx: ActorContext, reply: FetchReply): Promise<NextFetch> {
+    let log = this.log;
+    if (log === null || this.isLeader || this.groupCommit.isClosed) return 'stop';
+    if (reply.errorCode !== ErrorCode.NONE) {
+      if (reply.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE && reply.logStartOffset > log.logEndOffset) {
+        await log.whenFlushed();
+        if (this.log !== log || this.isLeader) return 'stop';
+        log.truncateFullyAndStartAt(reply.logStartOffset);
+        this.epochs.truncateFromEnd(0);
+        this.producerStates.clear();
+        this.highWatermark = log.logEndOffset;
+        return 'now';
+      }
+      ctx.log.debug({ dir: this.dir, errorCode: reply.errorCode }, 'replica fetch refused; backing off');
+      return 'back-off';
+    }
+    if (reply.divergingEpoch !== undefined) {
+      await this.truncateOnDivergence(ctx, reply.divergingEpoch);
+      return this.log === null || this.isLeader ? 'stop' : 'now';
+    }
+    log = this.log;
+    if (log === null) return 'stop';
+    const records =
+      reply.records === null ? null : Buffer.from(reply.records.buffer, reply.records.byteOffset, reply.records.length);
+    if (records !== null && records.length > 0) {
+      for (let pos = 0; pos < records.length;) {
+        const checked = checkBatch(records, pos, records.length - pos);
+        if (typeof checked === 'string') {
+          ctx.log.warn({ dir: this.dir, reason: checked }, 'leader sent a batch that fails its checks; backing off');
+          return 'back-off';
+        }
+        pos += checked;
+      }
+      if (baseOffsetNumber(records, 0) < log.logEndOffset) return 'now'; // a reply to an older position (stale): fetch again
+      try {
+        log.appendAsFollower(records);
+      } catch (error) {
+        if (!(error instanceof KafkaStorageError)) throw error;
+        ctx.log.warn({ dir: this.dir, error: error.message }, 'follower append failed on the disk');
+        if (log.storageFailure !== null) this.storageProbe.onStorageFailure(ctx, log.storageFailure);
+        this.afterFollowerAppend(log, records);
+        return log.storageFailure !== null ? 'stop' : 'back-off';
+      }
+      const count = this.afterFollowerAppend(log, records);
+      this.groupCommit.appended(ctx, log, count);
+    }
+    const leaderHighWatermark = Math.min(reply.highWatermark, log.logEndOffset);
+    if (leaderHighWatermark > this.highWatermark) this.highWatermark = leaderHighWatermark;
+    this.assertHighWatermarkBounds(log);
+    if (log.storageFailure !== null) return 'stop';
+    if (records === null || records.length === 0) return 'now';
+    return this.config.writeCaching ? 'now' : 'after-flush';
+  }
+
+  /**
+   * After a follower append: the epoch cache and producer state learn each appended batch (those
+   * below the LEO: a failed append keeps a prefix). Returns the records appended.
+   */
+  private afterFollowerAppend(log: Log, records: Buffer): number {
+    let count = 0;
+    for (let pos = 0; pos < records.length;) {
+      const size = batchSizeAt(records, pos);
+      const baseOffset = baseOffsetNumber(records, pos);
+      const lastOffset = baseOffset + lastOffsetDeltaOf(records, pos);
+      if (lastOffset >= log.logEndOffset) break;
+      const epoch = partitionLeaderEpochOf(records, pos);
+      if (epoch > this.epochs.latestEpoch) this.epochs.assign(epoch, baseOffset);
+      const batch = records.subarray(pos, pos + size);
+      const producerId = Number(batch.readBigInt64BE(L.PRODUCER_ID));
+      if (producerId >= 0) {
+        const firstSeq = batch.readInt32BE(L.BASE_SEQUENCE);
+        const lastSeq = firstSeq < 0 ? NO_SEQUENCE : (firstSeq + batch.readInt32BE(L.LAST_OFFSET_DELTA)) % 0x80000000;
+        this.producerStates.update(
+          producerId,
+          batch.readInt16BE(L.PRODUCER_EPOCH),
+          firstSeq,
+          lastSeq,
+          baseOffset,
+          Number(batch.readBigInt64BE(L.MAX_TIMESTAMP)),
+        );
+      }
+      count += recordsCountOf(batch);
+      pos += size;
+    }
+    return count;
+  }
+
+  /**
+   * KIP-320 truncation: the leader's `divergingEpoch` is the largest epoch it has at or below this
+   * follower's last fetched epoch, with its end offset. The follower truncates to the end of the
+   * largest epoch both have (its own end offset for that epoch, capped by the leader's); when it does
+   * not have the leader's epoch, to the end of its largest epoch below it, and the next fetch
+   * (with that older last fetched epoch) goes on from there (KIP-279). The epoch cache is trimmed
+   * even when the log is not (an epoch this replica led without writing), and so is producer state;
+   * the HW is cut to the new LEO if above it.
+   */
+  private async truncateOnDivergence(
+    ctx: ActorContext,
+    diverging: { epoch: number; endOffset: number },
+  ): Promise<void> {
+    const log = this.log;
+    if (log === null) return;
+    const own = this.epochs.endOffsetFor(diverging.epoch, log.logEndOffset);
+    const offset =
+      diverging.epoch < 0 || diverging.endOffset < 0
+        ? Math.min(this.highWatermark, log.logEndOffset) // the leader knows no common epoch: Kafka falls back to the HW
+        : own.endOffset < 0
+          ? Math.min(diverging.endOffset, log.logEndOffset)
+          : Math.min(diverging.endOffset, own.endOffset, log.logEndOffset);
+    await log.whenFlushed();
+    if (this.log !== log || this.isLeader) return;
+    const before = log.logEndOffset;
+    if (offset < log.logEndOffset) log.truncateTo(offset);
+    this.epochs.truncateFromEnd(offset);
+    if (log.logEndOffset < before) this.producerStates.truncateTo(log.logEndOffset);
+    if (this.highWatermark > log.logEndOffset) this.highWatermark = Math.max(log.logStartOffset, log.logEndOffset);
+    ctx.log.info(
+      {
+        dir: this.dir,
+        divergingEpoch: diverging,
+        offset,
+        logEndOffset: log.logEndOffset,
+        previousLogEndOffset: before,
+      },
+      'follower truncated to the end of the largest common leader epoch',
+    );
   }
 
   private checkpointBody(): PartitionCheckpointBody {
@@ -757,6 +1411,17 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     }
     this.checkpointTimer = ctx.timers.setTimeout(() => this.checkpointTick(ctx), this.args.checkpointIntervalMs);
   }
+}
+
+/** A fetch's error answer: Kafka's error partition response carries no offsets (HW, LSO and log start -1). */
+function fetchErrorReply(errorCode: number): FetchReply {
+  return {
+    errorCode,
+    highWatermark: INVALID_HIGH_WATERMARK,
+    lastStableOffset: INVALID_LAST_STABLE_OFFSET,
+    logStartOffset: INVALID_LOG_START_OFFSET,
+    records: null,
+  };
 }
 
 /** Actor factory registered as kind `replica` (src/runtime/registry.ts). */

@@ -80,6 +80,8 @@ interface SimMessage {
   from: ActorId;
   to: ActorId;
   bytes: Uint8Array;
+  /** A reply: delivered to a starting actor too (its start may await a request), as on worker threads. */
+  isReply: boolean;
 }
 
 interface SimCell {
@@ -389,7 +391,13 @@ export class SimRuntime implements Runtime, EndpointTransport {
   /** Encodes and queues an envelope (after the fault hook's decision). */
   sendEnvelope(envelope: Envelope): void {
     if (this.closed) return;
-    const message: SimMessage = { seq: 0, from: envelope.from, to: envelope.to, bytes: encodeEnvelope(envelope) };
+    const message: SimMessage = {
+      seq: 0,
+      from: envelope.from,
+      to: envelope.to,
+      bytes: encodeEnvelope(envelope),
+      isReply: envelope.isReply === true,
+    };
     const decision = this.faults === null ? 'deliver' : this.faults(envelope, this.faultRandom);
     if (decision === 'deliver') {
       this.enqueue(message);
@@ -430,7 +438,7 @@ export class SimRuntime implements Runtime, EndpointTransport {
 
   private isDeliverable(message: SimMessage): boolean {
     const cell = this.actors.get(message.to);
-    return cell === undefined || cell.state !== 'starting';
+    return cell === undefined || cell.state !== 'starting' || message.isReply;
   }
 
   /** The earliest due timer, unless it is a zero-delay timer whose owner has older messages queued. */

@@ -624,7 +624,11 @@ export class LogSegment {
    */
   append(batch: Buffer, baseOffset: number, lastOffset: number): void {
     this.assertOpen();
-    assert.equal(baseOffset, this.nextOffset, `${this.logPath}: append at ${baseOffset}, next offset ${this.next}`);
+    // A follower of a compacted leader appends batches with the cleaner's gaps between them.
+    if (this.allowOffsetGaps)
+      assert.ok(baseOffset >= this.nextOffset, `${this.logPath}: append at ${baseOffset}, next offset ${this.next}`);
+    else
+      assert.equal(baseOffset, this.nextOffset, `${this.logPath}: append at ${baseOffset}, next offset ${this.next}`);
     assert.ok(lastOffset >= baseOffset && lastOffset - this.baseOffset <= INT32_MAX, `bad last offset ${lastOffset}`);
     assert.ok(
       batch.length >= L.RECORD_BATCH_OVERHEAD && batchSizeAt(batch, 0) === batch.length,

@@ -409,24 +409,25 @@ export class Log {
 
   /**
    * Appends batches that already carry their offsets and leader epochs (replication: bytes fetched
-   * from the leader, appended unchanged). `records` holds one or more whole batches; the first must
-   * start at the LEO and each next one where the previous ended (asserted). The caller checks CRCs.
-   * Returns the first base offset and the last offset appended. On a {@link KafkaStorageError} the
-   * batches before the failing one stay appended (a prefix), the failing one is undone as in {@link append}.
+   * from the leader, appended unchanged; Kafka's UnifiedLog.appendAsFollower). `records` holds one or
+   * more whole batches; the first must start at the LEO and each next one where the previous ended
+   * (asserted), except in a compacted log, where a batch may start past the LEO (the gaps the leader's
+   * cleaner left; offsets still strictly increase). The caller checks CRCs. Returns the first base
+   * offset and the last offset appended. On a {@link KafkaStorageError} the batches before the
+   * failing one stay appended (a prefix), the failing one is undone as in {@link append}.
    */
   appendAsFollower(records: Buffer): LogAppendInfo {
     this.assertOpen();
     this.failure.throwIfFailed();
     assert.ok(records.length > 0, 'empty follower append');
-    const firstOffset = this.#logEndOffset;
+    const firstOffset = baseOffsetNumber(records, 0);
     let pos = 0;
     while (pos < records.length) {
       const size = this.assertWholeBatch(records, pos, records.length - pos);
       const baseOffset = baseOffsetNumber(records, pos);
-      assert.equal(
-        baseOffset,
-        this.#logEndOffset,
-        `follower batch at offset ${baseOffset}, log end offset ${this.#logEndOffset}`,
+      assert.ok(
+        this.compacted ? baseOffset >= this.#logEndOffset : baseOffset === this.#logEndOffset,
+        `follower batch at offset ${baseOffset}, log end offset ${this.#logEndOffset}${this.compacted ? ' (compacted)' : ''}`,
       );
       const delta = lastOffsetDeltaOf(records, pos);
       assert.ok(delta >= 0, `lastOffsetDelta ${delta}`);
@@ -722,18 +723,7 @@ export class Log {
     this.finishPendingSwap();
     const before = this.#logEndOffset;
     if (offset < this.segments[0]!.baseOffset) {
-      // Unlinked first, out of the log only once the new segment exists: a disk error on the way
-      // leaves the segments in the log (their descriptors still read the unlinked files).
-      for (const s of this.segments) s.unlinkFiles();
-      const fresh = LogSegment.create(this.segmentArgs(offset));
-      for (const s of this.segments.splice(0)) s.delete(); // closes; the files are gone already
-      this.segments.push(fresh);
-      this.active.sync();
-      this.fs.syncDir(this.dir);
-      this.dirDirty = false;
-      this.#logEndOffset = offset;
-      this.#logStartOffset = offset;
-      this.#recoveryPoint = offset;
+      this.replaceWithEmptySegmentAt(offset);
     } else {
       let deleted = false;
       while (this.segments.length > 1 && this.active.baseOffset > offset) {
@@ -762,6 +752,61 @@ export class Log {
       'log truncated',
     );
     this.checkInvariants();
+  }
+
+  /**
+   * Kafka's UnifiedLog.truncateFullyAndStartAt: drops every segment and restarts the log, empty, at
+   * `offset` (which may be past the LEO: a follower whose leader's log start passed its LEO). The log
+   * start offset, LEO and recovery point become `offset`; made durable at once. Asserts no flush is
+   * in flight.
+   */
+  truncateFullyAndStartAt(offset: number): void {
+    this.assertOpen();
+    assert.equal(this.flushing, null, `log ${this.dir}: truncateFullyAndStartAt during an in-flight flush`);
+    assert.ok(Number.isSafeInteger(offset) && offset >= 0, `start offset ${offset}`);
+    this.finishPendingSwap();
+    const before = this.#logEndOffset;
+    this.replaceWithEmptySegmentAt(offset);
+    this.recoveryPosition = { baseOffset: this.active.baseOffset, position: 0 };
+    this.firstDirty = offset;
+    this.logger.info({ dir: this.dir, offset, previousLogEndOffset: before }, 'log truncated fully');
+    this.checkInvariants();
+  }
+
+  /**
+   * The first offset of each leader epoch as the batches' partitionLeaderEpoch fields give it, oldest
+   * first (a header scan of every segment, no records decoded): what rebuilds a missing
+   * leader-epoch-checkpoint (Kafka rebuilds its cache from the log in the same way on load).
+   */
+  epochStartOffsets(): Array<{ epoch: number; startOffset: number }> {
+    this.assertOpen();
+    const starts: Array<{ epoch: number; startOffset: number }> = [];
+    for (const segment of this.segments) {
+      const problem = segment.forEachBatch(0, (h) => {
+        const last = starts[starts.length - 1];
+        if (h.partitionLeaderEpoch >= 0 && (last === undefined || h.partitionLeaderEpoch > last.epoch))
+          starts.push({ epoch: h.partitionLeaderEpoch, startOffset: h.baseOffset });
+        return true;
+      });
+      assert.equal(problem, null, `log ${this.dir}: recovered segment unreadable: ${problem}`);
+    }
+    return starts;
+  }
+
+  /** Every segment goes; one empty segment at `offset` takes their place (LEO, log start, recovery point). */
+  private replaceWithEmptySegmentAt(offset: number): void {
+    // Unlinked first, out of the log only once the new segment exists: a disk error on the way
+    // leaves the segments in the log (their descriptors still read the unlinked files).
+    for (const s of this.segments) s.unlinkFiles();
+    const fresh = LogSegment.create(this.segmentArgs(offset));
+    for (const s of this.segments.splice(0)) s.delete(); // closes; the files are gone already
+    this.segments.push(fresh);
+    this.active.sync();
+    this.fs.syncDir(this.dir);
+    this.dirDirty = false;
+    this.#logEndOffset = offset;
+    this.#logStartOffset = offset;
+    this.#recoveryPoint = offset;
   }
 
   // ---- log cleaner (log-cleaner.ts drives these) -------------------------------------------
@@ -1000,7 +1045,9 @@ export class Log {
 
   private appendBatch(batch: Buffer, baseOffset: number, lastOffset: number): void {
     const before = this.#logEndOffset;
-    assert.equal(baseOffset, this.#logEndOffset, `append at ${baseOffset}, log end offset ${this.#logEndOffset}`);
+    if (this.compacted)
+      assert.ok(baseOffset >= this.#logEndOffset, `append at ${baseOffset}, log end offset ${this.#logEndOffset}`);
+    else assert.equal(baseOffset, this.#logEndOffset, `append at ${baseOffset}, log end offset ${this.#logEndOffset}`);
     const active = this.active;
     let rolled = false;
     try {

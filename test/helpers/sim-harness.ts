@@ -4,7 +4,10 @@
  * its actors here, so the replica tests, the power-loss campaign, the group coordinator tests and
  * properties, and the controller tests share one set-up (code-review D26):
  *
- * - {@link bootReplica}: a log-dir actor and the replica of `t-0` ({@link REPLICA}).
+ * - {@link bootReplica}: a log-dir actor and the replica of `t-0` ({@link REPLICA}), with a
+ *   {@link FakeReplicaManager} giving it its role (leader, ISR = {0}).
+ * - {@link bootCluster}: three brokers' log-dir actors and replicas of one partition, RF=3, and a
+ *   {@link FakeReplicaManager} that elects, applies AlterPartition and pushes roles.
  * - {@link bootCoordinator}: a log-dir actor, the replica of `__consumer_offsets-0` ({@link OFFSETS_REPLICA})
  *   and its group coordinator ({@link COORDINATOR}), with {@link Member} as a client.
  * - {@link bootController}: the controller ({@link CONTROLLER}) on its metadata log.
@@ -20,8 +23,11 @@ import type { FileSystem } from '../../src/io/file-system';
 import { buildRecordBatch } from '../../src/protocol/record-batch/builder';
 import { decodeRecordBatches } from '../../src/protocol/record-batch/decode';
 import { ErrorCode } from '../../src/protocol/error-codes';
-import type { ReplicaArgs } from '../../src/replica/replica-actor';
-import type { LogDirMessages, ReplicaMessages } from '../../src/replica/messages';
+import type { ReplicaArgs, ReplicationSettings } from '../../src/replica/replica-actor';
+import { replicaActorId, replicaManagerActorId } from '../../src/replica/messages';
+import type { LogDirMessages, PartitionRole, ReplicaHostMessages, ReplicaMessages } from '../../src/replica/messages';
+import type { ReplicaLogConfig } from '../../src/config/topic-config';
+import type { Envelope, EnvelopeOf } from '../../src/runtime/actor';
 import type { LogDirArgs } from '../../src/replica/log-dir-actor';
 import type { ControllerArgs } from '../../src/controller/controller-actor';
 import { CONTROLLER_ACTOR_ID } from '../../src/controller/messages';
@@ -49,6 +55,8 @@ import type {
 // ---- shared -------------------------------------------------------------------------------------
 
 export const LOG_DIR = '/data';
+/** The topic ID of every partition the harness boots. */
+export const TOPIC_ID = 'AAAAAAAAAAAAAAAAAAAAAg';
 export const LOG_DIR_ACTOR = actorRef<LogDirMessages>('log-dir/0/0');
 /** The endpoint every harness talks through, as the network layer does. */
 export const NET = 'net/0';
@@ -68,14 +76,117 @@ function newSim(seed: number, fs: FileSystem, options: SimOptions): SimRuntime {
   });
 }
 
-async function spawnLogDir(sim: SimRuntime): Promise<void> {
+async function spawnLogDir(sim: SimRuntime, brokerId = 0, logDir = LOG_DIR): Promise<void> {
   const logDirArgs: LogDirArgs = {
-    logDir: LOG_DIR,
+    logDir,
     clusterId: 'AAAAAAAAAAAAAAAAAAAAAw',
-    nodeId: 0,
+    nodeId: brokerId,
     directoryId: 'AAAAAAAAAAAAAAAAAAAABA',
   };
-  await sim.spawn(LOG_DIR_ACTOR, 'log-dir', logDirArgs, { pool: 'broker', brokerId: 0 });
+  await sim.spawn(actorRef<LogDirMessages>(`log-dir/${brokerId}/0`), 'log-dir', logDirArgs, {
+    pool: 'broker',
+    brokerId,
+  });
+}
+
+/** Replication settings of the simulated brokers: Kafka's defaults but a short fetch backoff. */
+export const REPLICATION: ReplicationSettings = {
+  replicaLagTimeMaxMs: 30_000,
+  replicaFetchMaxBytes: 1 << 20,
+  replicaFetchWaitMaxMs: 500,
+  replicaFetchBackoffMs: 100,
+};
+
+/**
+ * A replica manager for the simulation (what src/replica-manager/ is on a broker, reduced to a model):
+ * one endpoint per broker at `replica-manager/<id>` that answers `replica-manager.replica-state` from
+ * the model, applies `replica-manager.alter-partition` to it (checking the epochs, as the controller
+ * does, and bumping the partition epoch) and pushes `replica.update-role` to every replica of the
+ * partition. {@link elect} and {@link setConfig} change the model the same way. Every change and
+ * AlterPartition is logged in {@link history}.
+ */
+export class FakeReplicaManager {
+  readonly roles = new Map<string, PartitionRole>();
+  readonly history: string[] = [];
+  private readonly endpoints: Endpoint[] = [];
+
+  constructor(sim: SimRuntime, brokerIds: readonly number[]) {
+    for (const brokerId of brokerIds) {
+      const endpoint = sim.endpoint(replicaManagerActorId(brokerId));
+      endpoint.onMessage((envelope: Envelope) => this.handle(endpoint, envelope as EnvelopeOf<ReplicaHostMessages>));
+      this.endpoints.push(endpoint);
+    }
+  }
+
+  /** Sets the role of `topicId`-`partition` (no push: for before the replicas start). */
+  define(topicId: string, partition: number, role: PartitionRole): void {
+    this.roles.set(`${topicId}/${partition}`, structuredClone(role));
+  }
+
+  role(topicId: string, partition: number): PartitionRole {
+    const role = this.roles.get(`${topicId}/${partition}`);
+    assert.ok(role !== undefined, `no role for ${topicId}/${partition}`);
+    return role;
+  }
+
+  /** A new leader (and ISR): leader epoch and partition epoch bumped, pushed to every replica. */
+  elect(topicId: string, partition: number, leader: number, isr?: number[]): PartitionRole {
+    const role = this.role(topicId, partition);
+    role.leader = leader;
+    role.leaderEpoch++;
+    role.partitionEpoch++;
+    if (isr !== undefined) role.isr = [...isr];
+    this.history.push(`elect ${leader} epoch ${role.leaderEpoch} isr ${role.isr.join(',')}`);
+    this.push(topicId, partition);
+    return role;
+  }
+
+  /** New topic config overrides: pushed with the same epochs (the config always applies). */
+  setConfig(topicId: string, partition: number, overrides: Partial<ReplicaLogConfig>): void {
+    const role = this.role(topicId, partition);
+    role.config = { ...role.config, ...overrides };
+    this.push(topicId, partition);
+  }
+
+  /** Pushes the current role to every assigned replica (fire and forget; a crashed one asks at restart). */
+  push(topicId: string, partition: number): void {
+    const role = this.role(topicId, partition);
+    for (const brokerId of role.replicas) {
+      const endpoint = this.endpoints[0]!;
+      endpoint
+        .request(replicaActorId(brokerId, topicId, partition), 'replica.update-role', structuredClone(role), 60_000)
+        .catch(() => undefined);
+    }
+  }
+
+  private handle(endpoint: Endpoint, envelope: EnvelopeOf<ReplicaHostMessages>): void {
+    if (envelope.type === 'replica-manager.replica-state') {
+      const role = this.roles.get(`${envelope.body.topicId}/${envelope.body.partition}`);
+      endpoint.reply(envelope, { role: role === undefined ? null : structuredClone(role) });
+      return;
+    }
+    if (envelope.type === 'replica-manager.alter-partition') {
+      const { topicId, partition, leaderEpoch, partitionEpoch, newIsr } = envelope.body;
+      const role = this.roles.get(`${topicId}/${partition}`);
+      if (role === undefined) {
+        endpoint.reply(envelope, { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, role: null });
+        return;
+      }
+      const errorCode =
+        leaderEpoch !== role.leaderEpoch
+          ? ErrorCode.FENCED_LEADER_EPOCH
+          : partitionEpoch !== role.partitionEpoch
+            ? ErrorCode.INVALID_UPDATE_VERSION
+            : ErrorCode.NONE;
+      this.history.push(`alter-partition isr ${newIsr.join(',')} -> ${errorCode}`);
+      if (errorCode === ErrorCode.NONE) {
+        role.isr = [...newIsr];
+        role.partitionEpoch++;
+        this.push(topicId, partition);
+      }
+      endpoint.reply(envelope, { errorCode, role: structuredClone(role) });
+    }
+  }
 }
 
 /** Sends request `type` to `to` and drives the simulation until it is answered. */
@@ -109,42 +220,57 @@ export async function powerCycle(
 
 // ---- replica ------------------------------------------------------------------------------------
 
-export const REPLICA = actorRef<ReplicaMessages>('replica/0/t/0');
+export const REPLICA: ActorRef<ReplicaMessages> = replicaActorId(0, TOPIC_ID, 0);
 
-/** Spawn arguments of the replica of t-0 on {@link LOG_DIR}: small segments and index interval. */
-export function replicaArgs(overrides: Partial<ReplicaArgs['config']> = {}): ReplicaArgs {
+/** The config of t-0 in the replica tests: small segments and index interval. */
+export function replicaConfig(overrides: Partial<ReplicaLogConfig> = {}): ReplicaLogConfig {
   return {
-    topic: 't',
-    topicId: 'AAAAAAAAAAAAAAAAAAAAAg',
-    partition: 0,
-    logDir: LOG_DIR,
-    brokerId: 0,
-    leaderEpoch: 0,
-    config: {
-      ...effectiveLogConfig({}, defaultBrokerConfig()),
-      segmentBytes: 4096,
-      indexIntervalBytes: 256,
-      ...overrides,
-    },
-    logDirActor: LOG_DIR_ACTOR,
-    checkpointIntervalMs: 5000,
-    retentionCheckIntervalMs: 300_000,
-    isr: [0],
+    ...effectiveLogConfig({}, defaultBrokerConfig()),
+    segmentBytes: 4096,
+    indexIntervalBytes: 256,
+    ...overrides,
   };
 }
 
-/** A traced simulation with the log-dir actor and the replica of t-0 ({@link REPLICA}), and the net endpoint. */
+/** Spawn arguments of the replica of t-0 on broker `brokerId` (its log dir: {@link LOG_DIR}, or `/data/node-<id>` in a cluster). */
+export function replicaArgs(brokerId = 0, logDir = LOG_DIR, topic = 't', topicId = TOPIC_ID): ReplicaArgs {
+  return {
+    topic,
+    topicId,
+    partition: 0,
+    logDir,
+    brokerId,
+    brokerEpoch: 1,
+    manager: replicaManagerActorId(brokerId),
+    logDirActor: actorRef<LogDirMessages>(`log-dir/${brokerId}/0`),
+    checkpointIntervalMs: 5000,
+    retentionCheckIntervalMs: 300_000,
+    replication: REPLICATION,
+  };
+}
+
+/** The role of a partition that broker 0 leads alone (ISR = {0}, epoch 0). */
+export function soleLeaderRole(config: ReplicaLogConfig): PartitionRole {
+  return { leader: 0, leaderEpoch: 0, partitionEpoch: 0, replicas: [0], isr: [0], config };
+}
+
+/**
+ * A traced simulation with the log-dir actor and the replica of t-0 ({@link REPLICA}) leading alone,
+ * its fake replica manager, and the net endpoint.
+ */
 export async function bootReplica(
   seed: number,
   fs: FileSystem,
-  config: Partial<ReplicaArgs['config']> = {},
+  config: Partial<ReplicaLogConfig> = {},
   options: SimOptions = {},
 ) {
   const sim = newSim(seed, fs, { trace: true, ...options });
+  const manager = new FakeReplicaManager(sim, [0]);
+  manager.define(TOPIC_ID, 0, soleLeaderRole(replicaConfig(config)));
   await spawnLogDir(sim);
-  await sim.spawn(REPLICA, 'replica', replicaArgs(config), { pool: 'broker', brokerId: 0 });
+  await sim.spawn(REPLICA, 'replica', replicaArgs(), { pool: 'broker', brokerId: 0 });
   const net = sim.endpoint(NET);
-  return { sim, net };
+  return { sim, net, manager };
 }
 
 /** A record batch of one record per value (no keys, no headers). */
@@ -204,7 +330,7 @@ export async function powerLossRun(seed: number, records = 30): Promise<number> 
 
 // ---- group coordinator --------------------------------------------------------------------------
 
-export const OFFSETS_REPLICA = actorRef<ReplicaMessages>('replica/0/offsets/0');
+export const OFFSETS_REPLICA: ActorRef<ReplicaMessages> = replicaActorId(0, TOPIC_ID, 0);
 export const COORDINATOR = actorRef<GroupCoordinatorMessages>('group-coordinator/0/0');
 export const GROUP = 'g';
 export const SESSION_MS = 10_000;
@@ -233,19 +359,13 @@ export function coordinatorArgs(initialRebalanceDelayMs: number): GroupCoordinat
  */
 export async function bootCoordinator(seed: number, fs: MemoryFileSystem, initialRebalanceDelayMs = 0) {
   const sim = newSim(seed, fs, {});
-  const offsetsReplicaArgs: ReplicaArgs = {
-    topic: '__consumer_offsets',
-    topicId: 'AAAAAAAAAAAAAAAAAAAAAg',
-    partition: 0,
-    logDir: LOG_DIR,
-    brokerId: 0,
-    leaderEpoch: 0,
-    config: effectiveLogConfig({ 'cleanup.policy': 'compact' }, defaultBrokerConfig()),
-    logDirActor: LOG_DIR_ACTOR,
-    checkpointIntervalMs: 5000,
-    retentionCheckIntervalMs: 300_000,
-    isr: [0],
-  };
+  const offsetsReplicaArgs = replicaArgs(0, LOG_DIR, '__consumer_offsets', TOPIC_ID);
+  const manager = new FakeReplicaManager(sim, [0]);
+  manager.define(
+    TOPIC_ID,
+    0,
+    soleLeaderRole(effectiveLogConfig({ 'cleanup.policy': 'compact' }, defaultBrokerConfig())),
+  );
   await spawnLogDir(sim);
   await sim.spawn(OFFSETS_REPLICA, 'replica', offsetsReplicaArgs, { pool: 'broker', brokerId: 0 });
   await sim.spawn(COORDINATOR, 'group-coordinator', coordinatorArgs(initialRebalanceDelayMs), {
@@ -468,4 +588,116 @@ export async function bootController(
   await sim.spawn(CONTROLLER, 'controller', args, { pool: 'controller' });
   const net = sim.endpoint(NET);
   return { sim, net };
+}
+
+// ---- a replicated partition: three brokers ------------------------------------------------------
+
+/** The brokers of {@link bootCluster}. */
+export const CLUSTER_BROKERS: readonly number[] = [0, 1, 2];
+
+/** Broker `brokerId`'s log dir in a cluster. */
+export function brokerLogDir(brokerId: number): string {
+  return `${LOG_DIR}/node-${brokerId}`;
+}
+
+/** The replica of t-0 on broker `brokerId`. */
+export function clusterReplica(brokerId: number): ActorRef<ReplicaMessages> {
+  return replicaActorId(brokerId, TOPIC_ID, 0);
+}
+
+/** The log-dir actor of broker `brokerId`. */
+export function clusterLogDir(brokerId: number): ActorRef<LogDirMessages> {
+  return actorRef<LogDirMessages>(`log-dir/${brokerId}/0`);
+}
+
+/**
+ * t-0 replicated on brokers 0, 1 and 2 (RF=3, leader 0, ISR {0,1,2}, epoch 0) on one simulated disk,
+ * each broker with its own log dir and log-dir actor, its replica fetching from the leader, and a
+ * {@link FakeReplicaManager} for all three. Settled; `net` talks to them as the network layer does.
+ */
+export async function bootCluster(
+  seed: number,
+  fs: FileSystem,
+  config: Partial<ReplicaLogConfig> = {},
+  options: SimOptions & { replication?: Partial<ReplicationSettings> } = {},
+) {
+  const sim = newSim(seed, fs, options);
+  const manager = new FakeReplicaManager(sim, CLUSTER_BROKERS);
+  manager.define(TOPIC_ID, 0, {
+    leader: 0,
+    leaderEpoch: 0,
+    partitionEpoch: 0,
+    replicas: [...CLUSTER_BROKERS],
+    isr: [...CLUSTER_BROKERS],
+    config: replicaConfig(config),
+  });
+  for (const b of CLUSTER_BROKERS) {
+    fs.mkdirp(brokerLogDir(b));
+    await spawnLogDir(sim, b, brokerLogDir(b));
+  }
+  for (const b of CLUSTER_BROKERS) await spawnClusterReplica(sim, b, options.replication);
+  await sim.settle();
+  return { sim, net: sim.endpoint(NET), manager };
+}
+
+async function spawnClusterReplica(
+  sim: SimRuntime,
+  brokerId: number,
+  replication: Partial<ReplicationSettings> = {},
+): Promise<void> {
+  const args: ReplicaArgs = {
+    ...replicaArgs(brokerId, brokerLogDir(brokerId)),
+    replication: { ...REPLICATION, ...replication },
+  };
+  await sim.spawn(clusterReplica(brokerId), 'replica', args, { pool: 'broker', brokerId });
+}
+
+/** One record of a replica's log as its segment files hold it. */
+export interface LoggedRecord {
+  offset: number;
+  value: string;
+  leaderEpoch: number;
+}
+
+/**
+ * Broker `brokerId`'s log of t-0 as its segment files hold it (every batch, not only below the HW),
+ * read straight from the simulated disk.
+ */
+export function logOnDisk(fs: FileSystem, brokerId: number): LoggedRecord[] {
+  const dir = `${brokerLogDir(brokerId)}/t-0`;
+  if (!fs.exists(dir)) return [];
+  const parts = fs
+    .readdir(dir)
+    .filter((name) => name.endsWith('.log'))
+    .map((name) => fs.readFile(`${dir}/${name}`));
+  return decodeRecordBatches(Buffer.concat(parts)).flatMap((b) =>
+    b.records.map((r) => ({ offset: r.offset, value: r.value?.toString() ?? '', leaderEpoch: b.partitionLeaderEpoch })),
+  );
+}
+
+/** Sends a one-batch produce of `values` to broker `brokerId`'s replica; the caller drives time. */
+export function produceTo(net: Endpoint, brokerId: number, values: string[], acks = -1, timeoutMs = 30_000) {
+  return net.request(clusterReplica(brokerId), 'replica.produce', { records: batch(values), acks, timeoutMs }, 120_000);
+}
+
+/** `replica.describe` of broker `brokerId`'s replica. */
+export function describeReplica(sim: SimRuntime, net: Endpoint, brokerId: number) {
+  return ask(sim, net, clusterReplica(brokerId), 'replica.describe', {});
+}
+
+/** A fault hook that drops every message to or from broker `brokerId`'s replica (a partitioned follower). */
+export function isolate(brokerId: number) {
+  const id = clusterReplica(brokerId);
+  return (envelope: Envelope): 'drop' | 'deliver' => (envelope.to === id || envelope.from === id ? 'drop' : 'deliver');
+}
+
+/** Crashes broker `brokerId`'s replica and log-dir actor (a worker crash; the disk keeps what it has). */
+export function crashBroker(sim: SimRuntime, brokerId: number): void {
+  sim.crash([clusterReplica(brokerId), clusterLogDir(brokerId)]);
+}
+
+/** Restarts what {@link crashBroker} crashed (the replica asks the manager for its role) and settles. */
+export async function restartBroker(sim: SimRuntime, brokerId: number): Promise<void> {
+  await sim.restart([clusterLogDir(brokerId), clusterReplica(brokerId)]);
+  await sim.settle();
 }
