@@ -284,11 +284,17 @@ class Cluster implements RunningCluster {
       host: advertised.host,
       port: advertised.port === 0 ? entry.port : advertised.port,
     };
-    await this.runtime.spawn(replicaManagerRef(entry.config.nodeId), 'replica-manager', args, {
-      pool: 'broker',
-      brokerId: entry.config.nodeId,
-    });
+    const manager = replicaManagerRef(entry.config.nodeId);
+    await this.runtime.spawn(manager, 'replica-manager', args, { pool: 'broker', brokerId: entry.config.nodeId });
     entry.state = 'running';
+    // Its start registered and subscribed; this waits until it has applied that image (replicas started).
+    const state = await entry.node.endpoint.request(
+      manager,
+      'replica-manager.await-applied',
+      { offset: entry.node.cachedOffset },
+      CONTROLLER_TIMEOUT_MS * 4,
+    );
+    entry.node.applyLocalState(state);
   }
 
   /** Every running broker's replica manager has applied `offset` (bounded; a broker that does not answer is skipped). */

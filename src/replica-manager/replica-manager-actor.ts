@@ -124,7 +124,9 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
       this.logDirActors.push(id);
     }
     this.scanLogDirs(ctx);
-    await this.enqueueApply(ctx, image);
+    // Not awaited: the replicas it starts ask this manager for their role while they start, which it
+    // can answer only once its own start is done. `replica-manager.await-applied` tells when it is.
+    void this.enqueueApply(ctx, image);
     this.armHeartbeat(ctx);
     ctx.log.debug({ brokerId: this.brokerId, brokerEpoch: this.brokerEpoch }, 'replica manager started');
   }

@@ -427,7 +427,11 @@ export class SimRuntime implements Runtime, EndpointTransport {
 
   private enqueue(message: SimMessage): void {
     message.seq = ++this.seq;
-    const key = `${message.from}\u0000${message.to}`;
+    // Replies to a starting actor travel on a channel of their own: its mailbox holds messages until
+    // its start is done, but a start that awaits a request must get the reply (a worker resolves
+    // replies beside the mailbox), even when a message from the same sender is queued before it.
+    const replyLane = message.isReply && this.actors.get(message.to)?.state === 'starting' ? '\u0000reply' : '';
+    const key = `${message.from}\u0000${message.to}${replyLane}`;
     let channel = this.channels.get(key);
     if (channel === undefined) {
       channel = new Fifo<SimMessage>();

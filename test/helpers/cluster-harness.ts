@@ -82,6 +82,7 @@ export class ClusterSim {
       this.sim.spawn(replicaManagerRef(i), 'replica-manager', args, { pool: 'broker', brokerId: i }),
     );
     this.up.add(i);
+    await this.ask(replicaManagerRef(i), 'replica-manager.await-applied', { offset: 0 });
   }
 
   /** Crashes broker `i` (every actor on it dies at once) and tells the controller, as the cluster does. */

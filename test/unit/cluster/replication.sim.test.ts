@@ -15,17 +15,35 @@ import { replicaManagerRef } from '../../../src/replica-manager/messages';
 
 const TOPIC = 't';
 
-/** Produces one single-record batch per value to the partition's current leader; returns the error codes. */
+/** Errors on which a Kafka client refreshes its metadata and retries (the leader moved or is not there yet). */
+const RETRIABLE: ReadonlySet<number> = new Set([ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.LEADER_NOT_AVAILABLE]);
+
+/**
+ * Produces one single-record batch per value to the partition's current leader, retrying as a client
+ * does (up to 20 times, 100 ms apart) while the leader is moving; returns the final error codes.
+ */
 async function produce(cluster: ClusterSim, values: string[], acks: number): Promise<number[]> {
   const codes: number[] = [];
   for (const value of values) {
-    const p = await cluster.partition(TOPIC);
-    const reply = await cluster.ask(cluster.replica(p.leader, p.topicId), 'replica.produce', {
-      records: batch([value]),
-      acks,
-      timeoutMs: 10_000,
-    });
-    codes.push(reply.errorCode);
+    let code: number = ErrorCode.UNKNOWN_SERVER_ERROR;
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const p = await cluster.partition(TOPIC);
+      if (p.leader < 0) code = ErrorCode.LEADER_NOT_AVAILABLE;
+      else
+        code = await cluster
+          .ask(cluster.replica(p.leader, p.topicId), 'replica.produce', {
+            records: batch([value]),
+            acks,
+            timeoutMs: 10_000,
+          })
+          .then(
+            (reply) => reply.errorCode,
+            () => ErrorCode.NOT_LEADER_OR_FOLLOWER, // the replica is not there (yet): as the network layer answers
+          );
+      if (!RETRIABLE.has(code)) break;
+      await cluster.advance(100);
+    }
+    codes.push(code);
   }
   return codes;
 }
