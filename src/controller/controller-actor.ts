@@ -257,18 +257,40 @@ export class ControllerActor implements Actor<ControllerMessages> {
     errorCode: number;
     fenced: boolean;
     shutdownReady: boolean;
+    controllerEpoch: number;
   } {
     const broker = this.state.brokers.get(body.brokerId);
     if (broker === undefined || broker.brokerEpoch !== body.brokerEpoch)
-      return { errorCode: ErrorCode.STALE_BROKER_EPOCH, fenced: true, shutdownReady: false };
+      return {
+        errorCode: ErrorCode.STALE_BROKER_EPOCH,
+        fenced: true,
+        shutdownReady: false,
+        controllerEpoch: this.state.controllerEpoch,
+      };
     const wantShutDown = body.wantShutDown === true;
-    if (broker.fenced) return { errorCode: ErrorCode.NONE, fenced: true, shutdownReady: wantShutDown };
+    if (broker.fenced)
+      return {
+        errorCode: ErrorCode.NONE,
+        fenced: true,
+        shutdownReady: wantShutDown,
+        controllerEpoch: this.state.controllerEpoch,
+      };
     if (!wantShutDown) {
       this.sessions.touch(body.brokerId, this.ctx.clock.monotonicMs());
-      return { errorCode: ErrorCode.NONE, fenced: false, shutdownReady: false };
+      return {
+        errorCode: ErrorCode.NONE,
+        fenced: false,
+        shutdownReady: false,
+        controllerEpoch: this.state.controllerEpoch,
+      };
     }
     this.fenceBroker(body.brokerId, 'controlled shutdown');
-    return { errorCode: ErrorCode.NONE, fenced: true, shutdownReady: !this.state.leadsAny(body.brokerId) };
+    return {
+      errorCode: ErrorCode.NONE,
+      fenced: true,
+      shutdownReady: !this.state.leadsAny(body.brokerId),
+      controllerEpoch: this.state.controllerEpoch,
+    };
   }
 
   /**

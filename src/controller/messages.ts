@@ -108,14 +108,15 @@ export type ControllerMessages = {
   /**
    * Every broker.heartbeat.interval.ms from each replica manager. STALE_BROKER_EPOCH for an epoch that
    * is not the broker's current one (it re-registers). A broker silent for broker.session.timeout.ms is
-   * fenced. `wantShutDown` asks for a controlled shutdown: leadership moves off the broker and it
+   * fenced. `controllerEpoch` in the reply lets a broker notice a restarted controller, which has
+   * forgotten its subscribers, and subscribe again. `wantShutDown` asks for a controlled shutdown: leadership moves off the broker and it
    * leaves every ISR; `shutdownReady` in the reply says that is done (KIP-631's BrokerHeartbeat). The
    * broker is then fenced. A fenced broker's heartbeats answer `fenced: true` and do not unfence it:
    * it registers again to come back.
    */
   'controller.broker-heartbeat': {
     body: { brokerId: number; brokerEpoch: number; wantShutDown?: boolean };
-    reply: { errorCode: number; fenced: boolean; shutdownReady: boolean };
+    reply: { errorCode: number; fenced: boolean; shutdownReady: boolean; controllerEpoch: number };
   };
   /**
    * The cluster supervisor saw every worker of broker `brokerId` die (a crash, or fault injection):

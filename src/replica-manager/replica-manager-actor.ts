@@ -20,7 +20,9 @@
  * partition offline on this broker, retried every {@link OFFLINE_REPLICA_RETRY_MS}; the network layer
  * learns of it from `net.local-state` and answers KAFKA_STORAGE_ERROR.
  */
-import type { Actor, ActorContext, ActorRef, Envelope, EnvelopeOf } from '../runtime/actor';
+import { isActorExistsError } from '../runtime/actor';
+import type { Actor, ActorContext, ActorId, ActorRef, Envelope, EnvelopeOf } from '../runtime/actor';
+import type { Placement } from '../runtime/placement';
 import type { TimerHandle } from '../io/clock';
 import type { BrokerConfig } from '../config/broker-config';
 import { effectiveLogConfig } from '../config/topic-config';
@@ -71,7 +73,7 @@ function keyOf(topicId: string, partition: number): string {
 /** True for a file-system error (an errno code such as ENOSPC, EIO), as opposed to a bug. */
 function isDiskError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && /^E[A-Z0-9]+$/.test(code);
+  return typeof code === 'string' && /^E[A-Z0-9]+$/.test(code) && !isActorExistsError(error);
 }
 
 /** One broker's replica manager (module comment). */
@@ -79,6 +81,8 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
   private readonly brokerId: number;
   private brokerEpoch = -1;
   private image: MetadataImage | null = null;
+  /** The offset of the last image whose application finished (replicas started, deleted logs gone). */
+  private appliedOffset = -1;
   private readonly replicas = new Map<string, HostedReplica>();
   /** `${topic}-${partition}` -> the log dir holding it (found on disk at start, or chosen). */
   private readonly partitionDirs = new Map<string, string>();
@@ -120,7 +124,7 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
       const id = logDirActorId(this.brokerId, index);
       const directoryId = ctx.random.bytes16().toString('base64url');
       const args: LogDirArgs = { logDir, clusterId: image.clusterId, nodeId: this.brokerId, directoryId };
-      await ctx.spawn(id, 'log-dir', args, { pool: 'broker', brokerId: this.brokerId });
+      await this.spawnChild(ctx, id, 'log-dir', args);
       this.logDirActors.push(id);
     }
     this.scanLogDirs(ctx);
@@ -143,7 +147,7 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
       case 'replica-manager.alter-partition':
         return this.alterPartition(envelope, ctx);
       case 'replica-manager.await-applied':
-        if ((this.image?.offset ?? -1) >= envelope.body.offset) ctx.reply(envelope, this.localState());
+        if (this.appliedOffset >= envelope.body.offset) ctx.reply(envelope, this.localState());
         else this.waiters.push({ offset: envelope.body.offset, envelope });
         return;
       case 'replica-manager.hosted':
@@ -167,6 +171,21 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
     this.stopping = true;
     if (this.heartbeatTimer !== null) ctx.timers.clearTimeout(this.heartbeatTimer);
     if (this.offlineTimer !== null) ctx.timers.clearTimeout(this.offlineTimer);
+  }
+
+  /**
+   * Spawns a child on this broker's pool; returns false when it is already running (this manager was
+   * restarted by the supervisor while its children lived on other workers: it adopts them).
+   */
+  private async spawnChild(ctx: ActorContext, id: ActorId, kind: string, args: unknown): Promise<boolean> {
+    const placement: Placement = { pool: 'broker', brokerId: this.brokerId };
+    try {
+      await ctx.spawn(id, kind, args, placement);
+      return true;
+    } catch (error) {
+      if (isActorExistsError(error)) return false;
+      throw error;
+    }
   }
 
   // ---- metadata ----
@@ -215,6 +234,7 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
           ctx.log.info({ topic: topic.name, topicId: topic.topicId }, 'deleted topic');
     // New or changed: start replicas (in parallel: a restart recovers every partition at once).
     await Promise.all([...assigned.entries()].map(([key, { topic, p }]) => this.ensureReplica(ctx, key, topic, p)));
+    this.appliedOffset = image.offset;
     this.pushLocalState(ctx);
     for (const waiter of this.waiters.splice(0))
       if (image.offset >= waiter.offset) ctx.reply(waiter.envelope, this.localState());
@@ -249,12 +269,11 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
       let hosted = this.replicas.get(key);
       if (hosted === undefined) {
         const actor = replicaActorId(this.brokerId, topic.topicId, p.partition);
-        await ctx.spawn(actor, 'replica', this.replicaArgs(topic, p.partition), {
-          pool: 'broker',
-          brokerId: this.brokerId,
-        });
+        const spawned = await this.spawnChild(ctx, actor, 'replica', this.replicaArgs(topic, p.partition));
         hosted = { topic: topic.name, topicId: topic.topicId, partition: p.partition, actor, roleKey };
         this.replicas.set(key, hosted);
+        // An adopted replica may hold an older role than this image's.
+        if (!spawned) await ctx.request(actor, 'replica.update-role', role, REQUEST_TIMEOUT_MS);
       } else if (hosted.roleKey !== roleKey) {
         hosted.roleKey = roleKey;
         await ctx.request(hosted.actor, 'replica.update-role', role, REQUEST_TIMEOUT_MS);
@@ -326,7 +345,7 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
         offsetsRetentionCheckIntervalMs: config.offsetsRetentionCheckIntervalMs,
       },
     };
-    await ctx.spawn(id, 'group-coordinator', args, { pool: 'broker', brokerId: this.brokerId });
+    await this.spawnChild(ctx, id, 'group-coordinator', args);
     this.coordinators.set(partition, id);
   }
 
@@ -474,6 +493,8 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
         this.args.config.brokerHeartbeatIntervalMs * 2,
       );
       if (wantShutDown) return reply.shutdownReady;
+      // A restarted controller (a larger epoch than the image's) has forgotten its subscribers.
+      if (this.image !== null && reply.controllerEpoch > this.image.controllerEpoch) this.resubscribe = true;
       if (reply.errorCode === ErrorCode.STALE_BROKER_EPOCH || (reply.fenced && !this.stopping)) {
         const registration = await ctx.request(
           CONTROLLER_ACTOR_ID,
@@ -506,7 +527,7 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
 
   private localState(): LocalBrokerState {
     return {
-      appliedOffset: this.image?.offset ?? -1,
+      appliedOffset: this.appliedOffset,
       brokerEpoch: this.brokerEpoch,
       offline: [...this.offline.values()],
       coordinators: [...this.coordinators.keys()],

@@ -82,6 +82,22 @@ export type EnvelopeOf<M extends MessageMap, K extends keyof M & string = keyof 
 /** The reply an envelope of {@link EnvelopeOf} takes; `unknown` for an untyped {@link Envelope}. */
 export type ReplyOf<E extends Envelope> = E extends { readonly [replyOf]?: () => infer R } ? R : unknown;
 
+/**
+ * The error a spawn rejects with when the id is taken: code `EEXIST`, which survives the worker
+ * boundary as a start error's errno does, so an actor respawning its children after its own restart
+ * can tell "already running" apart from a failed start ({@link isActorExistsError}).
+ */
+export function actorExistsError(id: ActorId): Error {
+  const error: Error & { code?: string } = new Error(`actor ${id} already exists`);
+  error.code = 'EEXIST';
+  return error;
+}
+
+/** True for the rejection of a spawn whose id is taken (see {@link actorExistsError}). */
+export function isActorExistsError(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === 'EEXIST';
+}
+
 /** Raised (as a rejected promise) when a request gets no reply within its timeout. */
 export class RequestTimeoutError extends Error {
   constructor(

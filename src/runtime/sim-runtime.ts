@@ -21,6 +21,7 @@
 import { strict as assert } from 'node:assert';
 import { inlineCpuJobs } from './cpu-jobs';
 import { makeActorContext } from './actor-context';
+import { actorExistsError } from './actor';
 import type { Actor, ActorContext, ActorId, Envelope } from './actor';
 import type { Clock, TimerHandle, Timers } from '../io/clock';
 import type { Logger } from '../io/logger';
@@ -543,7 +544,7 @@ export class SimRuntime implements Runtime, EndpointTransport {
    */
   private async spawnCell(id: ActorId, kind: string, args: unknown, placement: Placement, drive: boolean) {
     if (this.closed) throw new Error(`runtime is shut down: cannot spawn ${id}`);
-    if (this.actors.has(id) || this.endpoints.has(id)) throw new Error(`actor ${id} already exists`);
+    if (this.actors.has(id) || this.endpoints.has(id)) throw actorExistsError(id);
     this.crashed.delete(id);
     this.traceLine(`spawn ${id}`);
     await this.startCell({ id, kind, ref: resolveActorKind(kind), args: encodeValue(args), placement }, drive);

@@ -30,6 +30,7 @@
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { actorExistsError } from './actor';
 import type { ActorId, Envelope } from './actor';
 import type { Logger } from '../io/logger';
 import { decodeEnvelope, encodeEnvelope, encodeEnvelopeForTransfer, encodeValue } from './envelope';
@@ -150,7 +151,7 @@ export class ThreadRuntime implements Runtime, EndpointTransport {
   /** {@link spawn} with the args already msgpack-encoded (an actor's `ctx.spawn` sends them so). */
   private async spawnEncoded(id: ActorId, kind: string, args: Uint8Array, placement: Placement): Promise<void> {
     if (this.closed) throw new Error(`runtime is shut down: cannot spawn ${id}`);
-    if (this.actors.has(id) || this.endpoints.has(id)) throw new Error(`actor ${id} already exists`);
+    if (this.actors.has(id) || this.endpoints.has(id)) throw actorExistsError(id);
     const ref = resolveActorKind(kind);
     const record: ActorRecord = {
       id,
