@@ -3,8 +3,9 @@
  * thread. Each actor has its own mailbox; the host gives ready actors one message per turn, round
  * robin, in batches run from `setImmediate` so port messages and timers interleave with deliveries.
  * Envelopes between two actors of this worker stay here (encoded and decoded, so the receiver never
- * shares objects with the sender, but never posted); all others go to the main thread, which routes
- * them (see thread-runtime.ts).
+ * shares objects with the sender, but never posted); an envelope to an actor this worker has a direct
+ * route to goes over that worker's channel; all others go to the main thread, which routes them and
+ * hands out the routes (thread-runtime.ts, module comment: the ordering rules live there).
  *
  * A throw (or a rejected promise) from actor code is a programmer error (STYLE.md habit 3): the host
  * logs it synchronously and rethrows it uncaught, the worker dies, and the supervisor restarts its
@@ -29,12 +30,32 @@ import { loadActorFactory } from './registry';
 import { systemClock } from './system-time';
 import type { Placement } from './placement';
 import { answerError, errnoOf } from './worker-protocol';
-import type { BounceReason, FromWorker, ToWorker, WorkerInit } from './worker-protocol';
+import type { BounceReason, DirectMessage, FromWorker, ToWorker, WorkerInit } from './worker-protocol';
+import { Fifo } from './fifo';
 
 /** A request this worker makes of the hub, before its reqId is assigned. */
 type HubRequest =
   | Omit<Extract<FromWorker, { k: 'spawn-request' }>, 'reqId'>
   | Omit<Extract<FromWorker, { k: 'stop-request' }>, 'reqId'>;
+
+/** This worker's end of a direct channel to another worker (thread-runtime.ts, module comment). */
+interface PeerChannel {
+  /** The peer's worker serial. */
+  readonly peer: number;
+  readonly port: MessagePort;
+  /** False once the peer died or the hub said so: routes through it are dropped when next used. */
+  open: boolean;
+  /** The barrier this worker puts on what it sends: the highest the hub gave for routes through this channel. */
+  barrier: number;
+  /** What came from the peer before this worker had taken as many hub messages as its barrier says, in order. */
+  readonly held: Fifo<DirectMessage>;
+}
+
+/** An envelope as posted to the hub. */
+type HubEnvelope = Extract<FromWorker, { k: 'env' }>;
+
+/** Entries of `lastHubSendTo` above which the settled ones are pruned. */
+const HUB_SEND_TRACK_LIMIT = 1024;
 
 /** Deliveries per event-loop turn before yielding to port messages and timers. */
 const DELIVERIES_PER_TURN = 1024;
@@ -54,6 +75,21 @@ export class WorkerHost implements ActorHostServices {
   private fileSystem: FileSystem | undefined;
   private cpuPool: CpuJobs | undefined;
   private readonly log: Logger;
+  /** Messages taken from the hub so far (direct messages wait until this reaches their barrier). */
+  private hubSeen = 0;
+  /** Messages posted to the hub so far (the hub's `upTo` counts the same). */
+  private sentToHub = 0;
+  /** The highest `upTo` the hub has sent: this many of this worker's messages have been routed. */
+  private hubRouted = 0;
+  /** Per target: the number (in `sentToHub`) of the last envelope sent to it through the hub. */
+  private readonly lastHubSendTo = new Map<ActorId, number>();
+  /** Direct channels by peer serial, and the actors reached through them. */
+  private readonly channels = new Map<number, PeerChannel>();
+  private readonly routes = new Map<ActorId, PeerChannel>();
+  /** Per routed target: envelopes waiting for the hub to route what went to it before (`sendEnvelope`). */
+  private readonly waitingForHub = new Map<ActorId, HubEnvelope[]>();
+  /** Channels holding messages for a barrier. */
+  private readonly holding = new Set<PeerChannel>();
   /** This worker's `spawn-request`s and `stop-request`s awaiting the hub's `answer`, by reqId. */
   private readonly awaiting = new Map<number, { resolve(): void; reject(error: Error): void }>();
   private nextReqId = 1;
@@ -101,18 +137,67 @@ export class WorkerHost implements ActorHostServices {
       this.deliver(decodeEnvelope(encodeEnvelope(envelope)));
       return;
     }
-    const buf = encodeEnvelopeForTransfer(envelope);
-    this.post(
-      {
-        k: 'env',
-        to: envelope.to,
-        from: envelope.from,
-        corr: envelope.corr ?? null,
-        isReply: envelope.isReply === true,
-        buf,
-      },
-      [buf],
-    );
+    const outgoing: HubEnvelope = {
+      k: 'env',
+      to: envelope.to,
+      from: envelope.from,
+      corr: envelope.corr ?? null,
+      isReply: envelope.isReply === true,
+      buf: encodeEnvelopeForTransfer(envelope),
+    };
+    let channel = this.routes.get(envelope.to);
+    if (channel !== undefined && !channel.open) {
+      this.dropRoute(envelope.to);
+      channel = undefined;
+    }
+    if (channel === undefined) {
+      this.postToHub(outgoing);
+      return;
+    }
+    // Direct only once nothing sent to this target through the hub can still be on its way: until
+    // then, wait here (sending through the hub meanwhile could keep a busy sender there for ever).
+    const waiting = this.waitingForHub.get(envelope.to);
+    if (waiting === undefined && (this.lastHubSendTo.get(envelope.to) ?? 0) <= this.hubRouted) {
+      this.postDirect(channel, outgoing.buf);
+    } else if (waiting === undefined) {
+      this.waitingForHub.set(envelope.to, [outgoing]);
+    } else {
+      waiting.push(outgoing);
+    }
+  }
+
+  /** An envelope to the hub, remembered as the last one to its target that the hub has yet to route. */
+  private postToHub(outgoing: HubEnvelope): void {
+    this.post(outgoing, [outgoing.buf]);
+    this.lastHubSendTo.set(outgoing.to, this.sentToHub);
+  }
+
+  private postDirect(channel: PeerChannel, buf: ArrayBuffer): void {
+    const message: DirectMessage = { b: channel.barrier, buf };
+    channel.port.postMessage(message, [buf]);
+  }
+
+  /** Forgets the route to `id`; what waited to go direct goes through the hub, in order, ahead of what follows. */
+  private dropRoute(id: ActorId): void {
+    this.routes.delete(id);
+    const waiting = this.waitingForHub.get(id);
+    if (waiting === undefined) return;
+    this.waitingForHub.delete(id);
+    for (const outgoing of waiting) this.postToHub(outgoing);
+  }
+
+  /** Sends on their channels the envelopes whose targets the hub has now routed everything to. */
+  private flushWaiting(): void {
+    for (const [id, waiting] of [...this.waitingForHub]) {
+      if ((this.lastHubSendTo.get(id) ?? 0) > this.hubRouted) continue;
+      const channel = this.routes.get(id);
+      if (channel === undefined || !channel.open) {
+        this.dropRoute(id);
+        continue;
+      }
+      this.waitingForHub.delete(id);
+      for (const outgoing of waiting) this.postDirect(channel, outgoing.buf);
+    }
   }
 
   schedule(actor: HostedActor): void {
@@ -178,6 +263,7 @@ export class WorkerHost implements ActorHostServices {
   private post(message: FromWorker, transfer?: ArrayBuffer[]): void {
     if (this.dead) return;
     this.port.postMessage(message, transfer);
+    this.sentToHub++;
   }
 
   /** One delivery batch; `drainScheduled` stays true while it runs so sends during it do not reschedule. */
@@ -212,6 +298,12 @@ export class WorkerHost implements ActorHostServices {
 
   private onMessage(message: ToWorker): void {
     if (this.dead) return;
+    this.hubSeen++;
+    this.onHubMessage(message);
+    if (this.holding.size > 0) this.releaseHeld();
+  }
+
+  private onHubMessage(message: ToWorker): void {
     switch (message.k) {
       case 'env':
         this.deliver(decodeEnvelope(message.buf));
@@ -228,8 +320,22 @@ export class WorkerHost implements ActorHostServices {
       case 'crashed': {
         const ids = new Set(message.ids);
         for (const actor of this.actors.values()) actor.pending.failTo(ids, 'crashed');
+        for (const id of message.ids) this.dropRoute(id);
+        for (const peer of message.peers) {
+          const channel = this.channels.get(peer);
+          if (channel !== undefined) this.closeChannel(channel);
+        }
         return;
       }
+      case 'link':
+        this.openChannel(message.peer, message.port);
+        return;
+      case 'reroute':
+        this.reroute(message);
+        return;
+      case 'unroute':
+        for (const id of message.ids) this.dropRoute(id);
+        return;
       case 'crash':
         this.crash(new Error(message.error));
         return;
@@ -241,6 +347,66 @@ export class WorkerHost implements ActorHostServices {
         else waiting.reject(answerError(message));
         return;
       }
+    }
+  }
+
+  // ---- direct channels ----
+
+  private openChannel(peer: number, port: MessagePort): void {
+    const channel: PeerChannel = { peer, port, open: true, barrier: 0, held: new Fifo<DirectMessage>() };
+    this.channels.set(peer, channel);
+    port.on('message', (message: DirectMessage) => this.onDirect(channel, message));
+    // The peer's worker ended (crash, terminate): its end closed, and so does this one.
+    port.on('close', () => this.closeChannel(channel));
+  }
+
+  private closeChannel(channel: PeerChannel): void {
+    if (!channel.open) return;
+    channel.open = false;
+    if (this.channels.get(channel.peer) === channel) this.channels.delete(channel.peer);
+    // What the dead peer sent and this worker held is lost with it, as in-flight envelopes are.
+    channel.held.drain();
+    this.holding.delete(channel);
+    for (const [id, routed] of [...this.routes]) if (routed === channel) this.dropRoute(id);
+    channel.port.close();
+  }
+
+  /** The hub handed an envelope back: send it on the direct channel, and route its target there from now on. */
+  private reroute(message: Extract<ToWorker, { k: 'reroute' }>): void {
+    this.hubRouted = Math.max(this.hubRouted, message.upTo);
+    this.pruneHubSends();
+    const channel = this.channels.get(message.peer);
+    // The peer died after the hub routed this: lost, as an envelope to a dead worker is (`crashed` follows).
+    if (channel !== undefined && channel.open) {
+      channel.barrier = Math.max(channel.barrier, message.barrier);
+      this.routes.set(message.to, channel);
+      this.postDirect(channel, message.buf);
+    }
+    if (this.waitingForHub.size > 0) this.flushWaiting();
+  }
+
+  private pruneHubSends(): void {
+    if (this.lastHubSendTo.size <= HUB_SEND_TRACK_LIMIT) return;
+    for (const [id, sent] of [...this.lastHubSendTo]) if (sent <= this.hubRouted) this.lastHubSendTo.delete(id);
+  }
+
+  /** An envelope from a peer: delivered in channel order, once the hub messages before it are taken. */
+  private onDirect(channel: PeerChannel, message: DirectMessage): void {
+    if (this.dead || !channel.open) return;
+    if (channel.held.length > 0 || message.b > this.hubSeen) {
+      channel.held.push(message);
+      this.holding.add(channel);
+      return;
+    }
+    this.deliver(decodeEnvelope(message.buf));
+  }
+
+  private releaseHeld(): void {
+    for (const channel of [...this.holding]) {
+      while (channel.held.length > 0 && (channel.held.peek() as DirectMessage).b <= this.hubSeen) {
+        this.deliver(decodeEnvelope((channel.held.shift() as DirectMessage).buf));
+      }
+      if (channel.held.length === 0) this.holding.delete(channel);
     }
   }
 

@@ -1,8 +1,10 @@
 /**
  * Messages between the main thread (the hub: {@link ThreadRuntime}) and a worker ({@link WorkerHost}),
- * sent with postMessage. Envelopes travel as exact-size ArrayBuffers in the transfer list; their routing
- * fields ride next to them in clear so the hub forwards the bytes without decoding them.
+ * sent with postMessage, and between two workers over a direct MessageChannel ({@link DirectMessage}).
+ * Envelopes travel as exact-size ArrayBuffers in the transfer list; their routing fields ride next to
+ * them in clear so the hub forwards the bytes without decoding them.
  */
+import type { MessagePort } from 'node:worker_threads';
 import type { ActorId } from './actor';
 import type { ModuleRef } from './module-ref';
 import type { Placement } from './placement';
@@ -20,8 +22,27 @@ export type ToWorker =
   | { k: 'stop'; reqId: number; id: ActorId }
   /** Request `corr` that local actor `requester` sent to `to` cannot be answered. */
   | { k: 'bounce'; requester: ActorId; corr: number; to: ActorId; reason: BounceReason }
-  /** These actors' worker died: fail the requests local actors have pending to them. */
-  | { k: 'crashed'; ids: ActorId[] }
+  /**
+   * These actors' worker died: fail the requests local actors have pending to them, and forget their
+   * routes. `peers`: the serials of the workers that died; their direct channels are closed.
+   */
+  | { k: 'crashed'; ids: ActorId[]; peers: number[] }
+  /**
+   * One end of a direct MessageChannel to worker incarnation `peer` (the other end went to the peer).
+   * Both ends carry {@link DirectMessage}s.
+   */
+  | { k: 'link'; peer: number; port: MessagePort }
+  /**
+   * An envelope this worker sent through the hub to actor `to`, handed back (bytes transferred): `to`
+   * lives on worker `peer`, so this worker posts it on its direct channel there and sends `to`'s later
+   * envelopes that way. `barrier`: how many messages the hub had posted to the peer by then (so the
+   * peer holds what comes over the channel until it has taken those, its spawn of `to` among them).
+   * `upTo`: how many of this worker's messages the hub has taken so far (module comment of
+   * thread-runtime.ts: it tells when no envelope to `to` is still on its way through the hub).
+   */
+  | { k: 'reroute'; to: ActorId; buf: ArrayBuffer; peer: number; barrier: number; upTo: number }
+  /** These actors stopped or moved: forget their direct routes and send to them through the hub again. */
+  | { k: 'unroute'; ids: ActorId[] }
   /** Fault injection and tests: crash this worker as an uncaught actor error would. */
   | { k: 'crash'; error: string }
   /**
@@ -45,6 +66,16 @@ export type FromWorker =
   | { k: 'spawn-request'; reqId: number; id: ActorId; kind: string; args: Uint8Array; placement: Placement }
   /** An actor's `ctx.stopActor`: the hub runs `Runtime.stopActor` and sends `answer`. */
   | { k: 'stop-request'; reqId: number; id: ActorId };
+
+/**
+ * Worker → worker over a direct channel: one envelope (bytes transferred). `b`: the sender's barrier
+ * for this channel (see `reroute`); the receiver delivers it only once it has taken `b` messages from
+ * the hub, and in channel order.
+ */
+export interface DirectMessage {
+  b: number;
+  buf: ArrayBuffer;
+}
 
 /** The errno (`ENOSPC`, `EIO`, ...) of a file-system error: besides its message, the only part of an error that crosses a thread. */
 export function errnoOf(error: unknown): string | undefined {

@@ -2,7 +2,7 @@
  * One worker position in a pool, as the main thread sees it: the current Worker (replaced when it
  * crashes), the actors placed on it, and the spawn/stop requests awaiting the worker's answer.
  */
-import type { Worker } from 'node:worker_threads';
+import type { TransferListItem, Worker } from 'node:worker_threads';
 import type { ActorId } from './actor';
 import { answerError } from './worker-protocol';
 import type { FromWorker, ToWorker } from './worker-protocol';
@@ -33,6 +33,12 @@ export class WorkerSlot {
   lastError: string | undefined;
   /** When this slot's worker was restarted (monotonic ms), for the restart-intensity limit. */
   readonly restartTimesMs: number[] = [];
+  /** The live worker's incarnation number, unique in the runtime (names its direct channels); 0 before the first. */
+  serial = 0;
+  /** Messages posted to the live worker so far (a direct channel's barrier counts these). */
+  posted = 0;
+  /** Messages taken from the live worker so far (a reroute's `upTo`). */
+  received = 0;
   private nextReqId = 1;
   private readonly waiting = new Map<number, { resolve(): void; reject(error: Error): void }>();
 
@@ -47,9 +53,11 @@ export class WorkerSlot {
     return `${this.pool}#${this.index}`;
   }
 
-  /** Posts a message to the live worker (dropped if there is none). */
-  post(message: ToWorker, transfer?: ArrayBuffer[]): void {
-    this.worker?.postMessage(message, transfer);
+  /** Posts a message to the live worker (dropped if there is none), counting it in {@link posted}. */
+  post(message: ToWorker, transfer?: readonly TransferListItem[]): void {
+    if (this.worker === null) return;
+    this.worker.postMessage(message, transfer);
+    this.posted++;
   }
 
   /**
