@@ -205,7 +205,7 @@ describe('controller: heartbeats and sessions', () => {
     const fenced = await c.heartbeat(2);
     assert.deepEqual(
       fenced,
-      { errorCode: ErrorCode.NONE, fenced: true, shutdownReady: false },
+      { errorCode: ErrorCode.NONE, fenced: true, shutdownReady: false, controllerEpoch: 1 },
       'it must register again',
     );
     await c.sim.shutdown();
@@ -232,7 +232,7 @@ describe('controller: heartbeats and sessions', () => {
       manual('only0', [[0]]),
     ]);
     const reply = await c.heartbeat(0, true);
-    assert.deepEqual(reply, { errorCode: ErrorCode.NONE, fenced: true, shutdownReady: true });
+    assert.deepEqual(reply, { errorCode: ErrorCode.NONE, fenced: true, shutdownReady: true, controllerEpoch: 1 });
     const image = await c.metadata();
     assert.deepEqual(
       topicOf(image, 't').partitions.map((p) => [p.leader, p.isr, p.leaderEpoch]),

@@ -308,7 +308,7 @@ test('an actor spawns and stops actors on its broker pool (ctx.spawn, ctx.stopAc
   // An id in use, an unknown kind, an unknown pool: rejected, nothing is spawned.
   const taken = await spawnVia({ id: 'child', kind: 'echo', args: {}, placement: broker0 });
   assert.match(taken.message ?? '', /actor child already exists/);
-  assert.equal(taken.code, null);
+  assert.equal(taken.code, 'EEXIST', 'an id in use is told apart from a failed start');
   assert.match(
     (await spawnVia({ id: 'manager/0', kind: 'echo', args: {}, placement: broker0 })).message ?? '',
     /already exists/,
