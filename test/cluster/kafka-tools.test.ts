@@ -1,0 +1,282 @@
+/**
+ * Apache Kafka's own tools (from the cached Kafka distribution, test/helpers/kafka-fixture.ts) against a
+ * real three-broker Skiff (`skiff start --nodes 3 --fault-injection`): kafka-topics --describe agrees with
+ * the admin API's /v1/partitions before and after a broker crash, and kafka-verifiable-producer with
+ * kafka-verifiable-consumer run while brokers are bounced, checked as Kafka's replication system test
+ * (tests/kafkatest/tests/core/replication_test.py, ProduceConsumeValidateTest) checks them: every value the
+ * producer saw acknowledged is consumed.
+ */
+import * as assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import * as path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { describeToolRun, ensureKafkaJars, repoRoot, runKafkaTool } from '../helpers/kafka-fixture';
+import {
+  sleep,
+  startClusterProcess,
+  table,
+  type AdminPartition,
+  type ClusterProcess,
+} from '../helpers/cluster-process';
+import { createReplicatedTopic } from './cluster-checks';
+
+const TEST_TIMEOUT_MS = 180_000;
+const TOPIC_COMMAND = 'org.apache.kafka.tools.TopicCommand';
+const VERIFIABLE_PRODUCER = 'org.apache.kafka.tools.VerifiableProducer';
+const VERIFIABLE_CONSUMER = 'org.apache.kafka.tools.VerifiableConsumer';
+
+/** One partition line of `kafka-topics --describe`. */
+interface DescribedPartition {
+  partition: number;
+  /** -1 for "none". */
+  leader: number;
+  replicas: number[];
+  isr: number[];
+}
+
+const ids = (s: string): number[] => (s === '' ? [] : s.split(',').map(Number));
+
+/** The partition lines of `kafka-topics --describe --topic <topic>` output, by partition. */
+function parseDescribe(stdout: string, topic: string): DescribedPartition[] {
+  const out: DescribedPartition[] = [];
+  const line = /^\s+Topic: (\S+)\tPartition: (\d+)\tLeader: (\S+)\tReplicas: ([\d,]*)\tIsr: ([\d,]*)/gm;
+  for (const m of stdout.matchAll(line)) {
+    if (m[1] !== topic) continue;
+    out.push({
+      partition: Number(m[2]),
+      leader: m[3] === 'none' ? -1 : Number(m[3]),
+      replicas: ids(m[4]!),
+      isr: ids(m[5]!),
+    });
+  }
+  return out.sort((a, b) => a.partition - b.partition);
+}
+
+/** What /v1/partitions says of `topic`, in the describe lines' shape. */
+const fromAdmin = (ps: AdminPartition[], topic: string): DescribedPartition[] =>
+  ps
+    .filter((p) => p.topic === topic)
+    .map((p) => ({ partition: p.partition, leader: p.leader, replicas: p.replicas, isr: p.isr }))
+    .sort((a, b) => a.partition - b.partition);
+
+/** A tool left running (VerifiableConsumer, VerifiableProducer) whose JSON event lines are read as they come. */
+interface StreamingTool {
+  events: Array<Record<string, unknown>>;
+  /** SIGTERM to its process group (its shutdown hook prints shutdown_complete), SIGKILL after 15 s. */
+  stop(): Promise<void>;
+  exited: Promise<number | null>;
+  stderr(): string;
+}
+
+/** Runs a Kafka tool class (`kafka-fixture.sh tool`) in its own process group and collects its JSON lines. */
+async function startTool(cls: string, args: string[], timeoutMs: number): Promise<StreamingTool> {
+  await ensureKafkaJars();
+  const child = spawn('bash', [path.join(repoRoot(), 'scripts', 'kafka-fixture.sh'), 'tool', cls, ...args], {
+    cwd: repoRoot(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  const events: Array<Record<string, unknown>> = [];
+  let partial = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8');
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (c: string) => (stderr = (stderr + c).slice(-20_000)));
+  child.stdout.on('data', (c: string) => {
+    partial += c;
+    const lines = partial.split('\n');
+    partial = lines.pop()!;
+    for (const l of lines) if (l.startsWith('{')) events.push(JSON.parse(l) as Record<string, unknown>);
+  });
+  const signal = (sig: NodeJS.Signals): void => {
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, sig);
+    } catch {
+      // gone already
+    }
+  };
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  const killer = setTimeout(() => signal('SIGKILL'), timeoutMs);
+  process.once('exit', () => signal('SIGKILL'));
+  void exited.then(() => clearTimeout(killer));
+  return {
+    events,
+    stderr: () => stderr,
+    exited,
+    async stop() {
+      signal('SIGTERM');
+      const hard = setTimeout(() => signal('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(hard);
+    },
+  };
+}
+
+describe("Kafka's tools against a 3-broker Skiff cluster", () => {
+  let cluster: ClusterProcess;
+
+  before(async () => {
+    cluster = await startClusterProcess();
+  });
+  after(async () => {
+    await cluster?.stop();
+  });
+
+  /** Runs kafka-topics --describe --topic and returns its partition lines (the run must exit 0). */
+  async function describeTopic(topic: string): Promise<DescribedPartition[]> {
+    const args = ['--bootstrap-server', cluster.bootstrap, '--describe', '--topic', topic];
+    const r = await runKafkaTool(TOPIC_COMMAND, args, { timeoutMs: 60_000 });
+    assert.equal(r.code, 0, describeToolRun(TOPIC_COMMAND, args, r));
+    return parseDescribe(r.stdout, topic);
+  }
+
+  test(
+    "kafka-topics --describe shows the Leader, Replicas and Isr of /v1/partitions, before and after the crash of a leader's broker, and after its return",
+    { timeout: TEST_TIMEOUT_MS },
+    async () => {
+      const topic = 'tools-describe';
+      await createReplicatedTopic(cluster, topic, 3, { 'min.insync.replicas': '2' });
+      const before = await describeTopic(topic);
+      assert.equal(before.length, 3);
+      assert.deepEqual(before, fromAdmin(await cluster.partitions(), topic));
+      assert.deepEqual(
+        before.map((p) => p.leader).sort(),
+        [0, 1, 2],
+        'rack-unaware assignment spreads the leaders over the brokers',
+      );
+
+      const victim = before[0]!.leader;
+      await cluster.crash(victim);
+      await cluster.waitForPartitions(
+        (ps) => fromAdmin(ps, topic).every((p) => p.leader !== victim && !p.isr.includes(victim)),
+        `broker ${victim} out of every ISR of ${topic}`,
+      );
+      const admin = fromAdmin(await cluster.partitions(), topic);
+      const crashed = await describeTopic(topic);
+      assert.deepEqual(crashed, admin, `after the crash of broker ${victim}`);
+      assert.ok(
+        crashed.every((p) => p.replicas.includes(victim) && p.isr.length === 2 && p.leader !== victim),
+        `broker ${victim} stays assigned, out of the ISR and leading nothing`,
+      );
+      const underReplicated = await runKafkaTool(
+        TOPIC_COMMAND,
+        ['--bootstrap-server', cluster.bootstrap, '--describe', '--topic', topic, '--under-replicated-partitions'],
+        { timeoutMs: 60_000 },
+      );
+      assert.equal(parseDescribe(underReplicated.stdout, topic).length, 3, 'every partition is under-replicated');
+
+      await cluster.start(victim);
+      await cluster.waitForInSync(topic);
+      const back = await describeTopic(topic);
+      assert.deepEqual(back, fromAdmin(await cluster.partitions(), topic), `after broker ${victim} returned`);
+      assert.ok(
+        back.every((p) => p.isr.length === 3),
+        'the ISR is full again',
+      );
+    },
+  );
+
+  test(
+    'kafka-verifiable-producer (acks=-1) and kafka-verifiable-consumer (a group) while brokers are bounced cleanly and hard: every acknowledged value is consumed',
+    { timeout: TEST_TIMEOUT_MS },
+    async (t) => {
+      const topic = 'tools-verifiable-bounce';
+      const messages = 12_000;
+      await createReplicatedTopic(cluster, topic, 3, { 'min.insync.replicas': '2' });
+      const cleanStop = await cluster.hasCleanStop();
+      const consumer = await startTool(
+        VERIFIABLE_CONSUMER,
+        ['--bootstrap-server', cluster.bootstrap, '--topic', topic, '--group-id', 'verifiable-bounce'].concat([
+          '--reset-policy',
+          'earliest',
+          '--session-timeout',
+          '10000',
+          '--verbose',
+        ]),
+        TEST_TIMEOUT_MS,
+      );
+      try {
+        const producer = await startTool(
+          VERIFIABLE_PRODUCER,
+          ['--bootstrap-server', cluster.bootstrap, '--topic', topic, '--max-messages', String(messages)].concat([
+            '--throughput',
+            '1500',
+            '--acks',
+            '-1',
+          ]),
+          TEST_TIMEOUT_MS,
+        );
+        const acked = (): number => producer.events.filter((e) => e.name === 'producer_send_success').length;
+        const waitAcked = async (n: number): Promise<void> => {
+          for (let i = 0; i < 600 && acked() < n; i++) await sleep(100);
+          assert.ok(acked() >= n, `the producer acked ${acked()} of ${n} within 60 s\n${producer.stderr()}`);
+        };
+        const bounces: string[] = [];
+        // A clean bounce (Kafka's clean_bounce: SIGTERM, a controlled shutdown), then a hard one (SIGKILL),
+        // each of the leader of a different partition; every bounce waits until the ISR is full again.
+        for (const [partition, kind] of [
+          [0, 'clean'],
+          [1, 'hard'],
+        ] as const) {
+          await waitAcked((partition + 1) * 3_000);
+          const leader = (await cluster.partition(topic, partition)).leader;
+          if (kind === 'clean' && cleanStop) await cluster.stopBroker(leader);
+          else await cluster.crash(leader);
+          await sleep(1_000);
+          await cluster.start(leader);
+          await cluster.waitForPartitions(
+            (ps) => ps.filter((p) => p.topic === topic).every((p) => p.isr.length === 3),
+            `${topic}: a full ISR after the ${kind} bounce of broker ${leader}`,
+          );
+          bounces.push(
+            `${kind} bounce of broker ${leader} (leader of ${topic}-${partition})` +
+              (kind === 'clean' && !cleanStop ? ' as crash+start: no POST /v1/brokers/{id}/stop' : ''),
+          );
+        }
+        const producerExit = await producer.exited;
+        assert.equal(producerExit, 0, `the producer exited 0\n${producer.stderr()}`);
+        const successes = producer.events.filter((e) => e.name === 'producer_send_success') as Array<{
+          value: string;
+          partition: number;
+          offset: number;
+        }>;
+        const failures = producer.events.filter((e) => e.name === 'producer_send_error');
+        const ackedValues = new Set(successes.map((e) => e.value));
+
+        const consumed = (): Array<{ value: string; partition: number; offset: number }> =>
+          consumer.events.filter((e) => e.name === 'record_data') as Array<{
+            value: string;
+            partition: number;
+            offset: number;
+          }>;
+        const missing = (): string[] => {
+          const got = new Set(consumed().map((r) => r.value));
+          return [...ackedValues].filter((v) => !got.has(v));
+        };
+        for (let i = 0; i < 600 && missing().length > 0; i++) await sleep(100);
+        const lost = missing();
+        const records = consumed();
+        const distinct = new Set(records.map((r) => `${r.partition}/${r.offset}`)).size;
+        t.diagnostic(
+          `${bounces.join('; ')}; sent ${messages}, acked ${successes.length}, failed ${failures.length}; ` +
+            `consumed ${records.length} records (${distinct} distinct offsets, ${records.length - distinct} redeliveries); ` +
+            `send errors: ${[...new Set(failures.map((e) => `${String(e.exception)}: ${String(e.message)}`))].join(', ')}`,
+        );
+        assert.deepEqual(
+          lost.slice(0, 20),
+          [],
+          `${lost.length} acknowledged values were not consumed\n${table(await cluster.partitions())}`,
+        );
+        assert.equal(successes.length + failures.length, messages, 'a report for every message');
+        assert.equal(ackedValues.size, successes.length, 'each value acked once');
+        const ackedAt = new Map(successes.map((e) => [`${e.partition}/${e.offset}`, e.value]));
+        const moved = records.filter(
+          (r) => ackedAt.has(`${r.partition}/${r.offset}`) && ackedAt.get(`${r.partition}/${r.offset}`) !== r.value,
+        );
+        assert.deepEqual(moved.slice(0, 10), [], 'every acked value is consumed at its acked offset');
+      } finally {
+        await consumer.stop();
+      }
+    },
+  );
+});
