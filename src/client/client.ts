@@ -167,11 +167,24 @@ export class KafkaClient {
   }
 
   /** Any live connection for requests that any broker can answer (the bootstrap one unless it closed). */
+  /**
+   * The bootstrap connection while it is open, else the first known broker that accepts a
+   * connection, trying each in turn (a crashed broker of a cluster must not stall metadata
+   * requests). Rejects with the last broker's connection error when none answers.
+   */
   private async anyConnection(): Promise<BrokerConnection> {
     if (!this.bootstrap.closed) return this.bootstrap;
-    const first = [...this.brokers.keys()][0];
-    if (first === undefined) return this.bootstrap; // fails with its close reason
-    return this.connection(first);
+    const known = [...this.brokers.keys()];
+    if (known.length === 0) return this.bootstrap; // fails with its close reason
+    let lastError: unknown;
+    for (const nodeId of known) {
+      try {
+        return await this.connection(nodeId);
+      } catch (error) {
+        lastError = error;
+      }
+    }
+    throw lastError;
   }
 
   /** The controller's connection (admin requests), or any broker's when it is unknown. */
