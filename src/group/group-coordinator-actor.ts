@@ -3,10 +3,12 @@
  * coordinator"): it owns every classic consumer group whose id hashes to that partition
  * (offsets-records.ts offsetsPartitionFor) and keeps their metadata and committed offsets as records
  * in the partition, written through the partition's leader replica with acks=all. It runs only beside
- * the leader replica: when this broker becomes the partition's leader the broker spawns it, and it
- * rebuilds its groups by reading the partition from the log start to the high watermark (until then
- * every request gets COORDINATOR_LOAD_IN_PROGRESS). Because the data lives in an ordinary partition,
- * replication needs no change here.
+ * the leader replica: when this broker becomes the partition's leader its replica manager spawns it
+ * (and stops it when leadership moves away), and it rebuilds its groups by reading the partition from
+ * the log start to the high watermark, once that HW has reached the leader's LEO as of its new leader
+ * epoch (a fresh leader's HW can lag: loading earlier would miss acknowledged commits). Until then
+ * every request gets COORDINATOR_LOAD_IN_PROGRESS, or NOT_COORDINATOR while the replica says it does
+ * not lead.
  *
  * This file is the mailbox: the loading gate, dispatch by message kind (messages.ts lists each kind
  * with its body and reply; `switch (envelope.type)` narrows the body) and the wiring of the parts it composes:
@@ -22,7 +24,7 @@
  */
 import type { Actor, ActorContext, ActorRef, Envelope, EnvelopeOf } from '../runtime/actor';
 import { ErrorCode } from '../protocol/error-codes';
-import { loadGroups } from './group-loader';
+import { awaitLeaderHighWatermark, loadGroups } from './group-loader';
 import { OffsetStore, type OffsetStoreConfig } from './offset-store';
 import { PartitionWriter } from './partition-writer';
 import { Rebalancer, type RebalanceConfig } from './rebalance';
@@ -34,6 +36,9 @@ import type {
   ListRequest,
   PartitionLeaderMessages,
 } from './messages';
+
+/** How long a coordinator whose replica does not lead waits before it asks the replica again (ms). */
+const NOT_LEADER_RETRY_MS = 500;
 
 /** Broker settings a coordinator follows (Kafka's GroupCoordinatorConfig names, in ms). */
 export interface GroupCoordinatorConfig extends RebalanceConfig, OffsetStoreConfig {}
@@ -52,6 +57,12 @@ export class GroupCoordinatorActor implements Actor<GroupCoordinatorMessages> {
   private readonly offsets: OffsetStore;
   private loaded = false;
   private stopped = false;
+  /**
+   * The replica said it does not lead (or could not be reached) before the load: requests get
+   * NOT_COORDINATOR, so clients look the coordinator up again; the replica manager stops this actor
+   * when the image moves leadership away, and the wait is retried meanwhile.
+   */
+  private notLeader = false;
 
   constructor(private readonly args: GroupCoordinatorArgs) {
     const writer = new PartitionWriter(args.replicaActor);
@@ -84,7 +95,7 @@ export class GroupCoordinatorActor implements Actor<GroupCoordinatorMessages> {
       return;
     }
     if (!this.loaded) {
-      const errorCode = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS;
+      const errorCode = this.notLeader ? ErrorCode.NOT_COORDINATOR : ErrorCode.COORDINATOR_LOAD_IN_PROGRESS;
       if (envelope.type === 'group.list') ctx.reply(envelope, { errorCode, groups: [] });
       else ctx.reply(unknown, { errorCode, loading: true } satisfies CoordinatorErrorReply);
       return;
@@ -119,12 +130,30 @@ export class GroupCoordinatorActor implements Actor<GroupCoordinatorMessages> {
     }
   }
 
-  /** Reads the partition and hands the groups over (Kafka's loadGroupsAndOffsets, then onLoaded). */
+  /**
+   * Waits until the partition's HW reached the start of the leader's epoch, then reads the partition
+   * and hands the groups over (Kafka's loadGroupsAndOffsets, then onLoaded).
+   */
   private async load(ctx: ActorContext): Promise<void> {
-    const { groups, records, loadMs } = await loadGroups(
-      { partition: this.args.partition, replicaActor: this.args.replicaActor },
-      ctx,
-    );
+    const source = { partition: this.args.partition, replicaActor: this.args.replicaActor };
+    for (;;) {
+      const wait = await awaitLeaderHighWatermark(source, ctx, () => !this.stopped);
+      if (this.stopped) return;
+      if (wait.kind === 'ready') {
+        this.notLeader = false;
+        ctx.log.debug({ partition: this.args.partition, ...wait }, 'group coordinator: HW reached the epoch start');
+        break;
+      }
+      if (!this.notLeader)
+        ctx.log.info(
+          { partition: this.args.partition, errorCode: wait.errorCode },
+          'group coordinator: its replica does not lead; answering NOT_COORDINATOR until it does',
+        );
+      this.notLeader = true;
+      await new Promise<void>((resolve) => ctx.timers.setTimeout(resolve, NOT_LEADER_RETRY_MS));
+      if (this.stopped) return;
+    }
+    const { groups, records, loadMs } = await loadGroups(source, ctx);
     if (this.stopped) return;
     this.rebalancer.adoptLoadedGroups(groups, ctx);
     this.loaded = true;

@@ -1,6 +1,7 @@
 /**
- * Loading of a coordinator's groups: its partition of `__consumer_offsets` is read from the log start
- * to the high watermark and each record replayed in log order (the latest record per key wins; a null
+ * Loading of a coordinator's groups: once the partition's HW has reached the start of the leader's
+ * epoch ({@link awaitLeaderHighWatermark}), its partition of `__consumer_offsets` is read from the
+ * log start to the high watermark and each record replayed in log order (the latest record per key wins; a null
  * value deletes), giving the groups with their members, generation and committed offsets. The loader
  * owns the groups it builds until it hands them over; rebalance.ts owns them from then on (and starts
  * their members' sessions).
@@ -32,6 +33,73 @@ export interface GroupLoadSource {
   replicaActor: ActorRef<PartitionLeaderMessages>;
 }
 
+/** How long one `replica.await-leader-hw` may wait at the replica before the loader asks again (ms). */
+const LEADER_HW_WAIT_MS = 5_000;
+/** Slack over that wait for the reply to arrive (ms). */
+const LEADER_HW_REQUEST_SLACK_MS = 5_000;
+
+/**
+ * The outcome of {@link awaitLeaderHighWatermark}: `ready` with the offsets the replica answered, or
+ * `not-leader` (the replica does not lead, or is not reachable: this coordinator's partition moved or
+ * its replica is restarting).
+ */
+export type LeaderHighWatermarkWait =
+  | { kind: 'ready'; leaderEpoch: number; leaderEpochStartOffset: number; highWatermark: number }
+  | { kind: 'not-leader'; errorCode: number };
+
+/**
+ * Waits until the partition's leader replica has an HW at or past the start offset of its leader
+ * epoch (its LEO when it became leader). A new leader's HW can lag its LEO (followers learn the HW a
+ * fetch round after the leader), and every commit the previous leader acknowledged lies below that
+ * LEO, so loading to the HW before then would miss acknowledged commits. Asks again every
+ * {@link LEADER_HW_WAIT_MS} while the replica answers REQUEST_TIMED_OUT and `stillWanted()` holds.
+ *
+ * Kafka counterpart: the new group coordinator's runtime loads a partition and exposes its state only
+ * once the HW covers it (CoordinatorRuntime's `lastCommittedOffset`).
+ */
+export async function awaitLeaderHighWatermark(
+  source: GroupLoadSource,
+  ctx: ActorContext,
+  stillWanted: () => boolean,
+): Promise<LeaderHighWatermarkWait> {
+  for (;;) {
+    let reply;
+    try {
+      reply = await ctx.request(
+        source.replicaActor,
+        'replica.await-leader-hw',
+        { maxWaitMs: LEADER_HW_WAIT_MS },
+        LEADER_HW_WAIT_MS + LEADER_HW_REQUEST_SLACK_MS,
+      );
+    } catch {
+      return { kind: 'not-leader', errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER };
+    }
+    if (reply.errorCode === ErrorCode.NONE) {
+      assert.ok(
+        reply.highWatermark >= reply.leaderEpochStartOffset,
+        `${OFFSETS_TOPIC}-${source.partition}: HW ${reply.highWatermark} below the epoch start ${reply.leaderEpochStartOffset}`,
+      );
+      return {
+        kind: 'ready',
+        leaderEpoch: reply.leaderEpoch,
+        leaderEpochStartOffset: reply.leaderEpochStartOffset,
+        highWatermark: reply.highWatermark,
+      };
+    }
+    if (reply.errorCode !== ErrorCode.REQUEST_TIMED_OUT || !stillWanted())
+      return { kind: 'not-leader', errorCode: reply.errorCode };
+    ctx.log.debug(
+      {
+        partition: source.partition,
+        leaderEpoch: reply.leaderEpoch,
+        leaderEpochStartOffset: reply.leaderEpochStartOffset,
+        highWatermark: reply.highWatermark,
+      },
+      'group coordinator: the HW has not reached the leader epoch start yet',
+    );
+  }
+}
+
 /** What a load produced. */
 export interface LoadedGroups {
   /** groupId -> group; a group with members is Stable, one without is Empty. */
@@ -43,7 +111,8 @@ export interface LoadedGroups {
 }
 
 /**
- * Reads the partition from its log start to the HW and rebuilds every group. Rejects when the replica
+ * Reads the partition from its log start to the HW and rebuilds every group (call it once
+ * {@link awaitLeaderHighWatermark} is ready, so the HW covers what earlier leaders acknowledged). Rejects when the replica
  * answers a fetch with an error (the caller crashes, so the supervisor restarts it and the load is
  * retried); an undecodable key is logged and skipped.
  */

@@ -283,7 +283,11 @@ export function groupCoordinatorActorId(brokerId: number, partition: number): Ac
 
 /**
  * What the coordinator asks of its partition's leader replica (partition-writer.ts, group-loader.ts):
- * the two kinds of the replica's own declaration (replica/messages.ts) it uses, appends with acks=all
- * and reads of the partition.
+ * the kinds of the replica's own declaration (replica/messages.ts) it uses: appends with acks=all,
+ * reads of the partition, and the wait for a new leader's HW to reach the start of its epoch before
+ * loading.
  */
-export type PartitionLeaderMessages = Pick<ReplicaMessages, 'replica.produce' | 'replica.fetch'>;
+export type PartitionLeaderMessages = Pick<
+  ReplicaMessages,
+  'replica.produce' | 'replica.fetch' | 'replica.await-leader-hw'
+>;

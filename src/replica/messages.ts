@@ -159,7 +159,25 @@ export type ReplicaMessages = {
     reply: { errorCode?: number; leaderEpoch: number; endOffset: number };
   };
   'replica.describe': { body: Record<string, never>; reply: ReplicaDescription };
+  /**
+   * Answered once this replica leads and its HW has reached the start offset of its leader epoch
+   * (its LEO when it became leader), so that everything a previous leader may have acknowledged is
+   * below the HW; or at `maxWaitMs` (REQUEST_TIMED_OUT). NOT_LEADER_OR_FOLLOWER when it does not lead,
+   * or stops leading while the request waits. A group coordinator waits on it before it loads its
+   * partition (a fresh leader's HW can lag its LEO: loading to the HW then would miss acknowledged
+   * commits).
+   */
+  'replica.await-leader-hw': { body: { maxWaitMs: number }; reply: LeaderHighWatermarkReply };
 };
+
+/** What `replica.await-leader-hw` answers; offsets are -1 with an error other than REQUEST_TIMED_OUT. */
+export interface LeaderHighWatermarkReply {
+  errorCode: number;
+  leaderEpoch: number;
+  /** The first offset of the leader epoch: the leader's LEO when it became leader. */
+  leaderEpochStartOffset: number;
+  highWatermark: number;
+}
 
 /** A partition's recovery point, HW and log start offset, as the log-dir actor checkpoints them. */
 export interface PartitionCheckpointBody {

@@ -7,6 +7,8 @@
  *   (deadline: the request's timeoutMs; then REQUEST_TIMED_OUT).
  * - {@link DelayedFetch}: a fetch long poll (the `watch` message) waiting for data past its fetch
  *   offset (deadline: maxWaitMs; then "not ready", and the network layer fetches what there is).
+ * - {@link DelayedLeaderHighWatermark}: a group coordinator waiting for its new leader's HW to reach
+ *   the start of the leader epoch (deadline: maxWaitMs; then REQUEST_TIMED_OUT).
  * - {@link DeferredRead}: a fetch, ListOffsets or DeleteRecords parked until a flush covers the LEO as
  *   of its arrival, so that it sees appends still being fsynced (read-your-writes; no deadline: the
  *   flush comes within two fsyncs).
@@ -169,6 +171,32 @@ export class DelayedFollowerFetch extends DelayedOperation {
   }
 }
 
+/**
+ * A `replica.await-leader-hw` waiting for a new leader's HW to reach the start of its epoch:
+ * `answer(errorCode)` replies with NONE once `isCompletable` holds, REQUEST_TIMED_OUT at maxWaitMs,
+ * or the abort's error code (lost leadership, stop).
+ */
+export class DelayedLeaderHighWatermark extends DelayedOperation {
+  constructor(
+    private readonly answer: (errorCode: number) => void,
+    isCompletable: () => boolean,
+  ) {
+    super(isCompletable);
+  }
+
+  protected onComplete(): void {
+    this.answer(ErrorCode.NONE);
+  }
+
+  onExpire(): void {
+    this.answer(ErrorCode.REQUEST_TIMED_OUT);
+  }
+
+  onAbort(errorCode: number): void {
+    this.answer(errorCode);
+  }
+}
+
 interface Watched<T extends DelayedOperation> {
   operation: T;
   /** The deadline's timer, or null for an operation without one. */
@@ -239,14 +267,15 @@ export class DelayedOperationPurgatory<T extends DelayedOperation> {
 }
 
 /**
- * The replica's three purgatories. Completion and abort go through them in a fixed order (deferred
- * reads, produces, fetch long polls), so answers leave in the same order on every run.
+ * The replica's purgatories. Completion and abort go through them in a fixed order (deferred
+ * reads, produces, fetch long polls, follower fetches, waits for a new leader's HW), so answers leave in the same order on every run.
  */
 export class ReplicaPurgatory {
   readonly deferredReads = new DelayedOperationPurgatory<DeferredRead>();
   readonly produces = new DelayedOperationPurgatory<DelayedProduce>();
   readonly fetches = new DelayedOperationPurgatory<DelayedFetch>();
   readonly followerFetches = new DelayedOperationPurgatory<DelayedFollowerFetch>();
+  readonly leaderHighWatermarks = new DelayedOperationPurgatory<DelayedLeaderHighWatermark>();
 
   /** The state the conditions read has moved (the HW advanced, the LEO grew): completes whatever now can be. */
   checkAndComplete(timers: Timers): void {
@@ -254,16 +283,19 @@ export class ReplicaPurgatory {
     this.produces.checkAndComplete(timers);
     this.fetches.checkAndComplete(timers);
     this.followerFetches.checkAndComplete(timers);
+    this.leaderHighWatermarks.checkAndComplete(timers);
   }
 
   /**
    * The replica stops, is deleted or loses leadership: deferred reads are handled with what the HW
-   * covers now, produces and follower fetches answered with `errorCode`, fetch long polls released.
+   * covers now, produces, follower fetches and waits for a leader's HW answered with `errorCode`,
+   * fetch long polls released.
    */
   abortAll(timers: Timers, errorCode: number): void {
     this.deferredReads.abortAll(timers, errorCode);
     this.produces.abortAll(timers, errorCode);
     this.fetches.abortAll(timers, errorCode);
     this.followerFetches.abortAll(timers, errorCode);
+    this.leaderHighWatermarks.abortAll(timers, errorCode);
   }
 }

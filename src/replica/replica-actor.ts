@@ -40,7 +40,7 @@
  *
  * Its messages (`replica.produce`, `replica.fetch`, `replica.watch`, `replica.list-offsets`,
  * `replica.delete`, `replica.update-config`, `replica.delete-records`, `replica.offset-for-epoch`,
- * `replica.describe`) are declared with their bodies and replies in messages.ts (ReplicaMessages).
+ * `replica.describe`, `replica.await-leader-hw`) are declared with their bodies and replies in messages.ts (ReplicaMessages).
  */
 import assert from 'node:assert/strict';
 import type { Actor, ActorContext, ActorRef, Envelope, EnvelopeOf } from '../runtime/actor';
@@ -74,7 +74,14 @@ import {
 } from './produce-validation';
 import { LeaderEpochCache } from './leader-epoch-cache';
 import { ProducerStateTable } from './producer-state';
-import { DeferredRead, DelayedFetch, DelayedFollowerFetch, DelayedProduce, ReplicaPurgatory } from './purgatory';
+import {
+  DeferredRead,
+  DelayedFetch,
+  DelayedFollowerFetch,
+  DelayedLeaderHighWatermark,
+  DelayedProduce,
+  ReplicaPurgatory,
+} from './purgatory';
 import { LeaderState } from './leader-state';
 import { FollowerFetcher, type FollowerFetchSettings, type NextFetch } from './follower-fetcher';
 import {
@@ -347,6 +354,8 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
         return this.followerFlushed(envelope, ctx);
       case 'replica.describe':
         return this.describe(envelope, ctx);
+      case 'replica.await-leader-hw':
+        return this.awaitLeaderHighWatermark(envelope, ctx);
       default:
         ctx.log.warn({ type: unknown.type, from: unknown.from }, 'replica ignores unknown message type');
     }
@@ -630,6 +639,43 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       errorCode: ErrorCode.NONE,
       records: result.kind === 'ok' ? result.records : null,
     } satisfies FetchReply);
+  }
+
+  /**
+   * `replica.await-leader-hw`: answered once this replica leads and its HW reached the start offset
+   * of its leader epoch (everything the previous leader may have acknowledged is then below it), at
+   * maxWaitMs with REQUEST_TIMED_OUT, or NOT_LEADER_OR_FOLLOWER when it does not lead or loses
+   * leadership first (makeFollower aborts the wait). A new leader's HW stays where it was until its
+   * ISR has fetched what it holds (updateHighWatermark), so this may take a fetch round or two.
+   */
+  private awaitLeaderHighWatermark(envelope: ReplicaEnvelope<'replica.await-leader-hw'>, ctx: ActorContext): void {
+    const answer = (errorCode: number): void => {
+      const leader = this.leaderState;
+      if (leader === null || (errorCode !== ErrorCode.NONE && errorCode !== ErrorCode.REQUEST_TIMED_OUT)) {
+        ctx.reply(envelope, {
+          errorCode: leader === null ? ErrorCode.NOT_LEADER_OR_FOLLOWER : errorCode,
+          leaderEpoch: -1,
+          leaderEpochStartOffset: INVALID_OFFSET,
+          highWatermark: INVALID_OFFSET,
+        });
+        return;
+      }
+      ctx.reply(envelope, {
+        errorCode,
+        leaderEpoch: leader.leaderEpoch,
+        leaderEpochStartOffset: leader.leaderEpochStartOffset,
+        highWatermark: this.highWatermark,
+      });
+    };
+    const wait = new DelayedLeaderHighWatermark(answer, () => {
+      const leader = this.leaderState;
+      return leader !== null && this.highWatermark >= leader.leaderEpochStartOffset;
+    });
+    if (!this.isLeader) {
+      answer(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+      return;
+    }
+    this.purgatory.leaderHighWatermarks.tryCompleteElseWatch(wait, ctx.timers, envelope.body.maxWaitMs);
   }
 
   /**
@@ -1046,6 +1092,14 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
         return;
       case 'replica.offset-for-epoch':
         ctx.reply(envelope, { errorCode: code, leaderEpoch: NO_PARTITION_LEADER_EPOCH, endOffset: INVALID_OFFSET });
+        return;
+      case 'replica.await-leader-hw':
+        ctx.reply(envelope, {
+          errorCode: code,
+          leaderEpoch: -1,
+          leaderEpochStartOffset: INVALID_OFFSET,
+          highWatermark: INVALID_OFFSET,
+        });
         return;
       case 'replica.update-role':
       case 'replica.update-config':
