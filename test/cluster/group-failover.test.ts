@@ -1,0 +1,557 @@
+/**
+ * Consumer groups of real clients survive a crash of their coordinator's broker (issue 11 item 7,
+ * DESIGN.md invariant 7), against `skiff start --nodes 3 --port 0 --fault-injection`:
+ * - `__consumer_offsets` is created at the first FindCoordinator with RF = min(3, brokers) = 3;
+ * - one group per client (the Java KafkaConsumer, librdkafka through confluent-kafka, kafkajs), each
+ *   committing synchronously after every poll, named so that all three groups' coordinators sit on
+ *   one broker; the test crashes that broker through the admin API while they consume, then produces
+ *   more;
+ * - FindCoordinator names the partition's new leader; the commits acknowledged before the crash are
+ *   served by the new coordinator; every member goes on to the end without skipping an offset, and
+ *   re-delivers nothing it had committed (a synchronous commit allows re-delivery only past the last
+ *   acknowledged commit);
+ * - fresh members of the same groups then start exactly at the committed offsets.
+ * Every wait is bounded; the clients run in parallel, so the whole file takes well under 90 s.
+ */
+import * as assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { Kafka, logLevel, type Admin, type Consumer } from 'kafkajs';
+import { makeTempDir, PYTHON, repoRoot, runProcess } from '../compat/clients';
+import {
+  consumedBy,
+  killAllMembers,
+  lastCommits,
+  ProcessMember,
+  pythonMember,
+  waitUntil,
+  type GroupMember,
+  type MemberEvent,
+  type MemberOptions,
+} from '../compat/group-members';
+import { WireClient } from '../helpers/wire-client';
+import { ApiKey } from '../../src/protocol/api-keys';
+import { ErrorCode } from '../../src/protocol/error-codes';
+import { offsetsPartitionFor, OFFSETS_TOPIC } from '../../src/group/offsets-records';
+
+const ROOT = repoRoot();
+const TOPIC = 'failover';
+const PARTITIONS = 3;
+const OFFSETS_PARTITIONS = 50;
+/** Records per partition produced before the crash, after it, and for the fresh members. */
+const PHASE_RECORDS = [150, 150, 100] as const;
+const MEMBER_TIMEOUT_MS = 100_000;
+const WAIT_MS = 40_000;
+
+// ------------------------------------------------------------------------------------------------
+// The cluster process
+
+interface ClusterProcess {
+  ports: number[];
+  adminPort: number;
+  proc: ChildProcess;
+  logs(): string;
+  stop(): Promise<void>;
+}
+
+/** Starts `skiff start --nodes 3 --port 0 --admin-port 0 --fault-injection`; resolves once it printed every line. */
+async function startCluster(dataDir: string): Promise<ClusterProcess> {
+  const args = [
+    path.join(ROOT, 'bin', 'skiff.js'),
+    'start',
+    '--nodes',
+    '3',
+    '--port',
+    '0',
+    '--admin-port',
+    '0',
+    '--fault-injection',
+    '--data-dir',
+    dataDir,
+    '--override',
+    'group.initial.rebalance.delay.ms=0',
+  ];
+  const proc = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  proc.stdout!.setEncoding('utf8');
+  proc.stderr!.setEncoding('utf8');
+  proc.stderr!.on('data', (c: string) => (output += c));
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  const started = await new Promise<{ ports: number[]; adminPort: number }>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`the cluster did not start within 30 s\n${output}`));
+    }, 30_000);
+    proc.stdout!.on('data', (c: string) => {
+      output += c;
+      const ports = [...output.matchAll(/^skiff listening on 127\.0\.0\.1:(\d+)$/gm)].map((m) => Number(m[1]));
+      const admin = /^skiff admin API on http:\/\/127\.0\.0\.1:(\d+)$/m.exec(output);
+      if (ports.length === 3 && admin !== null) {
+        clearTimeout(timer);
+        resolve({ ports, adminPort: Number(admin[1]) });
+      }
+    });
+    void exited.then(() => reject(new Error(`the cluster exited during start\n${output}`)));
+  });
+  return {
+    ...started,
+    proc,
+    logs: () => output,
+    async stop() {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.kill('SIGTERM');
+      const timer = setTimeout(() => proc.kill('SIGKILL'), 20_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+interface PartitionInfo {
+  topic: string;
+  partition: number;
+  leader: number;
+  leaderEpoch: number;
+  replicas: number[];
+  isr: number[];
+}
+
+async function adminGet<T>(cluster: ClusterProcess, route: string): Promise<T> {
+  const res = await fetch(`http://127.0.0.1:${cluster.adminPort}${route}`);
+  assert.equal(res.status, 200, `GET ${route}`);
+  return (await res.json()) as T;
+}
+
+// ------------------------------------------------------------------------------------------------
+// The Java client (as test/compat/java-clients.test.ts builds it)
+
+const JAVA_DIR = path.join(ROOT, 'test', 'java');
+const JAVA_SOURCE = path.join(JAVA_DIR, 'SkiffJavaClient.java');
+
+async function javaClasspath(): Promise<string[]> {
+  const hasClients = (dir: string): boolean =>
+    fs.existsSync(dir) && fs.readdirSync(dir).some((f) => /^kafka-clients-4\.[\d.]+\.jar$/.test(f));
+  let lib = process.env.SKIFF_JAVA_LIB ?? '';
+  if (lib === '') {
+    const r = await runProcess('bash', [path.join(ROOT, 'scripts', 'kafka-fixture.sh'), 'lib'], {
+      timeoutMs: 240_000,
+      cwd: ROOT,
+    });
+    lib = r.stdout.toString('utf8').trim().split('\n').pop() ?? '';
+  }
+  assert.ok(hasClients(lib), `no kafka-clients-4.x jar in ${lib} (set SKIFF_JAVA_LIB or run npm run peers)`);
+  const jar = fs.readdirSync(lib).find((f) => /^kafka-clients-4\.[\d.]+\.jar$/.test(f))!;
+  const hash = crypto
+    .createHash('sha256')
+    .update(fs.readFileSync(JAVA_SOURCE))
+    .update(`\0${jar}`)
+    .digest('hex')
+    .slice(0, 16);
+  const classes = path.join(ROOT, '.cache', 'java-classes', hash);
+  if (!fs.existsSync(path.join(classes, 'SkiffJavaClient.class'))) {
+    const tmp = makeTempDir('javac');
+    const r = await runProcess(
+      'javac',
+      ['-J-XX:TieredStopAtLevel=1', '-encoding', 'UTF-8', '-d', tmp, '-cp', path.join(lib, jar), JAVA_SOURCE],
+      { timeoutMs: 120_000 },
+    );
+    assert.equal(r.code, 0, `javac failed\n${r.stderr}`);
+    fs.mkdirSync(path.dirname(classes), { recursive: true });
+    try {
+      fs.renameSync(tmp, classes);
+    } catch {
+      // a concurrent run compiled it first
+    }
+  }
+  const jars = fs
+    .readdirSync(lib)
+    .filter((f) => /^(kafka-clients-|zstd-jni-|lz4-java-|snappy-java-|slf4j-|log4j-(api|core|slf4j)).*\.jar$/.test(f))
+    .sort()
+    .map((f) => path.join(lib, f));
+  return [...jars, classes];
+}
+
+function javaMember(classpath: string[], name: string, bootstrap: string, group: string): ProcessMember {
+  return new ProcessMember(
+    name,
+    'java',
+    [
+      '-XX:+UseSerialGC',
+      '-Xmx256m',
+      '-XX:TieredStopAtLevel=1',
+      `-Dlog4j2.configurationFile=${path.join(JAVA_DIR, 'log4j2.properties')}`,
+      `-Dskiff.timeoutMs=${MEMBER_TIMEOUT_MS}`,
+      '-cp',
+      classpath.join(path.delimiter),
+      'SkiffJavaClient',
+      'group-member',
+      '--bootstrap',
+      bootstrap,
+      '--group',
+      group,
+      '--topic',
+      TOPIC,
+      '--config',
+      'session.timeout.ms=10000',
+      '--config',
+      'heartbeat.interval.ms=500',
+    ],
+    { cwd: ROOT, timeoutMs: MEMBER_TIMEOUT_MS },
+  );
+}
+
+// ------------------------------------------------------------------------------------------------
+// kafkajs
+
+/**
+ * kafkajs 2.2.4's Consumer as test/compat/group-members.ts's KafkajsMember drives it (eachBatch, then
+ * commitOffsets of the batch's end), with one difference a broker crash needs: kafkajs reports a
+ * connection to the dead broker that ran out of retries as a CRASH and then restarts the consumer
+ * itself (restartOnFailure), which rejoins the group and resumes from the committed offsets. That is
+ * its recovery path, so a crash with `restart: true` is counted, not a failure; one without is.
+ */
+/** Every kafkajs member started here (killed in `after` should a test fail). */
+const kafkajsMembers = new Set<GroupMember>();
+
+class FailoverKafkajsMember implements GroupMember {
+  readonly events: MemberEvent[] = [];
+  /** CRASH events kafkajs recovered from by restarting the consumer. */
+  restarts = 0;
+  private readonly consumer: Consumer;
+  private log = '';
+  private fatal: string | null = null;
+
+  private constructor(
+    readonly name: string,
+    o: MemberOptions,
+  ) {
+    const kafka = new Kafka({
+      clientId: name,
+      brokers: o.bootstrap.split(','),
+      retry: { retries: 5 },
+      logLevel: logLevel.WARN,
+      logCreator:
+        () =>
+        ({ namespace, log }) => {
+          this.log += `${namespace}: ${log.message}\n`;
+        },
+    });
+    this.consumer = kafka.consumer({
+      groupId: o.group,
+      heartbeatInterval: 500,
+      sessionTimeout: 10_000,
+      rebalanceTimeout: 20_000,
+      maxWaitTimeInMs: 100,
+    });
+    this.consumer.on(this.consumer.events.CRASH, (e) => {
+      if (e.payload.restart) this.restarts++;
+      else this.fatal = `kafkajs consumer crashed: ${String(e.payload.error)}`;
+    });
+    this.consumer.on(this.consumer.events.GROUP_JOIN, (e) => {
+      this.events.push({
+        ev: 'assigned',
+        partitions: [...(e.payload.memberAssignment[o.topic] ?? [])].sort((a, b) => a - b),
+        t: Date.now(),
+      });
+    });
+  }
+
+  static async start(name: string, o: MemberOptions): Promise<FailoverKafkajsMember> {
+    const m = new FailoverKafkajsMember(name, o);
+    kafkajsMembers.add(m);
+    await m.consumer.connect();
+    await m.consumer.subscribe({ topics: [o.topic], fromBeginning: true });
+    await m.consumer.run({
+      autoCommit: false,
+      eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
+        if (batch.messages.length === 0) return;
+        m.events.push({
+          ev: 'records',
+          records: batch.messages.map((r) => [
+            batch.partition,
+            Number(r.offset),
+            r.value === null ? null : r.value.toString('latin1'),
+          ]),
+          t: Date.now(),
+        });
+        const next = Number(batch.messages[batch.messages.length - 1]!.offset) + 1;
+        const offsets = { [String(batch.partition)]: next };
+        try {
+          await m.consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: String(next) }]);
+          m.events.push({ ev: 'committed', offsets, t: Date.now() });
+        } catch (e) {
+          m.events.push({ ev: 'commit-failed', error: String(e), offsets, t: Date.now() });
+        }
+        resolveOffset(batch.messages[batch.messages.length - 1]!.offset);
+        await heartbeat();
+      },
+    });
+    return m;
+  }
+
+  async stop(timeoutMs = 30_000): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const r = await Promise.race([
+      this.consumer.disconnect().then(() => 'ok' as const),
+      new Promise<'timeout'>((res) => (timer = setTimeout(() => res('timeout'), timeoutMs))),
+    ]);
+    clearTimeout(timer);
+    kafkajsMembers.delete(this);
+    if (r === 'timeout')
+      throw new Error(`${this.name}: kafkajs disconnect took over ${timeoutMs} ms\n${this.log.slice(-3000)}`);
+    this.events.push({ ev: 'closed', t: Date.now() });
+  }
+
+  kill(): void {
+    void this.consumer.disconnect().catch(() => undefined);
+  }
+
+  failure(): string | null {
+    return this.fatal;
+  }
+
+  output(): string {
+    return this.log;
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Checks
+
+/** Every offset in [from, to) of every partition, as `p:o` keys. */
+function expectedOffsets(from: number, to: number): Set<string> {
+  const out = new Set<string>();
+  for (let p = 0; p < PARTITIONS; p++) for (let o = from; o < to; o++) out.add(`${p}:${o}`);
+  return out;
+}
+
+function consumedKeys(m: GroupMember): Set<string> {
+  return new Set(consumedBy(m).map(([p, o]) => `${p}:${o}`));
+}
+
+/**
+ * Walks `m`'s events in order: a record delivered again must lie at or past the last commit of its
+ * partition that was acknowledged before that delivery (a synchronous commit allows nothing else).
+ */
+function assertNoCommittedRedelivery(m: GroupMember): void {
+  const committed = new Map<number, number>();
+  const seen = new Set<string>();
+  for (const e of m.events) {
+    if (e.ev === 'committed')
+      for (const [p, o] of Object.entries(e.offsets))
+        committed.set(Number(p), Math.max(committed.get(Number(p)) ?? 0, o));
+    if (e.ev !== 'records') continue;
+    for (const [p, o] of e.records) {
+      const key = `${p}:${o}`;
+      if (seen.has(key))
+        assert.ok(
+          o >= (committed.get(p) ?? 0),
+          `${m.name}: offset ${o} of partition ${p} delivered again after a commit of ${committed.get(p)} was acknowledged`,
+        );
+      seen.add(key);
+    }
+  }
+}
+
+/** The committed offsets of `group` (partition -> offset) through kafkajs's admin client (OffsetFetch). */
+async function committedOffsets(admin: Admin, group: string): Promise<Map<number, number>> {
+  const [topic] = await admin.fetchOffsets({ groupId: group, topics: [TOPIC] });
+  return new Map((topic?.partitions ?? []).map((p) => [p.partition, Number(p.offset)]));
+}
+
+async function produce(admin: Kafka, phase: number, from: number, count: number): Promise<void> {
+  const producer = admin.producer({ allowAutoTopicCreation: false, retry: { retries: 20, initialRetryTime: 200 } });
+  await producer.connect();
+  try {
+    for (let p = 0; p < PARTITIONS; p++)
+      await producer.send({
+        topic: TOPIC,
+        acks: -1,
+        messages: Array.from({ length: count }, (_, i) => ({ partition: p, value: `ph${phase}-p${p}-${from + i}` })),
+      });
+  } finally {
+    await producer.disconnect();
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+
+describe('consumer groups survive a crash of their coordinator broker (--nodes 3, real clients)', () => {
+  let cluster: ClusterProcess;
+  let kafka: Kafka;
+  let admin: Admin;
+  let classpath: string[];
+  let bootstrap: string;
+
+  before(async () => {
+    const [cp, started] = await Promise.all([javaClasspath(), startCluster(makeTempDir('group-failover'))]);
+    classpath = cp;
+    cluster = started;
+    bootstrap = cluster.ports.map((p) => `127.0.0.1:${p}`).join(',');
+    kafka = new Kafka({
+      clientId: 'failover-test',
+      brokers: cluster.ports.map((p) => `127.0.0.1:${p}`),
+      logLevel: logLevel.NOTHING,
+      retry: { retries: 20, initialRetryTime: 200 },
+    });
+    admin = kafka.admin();
+    await admin.connect();
+  });
+
+  after(async () => {
+    killAllMembers();
+    for (const m of kafkajsMembers) m.kill();
+    await admin?.disconnect().catch(() => undefined);
+    await cluster?.stop();
+  });
+
+  test(
+    'Java, librdkafka and kafkajs groups rejoin at the new coordinator and resume from their commits',
+    { timeout: 150_000 },
+    async (t) => {
+      assert.ok(
+        await admin.createTopics({ topics: [{ topic: TOPIC, numPartitions: PARTITIONS, replicationFactor: 3 }] }),
+      );
+
+      // The first FindCoordinator creates __consumer_offsets: RF min(offsets.topic.replication.factor 3, 3 brokers).
+      const wire = await WireClient.connect(cluster.ports[0]!);
+      const probe = await wire.request(ApiKey.FindCoordinator, 3, { key: 'probe', keyType: 0 });
+      assert.equal(probe.body.errorCode, ErrorCode.NONE);
+      const offsetsPartitions = (await adminGet<PartitionInfo[]>(cluster, '/v1/partitions')).filter(
+        (p) => p.topic === OFFSETS_TOPIC,
+      );
+      assert.equal(offsetsPartitions.length, OFFSETS_PARTITIONS);
+      for (const p of offsetsPartitions) assert.equal(p.replicas.length, 3, `${OFFSETS_TOPIC}-${p.partition} has RF 3`);
+      const leaderOf = (group: string): number =>
+        offsetsPartitions.find((p) => p.partition === offsetsPartitionFor(group, OFFSETS_PARTITIONS))!.leader;
+
+      // One group per client, all coordinated by the same broker (the victim).
+      const victim = leaderOf('failover-java-0');
+      const groupFor = (client: string): string => {
+        for (let i = 0; i < 1000; i++)
+          if (leaderOf(`failover-${client}-${i}`) === victim) return `failover-${client}-${i}`;
+        assert.fail(`no group name for ${client} coordinated by broker ${victim}`);
+      };
+      const groups = { java: groupFor('java'), librdkafka: groupFor('librdkafka'), kafkajs: groupFor('kafkajs') };
+      for (const group of Object.values(groups)) {
+        const found = await wire.request(ApiKey.FindCoordinator, 3, { key: group, keyType: 0 });
+        assert.equal(found.body.nodeId, victim, `FindCoordinator(${group}) names broker ${victim}`);
+      }
+      wire.close();
+
+      const before1 = PHASE_RECORDS[0] + PHASE_RECORDS[1];
+      await produce(kafka, 0, 0, PHASE_RECORDS[0]);
+      const opts = (group: string) => ({ bootstrap, group, topic: TOPIC, timeoutMs: MEMBER_TIMEOUT_MS });
+      const members: GroupMember[] = [
+        javaMember(classpath, 'java', bootstrap, groups.java),
+        pythonMember('librdkafka', 'confluent', PYTHON, opts(groups.librdkafka)),
+        await FailoverKafkajsMember.start('kafkajs', opts(groups.kafkajs)),
+      ];
+      // Before the crash: every member has consumed and committed part of the topic.
+      await waitUntil(
+        'every member committed something',
+        WAIT_MS,
+        () => members.every((m) => lastCommits(m).size > 0),
+        members,
+      );
+
+      const crashAtMs = Date.now();
+      const commitsBeforeCrash = members.map((m) => lastCommits(m));
+      const crashed = await fetch(`http://127.0.0.1:${cluster.adminPort}/v1/brokers/${victim}/crash`, {
+        method: 'POST',
+      });
+      assert.equal(crashed.status, 200, await crashed.text());
+
+      // FindCoordinator now names each group partition's new leader.
+      const alive = cluster.ports.filter((_, i) => i !== victim);
+      const wire2 = await WireClient.connect(alive[0]!);
+      for (const group of Object.values(groups)) {
+        let nodeId = -1;
+        for (let i = 0; i < 50 && (nodeId === -1 || nodeId === victim); i++) {
+          const found = await wire2.request(ApiKey.FindCoordinator, 3, { key: group, keyType: 0 });
+          nodeId = found.body.errorCode === ErrorCode.NONE ? found.body.nodeId : -1;
+          if (nodeId === -1 || nodeId === victim) await new Promise((r) => setTimeout(r, 200));
+        }
+        const p = (await adminGet<PartitionInfo[]>(cluster, '/v1/partitions')).find(
+          (x) => x.topic === OFFSETS_TOPIC && x.partition === offsetsPartitionFor(group, OFFSETS_PARTITIONS),
+        )!;
+        assert.notEqual(p.leader, victim);
+        assert.equal(nodeId, p.leader, `FindCoordinator(${group}) names the new leader ${p.leader}`);
+      }
+      wire2.close();
+
+      // Invariant 7: what was acknowledged before the crash is served by the new coordinator.
+      for (const [i, group] of Object.values(groups).entries()) {
+        const now = await committedOffsets(admin, group);
+        for (const [p, o] of commitsBeforeCrash[i]!)
+          assert.ok(
+            (now.get(p) ?? -1) >= o,
+            `${group}: partition ${p} committed ${now.get(p)} after the crash, ${o} before`,
+          );
+      }
+
+      await produce(kafka, 1, PHASE_RECORDS[0], PHASE_RECORDS[1]);
+      const all = expectedOffsets(0, before1);
+      await waitUntil(
+        `every member consumed offsets 0..${before1 - 1} of every partition`,
+        WAIT_MS,
+        () => members.every((m) => [...all].every((k) => consumedKeys(m).has(k))),
+        members,
+      );
+      await waitUntil(
+        'every member committed the end of every partition',
+        WAIT_MS,
+        () => members.every((m) => [0, 1, 2].every((p) => lastCommits(m).get(p) === before1)),
+        members,
+      );
+      await Promise.all(members.map((m) => m.stop()));
+      for (const m of members)
+        t.diagnostic(
+          `${m.name}: ${m.events.filter((e) => e.ev === 'commit-failed').length} failed commits, ` +
+            `${m.events.filter((e) => e.ev === 'assigned' && e.t > crashAtMs).length} assignments after the crash, ` +
+            `${consumedBy(m).length - consumedKeys(m).size} re-deliveries` +
+            (m instanceof FailoverKafkajsMember ? `, ${m.restarts} consumer restarts` : ''),
+        );
+      for (const m of members) {
+        assertNoCommittedRedelivery(m);
+        const outside = [...consumedKeys(m)].filter((k) => !all.has(k));
+        assert.deepEqual(outside, [], `${m.name} consumed only produced offsets`);
+        assert.ok(
+          m.events.some((e) => e.t > crashAtMs && e.ev === 'committed'),
+          `${m.name} committed after the crash`,
+        );
+      }
+      for (const group of Object.values(groups))
+        assert.deepEqual(
+          [...(await committedOffsets(admin, group))].sort((a, b) => a[0] - b[0]),
+          [0, 1, 2].map((p) => [p, before1]),
+          `${group}: the final commits are at the new coordinator`,
+        );
+
+      // Fresh members of the same groups start exactly at the committed offsets.
+      await produce(kafka, 2, before1, PHASE_RECORDS[2]);
+      const end = before1 + PHASE_RECORDS[2];
+      const fresh: GroupMember[] = [
+        javaMember(classpath, 'java-2', bootstrap, groups.java),
+        pythonMember('librdkafka-2', 'confluent', PYTHON, opts(groups.librdkafka)),
+        await FailoverKafkajsMember.start('kafkajs-2', opts(groups.kafkajs)),
+      ];
+      const rest = expectedOffsets(before1, end);
+      await waitUntil(
+        `every fresh member consumed offsets ${before1}..${end - 1}`,
+        WAIT_MS,
+        () => fresh.every((m) => [...rest].every((k) => consumedKeys(m).has(k))),
+        fresh,
+      );
+      await Promise.all(fresh.map((m) => m.stop()));
+      for (const m of fresh) {
+        const early = consumedBy(m).filter(([, o]) => o < before1);
+        assert.deepEqual(early, [], `${m.name} re-read nothing below the committed offsets`);
+        assertNoCommittedRedelivery(m);
+      }
+    },
+  );
+});
