@@ -14,7 +14,6 @@
  * Every wait is bounded; the clients run in parallel, so the whole file takes well under 90 s.
  */
 import * as assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -33,6 +32,7 @@ import {
   type MemberOptions,
 } from '../compat/group-members';
 import { WireClient } from '../helpers/wire-client';
+import { startClusterProcess, type ClusterProcess } from '../helpers/cluster-process';
 import { ApiKey } from '../../src/protocol/api-keys';
 import { ErrorCode } from '../../src/protocol/error-codes';
 import { offsetsPartitionFor, OFFSETS_TOPIC } from '../../src/group/offsets-records';
@@ -45,85 +45,6 @@ const OFFSETS_PARTITIONS = 50;
 const PHASE_RECORDS = [150, 150, 100] as const;
 const MEMBER_TIMEOUT_MS = 100_000;
 const WAIT_MS = 40_000;
-
-// ------------------------------------------------------------------------------------------------
-// The cluster process
-
-interface ClusterProcess {
-  ports: number[];
-  adminPort: number;
-  proc: ChildProcess;
-  logs(): string;
-  stop(): Promise<void>;
-}
-
-/** Starts `skiff start --nodes 3 --port 0 --admin-port 0 --fault-injection`; resolves once it printed every line. */
-async function startCluster(dataDir: string): Promise<ClusterProcess> {
-  const args = [
-    path.join(ROOT, 'bin', 'skiff.js'),
-    'start',
-    '--nodes',
-    '3',
-    '--port',
-    '0',
-    '--admin-port',
-    '0',
-    '--fault-injection',
-    '--data-dir',
-    dataDir,
-    '--override',
-    'group.initial.rebalance.delay.ms=0',
-  ];
-  const proc = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  proc.stdout!.setEncoding('utf8');
-  proc.stderr!.setEncoding('utf8');
-  proc.stderr!.on('data', (c: string) => (output += c));
-  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-  const started = await new Promise<{ ports: number[]; adminPort: number }>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      proc.kill('SIGKILL');
-      reject(new Error(`the cluster did not start within 30 s\n${output}`));
-    }, 30_000);
-    proc.stdout!.on('data', (c: string) => {
-      output += c;
-      const ports = [...output.matchAll(/^skiff listening on 127\.0\.0\.1:(\d+)$/gm)].map((m) => Number(m[1]));
-      const admin = /^skiff admin API on http:\/\/127\.0\.0\.1:(\d+)$/m.exec(output);
-      if (ports.length === 3 && admin !== null) {
-        clearTimeout(timer);
-        resolve({ ports, adminPort: Number(admin[1]) });
-      }
-    });
-    void exited.then(() => reject(new Error(`the cluster exited during start\n${output}`)));
-  });
-  return {
-    ...started,
-    proc,
-    logs: () => output,
-    async stop() {
-      if (proc.exitCode !== null || proc.signalCode !== null) return;
-      proc.kill('SIGTERM');
-      const timer = setTimeout(() => proc.kill('SIGKILL'), 20_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
-}
-
-interface PartitionInfo {
-  topic: string;
-  partition: number;
-  leader: number;
-  leaderEpoch: number;
-  replicas: number[];
-  isr: number[];
-}
-
-async function adminGet<T>(cluster: ClusterProcess, route: string): Promise<T> {
-  const res = await fetch(`http://127.0.0.1:${cluster.adminPort}${route}`);
-  assert.equal(res.status, 200, `GET ${route}`);
-  return (await res.json()) as T;
-}
 
 // ------------------------------------------------------------------------------------------------
 // The Java client (as test/compat/java-clients.test.ts builds it)
@@ -387,10 +308,13 @@ describe('consumer groups survive a crash of their coordinator broker (--nodes 3
   let bootstrap: string;
 
   before(async () => {
-    const [cp, started] = await Promise.all([javaClasspath(), startCluster(makeTempDir('group-failover'))]);
+    const [cp, started] = await Promise.all([
+      javaClasspath(),
+      startClusterProcess({ overrides: { 'group.initial.rebalance.delay.ms': '0' } }),
+    ]);
     classpath = cp;
     cluster = started;
-    bootstrap = cluster.ports.map((p) => `127.0.0.1:${p}`).join(',');
+    bootstrap = cluster.bootstrap;
     kafka = new Kafka({
       clientId: 'failover-test',
       brokers: cluster.ports.map((p) => `127.0.0.1:${p}`),
@@ -420,9 +344,7 @@ describe('consumer groups survive a crash of their coordinator broker (--nodes 3
       const wire = await WireClient.connect(cluster.ports[0]!);
       const probe = await wire.request(ApiKey.FindCoordinator, 3, { key: 'probe', keyType: 0 });
       assert.equal(probe.body.errorCode, ErrorCode.NONE);
-      const offsetsPartitions = (await adminGet<PartitionInfo[]>(cluster, '/v1/partitions')).filter(
-        (p) => p.topic === OFFSETS_TOPIC,
-      );
+      const offsetsPartitions = (await cluster.partitions()).filter((p) => p.topic === OFFSETS_TOPIC);
       assert.equal(offsetsPartitions.length, OFFSETS_PARTITIONS);
       for (const p of offsetsPartitions) assert.equal(p.replicas.length, 3, `${OFFSETS_TOPIC}-${p.partition} has RF 3`);
       const leaderOf = (group: string): number =>
@@ -460,10 +382,7 @@ describe('consumer groups survive a crash of their coordinator broker (--nodes 3
 
       const crashAtMs = Date.now();
       const commitsBeforeCrash = members.map((m) => lastCommits(m));
-      const crashed = await fetch(`http://127.0.0.1:${cluster.adminPort}/v1/brokers/${victim}/crash`, {
-        method: 'POST',
-      });
-      assert.equal(crashed.status, 200, await crashed.text());
+      await cluster.crash(victim);
 
       // FindCoordinator now names each group partition's new leader.
       const alive = cluster.ports.filter((_, i) => i !== victim);
@@ -475,7 +394,7 @@ describe('consumer groups survive a crash of their coordinator broker (--nodes 3
           nodeId = found.body.errorCode === ErrorCode.NONE ? found.body.nodeId : -1;
           if (nodeId === -1 || nodeId === victim) await new Promise((r) => setTimeout(r, 200));
         }
-        const p = (await adminGet<PartitionInfo[]>(cluster, '/v1/partitions')).find(
+        const p = (await cluster.partitions()).find(
           (x) => x.topic === OFFSETS_TOPIC && x.partition === offsetsPartitionFor(group, OFFSETS_PARTITIONS),
         )!;
         assert.notEqual(p.leader, victim);
