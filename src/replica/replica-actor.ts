@@ -58,7 +58,6 @@ import {
   LATEST_TIMESTAMP,
   MAX_TIMESTAMP,
   NO_PARTITION_LEADER_EPOCH,
-  NO_SEQUENCE,
   NO_TIMESTAMP,
   UNKNOWN_OFFSET,
   UNKNOWN_TIMESTAMP,
@@ -73,7 +72,7 @@ import {
   validateProducedBatch,
 } from './produce-validation';
 import { LeaderEpochCache } from './leader-epoch-cache';
-import { ProducerStateTable } from './producer-state';
+import { lastSequenceOf, ProducerStateTable, rebuildProducerState } from './producer-state';
 import {
   DeferredRead,
   DelayedFetch,
@@ -234,10 +233,11 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
         this.purgatory.deferredReads.abortAll(ctx.timers, ErrorCode.KAFKA_STORAGE_ERROR);
       },
       onHealed: (ctx, previousLogEndOffset) => {
-        // Idempotent-producer state may name batches that were cut: forget those (Kafka rebuilds it on truncation).
-        const leo = this.openLog().logEndOffset;
+        // Idempotent-producer state may name batches that were cut: rebuilt from what is left (Kafka's truncateTo).
+        const log = this.openLog();
+        const leo = log.logEndOffset;
         if (leo < previousLogEndOffset) {
-          this.producerStates.truncateTo(leo);
+          rebuildProducerState(this.producerStates, log);
           this.epochs.truncateFromEnd(leo);
         }
         this.updateHighWatermark(ctx);
@@ -284,6 +284,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       logStartOffset: checkpointed('log-start-offset-checkpoint'),
       config: this.logConfig(),
       compacted: this.config.compactEnabled,
+      producerState: this.producerStates,
     });
     try {
       if (existingTopicId === null)
@@ -291,6 +292,9 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       // A missing checkpoint is rebuilt from the batches' epochs; entries past a recovered (cut) log go.
       this.epochs = LeaderEpochCache.load(fs, this.dir, () => log.epochStartOffsets());
       this.epochs.truncateFromEnd(log.logEndOffset);
+      // The newest snapshot at or below the recovered LEO plus a replay of the batch headers after it.
+      const rebuilt = rebuildProducerState(this.producerStates, log);
+      ctx.log.debug({ dir: this.dir, ...rebuilt, producers: this.producerStates.size }, 'producer state rebuilt');
       // Whatever survived in the page cache is made durable before it becomes visible: after a restart the
       // leader's HW covers its whole (recovered) log, as Kafka's leader with ISR = {self} would.
       log.flush();
@@ -378,6 +382,14 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
         { dir: this.dir, error: log.storageFailure.message },
         'stopping with a storage error: recovery on the next start re-checks the log from its recovery point',
       );
+    else {
+      // Kafka's clean-shutdown snapshot: the next start replays nothing. Without it, it replays more.
+      try {
+        log.takeProducerSnapshot();
+      } catch (error) {
+        ctx.log.warn({ dir: this.dir, error: String(error) }, 'producer-state snapshot not written on stop');
+      }
+    }
     this.updateHighWatermark(ctx);
     this.purgatory.abortAll(ctx.timers, ErrorCode.NOT_LEADER_OR_FOLLOWER);
     this.clearTimers(ctx);
@@ -491,7 +503,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     const producerId = Number(batch.readBigInt64BE(L.PRODUCER_ID));
     const producerEpoch = batch.readInt16BE(L.PRODUCER_EPOCH);
     const firstSeq = batch.readInt32BE(L.BASE_SEQUENCE);
-    const lastSeq = firstSeq < 0 ? NO_SEQUENCE : (firstSeq + batch.readInt32BE(L.LAST_OFFSET_DELTA)) % 0x80000000;
+    const lastSeq = lastSequenceOf(firstSeq, batch.readInt32BE(L.LAST_OFFSET_DELTA));
     if (producerId >= 0) {
       const check = this.producerStates.check(producerId, producerEpoch, firstSeq, lastSeq);
       if (check.kind === 'error') {
@@ -519,15 +531,8 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       return;
     }
     const { baseOffset, lastOffset } = appended;
-    if (producerId >= 0)
-      this.producerStates.update(
-        producerId,
-        producerEpoch,
-        firstSeq,
-        lastSeq,
-        baseOffset,
-        Number(batch.readBigInt64BE(L.MAX_TIMESTAMP)),
-      );
+    // The batch now carries its offsets (written in place by the append).
+    this.producerStates.updateFromBatch(batch);
     const reply = { ...this.produceReply(ErrorCode.NONE, null, baseOffset), logAppendTimeMs };
     this.groupCommit.appended(ctx, log, recordsCountOf(batch));
     if (log.storageFailure !== null) {
@@ -1351,7 +1356,8 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       }
       if (baseOffsetNumber(records, 0) < log.logEndOffset) return 'now'; // a reply to an older position (stale): fetch again
       try {
-        log.appendAsFollower(records);
+        // Producer state learns each batch as it is appended, so a segment roll snapshots exactly the batches below it.
+        log.appendAsFollower(records, (appendedBatch) => this.producerStates.updateFromBatch(appendedBatch));
       } catch (error) {
         if (!(error instanceof KafkaStorageError)) throw error;
         ctx.log.warn({ dir: this.dir, error: error.message }, 'follower append failed on the disk');
@@ -1371,8 +1377,9 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
   }
 
   /**
-   * After a follower append: the epoch cache and producer state learn each appended batch (those
-   * below the LEO: a failed append keeps a prefix). Returns the records appended.
+   * After a follower append: the epoch cache learns each appended batch (those below the LEO: a
+   * failed append keeps a prefix; producer state learnt them during the append). Returns the records
+   * appended.
    */
   private afterFollowerAppend(log: Log, records: Buffer): number {
     let count = 0;
@@ -1383,21 +1390,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       if (lastOffset >= log.logEndOffset) break;
       const epoch = partitionLeaderEpochOf(records, pos);
       if (epoch > this.epochs.latestEpoch) this.epochs.assign(epoch, baseOffset);
-      const batch = records.subarray(pos, pos + size);
-      const producerId = Number(batch.readBigInt64BE(L.PRODUCER_ID));
-      if (producerId >= 0) {
-        const firstSeq = batch.readInt32BE(L.BASE_SEQUENCE);
-        const lastSeq = firstSeq < 0 ? NO_SEQUENCE : (firstSeq + batch.readInt32BE(L.LAST_OFFSET_DELTA)) % 0x80000000;
-        this.producerStates.update(
-          producerId,
-          batch.readInt16BE(L.PRODUCER_EPOCH),
-          firstSeq,
-          lastSeq,
-          baseOffset,
-          Number(batch.readBigInt64BE(L.MAX_TIMESTAMP)),
-        );
-      }
-      count += recordsCountOf(batch);
+      count += recordsCountOf(records.subarray(pos, pos + size));
       pos += size;
     }
     return count;
@@ -1430,7 +1423,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     const before = log.logEndOffset;
     if (offset < log.logEndOffset) log.truncateTo(offset);
     this.epochs.truncateFromEnd(offset);
-    if (log.logEndOffset < before) this.producerStates.truncateTo(log.logEndOffset);
+    if (log.logEndOffset < before) rebuildProducerState(this.producerStates, log);
     if (this.highWatermark > log.logEndOffset) this.highWatermark = Math.max(log.logStartOffset, log.logEndOffset);
     ctx.log.info(
       {

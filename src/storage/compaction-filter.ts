@@ -18,10 +18,13 @@
  * gaps are allowed). A batch that keeps every record and needs no new delete horizon is copied
  * byte for byte; one that loses records is rebuilt: retained records re-encoded (offset deltas,
  * headers and attributes kept), recompressed with the batch's codec, recordsCount and (CreateTime)
- * maxTimestamp recomputed, CRC-32C recomputed. A batch left with no record is dropped (Kafka keeps an
- * empty batch for the producer-state of an idempotent producer's last batch; Skiff's producer state
- * lives in memory only, see docs/design-notes.md, so nothing reads it). Control batches and batches
- * whose records cannot be decoded are copied unchanged.
+ * maxTimestamp recomputed, CRC-32C recomputed. A batch left with no record is dropped, unless it is
+ * an idempotent producer's last batch ({@link FilterOptions.producerLastOffsets}): then it stays as an
+ * empty batch (Kafka's BatchRetention.RETAIN_EMPTY and DefaultRecordBatch.writeEmptyHeader: the
+ * header with its offsets, producer fields and sequence, no records, no codec, base and max
+ * timestamp the original maxTimestamp), so the producer state a restart replays from the log still
+ * knows the producer's last sequence. Control batches and batches whose records cannot be decoded
+ * are copied unchanged.
  *
  * Delete horizon (KIP-534): the first cleaning that retains a tombstone sets attributes bit 6
  * (DELETE_HORIZON_FLAG, 0x40) and writes the horizon, cleaning time + delete.retention.ms, into
@@ -64,6 +67,8 @@ export interface FilterStats {
   keylessRemoved: number;
   /** Batches whose records did not decode (copied unchanged). */
   undecodableBatches: number;
+  /** Batches left with no record but kept empty: an idempotent producer's last batch. */
+  emptyBatchesRetained: number;
   bytesRead: number;
   bytesWritten: number;
 }
@@ -87,6 +92,11 @@ export interface FilterOptions {
   deleteRetentionMs: number;
   decompress?: Decompress;
   compress?: Compress;
+  /**
+   * Producer id -> last offset of that producer's last batch in the log (the replica's producer
+   * state): such a batch is kept, empty, when cleaning removes all its records. Default: none.
+   */
+  producerLastOffsets?: ReadonlyMap<number, number>;
 }
 
 /** Calls `visit(position, sizeBytes)` for each whole batch of `bytes` (a segment: well-formed by construction). */
@@ -188,6 +198,32 @@ function rebuildBatch(
 }
 
 /**
+ * The empty batch that stands for `original[position..]` once cleaning removed all its records
+ * (Kafka's DefaultRecordBatch.writeEmptyHeader): every header field kept but batchLength, attributes
+ * (no codec, no delete horizon), baseTimestamp and maxTimestamp (both the original maxTimestamp),
+ * recordsCount 0, and the CRC.
+ */
+function emptyBatchOf(original: Buffer, position: number): Buffer {
+  const batch = Buffer.from(original.subarray(position, position + L.RECORDS));
+  const attributes = batch.readInt16BE(L.ATTRIBUTES);
+  batch.writeInt32BE(L.RECORDS - L.LOG_OVERHEAD, L.BATCH_LENGTH);
+  batch.writeInt16BE(attributes & ~L.COMPRESSION_CODEC_MASK & ~DELETE_HORIZON_FLAG_MASK, L.ATTRIBUTES);
+  batch.writeBigInt64BE(batch.readBigInt64BE(L.MAX_TIMESTAMP), L.BASE_TIMESTAMP);
+  batch.writeInt32BE(0, L.RECORDS_COUNT);
+  batch.writeUInt32BE(computeCrc(batch, 0, batch.length), L.CRC);
+  return batch;
+}
+
+/** Whether the batch at `position` is the last batch of an idempotent producer (its last offset is the producer's). */
+function isProducersLastBatch(bytes: Buffer, position: number, last: ReadonlyMap<number, number> | undefined): boolean {
+  if (last === undefined || last.size === 0) return false;
+  const producerId = Number(bytes.readBigInt64BE(position + L.PRODUCER_ID));
+  if (producerId < 0) return false;
+  const lastOffset = Number(bytes.readBigInt64BE(position + L.BASE_OFFSET)) + bytes.readInt32BE(position + L.LAST_OFFSET_DELTA);
+  return last.get(producerId) === lastOffset;
+}
+
+/**
  * Kafka's cleanInto/filterTo over the concatenated bytes of one or more segments (whole batches,
  * oldest first): returns the retained batches (see the module doc for the rules). Pure: the same
  * input gives the same bytes. Throws ProtocolError if `segmentBytes` is not a sequence of whole batches.
@@ -204,6 +240,7 @@ export function filterSegmentBytes(segmentBytes: Buffer, options: FilterOptions)
     tombstonesRemoved: 0,
     keylessRemoved: 0,
     undecodableBatches: 0,
+    emptyBatchesRetained: 0,
     bytesRead: segmentBytes.length,
     bytesWritten: 0,
   };
@@ -254,7 +291,14 @@ export function filterSegmentBytes(segmentBytes: Buffer, options: FilterOptions)
       retained.push(r);
     }
     stats.recordsRetained += retained.length;
-    if (retained.length === 0) return;
+    if (retained.length === 0) {
+      if (isProducersLastBatch(segmentBytes, position, options.producerLastOffsets)) {
+        out.push(emptyBatchOf(segmentBytes, position));
+        stats.batchesWritten++;
+        stats.emptyBatchesRetained++;
+      }
+      return;
+    }
     const needsHorizon = tombstones > 0 && !hasHorizon;
     if (tombstones > 0) noteHorizon(needsHorizon ? nowMs + deleteRetentionMs : batch.baseTimestamp);
     if (retained.length === batch.records.length && !needsHorizon) {

@@ -29,6 +29,8 @@ export interface FilterJobInput {
   offsetMap: OffsetMap;
   nowMs: number;
   deleteRetentionMs: number;
+  /** Producer id -> last offset of its last batch (kept empty when cleaned out); see FilterOptions. */
+  producerLastOffsets?: Map<number, number>;
 }
 
 /** The group's cleaned bytes and stats (filterSegmentBytes). */
@@ -37,5 +39,6 @@ export function filterJob(input: FilterJobInput): FilterResult {
     offsetMap: input.offsetMap,
     nowMs: input.nowMs,
     deleteRetentionMs: input.deleteRetentionMs,
+    ...(input.producerLastOffsets !== undefined ? { producerLastOffsets: input.producerLastOffsets } : {}),
   });
 }

@@ -192,6 +192,7 @@ function emptyStats(): FilterStats {
     tombstonesRemoved: 0,
     keylessRemoved: 0,
     undecodableBatches: 0,
+    emptyBatchesRetained: 0,
     bytesRead: 0,
     bytesWritten: 0,
   };
@@ -247,6 +248,8 @@ export async function cleanLog(log: Log, args: CleanArgs): Promise<CleaningOutco
       offsetMap,
       nowMs: args.nowMs,
       deleteRetentionMs: args.deleteRetentionMs,
+      // As of this group's turn: a producer's last batch only moves forward, so a stale entry keeps one extra empty batch at worst.
+      producerLastOffsets: log.producerLastOffsets(),
     };
     const result = await cpu.run<FilterResult>('compaction-filter', input);
     if (!args.isCurrent()) return outcome(false, swapped);

@@ -99,6 +99,11 @@ export interface BatchHeader {
   attributes: number;
   /** The partitionLeaderEpoch field (-1 when unknown). */
   partitionLeaderEpoch: number;
+  /** The producerId field (-1: not an idempotent producer's batch). */
+  producerId: number;
+  producerEpoch: number;
+  /** The baseSequence field (-1 when none). */
+  baseSequence: number;
 }
 
 /** Kafka's FileRecords.TimestampAndOffset: a record found by a timestamp search. */
@@ -773,6 +778,9 @@ export class LogSegment {
         maxTimestampMs: Number(headerScratch.readBigInt64BE(at + L.MAX_TIMESTAMP)),
         attributes: headerScratch.readInt16BE(at + L.ATTRIBUTES),
         partitionLeaderEpoch: headerScratch.readInt32BE(at + L.PARTITION_LEADER_EPOCH),
+        producerId: Number(headerScratch.readBigInt64BE(at + L.PRODUCER_ID)),
+        producerEpoch: headerScratch.readInt16BE(at + L.PRODUCER_EPOCH),
+        baseSequence: headerScratch.readInt32BE(at + L.BASE_SEQUENCE),
       };
       if (!visit(header)) return null;
       pos += sizeBytes;

@@ -50,7 +50,7 @@ import {
   type PendingSwap,
 } from './log-failure';
 import { loadLog, markCompacted, type LoadedLog } from './log-loader';
-import { LogSegment, type LogSegmentArgs, type TimestampAndOffset } from './log-segment';
+import { LogSegment, type BatchHeader, type LogSegmentArgs, type TimestampAndOffset } from './log-segment';
 import { OFFSET_INDEX_ENTRY_BYTES } from './offset-index';
 import type { Decompress } from './record-timestamps';
 import {
@@ -59,12 +59,20 @@ import {
   type RetentionResult,
   type RetentionTarget,
 } from './retention';
+import {
+  deleteSnapshots,
+  listSnapshotOffsets,
+  readProducerSnapshot,
+  writeProducerSnapshot,
+  type ProducerSnapshotEntry,
+  type ProducerStateSource,
+} from './producer-state-snapshot';
 import { writeSwapFile } from './segment-swap';
 import { asStorageError, KafkaStorageError } from './storage-error';
 import { NO_TIMESTAMP, TIME_INDEX_ENTRY_BYTES } from './time-index';
 
 export { COMPACTED_MARKER } from './log-loader';
-export type { TimestampAndOffset } from './log-segment';
+export type { BatchHeader, TimestampAndOffset } from './log-segment';
 export type { Decompress } from './record-timestamps';
 export type { RetentionResult } from './retention';
 export { KafkaStorageError } from './storage-error';
@@ -118,6 +126,18 @@ export interface LogOpenArgs {
    * on open (segment-swap.ts). Default false: offsets are dense and a gap is corruption.
    */
   compacted?: boolean;
+  /**
+   * The partition's idempotent-producer state (the replica's ProducerStateTable): snapshotted into
+   * `<base>.snapshot` when a segment rolls (producer-state-snapshot.ts). Without it no snapshot is
+   * written on roll.
+   */
+  producerState?: ProducerStateSource;
+}
+
+/** A producer-state snapshot read back by {@link Log.loadProducerSnapshot}: the offset it is valid at and its entries. */
+export interface LoadedProducerSnapshot {
+  offset: number;
+  entries: ProducerSnapshotEntry[];
 }
 
 /**
@@ -168,6 +188,7 @@ export class Log {
   private readonly logger: Logger;
   private readonly clock: Clock;
   private readonly decompress: Decompress | null;
+  private readonly producerState: ProducerStateSource | null;
   private readonly segments: LogSegment[];
   private compacted: boolean;
   /** Kafka's cleaner checkpoint (in memory): offsets below it were cleaned at least once. */
@@ -211,6 +232,7 @@ export class Log {
     this.logger = args.logger;
     this.clock = args.clock;
     this.decompress = args.decompress === undefined ? decompressRecords : args.decompress;
+    this.producerState = args.producerState ?? null;
     this.segments = loaded.segments;
     this.compacted = loaded.compacted;
     this.#logEndOffset = this.segments[this.segments.length - 1]!.nextOffset;
@@ -415,8 +437,10 @@ export class Log {
    * cleaner left; offsets still strictly increase). The caller checks CRCs. Returns the first base
    * offset and the last offset appended. On a {@link KafkaStorageError} the batches before the
    * failing one stay appended (a prefix), the failing one is undone as in {@link append}.
+   * `onAppended` sees each batch right after it is appended, before the next one may roll a segment,
+   * so the producer state a roll snapshots counts exactly the batches below the new segment.
    */
-  appendAsFollower(records: Buffer): LogAppendInfo {
+  appendAsFollower(records: Buffer, onAppended?: (batch: Buffer) => void): LogAppendInfo {
     this.assertOpen();
     this.failure.throwIfFailed();
     assert.ok(records.length > 0, 'empty follower append');
@@ -431,7 +455,9 @@ export class Log {
       );
       const delta = lastOffsetDeltaOf(records, pos);
       assert.ok(delta >= 0, `lastOffsetDelta ${delta}`);
-      this.appendBatch(records.subarray(pos, pos + size), baseOffset, baseOffset + delta);
+      const batch = records.subarray(pos, pos + size);
+      this.appendBatch(batch, baseOffset, baseOffset + delta);
+      onAppended?.(batch);
       pos += size;
     }
     return { baseOffset: firstOffset, lastOffset: this.#logEndOffset - 1 };
@@ -747,6 +773,8 @@ export class Log {
       `truncateTo(${offset}) left LEO ${this.#logEndOffset}`,
     );
     this.firstDirty = Math.min(this.firstDirty, this.#logEndOffset);
+    // Kafka's truncateAndReload: state past the new LEO is gone; the owner rebuilds from what is left.
+    this.deleteProducerSnapshots((o) => o > this.#logEndOffset, 'truncation');
     this.logger.info(
       { dir: this.dir, offset, logEndOffset: this.#logEndOffset, previousLogEndOffset: before },
       'log truncated',
@@ -769,6 +797,7 @@ export class Log {
     this.replaceWithEmptySegmentAt(offset);
     this.recoveryPosition = { baseOffset: this.active.baseOffset, position: 0 };
     this.firstDirty = offset;
+    this.deleteProducerSnapshots(() => true, 'full truncation');
     this.logger.info({ dir: this.dir, offset, previousLogEndOffset: before }, 'log truncated fully');
     this.checkInvariants();
   }
@@ -791,6 +820,101 @@ export class Log {
       assert.equal(problem, null, `log ${this.dir}: recovered segment unreadable: ${problem}`);
     }
     return starts;
+  }
+
+  // ---- idempotent-producer state (producer-state-snapshot.ts; the replica's producer-state.ts owns the state) ----
+
+  /**
+   * Visits the headers of the batches whose last offset is >= `fromOffset`, oldest first (no records
+   * decoded): the replay of the log tail after a producer-state snapshot (Kafka's
+   * UnifiedLog.rebuildProducerState). Asserts the recovered segments read back.
+   */
+  forEachBatchHeader(fromOffset: number, visit: (header: BatchHeader) => void): void {
+    this.assertOpen();
+    for (let i = this.segmentIndexFor(fromOffset); i < this.segments.length; i++) {
+      const segment = this.segments[i]!;
+      const from = segment.baseOffset < fromOffset ? segment.lookupPosition(fromOffset) : 0;
+      const problem = segment.forEachBatch(from, (h) => {
+        if (h.lastOffset >= fromOffset) visit(h);
+        return true;
+      });
+      assert.equal(problem, null, `log ${this.dir}: recovered segment unreadable: ${problem}`);
+    }
+  }
+
+  /**
+   * Writes the producer state (from {@link LogOpenArgs.producerState}) as `<LEO>.snapshot`: Kafka's
+   * takeSnapshot on a clean shutdown. No-op without a producer state. Throws on I/O errors (the
+   * caller may go on: a missing snapshot only makes the next start replay more of the log).
+   */
+  takeProducerSnapshot(): void {
+    this.assertOpen();
+    if (this.producerState === null) return;
+    writeProducerSnapshot(this.fs, this.dir, this.#logEndOffset, this.producerState.snapshotEntries());
+  }
+
+  /**
+   * The newest usable producer-state snapshot at or below the LEO, or null (Kafka's
+   * ProducerStateManager.truncateAndReload on load). Snapshots above the LEO (a suffix lost in a crash
+   * or truncated) are deleted first; one that does not decode (torn, CRC mismatch) is deleted with a
+   * warning and the next older one is tried. Throws on I/O errors.
+   */
+  loadProducerSnapshot(): LoadedProducerSnapshot | null {
+    this.assertOpen();
+    this.deleteProducerSnapshots((o) => o > this.#logEndOffset, 'above the log end offset');
+    const offsets = listSnapshotOffsets(this.fs, this.dir);
+    for (let i = offsets.length - 1; i >= 0; i--) {
+      const offset = offsets[i]!;
+      const entries = readProducerSnapshot(this.fs, this.dir, offset);
+      if (typeof entries !== 'string') return { offset, entries };
+      this.logger.warn(
+        { dir: this.dir, offset, reason: entries },
+        'ignoring a damaged producer-state snapshot; the state is rebuilt from an older one and the log',
+      );
+      deleteSnapshots(this.fs, this.dir, (o) => o === offset);
+    }
+    return null;
+  }
+
+  /** Offsets of the producer-state snapshot files, ascending (tests, admin). */
+  producerSnapshotOffsets(): number[] {
+    return listSnapshotOffsets(this.fs, this.dir);
+  }
+
+  /**
+   * Producer id -> last offset of its last batch (from the producer state): the batches the cleaner
+   * keeps, emptied if need be, so a restart's replay still finds each producer's last sequence
+   * (Kafka's LogCleaner lastRecordsOfActiveProducers). Empty without a producer state.
+   */
+  producerLastOffsets(): Map<number, number> {
+    const last = new Map<number, number>();
+    if (this.producerState === null) return last;
+    for (const e of this.producerState.snapshotEntries()) {
+      const b = e.batches[e.batches.length - 1];
+      if (b !== undefined) last.set(e.producerId, b.baseOffset + b.lastOffsetDelta);
+    }
+    return last;
+  }
+
+  /** Writes `<offset>.snapshot` on a roll; a failure is logged only (the next start replays more of the log). */
+  private snapshotOnRoll(offset: number): void {
+    if (this.producerState === null) return;
+    try {
+      writeProducerSnapshot(this.fs, this.dir, offset, this.producerState.snapshotEntries());
+    } catch (error) {
+      this.logger.warn({ dir: this.dir, offset, error: String(error) }, 'producer-state snapshot not written');
+    }
+  }
+
+  /** Deletes the snapshots `doomed` names; a failure is logged only (loading bounds them by the LEO again). */
+  private deleteProducerSnapshots(doomed: (offset: number) => boolean, reason: string): void {
+    try {
+      const deleted = deleteSnapshots(this.fs, this.dir, doomed);
+      if (deleted.length > 0)
+        this.logger.debug({ dir: this.dir, offsets: deleted, reason }, 'deleted producer-state snapshots');
+    } catch (error) {
+      this.logger.warn({ dir: this.dir, reason, error: String(error) }, 'producer-state snapshots not deleted');
+    }
   }
 
   /** Every segment goes; one empty segment at `offset` takes their place (LEO, log start, recovery point). */
@@ -1012,6 +1136,8 @@ export class Log {
     this.#recoveryPoint = Math.max(this.#recoveryPoint, firstKept.baseOffset);
     if (this.recoveryPosition !== null && this.recoveryPosition.baseOffset < firstKept.baseOffset)
       this.recoveryPosition = { baseOffset: firstKept.baseOffset, position: 0 };
+    // A snapshot is the state at its segment's base: it goes with that segment (Kafka's deleteSnapshotsBefore).
+    this.deleteProducerSnapshots((o) => o < firstKept.baseOffset, reason);
     this.logger.info(
       {
         dir: this.dir,
@@ -1097,6 +1223,8 @@ export class Log {
     }
     this.segments.push(segment);
     this.dirDirty = true;
+    // Kafka's roll -> producerStateManager.takeSnapshot: the state of every batch below the new base.
+    this.snapshotOnRoll(this.#logEndOffset);
     this.logger.debug({ dir: this.dir, baseOffset: this.#logEndOffset, reason }, 'rolled new segment');
   }
 
