@@ -63,7 +63,9 @@ import {
   deleteSnapshots,
   listSnapshotOffsets,
   readProducerSnapshot,
+  syncSnapshotFile,
   writeProducerSnapshot,
+  writeProducerSnapshotUnsynced,
   type ProducerSnapshotEntry,
   type ProducerStateSource,
 } from './producer-state-snapshot';
@@ -189,6 +191,8 @@ export class Log {
   private readonly clock: Clock;
   private readonly decompress: Decompress | null;
   private readonly producerState: ProducerStateSource | null;
+  /** Snapshot files written on a roll and not yet fsynced (the next flush syncs them). */
+  private unsyncedSnapshots: string[] = [];
   private readonly segments: LogSegment[];
   private compacted: boolean;
   /** Kafka's cleaner checkpoint (in memory): offsets below it were cleaned at least once. */
@@ -374,7 +378,12 @@ export class Log {
 
   /** Whether a {@link flush} has anything to fsync. */
   get hasUnflushed(): boolean {
-    return this.#recoveryPoint < this.#logEndOffset || this.dirDirty || this.segments.some((s) => s.hasUnsyncedBytes);
+    return (
+      this.#recoveryPoint < this.#logEndOffset ||
+      this.dirDirty ||
+      this.unsyncedSnapshots.length > 0 ||
+      this.segments.some((s) => s.hasUnsyncedBytes)
+    );
   }
 
   /** Base offsets of the segments, oldest first (tests, admin). */
@@ -477,6 +486,7 @@ export class Log {
     assert.equal(this.flushing, null, `log ${this.dir}: a synchronous flush during an in-flight flush`);
     const position = { baseOffset: this.active.baseOffset, position: this.active.sizeBytes };
     try {
+      this.syncSnapshots();
       for (const s of this.segments) if (s.hasUnsyncedBytes) s.sync();
       if (this.dirDirty) {
         this.fs.syncDir(this.dir);
@@ -513,6 +523,11 @@ export class Log {
     const target = this.#logEndOffset;
     const targetPosition = { baseOffset: this.active.baseOffset, position: this.active.sizeBytes };
     const syncs = this.segments.filter((s) => s.hasUnsyncedBytes).map((s) => s.syncAsync());
+    try {
+      this.syncSnapshots(); // small files, rare (one per roll): synchronously, as the directory
+    } catch (error) {
+      syncs.push(Promise.reject(error));
+    }
     if (this.dirDirty) {
       try {
         this.fs.syncDir(this.dir);
@@ -896,14 +911,11 @@ export class Log {
     return last;
   }
 
-  /** Writes `<offset>.snapshot` on a roll; a failure is logged only (the next start replays more of the log). */
-  private snapshotOnRoll(offset: number): void {
-    if (this.producerState === null) return;
-    try {
-      writeProducerSnapshot(this.fs, this.dir, offset, this.producerState.snapshotEntries());
-    } catch (error) {
-      this.logger.warn({ dir: this.dir, offset, error: String(error) }, 'producer-state snapshot not written');
-    }
+  /** fsyncs the snapshots rolls wrote since the last flush (taken off the list first: a failure fails the flush, sticky). */
+  private syncSnapshots(): void {
+    const paths = this.unsyncedSnapshots;
+    this.unsyncedSnapshots = [];
+    for (const path of paths) syncSnapshotFile(this.fs, path);
   }
 
   /** Deletes the snapshots `doomed` names; a failure is logged only (loading bounds them by the LEO again). */
@@ -1212,6 +1224,13 @@ export class Log {
    * entry (onBecomeInactiveSegment); the flusher syncs it later.
    */
   private roll(reason: string): void {
+    // Kafka's roll -> producerStateManager.takeSnapshot: the state of every batch below the new base,
+    // written first: it is true at the LEO whatever happens next, and a disk that refuses it refuses
+    // the roll (and so the append) with nothing else changed.
+    if (this.producerState !== null)
+      this.unsyncedSnapshots.push(
+        writeProducerSnapshotUnsynced(this.fs, this.dir, this.#logEndOffset, this.producerState.snapshotEntries()),
+      );
     // The new segment first: when its files cannot be created (a full disk), create removes what it
     // made and the active segment stays active and unchanged.
     const segment = LogSegment.create(this.segmentArgs(this.#logEndOffset));
@@ -1223,8 +1242,6 @@ export class Log {
     }
     this.segments.push(segment);
     this.dirDirty = true;
-    // Kafka's roll -> producerStateManager.takeSnapshot: the state of every batch below the new base.
-    this.snapshotOnRoll(this.#logEndOffset);
     this.logger.debug({ dir: this.dir, baseOffset: this.#logEndOffset, reason }, 'rolled new segment');
   }
 

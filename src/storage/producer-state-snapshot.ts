@@ -2,8 +2,9 @@
  * Idempotent-producer state snapshots (Kafka's ProducerStateManager snapshot files): `<offset>.snapshot`
  * in the partition directory, named by the 20-digit offset the state is valid at (every batch below
  * it counted, none at or above). Written when a segment rolls (named by the new segment's base
- * offset) and on a clean shutdown (named by the LEO), fsynced (temp file + fsync + rename + directory
- * fsync); deleted with their segment by retention, and above the new LEO by a truncation. On start
+ * offset; fsynced with the log's next flush, as Kafka's roll takes its snapshot unsynced and flushes
+ * it with the segment) and on a clean shutdown (named by the LEO; temp file + fsync + rename +
+ * directory fsync); deleted with their segment by retention, and above the new LEO by a truncation. On start
  * the newest snapshot at or below the LEO is loaded and the log after it replayed from batch headers
  * (the replica's producer-state.ts does that), so a restart still knows each producer's last batches.
  *
@@ -174,6 +175,47 @@ export function writeProducerSnapshot(
   entries: readonly ProducerSnapshotEntry[],
 ): void {
   fs.writeFileAtomic(posix.join(dir, snapshotFileName(offset)), encodeProducerSnapshot(entries));
+}
+
+/**
+ * Writes `<dir>/<offset>.snapshot` without an fsync (Kafka's takeSnapshot(sync = false) on a roll: the
+ * file is fsynced by the log's next flush, {@link syncSnapshotFile}). A crash before that may leave it
+ * missing, empty or torn, which its CRC-32C tells on load. Returns its path.
+ */
+export function writeProducerSnapshotUnsynced(
+  fs: FileSystem,
+  dir: string,
+  offset: number,
+  entries: readonly ProducerSnapshotEntry[],
+): string {
+  const path = posix.join(dir, snapshotFileName(offset));
+  const data = encodeProducerSnapshot(entries);
+  const handle = fs.open(path, 'rw');
+  try {
+    handle.truncate(0);
+    handle.write(data, 0);
+  } catch (error) {
+    handle.close();
+    try {
+      fs.unlink(path);
+    } catch {
+      // A leftover is harmless: an empty or partial file fails its CRC-32C on load.
+    }
+    throw error;
+  }
+  handle.close();
+  return path;
+}
+
+/** fsyncs a snapshot written by {@link writeProducerSnapshotUnsynced}; a file deleted meanwhile is skipped. */
+export function syncSnapshotFile(fs: FileSystem, path: string): void {
+  if (!fs.exists(path)) return;
+  const handle = fs.open(path, 'rw');
+  try {
+    handle.sync();
+  } finally {
+    handle.close();
+  }
 }
 
 /** Reads `<dir>/<offset>.snapshot`: its entries, or why it cannot be used. Throws on I/O errors. */
