@@ -105,6 +105,53 @@ describe('compaction filter', () => {
     assert.equal(stats.keylessRemoved, 1);
   });
 
+  it("keeps an idempotent producer's last batch as an empty batch when cleaning empties it; drops its earlier ones", () => {
+    const parts = [
+      buildBatch([rec('a', '1', T0 + 1)], { baseOffset: 0, producerId: 5, producerEpoch: 1, baseSequence: 0, compression: 1 }),
+      buildBatch([rec('a', '2', T0 + 2), rec('b', '1', T0 + 3)], {
+        baseOffset: 1,
+        producerId: 5,
+        producerEpoch: 1,
+        baseSequence: 1,
+        compression: 1,
+      }),
+      buildBatch([rec('a', '3'), rec('b', '2')], { baseOffset: 3 }),
+    ];
+    const bytes = Buffer.concat(parts);
+    const map = latestOffsetsOf(bytes, 0, Number.MAX_SAFE_INTEGER);
+    const producerLastOffsets = new Map([[5, 2]]);
+    const { bytes: out, stats } = filterSegmentBytes(bytes, {
+      offsetMap: map,
+      nowMs: T0,
+      deleteRetentionMs: 0,
+      producerLastOffsets,
+    });
+    const batches = splitBatches(out);
+    assert.deepEqual(
+      batches.map((b) => [b.baseOffset, b.lastOffset]),
+      [
+        [1, 2],
+        [3, 4],
+      ],
+      'the first batch of producer 5 goes; its last stays with its offset range',
+    );
+    const empty = batches[0]!.bytes;
+    assert.equal(empty.length, L.RECORD_BATCH_OVERHEAD);
+    assert.equal(empty.readInt32BE(L.RECORDS_COUNT), 0);
+    assert.equal(empty.readBigInt64BE(L.PRODUCER_ID), 5n);
+    assert.equal(empty.readInt16BE(L.PRODUCER_EPOCH), 1);
+    assert.equal(empty.readInt32BE(L.BASE_SEQUENCE), 1);
+    assert.equal(empty.readInt32BE(L.PARTITION_LEADER_EPOCH), -1, 'partitionLeaderEpoch kept');
+    assert.equal(empty.readInt16BE(L.ATTRIBUTES) & L.COMPRESSION_CODEC_MASK, 0, 'no codec');
+    assert.equal(Number(empty.readBigInt64BE(L.MAX_TIMESTAMP)), T0 + 3, 'the original maxTimestamp');
+    assert.equal(Number(empty.readBigInt64BE(L.BASE_TIMESTAMP)), T0 + 3);
+    assertCrcs(out);
+    assert.equal(stats.emptyBatchesRetained, 1);
+    assert.deepEqual(decodeBatches(out)[0]!.records, []);
+    const without = filterSegmentBytes(bytes, { offsetMap: map, nowMs: T0, deleteRetentionMs: 0 });
+    assert.equal(splitBatches(without.bytes).length, 1, 'without producer state both emptied batches go');
+  });
+
   it('keeps record headers, attributes and timestamps; recomputes maxTimestamp of CreateTime batches', () => {
     const headers = [
       { key: 'h1', value: Buffer.from('v1') },
