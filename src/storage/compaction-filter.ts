@@ -219,7 +219,8 @@ function isProducersLastBatch(bytes: Buffer, position: number, last: ReadonlyMap
   if (last === undefined || last.size === 0) return false;
   const producerId = Number(bytes.readBigInt64BE(position + L.PRODUCER_ID));
   if (producerId < 0) return false;
-  const lastOffset = Number(bytes.readBigInt64BE(position + L.BASE_OFFSET)) + bytes.readInt32BE(position + L.LAST_OFFSET_DELTA);
+  const lastOffset =
+    Number(bytes.readBigInt64BE(position + L.BASE_OFFSET)) + bytes.readInt32BE(position + L.LAST_OFFSET_DELTA);
   return last.get(producerId) === lastOffset;
 }
 

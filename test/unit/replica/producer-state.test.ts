@@ -163,7 +163,7 @@ describe('rebuildProducerState', () => {
       const expected = new ProducerStateTable();
       const below = leader.read(0, 1 << 20, offset, true);
       assert.ok(below.kind === 'ok');
-      for (let pos = 0; pos < below.records.length; ) {
+      for (let pos = 0; pos < below.records.length;) {
         const size = 12 + below.records.readInt32BE(pos + 8);
         expected.updateFromBatch(below.records.subarray(pos, pos + size));
         pos += size;

@@ -107,7 +107,13 @@ describe('compaction filter', () => {
 
   it("keeps an idempotent producer's last batch as an empty batch when cleaning empties it; drops its earlier ones", () => {
     const parts = [
-      buildBatch([rec('a', '1', T0 + 1)], { baseOffset: 0, producerId: 5, producerEpoch: 1, baseSequence: 0, compression: 1 }),
+      buildBatch([rec('a', '1', T0 + 1)], {
+        baseOffset: 0,
+        producerId: 5,
+        producerEpoch: 1,
+        baseSequence: 0,
+        compression: 1,
+      }),
       buildBatch([rec('a', '2', T0 + 2), rec('b', '1', T0 + 3)], {
         baseOffset: 1,
         producerId: 5,

@@ -53,7 +53,15 @@ function entriesAt(offset: number): ProducerSnapshotEntry[] {
       producerEpoch: 0,
       coordinatorEpoch: NO_COORDINATOR_EPOCH,
       lastTimestampMs: offset,
-      batches: [{ firstSeq: offset - 1, lastSeq: offset - 1, baseOffset: offset - 1, lastOffsetDelta: 0, maxTimestampMs: offset }],
+      batches: [
+        {
+          firstSeq: offset - 1,
+          lastSeq: offset - 1,
+          baseOffset: offset - 1,
+          lastOffsetDelta: 0,
+          maxTimestampMs: offset,
+        },
+      ],
     },
   ];
 }
@@ -198,7 +206,10 @@ describe('Log producer-state snapshots', () => {
     log.deleteRecordsBefore(bases[2]!);
     assert.deepEqual(log.segmentBaseOffsets(), bases.slice(2));
     assert.deepEqual(log.producerSnapshotOffsets(), bases.slice(2));
-    assert.ok(fs.readdir(DIR).every((n) => !n.endsWith('.snapshot.tmp')), 'no temp file is left');
+    assert.ok(
+      fs.readdir(DIR).every((n) => !n.endsWith('.snapshot.tmp')),
+      'no temp file is left',
+    );
   });
 
   it('forEachBatchHeader visits producer fields of the batches from an offset on', () => {
@@ -217,7 +228,9 @@ describe('Log producer-state snapshots', () => {
       log.append(buildRecordBatch(records, { producerId: 40 + i, producerEpoch: 2, baseSequence: i * 2 }), 0);
     }
     const seen: Array<[number, number, number, number, number]> = [];
-    log.forEachBatchHeader(5, (h) => seen.push([h.baseOffset, h.lastOffset, h.producerId, h.producerEpoch, h.baseSequence]));
+    log.forEachBatchHeader(5, (h) =>
+      seen.push([h.baseOffset, h.lastOffset, h.producerId, h.producerEpoch, h.baseSequence]),
+    );
     assert.deepEqual(seen, [
       [4, 5, 42, 2, 4],
       [6, 7, 43, 2, 6],
