@@ -26,8 +26,8 @@ export const createTopicsHandler: ApiHandler<typeof CreateTopicsRequest, typeof 
   async handle({ body, broker }) {
     const early = new Map<string, { errorCode: number; errorMessage: string }>();
     const commands = body.topics.map((t) => {
-      let numPartitions = t.numPartitions;
-      let replicationFactor = t.replicationFactor;
+      const numPartitions = t.numPartitions;
+      const replicationFactor = t.replicationFactor;
       let assignments: number[][] | null = null;
       if (t.assignments.length > 0) {
         const sorted = [...t.assignments].sort((a, b) => a.partitionIndex - b.partitionIndex);
@@ -44,10 +44,9 @@ export const createTopicsHandler: ApiHandler<typeof CreateTopicsRequest, typeof 
             errorMessage: 'Partitions should be a consecutive 0-based integer sequence',
           });
         }
-        // Unknown or duplicate brokers and uneven replica counts are the controller's to refuse.
+        // Unknown or duplicate brokers and uneven replica counts are the controller's to refuse. The
+        // counts stay -1: the controller takes them from the assignments and refuses anything else (KIP-464).
         assignments = sorted.map((a) => a.brokerIds);
-        numPartitions = t.assignments.length;
-        replicationFactor = t.assignments[0]!.brokerIds.length;
       }
       const configs: Record<string, string> = {};
       for (const c of t.configs) if (c.value !== null) configs[c.name] = c.value;

@@ -491,6 +491,37 @@ describe('broker on the wire', () => {
       validateOnly: false,
     });
     assert.equal(rf.body.topics[0].errorCode, ErrorCode.INVALID_REPLICATION_FACTOR);
+    // Explicit assignments (counts -1, KIP-464): honoured, an unknown broker refused (v5 answers the counts).
+    const manual = await client.request(ApiKey.CreateTopics, 5, {
+      topics: [
+        {
+          name: 'manual',
+          numPartitions: -1,
+          replicationFactor: -1,
+          assignments: [
+            { partitionIndex: 0, brokerIds: [0] },
+            { partitionIndex: 1, brokerIds: [0] },
+          ],
+          configs: [],
+        },
+        {
+          name: 'manual-unknown',
+          numPartitions: -1,
+          replicationFactor: -1,
+          assignments: [{ partitionIndex: 0, brokerIds: [7] }],
+          configs: [],
+        },
+      ],
+      timeoutMs: 5000,
+      validateOnly: false,
+    });
+    assert.deepEqual(
+      manual.body.topics.map((t: any) => [t.name, t.errorCode, t.numPartitions, t.replicationFactor]),
+      [
+        ['manual', ErrorCode.NONE, 2, 1],
+        ['manual-unknown', ErrorCode.INVALID_REPLICA_ASSIGNMENT, -1, -1],
+      ],
+    );
     assert.ok(existsSync(path.join(broker.dataDir, 'doomed-1')));
     const del = await client.request(ApiKey.DeleteTopics, 3, { topicNames: ['doomed', 'ghost'], timeoutMs: 5000 });
     assert.deepEqual(
