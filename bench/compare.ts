@@ -5,6 +5,12 @@
  *   npm run bench:compare                      # build, then node dist/bench/compare.js
  *   node dist/bench/compare.js --scale 0.25 --rounds 1    # a quick smoke run
  *   node dist/bench/compare.js --assign                   # also the group-less consumer
+ *   node dist/bench/compare.js --cluster-only             # only the three-node section (npm run bench:cluster)
+ *   node dist/bench/compare.js --no-cluster               # only the single-node section
+ *
+ * Two sections, one after the other (each stops its brokers before the next starts): the
+ * single-node one below, then the three-node one of compare-cluster.ts (RF=3 acks=all against a
+ * three-node Kafka, RF=3 / RF=1 on Skiff, and the failover window after a hard crash of a leader).
  *
  * Brokers: the Kafka fixture (test/helpers/kafka-fixture.ts), Skiff with its defaults
  * (write.caching=false: acks=all answers after fsync) and Skiff with
@@ -23,10 +29,22 @@
  *
  * The machine is shared and noisy: quote the Skiff/Kafka ratios of one run, never lone numbers.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
-import { ensureKafkaJars, repoRoot, startKafka, type KafkaFixture } from '../test/helpers/kafka-fixture';
+import { repoRoot, startKafka, type KafkaFixture } from '../test/helpers/kafka-fixture';
 import { startBrokerProcess, type BrokerProcess } from '../test/helpers/broker-process';
+import { runClusterCompare } from './compare-cluster';
+import {
+  CONSUMER_PERFORMANCE,
+  createTopic,
+  fmt,
+  initKafkaTools,
+  median,
+  numberArg,
+  producePerformance,
+  ratio,
+  runJava,
+  type ProducerResult,
+} from './perf-tools';
 
 interface Config {
   acks: '1' | 'all';
@@ -42,13 +60,6 @@ interface Target {
   bootstrap: string;
 }
 
-interface ProducerResult {
-  recordsPerSec: number;
-  mbPerSec: number;
-  avgMs: number;
-  p99Ms: number;
-}
-
 interface ConsumerResult {
   mbPerSec: number;
   msgPerSec: number;
@@ -57,131 +68,24 @@ interface ConsumerResult {
   records: number;
 }
 
-const PRODUCER_PERFORMANCE = 'org.apache.kafka.tools.ProducerPerformance';
-const CONSUMER_PERFORMANCE = 'org.apache.kafka.tools.ConsumerPerformance';
-const TOPIC_COMMAND = 'org.apache.kafka.tools.TopicCommand';
-const TOOL_TIMEOUT_MS = 180_000;
-
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(name);
-  if (i < 0) return fallback;
-  const v = Number(process.argv[i + 1]);
-  if (!Number.isFinite(v) || v <= 0) throw new Error(`${name} needs a positive number`);
-  return v;
-}
-
-const SCALE = arg('--scale', 1);
+const SCALE = numberArg('--scale', 1);
 const WITH_ASSIGN = process.argv.includes('--assign');
+/** `--cluster-only`: just the three-node section (compare-cluster.ts); `--no-cluster`: just the single-node one. */
+const CLUSTER_ONLY = process.argv.includes('--cluster-only');
+const NO_CLUSTER = process.argv.includes('--no-cluster');
 /**
  * The group settings scripts/kafka-fixture.sh gives Kafka, given to Skiff too: with Kafka's default
  * group.initial.rebalance.delay.ms (3000) every ConsumerPerformance join on Skiff would wait 3 s
  * that the fixture does not.
  */
 const SKIFF_AS_FIXTURE = { 'group.initial.rebalance.delay.ms': '0', 'offsets.topic.num.partitions': '1' };
-const ROUNDS = Math.round(arg('--rounds', 2));
+const ROUNDS = Math.round(numberArg('--rounds', 2));
 const CONFIGS: Config[] = [
   { acks: '1', recordSize: 100, records: Math.round(200_000 * SCALE) },
   { acks: 'all', recordSize: 100, records: Math.round(200_000 * SCALE) },
   { acks: '1', recordSize: 1024, records: Math.round(50_000 * SCALE) },
   { acks: 'all', recordSize: 1024, records: Math.round(50_000 * SCALE) },
 ];
-
-const liveTools = new Set<ChildProcess>();
-process.on('exit', () => {
-  for (const child of liveTools) killGroup(child);
-});
-// A plain SIGTERM/SIGINT would end node without 'exit' hooks and orphan the JVMs and brokers.
-for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => process.exit(130));
-
-function killGroup(child: ChildProcess): void {
-  try {
-    if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-  } catch {
-    child.kill('SIGKILL');
-  }
-}
-
-let libDir = '';
-
-/** Runs `java <opts> -cp '<lib>/*' <main> <args>` (main: a class or a .java source file) with a timeout. */
-function runJava(
-  main: string,
-  args: readonly string[],
-  timeoutMs = TOOL_TIMEOUT_MS,
-): Promise<{ code: number | null; stdout: string; stderr: string; timedOut: boolean }> {
-  const log4j = path.join(path.dirname(libDir), 'log4j2-tools.properties');
-  const child = spawn(
-    'java',
-    ['-Xmx512m', `-Dlog4j2.configurationFile=${log4j}`, '-cp', `${libDir}/*`, main, ...args],
-    {
-      cwd: repoRoot(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    },
-  );
-  liveTools.add(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    killGroup(child);
-  }, timeoutMs);
-  return new Promise((resolve) => {
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      liveTools.delete(child);
-      resolve({ code, stdout, stderr, timedOut });
-    });
-  });
-}
-
-async function createTopic(target: Target, topic: string): Promise<void> {
-  const r = await runJava(
-    TOPIC_COMMAND,
-    [
-      '--bootstrap-server',
-      target.bootstrap,
-      '--create',
-      '--topic',
-      topic,
-      '--partitions',
-      '1',
-      '--replication-factor',
-      '1',
-    ],
-    60_000,
-  );
-  if (r.code !== 0) throw new Error(`creating ${topic} on ${target.label} failed:\n${r.stdout}\n${r.stderr}`);
-}
-
-const PRODUCER_LINE =
-  /(\d+) records sent, ([\d.]+) records\/sec \(([\d.]+) MB\/sec\), ([\d.]+) ms avg latency, ([\d.]+) ms max latency, (\d+) ms 50th, (\d+) ms 95th, (\d+) ms 99th, (\d+) ms 99\.9th/;
-
-async function produce(target: Target, topic: string, cfg: Config): Promise<ProducerResult> {
-  const r = await runJava(PRODUCER_PERFORMANCE, [
-    '--topic',
-    topic,
-    '--num-records',
-    String(cfg.records),
-    '--record-size',
-    String(cfg.recordSize),
-    '--throughput',
-    '-1',
-    '--producer-props',
-    `bootstrap.servers=${target.bootstrap}`,
-    `acks=${cfg.acks}`,
-  ]);
-  const m = PRODUCER_LINE.exec(r.stdout);
-  if (r.code !== 0 || m === null || Number(m[1]) !== cfg.records) {
-    throw new Error(
-      `ProducerPerformance against ${target.label} failed (code ${r.code}${r.timedOut ? ', timed out' : ''}):\n${r.stdout.slice(-3000)}\n${r.stderr.slice(-3000)}`,
-    );
-  }
-  return { recordsPerSec: Number(m[2]), mbPerSec: Number(m[3]), avgMs: Number(m[4]), p99Ms: Number(m[8]) };
-}
 
 /** ConsumerPerformance's (and compare-consumer.java's) summary line after its header. */
 function parseConsumerLine(stdout: string): ConsumerResult | null {
@@ -247,17 +151,15 @@ async function consumePerformance(
   return parsed;
 }
 
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-};
-const fmt = (n: number, digits = 1): string => (n >= 1000 ? Math.round(n).toLocaleString('en-US') : n.toFixed(digits));
-const ratio = (a: number, b: number): string => (b === 0 ? 'n/a' : `${(a / b).toFixed(2)}x`);
-
 async function main(): Promise<void> {
+  await initKafkaTools();
+  if (!CLUSTER_ONLY) await compareSingleNode();
+  if (!NO_CLUSTER) await runClusterCompare({ scale: SCALE, rounds: ROUNDS });
+}
+
+/** The single-node section: Kafka fixture vs Skiff (write.caching false and true), RF=1, every config of {@link CONFIGS}. */
+async function compareSingleNode(): Promise<void> {
   const started = Date.now();
-  libDir = await ensureKafkaJars();
   console.log(
     `bench/compare: ${ROUNDS} round(s), configs: ${CONFIGS.map((c) => `acks=${c.acks} ${c.records} x ${c.recordSize} B`).join('; ')}`,
   );
@@ -298,7 +200,7 @@ async function main(): Promise<void> {
         for (const t of order) {
           const target = targets[t];
           await createTopic(target, topic);
-          const p = await produce(target, topic, cfg);
+          const p = await producePerformance(target, topic, cfg);
           push(prod, `${cfgKey(cfg)}|${t}`, p);
           console.log(
             `round ${round} ${cfgKey(cfg)} ${target.label}: produce ${fmt(p.recordsPerSec)} rec/s ${p.mbPerSec} MB/s avg ${p.avgMs} ms p99 ${p.p99Ms} ms`,

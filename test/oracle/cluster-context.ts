@@ -118,7 +118,7 @@ export class ClusterContext {
     ready: (partitions: PartitionMetadata[]) => boolean,
   ): Promise<PartitionMetadata[]> {
     const deadline = Date.now() + CLUSTER_WAIT_MS;
-    let last: PartitionMetadata[] = [];
+    let last: PartitionMetadata[];
     for (;;) {
       last = await this.partitions(topic);
       if (last.length > 0 && ready(last)) return last;
