@@ -244,6 +244,14 @@ export class BrokerNode implements BrokerContext {
     return replicaActorId(this.nodeId, state.topicId, partition);
   }
 
+  localReplica(topic: string, partition: number): ActorRef<ReplicaMessages> | null {
+    const state = this.topicsByName.get(topic);
+    const p = state?.partitions[partition];
+    if (state === undefined || p === undefined || !p.replicas.includes(this.nodeId)) return null;
+    if (this.offlineReasons.has(`${topic}\0${partition}`)) return null;
+    return replicaActorId(this.nodeId, state.topicId, partition);
+  }
+
   offlineReason(topic: string, partition: number): string | null {
     return this.offlineReasons.get(`${topic}\0${partition}`) ?? null;
   }

@@ -53,6 +53,12 @@ export interface BrokerContext {
   /** The actor id of this broker's leader replica of a partition, or null when this broker is not its leader. */
   leaderReplica(topic: string, partition: number): ActorRef<ReplicaMessages> | null;
   /**
+   * The actor id of this broker's replica of a partition, leader or follower, when the metadata cache
+   * lists this broker among its replicas and the replica is not offline; null otherwise. For the APIs
+   * whose epoch and leadership checks the replica makes itself (leader-lookup.ts localReplicaFor).
+   */
+  localReplica(topic: string, partition: number): ActorRef<ReplicaMessages> | null;
+  /**
    * Why this broker's replica of a partition it leads is offline (its start failed on the disk, e.g.
    * `ENOSPC: no space left on device, write`), or null when it is not. The broker retries the start
    * every few seconds; meanwhile requests for the partition answer KAFKA_STORAGE_ERROR.

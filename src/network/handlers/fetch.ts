@@ -12,7 +12,7 @@ import { ErrorCode } from '../../protocol/error-codes';
 import { batchSizeAt } from '../../protocol/record-batch/view';
 import type { ApiHandler } from '../api-handler';
 import type { FetchRequest, FetchResponse, FetchRequestData } from '../../protocol/schema/fetch';
-import { leaderEpochError, leaderFor, replicaFailureCode } from './leader-lookup';
+import { localReplicaFor, replicaFailureCode } from './leader-lookup';
 import type { BrokerContext } from '../broker-context';
 
 interface PartitionResult {
@@ -97,11 +97,9 @@ async function readAll(body: FetchRequestData, broker: BrokerContext, unknownTop
     topic: t.topic,
     topicId: t.topicId,
     partitions: t.partitions.map(async (p): Promise<PartitionResult> => {
-      const leader = leaderFor(broker, t.topic, p.partition, unknownTopicCode);
-      if ('errorCode' in leader) return emptyResult(p.partition, leader.errorCode);
-      const { replica } = leader;
-      const epochCode = leaderEpochError(leader.topic, p.partition, p.currentLeaderEpoch);
-      if (epochCode !== ErrorCode.NONE) return emptyResult(p.partition, epochCode);
+      const local = localReplicaFor(broker, t.topic, p.partition, unknownTopicCode);
+      if ('errorCode' in local) return emptyResult(p.partition, local.errorCode);
+      const { replica } = local;
       try {
         const reply = await broker.endpoint.request(
           replica,
@@ -110,6 +108,8 @@ async function readAll(body: FetchRequestData, broker: BrokerContext, unknownTop
             fetchOffset: p.fetchOffset,
             maxBytes: Math.max(0, Math.min(p.partitionMaxBytes, responseMaxBytes)),
             minOneBatch: true,
+            // The replica checks it against its own role (KIP-320): -1 (absent before v9) skips it.
+            currentLeaderEpoch: p.currentLeaderEpoch,
           },
           REPLY_GRACE_MS,
         );
@@ -180,7 +180,7 @@ function waitForData(
     const timer = broker.timers.setTimeout(() => finish(false), Math.max(0, remainingMs));
     body.topics.forEach((t, ti) =>
       t.partitions.forEach((p, pi) => {
-        const replica = broker.leaderReplica(t.topic, p.partition);
+        const replica = broker.localReplica(t.topic, p.partition);
         if (replica === null || results[ti]!.partitions[pi]!.errorCode !== ErrorCode.NONE) return;
         broker.endpoint
           .request(

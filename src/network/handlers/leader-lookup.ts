@@ -31,17 +31,25 @@ export function leaderFor(
 }
 
 /**
- * The client's view of the partition's leader epoch against the metadata cache (KIP-320), as Kafka's
- * Partition.checkCurrentLeaderEpoch: -1 (no epoch given) skips the check; an epoch newer than ours is
- * UNKNOWN_LEADER_EPOCH (our metadata lags), an older one FENCED_LEADER_EPOCH (the client's lags);
- * NONE when they match.
+ * The routing of the APIs that carry a client's `currentLeaderEpoch` (Fetch, ListOffsets,
+ * OffsetForLeaderEpoch): this broker's replica of the partition whenever the metadata cache lists
+ * this broker among its replicas, leader or not. The replica alone knows its role and epoch, so it
+ * answers FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (KIP-320, Kafka's
+ * Partition.checkCurrentLeaderEpoch) and NOT_LEADER_OR_FOLLOWER itself: a cache that lags the
+ * controller (a leadership that moved here or away a moment ago) cannot give a wrong answer. The
+ * errors are {@link leaderFor}'s for a partition this broker holds no replica of.
  */
-export function leaderEpochError(topic: TopicState, partition: number, currentLeaderEpoch: number): number {
-  if (currentLeaderEpoch < 0) return ErrorCode.NONE;
-  const leaderEpoch = topic.partitions[partition]?.leaderEpoch ?? -1;
-  if (currentLeaderEpoch > leaderEpoch) return ErrorCode.UNKNOWN_LEADER_EPOCH;
-  if (currentLeaderEpoch < leaderEpoch) return ErrorCode.FENCED_LEADER_EPOCH;
-  return ErrorCode.NONE;
+export function localReplicaFor(
+  broker: BrokerContext,
+  topic: TopicState | string | undefined,
+  partition: number,
+  unknownTopicCode: number = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+): LeaderLookup {
+  const state = typeof topic === 'string' ? broker.topic(topic) : topic;
+  if (!state) return { errorCode: unknownTopicCode };
+  const replica = broker.localReplica(state.name, partition);
+  if (replica !== null) return { replica, topic: state };
+  return leaderFor(broker, state, partition, unknownTopicCode);
 }
 
 /**

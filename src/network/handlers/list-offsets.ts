@@ -26,7 +26,7 @@ import {
 } from '../../protocol/sentinels';
 import type { ApiHandler } from '../api-handler';
 import type { ListOffsetsRequest, ListOffsetsResponse } from '../../protocol/schema/list-offsets';
-import { leaderFor, replicaFailureCode } from './leader-lookup';
+import { localReplicaFor, replicaFailureCode } from './leader-lookup';
 
 /** The first ListOffsets version that accepts each special (negative) timestamp. */
 const SPECIAL_TIMESTAMP_MIN_VERSION = new Map<number, number>([
@@ -72,8 +72,8 @@ export const listOffsetsHandler: ApiHandler<typeof ListOffsetsRequest, typeof Li
             });
             if (p.timestamp < 0 && !(apiVersion >= (SPECIAL_TIMESTAMP_MIN_VERSION.get(p.timestamp) ?? Infinity)))
               return answer(ErrorCode.UNSUPPORTED_VERSION);
-            const leader = leaderFor(broker, t.name, p.partitionIndex);
-            if ('errorCode' in leader) return answer(leader.errorCode);
+            const local = localReplicaFor(broker, t.name, p.partitionIndex);
+            if ('errorCode' in local) return answer(local.errorCode);
             // Earliest local is the log start offset without tiered storage; latest tiered and
             // earliest pending upload have no answer without it.
             if (p.timestamp === LATEST_TIERED_TIMESTAMP || p.timestamp === EARLIEST_PENDING_UPLOAD_TIMESTAMP)
@@ -81,9 +81,14 @@ export const listOffsetsHandler: ApiHandler<typeof ListOffsetsRequest, typeof Li
             const timestamp = p.timestamp === EARLIEST_LOCAL_TIMESTAMP ? EARLIEST_TIMESTAMP : p.timestamp;
             try {
               const reply = await broker.endpoint.request(
-                leader.replica,
+                local.replica,
                 'replica.list-offsets',
-                { timestamp, toLogEnd: body.replicaId !== CONSUMER_REPLICA_ID },
+                {
+                  timestamp,
+                  toLogEnd: body.replicaId !== CONSUMER_REPLICA_ID,
+                  // The replica checks it against its own role (KIP-320): -1 (absent before v4) skips it.
+                  currentLeaderEpoch: p.currentLeaderEpoch,
+                },
                 REPLICA_REQUEST_TIMEOUT_MS,
               );
               return answer(reply.errorCode, reply.offset, reply.timestamp, reply.leaderEpoch);

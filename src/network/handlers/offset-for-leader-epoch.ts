@@ -11,7 +11,7 @@ import type {
   OffsetForLeaderEpochRequest,
   OffsetForLeaderEpochResponse,
 } from '../../protocol/schema/offset-for-leader-epoch';
-import { leaderEpochError, leaderFor, replicaFailureCode } from './leader-lookup';
+import { localReplicaFor, replicaFailureCode } from './leader-lookup';
 
 /**
  * How long a partition's answer may take. The replica answers from its leader-epoch cache in its
@@ -44,18 +44,18 @@ export const offsetForLeaderEpochHandler: ApiHandler<
               leaderEpoch,
               endOffset,
             });
-            const leader = leaderFor(broker, t.topic, p.partition);
-            if ('errorCode' in leader) return answer(leader.errorCode);
-            const epochCode = leaderEpochError(leader.topic, p.partition, p.currentLeaderEpoch);
-            if (epochCode !== ErrorCode.NONE) return answer(epochCode);
+            const local = localReplicaFor(broker, t.topic, p.partition);
+            if ('errorCode' in local) return answer(local.errorCode);
             try {
               const reply = await broker.endpoint.request(
-                leader.replica,
+                local.replica,
                 'replica.offset-for-epoch',
-                { leaderEpoch: p.leaderEpoch },
+                // The replica checks it against its own role (KIP-320): -1 (absent before v2) skips it.
+                { leaderEpoch: p.leaderEpoch, currentLeaderEpoch: p.currentLeaderEpoch },
                 REPLICA_REQUEST_TIMEOUT_MS,
               );
-              return answer(ErrorCode.NONE, reply.leaderEpoch, reply.endOffset);
+              // An error (fenced or unknown epoch, not the leader) comes with the -1 sentinels.
+              return answer(reply.errorCode ?? ErrorCode.NONE, reply.leaderEpoch, reply.endOffset);
             } catch (error) {
               broker.log.warn(
                 { topic: t.topic, partition: p.partition, error: String(error) },

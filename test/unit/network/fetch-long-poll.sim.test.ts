@@ -34,6 +34,7 @@ function simBroker(net: Endpoint): BrokerContext {
     topic: (name) => (name === TOPIC.name ? TOPIC : undefined),
     topicById: (id) => (id === TOPIC.topicId ? TOPIC : undefined),
     leaderReplica: (name, partition) => (name === TOPIC.name && partition === 0 ? REPLICA : null),
+    localReplica: (name, partition) => (name === TOPIC.name && partition === 0 ? REPLICA : null),
     offlineReason: () => null,
   };
   return broker as BrokerContext;
