@@ -304,6 +304,24 @@ export class BrokerNode implements BrokerContext {
     return reply.results;
   }
 
+  async electLeaders(
+    electionType: number,
+    partitions: { topic: string; partition: number }[] | null,
+  ): Promise<{ topic: string; partition: number; errorCode: number; errorMessage: string | null }[]> {
+    const reply = await this.endpoint.request(
+      CONTROLLER_ACTOR_ID,
+      'controller.elect-leaders',
+      { electionType, partitions },
+      CONTROLLER_TIMEOUT_MS,
+    );
+    // The reply carries no image: take the one the elections went into, so replicas act on it first.
+    if (reply.results.some((r) => r.errorCode === ErrorCode.NONE))
+      await this.published(
+        await this.endpoint.request(CONTROLLER_ACTOR_ID, 'controller.get-metadata', {}, CONTROLLER_TIMEOUT_MS),
+      );
+    return reply.results;
+  }
+
   initProducerId(): Promise<{ producerId: number; producerEpoch: number }> {
     return this.endpoint.request(CONTROLLER_ACTOR_ID, 'controller.init-producer-id', {}, CONTROLLER_TIMEOUT_MS);
   }

@@ -69,6 +69,18 @@ export interface BrokerContext {
   deleteTopics(topics: { name: string | null; topicId: string | null }[]): Promise<DeleteTopicResult[]>;
   /** Changes topic config overrides through the controller; replicas apply them before this resolves. */
   alterTopicConfigs(command: AlterTopicConfigsCommand): Promise<AlterConfigResult[]>;
+  /**
+   * Runs leader elections in the controller (ElectLeaders, KIP-460): `electionType` 0 PREFERRED, 1
+   * UNCLEAN; `partitions` null means every partition, and then only those whose election was needed
+   * are answered. Results come in request order (repeats included), each with the controller's error
+   * (NONE: elected; ELECTION_NOT_NEEDED, PREFERRED_LEADER_NOT_AVAILABLE, ELIGIBLE_LEADERS_NOT_AVAILABLE,
+   * UNKNOWN_TOPIC_OR_PARTITION, INVALID_REQUEST) and its message or null. Resolves once the new
+   * leaders' replicas act in their roles; rejects when the controller does not answer in time.
+   */
+  electLeaders(
+    electionType: number,
+    partitions: { topic: string; partition: number }[] | null,
+  ): Promise<{ topic: string; partition: number; errorCode: number; errorMessage: string | null }[]>;
   /** A new producer id (epoch 0) from the controller. */
   initProducerId(): Promise<{ producerId: number; producerEpoch: number }>;
   /** Adds partitions to topics through the controller; new replicas serve before this resolves. */

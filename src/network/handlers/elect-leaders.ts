@@ -1,21 +1,28 @@
 /**
- * ElectLeaders (key 43) (KIP-183 preferred elections, KIP-460 election types). Answered from
- * the metadata cache, as Kafka 4.4 answers on a healthy cluster (checked against the Kafka fixture,
- * test/oracle scenario `elect-leaders`):
+ * ElectLeaders (key 43) (KIP-183 preferred elections, KIP-460 election types): the controller runs
+ * the elections (`controller.elect-leaders`, Kafka's ReplicationControlManager.electLeaders) and this
+ * handler shapes its answer as Kafka 4.4 does (checked against the Kafka fixture, test/oracle
+ * scenario `elect-leaders`):
  *
- * - ElectionType 0 (preferred; the only one before v1): a partition whose leader is its preferred
- *   replica (the first of its replicas) gets ELECTION_NOT_NEEDED. One led by another replica gets
- *   PREFERRED_LEADER_NOT_AVAILABLE: Skiff's controller never moves leadership off the preferred
- *   replica yet (elections come with replication), so no election can be run.
- * - ElectionType 1 (unclean): a partition with a leader gets ELECTION_NOT_NEEDED; one without gets
- *   ELIGIBLE_LEADERS_NOT_AVAILABLE (no unclean election without replication).
- * - Any other type (v1+): INVALID_REQUEST at the top level and for every listed partition.
+ * - ElectionType 0 (preferred; the only one before v1): the first replica becomes leader when it is
+ *   live and in the ISR (NONE); ELECTION_NOT_NEEDED when it already leads; PREFERRED_LEADER_NOT_AVAILABLE
+ *   when it cannot.
+ * - ElectionType 1 (unclean): a partition without a leader gets one, from the ISR if a member is
+ *   live, else any live replica (NONE); ELECTION_NOT_NEEDED when it has a leader;
+ *   ELIGIBLE_LEADERS_NOT_AVAILABLE when no replica is live.
+ * - Any other type (v1+): INVALID_REQUEST at the top level and for every listed partition; nothing
+ *   is asked of the controller.
  * - An unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION ("No such topic as X", "No such
- *   partition as X-P"); partitions are answered in request order, repeats included.
- * - Null TopicPartitions: every topic, each listing only its partitions that need an election (so
- *   an empty list for a topic whose leaders are all preferred). An empty list: no results.
+ *   partition as X-P"); partitions are answered in request order, repeats included, grouped under
+ *   their request topic.
+ * - Null TopicPartitions: every topic, each listing only its partitions whose election was needed
+ *   (so an empty list for a topic whose leaders are all preferred). An empty list: no results.
+ * - An error the controller answers without a message gets Kafka's default message for the code
+ *   (ApiError.message()); NONE has none.
+ * - The controller not answering in time: REQUEST_TIMED_OUT at the top level and for every listed
+ *   partition.
  */
-import type { PartitionState, TopicState } from '../../controller/metadata-records';
+import assert from 'node:assert/strict';
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
 import type { ApiHandler } from '../api-handler';
@@ -31,90 +38,88 @@ interface PartitionResult {
   errorMessage: string | null;
 }
 
+/** Kafka's default messages (Errors.java) for the codes the controller answers without one. */
+const DEFAULT_MESSAGES = new Map<number, string>([
+  [ErrorCode.ELECTION_NOT_NEEDED, 'Leader election not needed for topic partition.'],
+  [ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE, 'The preferred leader was not available.'],
+  [ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE, 'Eligible topic partition leaders are not available.'],
+  [ErrorCode.REQUEST_TIMED_OUT, 'The request timed out.'],
+]);
+
+function partitionResult(partitionId: number, errorCode: number, errorMessage: string | null): PartitionResult {
+  return {
+    partitionId,
+    errorCode,
+    errorMessage: errorMessage ?? (errorCode === ErrorCode.NONE ? null : (DEFAULT_MESSAGES.get(errorCode) ?? null)),
+  };
+}
+
 export const electLeadersHandler: ApiHandler<typeof ElectLeadersRequest, typeof ElectLeadersResponse> = {
   apiKey: ApiKey.ElectLeaders,
   name: 'ElectLeaders',
   minVersion: 0,
   maxVersion: 2,
-  handle({ apiVersion, body, broker }) {
+  async handle({ apiVersion, body, broker }) {
     // ElectionType is absent (decoded as 0, preferred) before v1.
     const type = apiVersion >= 1 ? body.electionType : PREFERRED_ELECTION;
-    const validType = type === PREFERRED_ELECTION || type === UNCLEAN_ELECTION;
-    if (body.topicPartitions === null) {
-      const all = validType ? broker.allTopics() : [];
+    const listed = body.topicPartitions;
+    /** Every listed partition answered `errorCode`, under its request topic. */
+    const allListed = (errorCode: number, message: string | null) =>
+      (listed ?? []).map((t) => ({
+        topic: t.topic,
+        partitionResult: t.partitions.map((id) => partitionResult(id, errorCode, message)),
+      }));
+    if (type !== PREFERRED_ELECTION && type !== UNCLEAN_ELECTION)
       return {
         throttleTimeMs: 0,
-        errorCode: validType ? ErrorCode.NONE : ErrorCode.INVALID_REQUEST,
-        replicaElectionResults: all.map((t) => ({
-          topic: t.name,
-          partitionResult: t.partitions.filter((p) => needsElection(type, p)).map((p) => electionResult(type, t, p)),
+        errorCode: ErrorCode.INVALID_REQUEST,
+        replicaElectionResults: allListed(ErrorCode.INVALID_REQUEST, `Unknown election type ${type}`),
+      };
+    if (listed !== null && listed.every((t) => t.partitions.length === 0))
+      return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, replicaElectionResults: allListed(ErrorCode.NONE, null) };
+    const asked =
+      listed === null ? null : listed.flatMap((t) => t.partitions.map((partition) => ({ topic: t.topic, partition })));
+    let results;
+    try {
+      results = await broker.electLeaders(type, asked);
+    } catch (error) {
+      broker.log.warn({ electionType: type, error: String(error) }, 'ElectLeaders: the controller did not answer');
+      return {
+        throttleTimeMs: 0,
+        errorCode: ErrorCode.REQUEST_TIMED_OUT,
+        replicaElectionResults: allListed(ErrorCode.REQUEST_TIMED_OUT, null),
+      };
+    }
+    if (listed !== null) {
+      // The controller answers in request order: hand the results back under their request topics.
+      let next = 0;
+      return {
+        throttleTimeMs: 0,
+        errorCode: ErrorCode.NONE,
+        replicaElectionResults: listed.map((t) => ({
+          topic: t.topic,
+          partitionResult: t.partitions.map((partitionId) => {
+            const r = results[next++];
+            assert.ok(
+              r !== undefined && r.topic === t.topic && r.partition === partitionId,
+              `controller.elect-leaders answers in request order (at ${t.topic}-${partitionId})`,
+            );
+            return partitionResult(partitionId, r.errorCode, r.errorMessage);
+          }),
         })),
       };
     }
+    // Null: every topic, with the partitions whose election was needed (the controller lists only those).
+    const byTopic = new Map<string, PartitionResult[]>(broker.allTopics().map((t) => [t.name, []]));
+    for (const r of results) {
+      const list = byTopic.get(r.topic) ?? [];
+      list.push(partitionResult(r.partition, r.errorCode, r.errorMessage));
+      byTopic.set(r.topic, list);
+    }
     return {
       throttleTimeMs: 0,
-      errorCode: validType ? ErrorCode.NONE : ErrorCode.INVALID_REQUEST,
-      replicaElectionResults: body.topicPartitions.map((t) => {
-        const state = broker.topic(t.topic);
-        return {
-          topic: t.topic,
-          partitionResult: t.partitions.map((partitionId): PartitionResult => {
-            if (!validType)
-              return {
-                partitionId,
-                errorCode: ErrorCode.INVALID_REQUEST,
-                errorMessage: `Unknown election type ${type}`,
-              };
-            if (state === undefined)
-              return {
-                partitionId,
-                errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                errorMessage: `No such topic as ${t.topic}`,
-              };
-            const partition = state.partitions.find((p) => p.partition === partitionId);
-            if (partition === undefined)
-              return {
-                partitionId,
-                errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                errorMessage: `No such partition as ${t.topic}-${partitionId}`,
-              };
-            return electionResult(type, state, partition);
-          }),
-        };
-      }),
+      errorCode: ErrorCode.NONE,
+      replicaElectionResults: [...byTopic].map(([topic, partitionResult]) => ({ topic, partitionResult })),
     };
   },
 };
-
-/** Whether an election of `type` would change `p`'s leader (Kafka lists only these for a null request). */
-function needsElection(type: number, p: PartitionState): boolean {
-  return type === PREFERRED_ELECTION ? p.leader !== p.replicas[0] : p.leader < 0;
-}
-
-/** The outcome for one existing partition; see the file comment. */
-function electionResult(type: number, topic: TopicState, p: PartitionState): PartitionResult {
-  const partitionId = p.partition;
-  if (!needsElection(type, p))
-    return {
-      partitionId,
-      errorCode: ErrorCode.ELECTION_NOT_NEEDED,
-      errorMessage: 'Leader election not needed for topic partition.',
-    };
-  if (type === PREFERRED_ELECTION) {
-    const preferred = p.replicas[0];
-    const why =
-      preferred === undefined || !p.isr.includes(preferred)
-        ? `it is not in the ISR ${JSON.stringify(p.isr)}`
-        : 'Skiff does not move leadership between replicas yet';
-    return {
-      partitionId,
-      errorCode: ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE,
-      errorMessage: `Failed to elect the preferred replica ${preferred} of ${topic.name}-${partitionId}: ${why}.`,
-    };
-  }
-  return {
-    partitionId,
-    errorCode: ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE,
-    errorMessage: `No replica of ${topic.name}-${partitionId} is eligible for an unclean election.`,
-  };
-}
