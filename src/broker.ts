@@ -496,6 +496,11 @@ class Cluster implements RunningCluster {
         if (entry.state !== 'stopped') throw new BrokerStateError(id, 'running', 'start');
         await this.startBroker(id);
       },
+      stopBroker: async (id) => {
+        const entry = entryOf(id);
+        if (entry.state !== 'running') throw new BrokerStateError(id, 'stopped', 'stop');
+        await this.stopBroker(id);
+      },
       watch: (observer) => {
         this.observers.add(observer);
         if (this.newestImage !== null) observer.observeMetadata(this.newestImage);

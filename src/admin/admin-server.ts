@@ -1,7 +1,7 @@
 /**
  * The admin HTTP API (DESIGN.md "The pieces"; Redpanda's Admin API on its port 9644): cluster and
- * partition state as JSON, Prometheus metrics, and, with `--fault-injection`, crashing and starting a
- * broker. It listens on 127.0.0.1 only: it can kill brokers and has no authentication.
+ * partition state as JSON, Prometheus metrics, and, with `--fault-injection`, crashing, starting and
+ * cleanly stopping a broker. It listens on 127.0.0.1 only: it can kill brokers and has no authentication.
  *
  * | route | answer |
  * | --- | --- |
@@ -10,11 +10,12 @@
  * | `GET /v1/partitions` | 200, `PartitionInfo[]` |
  * | `POST /v1/brokers/{id}/crash` | 200, the broker's `BrokerInfo` once it is stopped |
  * | `POST /v1/brokers/{id}/start` | 200, the broker's `BrokerInfo` once it listens |
+ * | `POST /v1/brokers/{id}/stop` | 200, the broker's `BrokerInfo` once a controlled shutdown stopped it |
  * | `GET /metrics` | 200, Prometheus text format (admin-metrics.ts) |
  *
- * Every error is JSON `{"error": "..."}`: 400 a malformed broker id or URL, 403 crash or start without
- * fault injection, 404 an unknown route or broker, 405 a known route with another method (with `Allow`),
- * 409 a crash of a stopped broker or a start of a running one, 500 anything else the view threw (also
+ * Every error is JSON `{"error": "..."}`: 400 a malformed broker id or URL, 403 crash, start or stop
+ * without fault injection, 404 an unknown route or broker, 405 a known route with another method (with
+ * `Allow`), 409 a crash or stop of a stopped broker or a start of a running one, 500 anything else the view threw (also
  * logged). Bad input never stops the server. A request body is read and ignored.
  */
 import * as http from 'node:http';
@@ -23,7 +24,13 @@ import FindMyWay from 'find-my-way';
 import type { Logger } from '../io/logger';
 import { ADMIN_HOST, DEFAULT_ADMIN_PORT } from './admin-defaults';
 import { AdminMetrics } from './admin-metrics';
-import { BrokerStateError, UnknownBrokerError, type BrokerInfo, type ClusterView } from './cluster-view';
+import {
+  BrokerStateError,
+  UnknownBrokerError,
+  type BrokerAction,
+  type BrokerInfo,
+  type ClusterView,
+} from './cluster-view';
 
 /** Where the admin server listens; port 0 picks a free one (read it back from {@link AdminServer.port}). */
 export interface AdminServerOptions {
@@ -151,6 +158,12 @@ function buildRouter(view: ClusterView, metrics: AdminMetrics): Router {
     await view.startBroker(id);
     return { status: 200, json: await findBroker(view, id) };
   });
+  on('POST', '/v1/brokers/:id/stop', async (params) => {
+    const id = brokerId(params);
+    requireFaultInjection(view, 'stop');
+    await view.stopBroker(id);
+    return { status: 200, json: await findBroker(view, id) };
+  });
   on('GET', '/metrics', async () => {
     const { contentType, text } = await metrics.scrape(view);
     return { status: 200, text, contentType };
@@ -218,7 +231,7 @@ function brokerId(params: Record<string, string | undefined>): number {
   return id;
 }
 
-function requireFaultInjection(view: ClusterView, action: 'crash' | 'start'): void {
+function requireFaultInjection(view: ClusterView, action: BrokerAction): void {
   if (!view.faultInjection)
     throw new HttpError(
       403,

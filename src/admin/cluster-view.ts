@@ -91,7 +91,15 @@ export interface ClusterView {
    * {@link BrokerStateError}.
    */
   startBroker(id: number): Promise<void>;
-  /** Whether `--fault-injection` was given: without it, the crash and start endpoints answer 403. */
+  /**
+   * Stops broker `id` cleanly (Kafka's controlled shutdown): the controller first moves its
+   * leaderships to other live ISR members and fences it, then its replicas flush and checkpoint and
+   * its listener closes, so clients see at most NOT_LEADER_OR_FOLLOWER and retry on the new leaders.
+   * Resolves once it is `stopped`; {@link startBroker} brings it back. Rejects with
+   * {@link UnknownBrokerError} or, when it is already stopped, {@link BrokerStateError}.
+   */
+  stopBroker(id: number): Promise<void>;
+  /** Whether `--fault-injection` was given: without it, the crash, start and stop endpoints answer 403. */
   readonly faultInjection: boolean;
   /**
    * Subscribes `observer` to the cluster's metadata images and served requests (the metrics' hook). The
@@ -101,6 +109,9 @@ export interface ClusterView {
   watch(observer: ClusterObserver): () => void;
 }
 
+/** What the admin API can do to one broker (POST /v1/brokers/{id}/{action}). */
+export type BrokerAction = 'crash' | 'start' | 'stop';
+
 /** A broker id the cluster does not have (HTTP 404). */
 export class UnknownBrokerError extends Error {
   constructor(readonly brokerId: number) {
@@ -109,12 +120,12 @@ export class UnknownBrokerError extends Error {
   }
 }
 
-/** A crash of a broker already stopped, or a start of one that is not stopped (HTTP 409). */
+/** A crash or stop of a broker already stopped, or a start of one that is not stopped (HTTP 409). */
 export class BrokerStateError extends Error {
   constructor(
     readonly brokerId: number,
     readonly state: BrokerRunState,
-    action: 'crash' | 'start',
+    action: BrokerAction,
   ) {
     super(`cannot ${action} broker ${brokerId}: it is ${state}`);
     this.name = 'BrokerStateError';

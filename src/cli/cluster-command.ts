@@ -1,10 +1,10 @@
 /**
- * `skiff cluster status|crash ID|start ID [--admin HOST:PORT]`: the admin HTTP API (src/admin/) from
+ * `skiff cluster status|crash ID|start ID|stop ID [--admin HOST:PORT]`: the admin HTTP API (src/admin/) from
  * the command line, as `rpk cluster` drives Redpanda's. `status` prints the brokers, then the
  * partitions (leader, leader epoch, replicas, ISR, offline replicas), then each replica's log-end
- * offset, fsynced offset and high watermark; `crash` and `start` POST to
- * `/v1/brokers/{id}/crash|start` (the broker must run with `--fault-injection`) and print the broker's
- * new state.
+ * offset, fsynced offset and high watermark; `crash`, `start` and `stop` (a clean, controlled
+ * shutdown of one broker) POST to `/v1/brokers/{id}/crash|start|stop` (the broker must run with
+ * `--fault-injection`) and print the broker's new state.
  *
  * The address is `--admin`, else SKIFF_ADMIN, else 127.0.0.1:9644. Exit codes as the other client
  * commands: 0 done, 1 the server refused (its JSON error printed as `skiff: <error>`) or could not be
@@ -13,7 +13,7 @@
 import * as http from 'node:http';
 import { Command, InvalidArgumentError } from 'commander';
 import { ADMIN_HOST, DEFAULT_ADMIN_PORT } from '../admin/admin-defaults';
-import type { BrokerInfo, PartitionInfo } from '../admin/cluster-view';
+import type { BrokerAction, BrokerInfo, PartitionInfo } from '../admin/cluster-view';
 import { EXIT_FAILURE, formatTable, type CliIo, type ClientCommandRun } from './client-io';
 
 /** The admin address when neither `--admin` nor SKIFF_ADMIN gives one. */
@@ -36,11 +36,11 @@ export class AdminRequestError extends Error {
   }
 }
 
-/** Adds `skiff cluster status|crash|start`; `setRun` receives the command to run (args.ts runs nothing itself). */
+/** Adds `skiff cluster status|crash|start|stop`; `setRun` receives the command to run (args.ts runs nothing itself). */
 export function registerClusterCommands(program: Command, setRun: (run: ClientCommandRun) => void): void {
   const cluster = program
     .command('cluster')
-    .description('show brokers, partitions and replicas; crash and start brokers (the admin HTTP API)');
+    .description('show brokers, partitions and replicas; crash, start and stop brokers (the admin HTTP API)');
   const run = (admin: string | undefined, fn: (address: AdminAddress, io: CliIo) => Promise<number>): void =>
     setRun((io) => runAgainst(resolveAdmin(admin, io.env), io, fn));
   adminOption(cluster.command('status'))
@@ -54,6 +54,10 @@ export function registerClusterCommands(program: Command, setRun: (run: ClientCo
     .description('start a crashed broker again: same port, logs recovered (needs --fault-injection)')
     .argument('<id>', 'broker (node) id', parseBrokerId)
     .action((id: number, o: AdminOption) => run(o.admin, (address, io) => clusterAction(address, 'start', id, io)));
+  adminOption(cluster.command('stop'))
+    .description('stop a broker cleanly: its leaderships move away first, then it shuts down (needs --fault-injection)')
+    .argument('<id>', 'broker (node) id', parseBrokerId)
+    .action((id: number, o: AdminOption) => run(o.admin, (address, io) => clusterAction(address, 'stop', id, io)));
 }
 
 interface AdminOption {
@@ -143,10 +147,10 @@ export async function clusterStatus(address: AdminAddress, io: CliIo): Promise<n
   return 0;
 }
 
-/** `skiff cluster crash|start ID`: one line, `broker ID: STATE (HOST:PORT, epoch N)`. */
+/** `skiff cluster crash|start|stop ID`: one line, `broker ID: STATE (HOST:PORT, epoch N)`. */
 export async function clusterAction(
   address: AdminAddress,
-  action: 'crash' | 'start',
+  action: BrokerAction,
   id: number,
   io: CliIo,
 ): Promise<number> {

@@ -61,6 +61,13 @@ export class FakeClusterView implements ClusterView {
     broker.brokerEpoch += 1;
   }
 
+  async stopBroker(id: number): Promise<void> {
+    this.calls.push(`stop ${id}`);
+    const broker = this.broker(id);
+    if (broker.state === 'stopped') throw new BrokerStateError(id, broker.state, 'stop');
+    broker.state = 'stopped';
+  }
+
   watch(observer: ClusterObserver): () => void {
     this.observers.add(observer);
     return () => this.observers.delete(observer);

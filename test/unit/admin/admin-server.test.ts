@@ -91,10 +91,10 @@ describe('admin server', () => {
     assert.deepEqual(json(reply), samplePartitions());
   });
 
-  test('without fault injection, crash and start answer 403 naming --fault-injection and never reach the view', async () => {
+  test('without fault injection, crash, start and stop answer 403 naming --fault-injection and never reach the view', async () => {
     const view = new FakeClusterView(false);
     const { port } = await start(view);
-    for (const action of ['crash', 'start']) {
+    for (const action of ['crash', 'start', 'stop']) {
       const reply = await request(port, 'POST', `/v1/brokers/1/${action}`);
       assert.equal(reply.status, 403);
       const body = json(reply) as { error: string };
@@ -125,12 +125,29 @@ describe('admin server', () => {
     assert.deepEqual(view.calls, ['crash 1', 'crash 1', 'start 1', 'start 1']);
   });
 
-  test('an unknown broker is 404, for GET, crash and start', async () => {
+  test('with fault injection, stop shuts a broker down cleanly (409 when stopped) and start brings it back', async () => {
+    const view = new FakeClusterView(true);
+    const { port } = await start(view);
+    const stopped = await request(port, 'POST', '/v1/brokers/2/stop');
+    assert.equal(stopped.status, 200);
+    assert.deepEqual(json(stopped), { id: 2, host: '127.0.0.1', port: 9094, state: 'stopped', brokerEpoch: 1 });
+    const again = await request(port, 'POST', '/v1/brokers/2/stop');
+    assert.equal(again.status, 409);
+    assert.deepEqual(json(again), { error: 'cannot stop broker 2: it is stopped' });
+    const started = await request(port, 'POST', '/v1/brokers/2/start');
+    assert.equal(started.status, 200);
+    assert.equal((json(started) as { state: string }).state, 'running');
+    assert.equal((await request(port, 'GET', '/v1/brokers/2/stop')).status, 405);
+    assert.deepEqual(view.calls, ['stop 2', 'stop 2', 'start 2']);
+  });
+
+  test('an unknown broker is 404, for GET, crash, start and stop', async () => {
     const { port } = await start(new FakeClusterView(true));
     for (const [method, path] of [
       ['GET', '/v1/brokers/7'],
       ['POST', '/v1/brokers/7/crash'],
       ['POST', '/v1/brokers/7/start'],
+      ['POST', '/v1/brokers/7/stop'],
     ] as const) {
       const reply = await request(port, method, path);
       assert.equal(reply.status, 404, `${method} ${path}`);
