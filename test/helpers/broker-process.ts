@@ -21,6 +21,11 @@ export interface BrokerProcessOptions {
   overrides?: Record<string, string>;
   /** How long to wait for the `skiff listening on` line; default 20 s. */
   startTimeoutMs?: number;
+  /**
+   * More `skiff start` arguments, e.g. `['--nodes', '3']`: with several brokers `port` is the first
+   * listening line's (broker 0), which clients use as their bootstrap.
+   */
+  extraArgs?: readonly string[];
 }
 
 /** A running broker process. */
@@ -58,6 +63,7 @@ export async function startBrokerProcess(opts: BrokerProcessOptions = {}): Promi
   const dataDir = opts.dataDir ?? makeTempDataDir();
   const args = [path.join(root, 'bin', 'skiff.js'), 'start', '--port', '0', '--data-dir', dataDir];
   for (const [key, value] of Object.entries(opts.overrides ?? {})) args.push('--override', `${key}=${value}`);
+  args.push(...(opts.extraArgs ?? []));
 
   const proc = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
   liveProcesses.add(proc);
