@@ -4,6 +4,12 @@
  * exactly as `skiff start --nodes N` wires them, but on one thread with virtual time and an in-memory
  * disk (DESIGN.md "Deterministic simulation"). The test talks to the actors through one endpoint, as
  * the network layer does, and each broker's network endpoint (`net/<i>`) exists to take the pushes.
+ *
+ * Beyond booting, it gives the scenario tests (test/unit/cluster/) what they check the invariants with:
+ * every image the controller pushes ({@link ClusterSim.pushedImages}, recorded by the fault hook, so
+ * install faults through {@link ClusterSim.setFaults}), a producer that retries as a client does, a
+ * consumer fetch, follower isolation, controller crash and restart, power loss of the whole cluster,
+ * and the checks of DESIGN.md's invariants 3 (log matching below the HW) and 5 (one leader per epoch).
  */
 import assert from 'node:assert/strict';
 import { SimRuntime } from '../../src/runtime/sim-runtime';
@@ -22,6 +28,11 @@ import type { ReplicaManagerArgs } from '../../src/replica-manager/replica-manag
 import { controllerArgsFor, nodeConfig } from '../../src/broker';
 import { ErrorCode } from '../../src/protocol/error-codes';
 import { decodeRecordBatches } from '../../src/protocol/record-batch/decode';
+import { buildRecordBatch } from '../../src/protocol/record-batch/builder';
+import type { CrashMode } from '../../src/io/memory-file-system';
+import type { FaultHook } from '../../src/runtime/sim-runtime';
+import type { MetadataListenerMessages } from '../../src/controller/messages';
+import type { ProduceReply } from '../../src/replica/messages';
 
 /** Where the simulated brokers keep their logs: `/data/node-<i>`, the metadata log in `/data/__skiff_metadata`. */
 export const DATA_DIR = '/data';
@@ -52,6 +63,47 @@ export class ClusterSim {
     this.configs = Array.from({ length: nodes }, (_, i) => nodeConfig(base, i, nodes));
     this.net = sim.endpoint('test');
     for (let i = 0; i < nodes; i++) sim.endpoint(`net/${i}`).onMessage(() => undefined);
+    this.setFaults(null);
+  }
+
+  /**
+   * Every image the controller sent to a subscriber, in send order, once per (controllerEpoch,
+   * offset). Recorded by the fault hook {@link setFaults} installs (`sim.setFaults` directly stops it).
+   */
+  readonly pushedImages: MetadataImage[] = [];
+  private readonly seenPushes = new Set<string>();
+
+  /**
+   * Installs `hook` (null: deliver everything) under the recorder of {@link pushedImages}: every
+   * `metadata.update` the controller sends is recorded before the hook decides its fate.
+   */
+  setFaults(hook: FaultHook | null): void {
+    this.sim.setFaults((envelope, random) => {
+      if (envelope.type === 'metadata.update' && envelope.from === CONTROLLER_ACTOR_ID) {
+        const image = envelope.body as MetadataListenerMessages['metadata.update']['body'];
+        const key = `${image.controllerEpoch}/${image.offset}`;
+        if (!this.seenPushes.has(key)) {
+          this.seenPushes.add(key);
+          // A copy: the controller's image shares its state objects, which later changes update in place.
+          this.pushedImages.push(structuredClone(image));
+        }
+      }
+      return hook === null ? 'deliver' : hook(envelope, random);
+    });
+  }
+
+  /**
+   * A fault hook that drops every replica-to-replica message to or from broker `brokerId`'s replicas
+   * (its fetches and their answers): the broker is cut off the data path, its controller traffic flows.
+   */
+  static isolateReplicas(...brokerIds: number[]): FaultHook {
+    const cut = (id: string) => brokerIds.some((b) => id.startsWith(`replica/${b}/`));
+    return (envelope) =>
+      envelope.from.startsWith('replica/') &&
+      envelope.to.startsWith('replica/') &&
+      (cut(envelope.from) || cut(envelope.to))
+        ? 'drop'
+        : 'deliver';
   }
 
   /** Sends request `type` to `to` and drives the simulation (virtual time included) until it is answered. */
@@ -83,6 +135,33 @@ export class ClusterSim {
     );
     this.up.add(i);
     await this.ask(replicaManagerRef(i), 'replica-manager.await-applied', { offset: 0 });
+  }
+
+  /**
+   * Crashes the controller (no `stop`: as its worker dying) and restarts it from its metadata log with a
+   * higher controller epoch; the replica managers find out from their heartbeats and subscribe again.
+   * `beforeRestart` runs in between (a test tears the metadata log's tail there).
+   */
+  async restartController(beforeRestart?: () => void): Promise<void> {
+    this.sim.crash(CONTROLLER_ACTOR_ID, 'simulated controller crash');
+    beforeRestart?.();
+    await this.sim.restart(CONTROLLER_ACTOR_ID);
+  }
+
+  /**
+   * Power loss of the whole host: every actor dies at once (controller and every broker, nobody is
+   * told), the disk loses what was not fsynced (`mode`), then the controller restarts from its log and
+   * every broker from its log dirs, in node order. Requests in flight fail for their senders.
+   */
+  async powerLoss(mode: CrashMode): Promise<void> {
+    this.sim.crash(CONTROLLER_ACTOR_ID, 'power loss');
+    for (const i of [...this.up]) {
+      await this.sim.crashBroker(i, 'power loss');
+      this.up.delete(i);
+    }
+    this.fs.crash(mode);
+    await this.sim.restart(CONTROLLER_ACTOR_ID);
+    for (let i = 0; i < this.nodes; i++) await this.startBroker(i);
   }
 
   /** Crashes broker `i` (every actor on it dies at once) and tells the controller, as the cluster does. */
@@ -130,14 +209,151 @@ export class ClusterSim {
     return replicaActorId(brokerId, topicId, partition);
   }
 
+  /**
+   * Runs at most `count` scheduler steps at the current virtual time (each a delivery or a due timer,
+   * with the actors' microtasks after it), so a test can crash something part-way through a change.
+   * Returns the steps taken (fewer when nothing was runnable).
+   */
+  async steps(count: number): Promise<number> {
+    let taken = 0;
+    while (taken < count) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (!this.sim.step()) break;
+      taken++;
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+    return taken;
+  }
+
   /** Runs virtual time forward by `ms`, delivering everything due. */
   async advance(ms: number): Promise<void> {
     await this.sim.advanceTime(ms);
   }
 
+  /**
+   * Produces one single-record batch per value to the partition's current leader, retrying as a client
+   * does (up to `attempts` times, 100 ms of virtual time apart) on NOT_LEADER_OR_FOLLOWER and
+   * LEADER_NOT_AVAILABLE while the leader moves; a replica that is not there answers as the network
+   * layer does (NOT_LEADER_OR_FOLLOWER). `keys`: the record keys, one per value (null keys otherwise).
+   * Returns each value's final answer.
+   */
+  async produce(
+    topic: string,
+    values: string[],
+    acks: number,
+    options: { partition?: number; keys?: string[]; attempts?: number; timeoutMs?: number } = {},
+  ): Promise<ProduceReply[]> {
+    const replies: ProduceReply[] = [];
+    for (const [index, value] of values.entries()) {
+      const key = options.keys?.[index];
+      const records = buildRecordBatch([
+        { key: key === undefined ? null : Buffer.from(key), value: Buffer.from(value), headers: [] },
+      ]);
+      let reply: ProduceReply = notLeader();
+      for (let attempt = 0; attempt < (options.attempts ?? 20); attempt++) {
+        const p = await this.partition(topic, options.partition ?? 0);
+        if (p.leader < 0) reply = { ...notLeader(), errorCode: ErrorCode.LEADER_NOT_AVAILABLE };
+        else
+          reply = await this.ask(this.replica(p.leader, p.topicId, p.partition), 'replica.produce', {
+            records,
+            acks,
+            timeoutMs: options.timeoutMs ?? 10_000,
+          }).catch(() => notLeader());
+        if (!RETRIABLE.has(reply.errorCode)) break;
+        await this.advance(100);
+      }
+      replies.push(reply);
+    }
+    return replies;
+  }
+
+  /**
+   * Waits (virtual time, 250 ms steps, at most `maxMs`) until `condition` holds; fails the test with
+   * `what` otherwise.
+   */
+  async waitFor(what: string, condition: () => boolean | Promise<boolean>, maxMs = 60_000): Promise<void> {
+    for (let waited = 0; waited <= maxMs; waited += 250) {
+      if (await condition()) return;
+      await this.advance(250);
+    }
+    assert.fail(`${what}: not within ${maxMs} ms of virtual time`);
+  }
+
+  /** Waits until every broker in `brokers` (default: all) holds the same log bytes of `topic`-`partition`. */
+  async converge(topic: string, brokers?: number[], partition = 0, maxMs = 60_000): Promise<void> {
+    const list = brokers ?? Array.from({ length: this.nodes }, (_, i) => i);
+    await this.waitFor(
+      `replicas on ${list.join(',')} of ${topic}-${partition} converge`,
+      () => {
+        const logs = list.map((b) => this.logBytes(b, topic, partition).toString('hex'));
+        return logs.every((l) => l === logs[0]);
+      },
+      maxMs,
+    );
+  }
+
+  /**
+   * DESIGN.md invariant 3 (log matching): the batches of every running replica of `topic`-`partition`
+   * that lie wholly below the leader's HW are byte-identical, batch by batch at the same offsets.
+   * Returns that HW (-1 when the partition has no leader: nothing is checked then).
+   */
+  async assertLogsMatchBelowHighWatermark(topic: string, partition = 0): Promise<number> {
+    const p = await this.partition(topic, partition);
+    if (p.leader < 0 || !this.up.has(p.leader)) return -1;
+    const leader = await this.ask(this.replica(p.leader, p.topicId, partition), 'replica.describe', {});
+    const hw = leader.highWatermark;
+    const reference = batchesBelow(this.logBytes(p.leader, topic, partition), hw);
+    for (const b of p.replicas) {
+      if (!this.up.has(b) || b === p.leader) continue;
+      const mine = batchesBelow(this.logBytes(b, topic, partition), hw);
+      // A follower may not have fetched up to the HW yet: its batches below it are a prefix of the leader's.
+      assert.ok(mine.length <= reference.length, `broker ${b} holds more batches below HW ${hw} than the leader`);
+      for (const [i, bytes] of mine.entries())
+        assert.ok(bytes.equals(reference[i]!), `broker ${b}: batch ${i} below HW ${hw} differs from the leader's`);
+    }
+    return hw;
+  }
+
+  /**
+   * DESIGN.md invariant 5 over every pushed image ({@link pushedImages}) and the controller's current
+   * one: per partition, leader epochs never decrease from one image to the next, and an epoch names at
+   * most one leader (-1, no leader, aside). Returns the number of (partition, epoch) pairs seen.
+   */
+  async assertOneLeaderPerEpoch(): Promise<number> {
+    const images = [
+      ...this.pushedImages,
+      ...(this.sim.actorIds().includes(CONTROLLER_ACTOR_ID) ? [await this.image()] : []),
+    ];
+    const leaders = new Map<string, number>();
+    const lastEpoch = new Map<string, { epoch: number; at: string }>();
+    for (const image of images) {
+      const at = `image ${image.controllerEpoch}/${image.offset}`;
+      for (const t of image.topics)
+        for (const p of t.partitions) {
+          const where = `${t.name}-${p.partition}`;
+          const last = lastEpoch.get(where);
+          assert.ok(
+            last === undefined || p.leaderEpoch >= last.epoch,
+            `${where}: leader epoch went back from ${last?.epoch} (${last?.at}) to ${p.leaderEpoch} (${at})`,
+          );
+          lastEpoch.set(where, { epoch: p.leaderEpoch, at });
+          if (p.leader < 0) continue;
+          const key = `${t.topicId}/${p.partition}/${p.leaderEpoch}`;
+          const seen = leaders.get(key);
+          assert.ok(
+            seen === undefined || seen === p.leader,
+            `${where}: epoch ${p.leaderEpoch} has two leaders, ${seen} and ${p.leader} (${at})`,
+          );
+          leaders.set(key, p.leader);
+        }
+    }
+    return leaders.size;
+  }
+
   /** The bytes of broker `brokerId`'s segment files of `topic`-`partition`, concatenated in offset order. */
   logBytes(brokerId: number, topic: string, partition = 0): Buffer {
     const dir = `${this.configs[brokerId]!.logDirs[0]}/${topic}-${partition}`;
+    if (!this.fs.exists(dir)) return Buffer.alloc(0);
     const segments = this.fs
       .readdir(dir)
       .filter((n) => n.endsWith('.log'))
@@ -152,6 +368,37 @@ export class ClusterSim {
       for (const [k, r] of b.records.entries()) out.push({ offset: b.baseOffset + k, value: r.value!.toString() });
     return out;
   }
+}
+
+/** Errors on which a Kafka client refreshes its metadata and retries (the leader moved or is not there yet). */
+const RETRIABLE: ReadonlySet<number> = new Set([ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.LEADER_NOT_AVAILABLE]);
+
+function notLeader(): ProduceReply {
+  return {
+    errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER,
+    errorMessage: null,
+    baseOffset: -1,
+    logAppendTimeMs: -1,
+    logStartOffset: -1,
+    recordErrors: [],
+  };
+}
+
+/**
+ * The record batches in `log` (segment bytes in offset order) whose last offset is below `limit`, each
+ * as its bytes. Reads the v2 header only: baseOffset int64 at 0, batchLength int32 at 8 (the bytes after
+ * it), lastOffsetDelta int32 at 23.
+ */
+export function batchesBelow(log: Buffer, limit: number): Buffer[] {
+  const out: Buffer[] = [];
+  for (let position = 0; position + 27 <= log.length;) {
+    const size = 12 + log.readInt32BE(position + 8);
+    const lastOffset = Number(log.readBigInt64BE(position)) + log.readInt32BE(position + 23);
+    if (lastOffset >= limit || position + size > log.length) break;
+    out.push(log.subarray(position, position + size));
+    position += size;
+  }
+  return out;
 }
 
 /** Boots a cluster of `options.nodes` (default 3) brokers in a seeded simulation, controller first. */
