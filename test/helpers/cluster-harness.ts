@@ -268,6 +268,30 @@ export class ClusterSim {
   }
 
   /**
+   * Sends one produce of a single-record batch of `value` to broker `brokerId`'s replica without
+   * driving the simulation (the test drives it meanwhile); the promise settles when the replica answers,
+   * and rejects when it is unavailable (crashed, stopped) or does not answer within `timeoutMs` + 1 s.
+   */
+  sendProduce(
+    brokerId: number,
+    topicId: string,
+    value: string,
+    acks: number,
+    options: { partition?: number; key?: string; timeoutMs?: number } = {},
+  ): Promise<ProduceReply> {
+    const records = buildRecordBatch([
+      { key: options.key === undefined ? null : Buffer.from(options.key), value: Buffer.from(value), headers: [] },
+    ]);
+    const timeoutMs = options.timeoutMs ?? 10_000;
+    return this.net.request(
+      this.replica(brokerId, topicId, options.partition ?? 0),
+      'replica.produce',
+      { records, acks, timeoutMs },
+      timeoutMs + 1_000,
+    );
+  }
+
+  /**
    * Waits (virtual time, 250 ms steps, at most `maxMs`) until `condition` holds; fails the test with
    * `what` otherwise.
    */
