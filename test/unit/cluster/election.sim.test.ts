@@ -130,6 +130,44 @@ describe('elections (simulation, real controller and replica managers)', () => {
     assert.ok(outcomes.fencedBeforeCrash > 0 && outcomes.fencedAfterRestart > 0, JSON.stringify(outcomes));
   });
 
+  test('the controller crashing while it fences a broker whose heartbeats stopped converges once they return', async () => {
+    const outcomes = { fencedBeforeCrash: 0, notYet: 0 };
+    for (const seed of SEEDS) {
+      const cluster = await bootCluster(seed);
+      await cluster.createTopic(TOPIC, PARTITIONS, 3, { 'min.insync.replicas': '2' });
+      await produceAll(cluster, 'a');
+      const silent = seed % 3;
+      const manager = `replica-manager/${silent}`;
+      // The broker runs on but its heartbeats are lost: broker.session.timeout.ms (9 s) later it is fenced.
+      cluster.setFaults((envelope) =>
+        envelope.from === manager && envelope.type === 'controller.broker-heartbeat' ? 'drop' : 'deliver',
+      );
+      await cluster.advance(8_000 + (seed % 4) * 500);
+      await cluster.steps(seed % 5);
+      if ((await cluster.image()).brokers[silent]!.fenced) outcomes.fencedBeforeCrash++;
+      else outcomes.notYet++;
+      await cluster.restartController();
+      // The restarted controller gives the silent broker a whole session, then fences it.
+      await cluster.waitFor(`seed ${seed}: broker ${silent} fenced`, async () => {
+        const image = await cluster.image();
+        return (
+          image.brokers[silent]!.fenced &&
+          image.topics[0]!.partitions.every((p) => p.leader >= 0 && p.leader !== silent && !p.isr.includes(silent))
+        );
+      });
+      await produceAll(cluster, 'b');
+      // Heartbeats return: told it is fenced, the broker registers again and catches up.
+      cluster.setFaults(null);
+      await cluster.waitFor(`seed ${seed}: broker ${silent} back in every ISR`, async () =>
+        (await cluster.image()).topics[0]!.partitions.every((p) => p.isr.includes(silent)),
+      );
+      for (let partition = 0; partition < PARTITIONS; partition++) await cluster.converge(TOPIC, undefined, partition);
+      assert.ok((await cluster.assertOneLeaderPerEpoch()) >= PARTITIONS);
+      await cluster.sim.shutdown();
+    }
+    assert.ok(outcomes.fencedBeforeCrash > 0 && outcomes.notYet > 0, JSON.stringify(outcomes));
+  });
+
   test('a fence frame torn on disk by the controller crash is dropped at restart; the session timeout fences again', async () => {
     for (const seed of SEEDS) {
       const cluster = await bootCluster(seed);
