@@ -11,11 +11,11 @@ import type { CrashMode } from '../../../src/io/memory-file-system';
 const LONG_TIMEOUT_MS = 20 * 60_000;
 
 test(
-  'campaign over 300 fresh schedules of up to 40 commands: invariants 3, 4 and 5',
+  'campaign over 1000 fresh schedules of up to 40 commands: invariants 3, 4 and 5',
   { timeout: LONG_TIMEOUT_MS },
   async () => {
-    const totals = await clusterCampaign(300, 40);
-    assert.ok(totals.leaderEpochs > 300, `leaders changed: ${JSON.stringify(totals)}`);
+    const totals = await clusterCampaign(1000, 40, undefined, 15 * 60_000);
+    assert.ok(totals.leaderEpochs > 1000, `leaders changed: ${JSON.stringify(totals)}`);
   },
 );
 
