@@ -1,0 +1,73 @@
+/**
+ * A data dir remembers the cluster size it was made with (`node-<i>` dirs for several brokers, the
+ * flat layout for one): starting it with another `--nodes` is refused before anything is written.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import { buildBrokerConfig } from '../../../src/config/broker-config';
+import { startCluster } from '../../../src/broker';
+import { createLogger } from '../../../src/runtime/logger';
+import { EXIT_CONFIG, StartupError } from '../../../src/startup-error';
+import { removeDir } from '../../helpers/in-process-broker';
+
+function configFor(dir: string) {
+  return buildBrokerConfig(
+    new Map([
+      ['listeners', 'PLAINTEXT://127.0.0.1:0'],
+      ['log.dirs', dir],
+      ['num.io.threads', '1'],
+    ]),
+  );
+}
+
+/** Starts `nodes` brokers on `dir` and stops them again. */
+async function startAndStop(dir: string, nodes: number): Promise<void> {
+  process.env.SKIFF_LOG_LEVEL ??= 'warn';
+  const cluster = await startCluster(configFor(dir), createLogger({ fd: 2 }), { nodes });
+  await cluster.stop();
+}
+
+/** Asserts that starting `dir` with `nodes` brokers is refused with a config error naming `made`. */
+async function assertRefused(dir: string, nodes: number, made: number): Promise<void> {
+  const before = readdirSync(dir).sort();
+  await assert.rejects(startCluster(configFor(dir), createLogger({ fd: 2 }), { nodes }), (error: unknown) => {
+    assert.ok(error instanceof StartupError, String(error));
+    assert.equal(error.exitCode, EXIT_CONFIG);
+    assert.match(error.message, new RegExp(`made by a cluster of ${made} broker`));
+    assert.match(error.message, new RegExp(`--nodes ${made}`));
+    return true;
+  });
+  assert.deepEqual(readdirSync(dir).sort(), before, 'nothing written');
+}
+
+test('a data dir made by three brokers refuses --nodes 1 and --nodes 2, and starts again with --nodes 3', async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'skiff-size-'));
+  try {
+    await startAndStop(dir, 3);
+    assert.deepEqual(
+      readdirSync(dir)
+        .filter((n) => n.startsWith('node-'))
+        .sort(),
+      ['node-0', 'node-1', 'node-2'],
+    );
+    await assertRefused(dir, 1, 3);
+    await assertRefused(dir, 2, 3);
+    await startAndStop(dir, 3);
+  } finally {
+    removeDir(dir);
+  }
+});
+
+test('a single broker data dir refuses --nodes 3', async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'skiff-size-'));
+  try {
+    await startAndStop(dir, 1);
+    await assertRefused(dir, 3, 1);
+    await startAndStop(dir, 1);
+  } finally {
+    removeDir(dir);
+  }
+});
