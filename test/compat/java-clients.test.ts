@@ -1,8 +1,8 @@
 /**
  * Apache Kafka's Java client (kafka-clients 4.x, the jars scripts/kafka-fixture.sh fetches into
  * .cache/kafka/<version>/lib) against a real Skiff process. test/java/SkiffJavaClient.java is
- * compiled here with javac (cached in .cache/java-classes/<hash of source and jar>) and run once
- * per scenario group, chaining its commands in one JVM:
+ * compiled with javac by java-client.ts (cached in .cache/java-classes/<hash of source and jar>)
+ * and run once per scenario group, chaining its commands in one JVM:
  *
  * - KafkaProducer with default settings (idempotent: InitProducerId, acks=all) sends every line
  *   of the text fixture, a fifth per compression.type (none, gzip, snappy, lz4, zstd), with keys,
@@ -27,13 +27,20 @@
  * Maven when missing). Java's own log lines (WARN and up) go to stderr and are checked too.
  */
 import * as assert from 'node:assert/strict';
-import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startBrokerProcess, type BrokerProcess } from '../helpers/broker-process';
 import { loadTextFixtureLines } from '../helpers/text-fixture';
-import { makeTempDir, repoRoot, runProcess, withBrokerLog, type ProcessResult } from './clients';
+import { makeTempDir, repoRoot, runProcess, withBrokerLog } from './clients';
+import {
+  compileJavaClient,
+  describeJavaRun,
+  JAVA_LOG_LINE,
+  javaArgs,
+  readJavaAcks,
+  resolveJavaLib,
+} from './java-client';
 import { CODECS, readStoredBatches, type CodecName, type StoredBatch } from './ops';
 import {
   assertDenseOffsets,
@@ -57,96 +64,6 @@ import {
 import { GROUP_TARGET, startGroupTarget, type GroupTarget } from './group-target';
 
 const ROOT = repoRoot();
-const JAVA_DIR = path.join(ROOT, 'test', 'java');
-const JAVA_SOURCE = path.join(JAVA_DIR, 'SkiffJavaClient.java');
-const LOG_CONFIG = path.join(JAVA_DIR, 'log4j2.properties');
-const CLASSES_CACHE = path.join(ROOT, '.cache', 'java-classes');
-const MAIN_CLASS = 'SkiffJavaClient';
-
-// ------------------------------------------------------------------------------------------------
-// Finding the jars, compiling, running
-
-/** The folder holding kafka-clients-4.*.jar and its dependencies. */
-async function resolveLib(): Promise<string> {
-  const hasClients = (dir: string): boolean =>
-    fs.existsSync(dir) && fs.readdirSync(dir).some((f) => /^kafka-clients-4\.[\d.]+\.jar$/.test(f));
-  const fromEnv = process.env.SKIFF_JAVA_LIB;
-  if (fromEnv !== undefined && fromEnv !== '') {
-    assert.ok(hasClients(fromEnv), `SKIFF_JAVA_LIB=${fromEnv} holds no kafka-clients-4.x jar`);
-    return fromEnv;
-  }
-  const r = await runProcess('bash', [path.join(ROOT, 'scripts', 'kafka-fixture.sh'), 'lib'], {
-    timeoutMs: 240_000,
-    cwd: ROOT,
-  });
-  const dir = r.stdout.toString('utf8').trim().split('\n').pop() ?? '';
-  if (r.code !== 0 || r.timedOut || !hasClients(dir)) {
-    throw new Error(describeRun('bash scripts/kafka-fixture.sh lib (the kafka-clients 4.x jars)', r));
-  }
-  return dir;
-}
-
-/**
- * The jars SkiffJavaClient needs at run time: kafka-clients, its codecs (zstd-jni, lz4-java,
- * snappy-java) and logging (slf4j, log4j2), not the whole broker and tools classpath.
- */
-function runtimeClasspath(lib: string): string[] {
-  const jars = fs
-    .readdirSync(lib)
-    .filter((f) => /^(kafka-clients-|zstd-jni-|lz4-java-|snappy-java-|slf4j-|log4j-(api|core|slf4j)).*\.jar$/.test(f))
-    .sort();
-  return jars.map((f) => path.join(lib, f));
-}
-
-/** Compiles SkiffJavaClient.java once per (source, kafka-clients jar); returns the classes folder. */
-async function compileJavaClient(lib: string): Promise<string> {
-  const jar = fs.readdirSync(lib).find((f) => /^kafka-clients-4\.[\d.]+\.jar$/.test(f));
-  assert.ok(jar !== undefined, `no kafka-clients-4.x jar in ${lib}`);
-  const hash = crypto
-    .createHash('sha256')
-    .update(fs.readFileSync(JAVA_SOURCE))
-    .update(`\0${jar}`)
-    .digest('hex')
-    .slice(0, 16);
-  const dir = path.join(CLASSES_CACHE, hash);
-  if (fs.existsSync(path.join(dir, `${MAIN_CLASS}.class`))) return dir;
-  fs.mkdirSync(CLASSES_CACHE, { recursive: true });
-  const tmp = fs.mkdtempSync(path.join(CLASSES_CACHE, 'tmp-'));
-  // C1 only and the serial GC: javac is a short run (about 3x faster on two busy cores).
-  const r = await runProcess(
-    'javac',
-    [
-      '-J-XX:TieredStopAtLevel=1',
-      '-J-XX:+UseSerialGC',
-      '-encoding',
-      'UTF-8',
-      '-d',
-      tmp,
-      '-cp',
-      path.join(lib, jar),
-      JAVA_SOURCE,
-    ],
-    { timeoutMs: 120_000 },
-  );
-  if (r.code !== 0 || r.timedOut) {
-    fs.rmSync(tmp, { recursive: true, force: true });
-    throw new Error(describeRun('javac SkiffJavaClient.java', r));
-  }
-  try {
-    fs.renameSync(tmp, dir);
-  } catch {
-    fs.rmSync(tmp, { recursive: true, force: true }); // a concurrent run got there first
-  }
-  return dir;
-}
-
-function describeRun(what: string, r: ProcessResult): string {
-  const status = r.timedOut
-    ? `timed out after ${r.elapsedMs} ms`
-    : `exited with code ${r.code}${r.signal ? ` (signal ${r.signal})` : ''}`;
-  const err = r.stderr.length > 8000 ? `...${r.stderr.slice(-8000)}` : r.stderr;
-  return `${what} ${status}\n--- stderr ---\n${err}\n--- stdout (first 3000 bytes) ---\n${r.stdout.subarray(0, 3000).toString('utf8')}`;
-}
 
 /** One JSON line SkiffJavaClient printed. */
 type JavaLine = Record<string, any>;
@@ -158,9 +75,6 @@ interface JavaRun {
   stderr: string;
   elapsedMs: number;
 }
-
-/** A log4j2 line as test/java/log4j2.properties formats it. */
-const JAVA_LOG_LINE = /^\[\d\d:\d\d:\d\d\.\d{3}\] (WARN|ERROR|FATAL) /;
 
 // ------------------------------------------------------------------------------------------------
 // Inputs and checks
@@ -183,15 +97,6 @@ function javaFixtureRecords(): TestRecord[] {
       );
     return record(i % 3 === 0 ? `k${i % 101}` : null, i % 1000 === 999 ? null : line, headers);
   });
-}
-
-/** A SkiffJavaClient .acks file: (partition, offset) per input record, -1/-1 for a failed send. */
-function readAcks(file: string): Array<[number, number]> {
-  const buf = fs.readFileSync(file);
-  const acks: Array<[number, number]> = [];
-  for (let pos = 0; pos + 12 <= buf.length; pos += 12)
-    acks.push([buf.readInt32BE(pos), Number(buf.readBigInt64BE(pos + 4))]);
-  return acks;
 }
 
 interface IdempotentBatch extends StoredBatch {
@@ -272,7 +177,7 @@ describe('Java kafka-clients 4.x against Skiff', () => {
   let adminSteps: Map<string, JavaLine> | undefined;
 
   before(async () => {
-    lib = await resolveLib();
+    lib = await resolveJavaLib();
     classes = await compileJavaClient(lib);
     broker = await startBrokerProcess();
     bootstrap = `127.0.0.1:${broker.port}`;
@@ -291,26 +196,14 @@ describe('Java kafka-clients 4.x against Skiff', () => {
     opts: { bulk?: boolean } = {},
   ): Promise<JavaRun> {
     // Short runs: C1 only (faster start); bulk runs keep C2 for the codecs and serializers.
-    const args = [
-      '-XX:+UseSerialGC',
-      '-Xmx768m',
-      ...(opts.bulk ? [] : ['-XX:TieredStopAtLevel=1']),
-      `-Dlog4j2.configurationFile=${LOG_CONFIG}`,
-      // If the classpath binds slf4j-simple instead of log4j2: the same level, on stderr.
-      '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn',
-      '-Dorg.slf4j.simpleLogger.logFile=System.err',
-      `-Dskiff.timeoutMs=${Math.max(10_000, timeoutMs - 15_000)}`,
-      '-cp',
-      [...runtimeClasspath(lib), classes].join(path.delimiter),
-      MAIN_CLASS,
-    ];
+    const args = javaArgs(lib, classes, { timeoutMs: Math.max(10_000, timeoutMs - 15_000), bulk: opts.bulk === true });
     commands.forEach((c, i) => args.push(...(i > 0 ? ['::'] : []), c[0]!, '--bootstrap', bootstrap, ...c.slice(1)));
     const logsBefore = broker.logs().length;
     const r = await runProcess('java', args, { timeoutMs, cwd: ROOT });
     const closed = closedConnections(broker.logs().slice(logsBefore));
     if (r.code !== 0 || r.timedOut) {
       throw new Error(
-        `${describeRun(`java ${what}`, r)}${closed.length > 0 ? `\n--- Skiff closed connections ---\n${closed.join('\n')}` : ''}`,
+        `${describeJavaRun(`java ${what}`, r)}${closed.length > 0 ? `\n--- Skiff closed connections ---\n${closed.join('\n')}` : ''}`,
       );
     }
     assert.deepEqual(closed, [], `${what}: Skiff closed Java client connections`);
@@ -390,7 +283,7 @@ describe('Java kafka-clients 4.x against Skiff', () => {
           assert.equal(summary.errors, 0, `${topic}: send failed: ${summary.firstError}`);
           assert.equal(summary.recordSendTotal, records.length, `${topic}: records sent`);
           assert.equal(summary.recordRetryTotal, 0, `${topic}: retries without any fault`);
-          const acks = readAcks(path.join(work, `${topic}.acks`));
+          const acks = readJavaAcks(path.join(work, `${topic}.acks`));
           const consumed = readRecordFile(path.join(work, `${topic}.krec`));
           if (topic === 'java-keyed') {
             assertPartitionedOrder(records, consumed, 3, `${topic} (3 partitions, default partitioner)`);
@@ -474,7 +367,7 @@ describe('Java kafka-clients 4.x against Skiff', () => {
           const summary = produced(run, topic);
           assert.equal(summary.errors, 0, `${topic}: send failed: ${summary.firstError}`);
           assert.equal(summary.injectorError, null, `${topic}: disconnect injector`);
-          const acks = readAcks(path.join(work, `${topic}.acks`));
+          const acks = readJavaAcks(path.join(work, `${topic}.acks`));
           acks.forEach(([p, o], i) => {
             if (p !== 0 || o !== i) assert.fail(`${topic}: record ${i} acknowledged at ${p}:${o}, want 0:${i}`);
           });
@@ -774,7 +667,7 @@ describe(`Java kafka-clients 4.x consumer groups, classic protocol (target: ${GR
   let classes: string;
 
   before(async () => {
-    lib = await resolveLib();
+    lib = await resolveJavaLib();
     classes = await compileJavaClient(lib);
     target = await startGroupTarget({ initialRebalanceDelayMs: 0 });
   });
@@ -784,18 +677,7 @@ describe(`Java kafka-clients 4.x consumer groups, classic protocol (target: ${GR
   });
 
   function jvm(timeoutMs: number): string[] {
-    return [
-      '-XX:+UseSerialGC',
-      '-Xmx256m',
-      '-XX:TieredStopAtLevel=1',
-      `-Dlog4j2.configurationFile=${LOG_CONFIG}`,
-      '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn',
-      '-Dorg.slf4j.simpleLogger.logFile=System.err',
-      `-Dskiff.timeoutMs=${timeoutMs}`,
-      '-cp',
-      [...runtimeClasspath(lib), classes].join(path.delimiter),
-      MAIN_CLASS,
-    ];
+    return javaArgs(lib, classes, { timeoutMs, maxHeap: '256m' });
   }
 
   function javaMember(
@@ -830,7 +712,7 @@ describe(`Java kafka-clients 4.x consumer groups, classic protocol (target: ${GR
       timeoutMs: WAIT_MS + 15_000,
       cwd: ROOT,
     });
-    if (r.code !== 0 || r.timedOut) throw new Error(describeRun(`java ${command} ${args.join(' ')}`, r));
+    if (r.code !== 0 || r.timedOut) throw new Error(describeJavaRun(`java ${command} ${args.join(' ')}`, r));
     const line = r.stdout
       .toString('utf8')
       .split('\n')
