@@ -86,12 +86,15 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * <ul>
  *   <li>create-topics --topic NAME:PARTITIONS... (AdminClient, replication factor 1)</li>
  *   <li>produce --input FILE --out-dir D --target TOPIC=CODEC... [--config k=v]...
- *       [--disconnect-every-ms N --max-disconnects K]: one KafkaProducer per target (default
- *       settings: idempotent, acks=all), each on its own thread, sends every record of the input
+ *       [--disconnect-every-ms N --max-disconnects K] [--pace-every N --pace-ms M]: one
+ *       KafkaProducer per target (default settings: idempotent, acks=all), each on its own
+ *       thread, sends every record of the input
  *       record file in order; writes D/TOPIC.acks (int32 partition, int64 offset per input record;
  *       -1/-1 if it failed). With --disconnect-every-ms, a side thread shuts down the input side of
  *       the producer's broker sockets (found by reflection) every N ms, K times at most, so
- *       in-flight Produce requests get no answer and are retried.</li>
+ *       in-flight Produce requests get no answer and are retried. With --pace-every, the sending
+ *       thread sleeps M ms after every N sends, spreading them over time (so a fault the test
+ *       injects lands among them).</li>
  *   <li>consume --out-dir D --topic NAME... : one KafkaConsumer, no group.id, assign() all
  *       partitions, seekToBeginning, poll until every position reaches the end offset taken at the
  *       start; writes D/NAME.krec (records in consumption order).</li>
@@ -492,6 +495,8 @@ public final class SkiffJavaClient {
     long[] offsets = new long[n];
     Arrays.fill(partitions, -1);
     Arrays.fill(offsets, -1);
+    int paceEvery = Integer.parseInt(args.get("pace-every", "0"));
+    long paceMs = Long.parseLong(args.get("pace-ms", "0"));
     AtomicInteger errors = new AtomicInteger();
     AtomicInteger acked = new AtomicInteger();
     AtomicReference<String> firstError = new AtomicReference<>();
@@ -546,6 +551,7 @@ public final class SkiffJavaClient {
             acked.incrementAndGet();
           }
         });
+        if (paceEvery > 0 && (i + 1) % paceEvery == 0) Thread.sleep(paceMs);
       }
       producer.flush();
       done.countDown();
