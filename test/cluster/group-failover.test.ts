@@ -14,12 +14,11 @@
  * Every wait is bounded; the clients run in parallel: 55-83 s on this (shared, loaded) two-core host.
  */
 import * as assert from 'node:assert/strict';
-import * as crypto from 'node:crypto';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Kafka, logLevel, type Admin, type Consumer } from 'kafkajs';
-import { makeTempDir, PYTHON, repoRoot, runProcess } from '../compat/clients';
+import { PYTHON, repoRoot } from '../compat/clients';
+import { compileJavaClient, javaRuntimeClasspath, resolveJavaLib } from '../compat/java-client';
 import {
   consumedBy,
   killAllMembers,
@@ -47,52 +46,14 @@ const MEMBER_TIMEOUT_MS = 100_000;
 const WAIT_MS = 40_000;
 
 // ------------------------------------------------------------------------------------------------
-// The Java client (as test/compat/java-clients.test.ts builds it)
+// The Java client (test/compat/java-client.ts finds the jars and compiles it)
 
 const JAVA_DIR = path.join(ROOT, 'test', 'java');
-const JAVA_SOURCE = path.join(JAVA_DIR, 'SkiffJavaClient.java');
 
 async function javaClasspath(): Promise<string[]> {
-  const hasClients = (dir: string): boolean =>
-    fs.existsSync(dir) && fs.readdirSync(dir).some((f) => /^kafka-clients-4\.[\d.]+\.jar$/.test(f));
-  let lib = process.env.SKIFF_JAVA_LIB ?? '';
-  if (lib === '') {
-    const r = await runProcess('bash', [path.join(ROOT, 'scripts', 'kafka-fixture.sh'), 'lib'], {
-      timeoutMs: 240_000,
-      cwd: ROOT,
-    });
-    lib = r.stdout.toString('utf8').trim().split('\n').pop() ?? '';
-  }
-  assert.ok(hasClients(lib), `no kafka-clients-4.x jar in ${lib} (set SKIFF_JAVA_LIB or run npm run peers)`);
-  const jar = fs.readdirSync(lib).find((f) => /^kafka-clients-4\.[\d.]+\.jar$/.test(f))!;
-  const hash = crypto
-    .createHash('sha256')
-    .update(fs.readFileSync(JAVA_SOURCE))
-    .update(`\0${jar}`)
-    .digest('hex')
-    .slice(0, 16);
-  const classes = path.join(ROOT, '.cache', 'java-classes', hash);
-  if (!fs.existsSync(path.join(classes, 'SkiffJavaClient.class'))) {
-    const tmp = makeTempDir('javac');
-    const r = await runProcess(
-      'javac',
-      ['-J-XX:TieredStopAtLevel=1', '-encoding', 'UTF-8', '-d', tmp, '-cp', path.join(lib, jar), JAVA_SOURCE],
-      { timeoutMs: 120_000 },
-    );
-    assert.equal(r.code, 0, `javac failed\n${r.stderr}`);
-    fs.mkdirSync(path.dirname(classes), { recursive: true });
-    try {
-      fs.renameSync(tmp, classes);
-    } catch {
-      // a concurrent run compiled it first
-    }
-  }
-  const jars = fs
-    .readdirSync(lib)
-    .filter((f) => /^(kafka-clients-|zstd-jni-|lz4-java-|snappy-java-|slf4j-|log4j-(api|core|slf4j)).*\.jar$/.test(f))
-    .sort()
-    .map((f) => path.join(lib, f));
-  return [...jars, classes];
+  const lib = await resolveJavaLib();
+  const classes = await compileJavaClient(lib);
+  return [...javaRuntimeClasspath(lib), classes];
 }
 
 function javaMember(classpath: string[], name: string, bootstrap: string, group: string): ProcessMember {
