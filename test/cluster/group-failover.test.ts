@@ -238,10 +238,22 @@ function assertNoCommittedRedelivery(m: GroupMember): void {
   }
 }
 
-/** The committed offsets of `group` (partition -> offset) through kafkajs's admin client (OffsetFetch). */
+/**
+ * The committed offsets of `group` (partition -> offset) through kafkajs's admin client (OffsetFetch).
+ * A coordinator that has just moved answers COORDINATOR_LOAD_IN_PROGRESS (retriable) while it loads:
+ * asked again up to 40 times, 250 ms apart, as a client's retry policy would.
+ */
 async function committedOffsets(admin: Admin, group: string): Promise<Map<number, number>> {
-  const [topic] = await admin.fetchOffsets({ groupId: group, topics: [TOPIC] });
-  return new Map((topic?.partitions ?? []).map((p) => [p.partition, Number(p.offset)]));
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const [topic] = await admin.fetchOffsets({ groupId: group, topics: [TOPIC] });
+      return new Map((topic?.partitions ?? []).map((p) => [p.partition, Number(p.offset)]));
+    } catch (error) {
+      const retriable = (error as { retriable?: unknown }).retriable === true;
+      if (!retriable || attempt >= 40) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
 }
 
 async function produce(admin: Kafka, phase: number, from: number, count: number): Promise<void> {
