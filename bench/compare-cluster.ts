@@ -2,7 +2,7 @@
  * The three-node section of `npm run bench:compare` (compare.ts calls {@link runClusterCompare};
  * `node dist/bench/compare.js --cluster-only` runs it alone): a three-node KRaft Kafka
  * (test/helpers/kafka-cluster.ts: combined node 0 + brokers 1 and 2, -Xmx384m each) against
- * `skiff start --nodes 3` (test/helpers/skiff-cluster-process.ts), both on this host.
+ * `skiff start --nodes 3` (test/helpers/cluster-process.ts), both on this host.
  *
  * Throughput: Kafka's ProducerPerformance (as compare.ts runs it) in alternating order, each run on a
  * fresh one-partition topic (made by a CreateTopics with explicit replicas) led by broker 1 (replicas [1, 2, 0]: not Kafka's node 0,
@@ -29,7 +29,7 @@ import { buildBatch } from '../src/client/batch';
 import { ApiKey } from '../src/protocol/api-keys';
 import { errorName } from '../src/protocol/error-codes';
 import { startKafkaCluster, type KafkaCluster } from '../test/helpers/kafka-cluster';
-import { startSkiffCluster, type SkiffCluster } from '../test/helpers/skiff-cluster-process';
+import { startClusterProcess, type ClusterProcess } from '../test/helpers/cluster-process';
 import { fmt, median, producePerformance, ratio, type ProducerResult, type ToolTarget } from './perf-tools';
 
 /** Options of {@link runClusterCompare}. */
@@ -102,9 +102,9 @@ export async function runClusterCompare(opts: ClusterCompareOptions): Promise<vo
     `\nbench/compare (3 nodes): ${opts.rounds} round(s), ${records} x ${RECORD_SIZE} B per run; failover: ${opts.rounds} crash(es) per cluster`,
   );
   let kafka: KafkaCluster | null = null;
-  let skiff: SkiffCluster | null = null;
+  let skiff: ClusterProcess | null = null;
   try {
-    const [k, s] = await Promise.allSettled([startKafkaCluster(), startSkiffCluster({ nodes: 3 })]);
+    const [k, s] = await Promise.allSettled([startKafkaCluster(), startClusterProcess()]);
     if (k.status === 'fulfilled') kafka = k.value;
     if (s.status === 'fulfilled') skiff = s.value;
     if (k.status === 'rejected') throw k.reason;

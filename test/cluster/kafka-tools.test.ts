@@ -183,7 +183,6 @@ describe("Kafka's tools against a 3-broker Skiff cluster", () => {
       const topic = 'tools-verifiable-bounce';
       const messages = 12_000;
       await createReplicatedTopic(cluster, topic, 3, { 'min.insync.replicas': '2' });
-      const cleanStop = await cluster.hasCleanStop();
       const consumer = await startTool(
         VERIFIABLE_CONSUMER,
         ['--bootstrap-server', cluster.bootstrap, '--topic', topic, '--group-id', 'verifiable-bounce'].concat([
@@ -212,15 +211,16 @@ describe("Kafka's tools against a 3-broker Skiff cluster", () => {
           assert.ok(acked() >= n, `the producer acked ${acked()} of ${n} within 60 s\n${producer.stderr()}`);
         };
         const bounces: string[] = [];
-        // A clean bounce (Kafka's clean_bounce: SIGTERM, a controlled shutdown), then a hard one (SIGKILL),
-        // each of the leader of a different partition; every bounce waits until the ISR is full again.
+        // A clean bounce (Kafka's clean_bounce: SIGTERM, a controlled shutdown; here POST /v1/brokers/{id}/stop),
+        // then a hard one (SIGKILL; here the admin crash), each of the leader of a different partition; every
+        // bounce waits until the ISR is full again.
         for (const [partition, kind] of [
           [0, 'clean'],
           [1, 'hard'],
         ] as const) {
           await waitAcked((partition + 1) * 3_000);
           const leader = (await cluster.partition(topic, partition)).leader;
-          if (kind === 'clean' && cleanStop) await cluster.stopBroker(leader);
+          if (kind === 'clean') await cluster.stopBroker(leader);
           else await cluster.crash(leader);
           await sleep(1_000);
           await cluster.start(leader);
@@ -228,10 +228,7 @@ describe("Kafka's tools against a 3-broker Skiff cluster", () => {
             (ps) => ps.filter((p) => p.topic === topic).every((p) => p.isr.length === 3),
             `${topic}: a full ISR after the ${kind} bounce of broker ${leader}`,
           );
-          bounces.push(
-            `${kind} bounce of broker ${leader} (leader of ${topic}-${partition})` +
-              (kind === 'clean' && !cleanStop ? ' as crash+start: no POST /v1/brokers/{id}/stop' : ''),
-          );
+          bounces.push(`${kind} bounce of broker ${leader} (leader of ${topic}-${partition})`);
         }
         const producerExit = await producer.exited;
         assert.equal(producerExit, 0, `the producer exited 0\n${producer.stderr()}`);

@@ -1,14 +1,17 @@
 /**
- * Runs a real Skiff cluster as one child process (`node bin/skiff.js start --nodes N --port 0 --data-dir
- * <dir> --fault-injection`) for suites that drive real clients and Kafka's tools against several brokers,
- * and drives it through the admin HTTP API: GET /v1/brokers, GET /v1/partitions, POST
- * /v1/brokers/{id}/crash|start (and /stop when the cluster has it).
+ * Runs a real Skiff cluster as one child process (`node bin/skiff.js start --nodes N --port 0 --admin-port 0
+ * --data-dir <dir> --fault-injection`) for suites that drive real clients and Kafka's tools against several
+ * brokers (test/cluster), compare it with a real Kafka cluster (test/oracle/cluster.long.test.ts) or
+ * benchmark it (bench/compare-cluster.ts), and drives it through the admin HTTP API: GET /v1/brokers,
+ * GET /v1/partitions, POST /v1/brokers/{id}/crash|start|stop.
  *
  *   const cluster = await startClusterProcess();               // 3 brokers, admin API with fault injection
  *   cluster.bootstrap                                          // "127.0.0.1:p0,127.0.0.1:p1,127.0.0.1:p2"
  *   await cluster.crash(0); await cluster.start(0);            // a hard crash of broker 0, then its restart
+ *   await cluster.stopBroker(1); await cluster.start(1);       // a controlled shutdown of broker 1, then its restart
  *   await cluster.waitForPartitions((ps) => ..., 'ISR full');  // bounded polling of /v1/partitions
  *   cluster.segmentBytes(1, 'topic', 0)                        // node-1's segment files of topic-0, concatenated
+ *   await cluster.stop();                                      // SIGTERM, then the temp data dir is removed
  *
  * Stop every cluster you start (e.g. in `after`). When the test process exits, a cluster still running is
  * SIGKILLed and every data dir created here is removed (SKIFF_TEST_KEEP_DATA=1 keeps them).
@@ -17,7 +20,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import type { BrokerInfo, PartitionInfo, ReplicaProgress } from '../../src/admin/cluster-view';
 import { exitOnSignal } from './exit-on-signal';
+import { repoRoot } from './kafka-fixture';
 
 /** Options for {@link startClusterProcess}. */
 export interface ClusterProcessOptions {
@@ -27,38 +32,18 @@ export interface ClusterProcessOptions {
   dataDir?: string;
   /** Extra config for every broker, passed as `--override key=value`. */
   overrides?: Record<string, string>;
-  /** How long to wait for every listening line and the admin line; default 30 s. */
+  /** How long to wait for every listening line and the admin line; default 60 s. */
   startTimeoutMs?: number;
 }
 
 /** A broker as GET /v1/brokers shows it. */
-export interface AdminBroker {
-  id: number;
-  host: string;
-  port: number;
-  state: 'running' | 'fenced' | 'stopped';
-  brokerEpoch: number;
-}
+export type AdminBroker = BrokerInfo;
 
 /** One replica's offsets as GET /v1/partitions shows them (-1 when unknown). */
-export interface AdminReplica {
-  brokerId: number;
-  logEndOffset: number;
-  fsyncedOffset: number;
-  highWatermark: number;
-}
+export type AdminReplica = ReplicaProgress;
 
 /** One partition as GET /v1/partitions shows it. */
-export interface AdminPartition {
-  topic: string;
-  partition: number;
-  leader: number;
-  leaderEpoch: number;
-  replicas: number[];
-  isr: number[];
-  offlineReplicas: number[];
-  perReplica: AdminReplica[];
-}
+export type AdminPartition = PartitionInfo;
 
 /** A running cluster process. */
 export interface ClusterProcess {
@@ -70,6 +55,8 @@ export interface ClusterProcess {
   adminUrl: string;
   dataDir: string;
   proc: ChildProcess;
+  /** `127.0.0.1:<port>` of broker `id`; throws a RangeError for an id the cluster does not have. */
+  address(id: number): string;
   /** `<dataDir>/node-<id>`: broker `id`'s log dir. */
   nodeDir(id: number): string;
   brokers(): Promise<AdminBroker[]>;
@@ -81,11 +68,9 @@ export interface ClusterProcess {
   /** POST /v1/brokers/{id}/start: resolves once the broker listens again. */
   start(id: number): Promise<void>;
   /**
-   * Whether POST /v1/brokers/{id}/stop (a clean, controlled shutdown) exists: probed once against a broker
-   * id the cluster does not have (404 "unknown broker" means the route exists, 404 without it or 405 not).
+   * POST /v1/brokers/{id}/stop: a controlled shutdown (the controller moves the broker's leaderships to
+   * other ISR members and fences it, then its listener closes); resolves once the broker is stopped.
    */
-  hasCleanStop(): Promise<boolean>;
-  /** POST /v1/brokers/{id}/stop; rejects when the route does not exist (see {@link hasCleanStop}). */
   stopBroker(id: number): Promise<void>;
   /**
    * Polls /v1/partitions every 100 ms until `check` returns true, for at most `timeoutMs` (default 30 s);
@@ -99,7 +84,11 @@ export interface ClusterProcess {
   waitForInSync(topic: string, timeoutMs?: number): Promise<AdminPartition[]>;
   /** Broker `id`'s segment files (`*.log`) of `topic-partition`, in base-offset order, concatenated. */
   segmentBytes(id: number, topic: string, partition: number): Buffer;
-  /** SIGTERM, then resolves with the exit code; SIGKILLs after 30 s and rejects. */
+  /**
+   * SIGTERM, then resolves with the exit code and removes the data dir when it was created here (not an
+   * `opts.dataDir`; SKIFF_TEST_KEEP_DATA=1 keeps it); SIGKILLs after 30 s and rejects. Later calls return
+   * the first call's promise.
+   */
   stop(): Promise<number | null>;
   /** The process's output so far (the last ~4 MiB). */
   logs(): string;
@@ -125,7 +114,7 @@ export async function startClusterProcess(opts: ClusterProcessOptions = {}): Pro
   const root = repoRoot();
   const dataDir = opts.dataDir ?? makeTempDataDir();
   const args = [path.join(root, 'bin', 'skiff.js'), 'start', '--nodes', String(nodes), '--port', '0'];
-  args.push('--data-dir', dataDir, '--fault-injection');
+  args.push('--admin-port', '0', '--data-dir', dataDir, '--fault-injection');
   for (const [key, value] of Object.entries(opts.overrides ?? {})) args.push('--override', `${key}=${value}`);
 
   const proc = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
@@ -145,7 +134,7 @@ export async function startClusterProcess(opts: ClusterProcessOptions = {}): Pro
     });
   });
 
-  const startTimeoutMs = opts.startTimeoutMs ?? 30_000;
+  const startTimeoutMs = opts.startTimeoutMs ?? 60_000;
   const { listening, adminUrl } = await new Promise<{ listening: number[]; adminUrl: string }>((resolve, reject) => {
     let settled = false;
     let stdout = '';
@@ -173,21 +162,12 @@ export async function startClusterProcess(opts: ClusterProcessOptions = {}): Pro
     proc.once('error', (err) => fail(`could not be spawned: ${err.message}`));
   });
 
-  const http = async <T>(method: 'GET' | 'POST', route: string): Promise<{ status: number; json: T }> => {
+  /** One admin API call: the parsed JSON body of a 200; rejects with the status and body otherwise. */
+  const ok = async <T>(method: 'GET' | 'POST', route: string): Promise<T> => {
     const res = await fetch(`${adminUrl}${route}`, { method, signal: AbortSignal.timeout(60_000) });
     const text = await res.text();
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = { error: text };
-    }
-    return { status: res.status, json: json as T };
-  };
-  const ok = async <T>(method: 'GET' | 'POST', route: string): Promise<T> => {
-    const r = await http<T>(method, route);
-    if (r.status !== 200) throw new Error(`${method} ${route}: HTTP ${r.status} ${JSON.stringify(r.json)}`);
-    return r.json;
+    if (res.status !== 200) throw new Error(`${method} ${route}: HTTP ${res.status} ${text}`);
+    return JSON.parse(text) as T;
   };
 
   // The listening lines are printed in node-id order; the admin API is the authority, so check it.
@@ -198,7 +178,7 @@ export async function startClusterProcess(opts: ClusterProcessOptions = {}): Pro
   if ([...ports].sort().join() !== [...listening].sort().join())
     throw new Error(`listening lines ${listening} differ from /v1/brokers ports ${ports}`);
 
-  let cleanStop: Promise<boolean> | undefined;
+  let stopping: Promise<number | null> | undefined;
   const partitions = (): Promise<AdminPartition[]> => ok<AdminPartition[]>('GET', '/v1/partitions');
   const cluster: ClusterProcess = {
     ports,
@@ -206,6 +186,11 @@ export async function startClusterProcess(opts: ClusterProcessOptions = {}): Pro
     adminUrl,
     dataDir,
     proc,
+    address(id) {
+      const port = ports[id];
+      if (port === undefined) throw new RangeError(`no Skiff broker ${id} (0..${nodes - 1})`);
+      return `127.0.0.1:${port}`;
+    },
     nodeDir: (id) => path.join(dataDir, `node-${id}`),
     brokers: () => ok<AdminBroker[]>('GET', '/v1/brokers'),
     partitions,
@@ -219,12 +204,6 @@ export async function startClusterProcess(opts: ClusterProcessOptions = {}): Pro
     },
     async start(id) {
       await ok('POST', `/v1/brokers/${id}/start`);
-    },
-    hasCleanStop() {
-      cleanStop ??= http<{ error?: string }>('POST', `/v1/brokers/${nodes + 1000}/stop`).then(
-        (r) => r.status === 404 && /unknown broker/.test(r.json.error ?? ''),
-      );
-      return cleanStop;
     },
     async stopBroker(id) {
       await ok('POST', `/v1/brokers/${id}/stop`);
@@ -259,25 +238,46 @@ export async function startClusterProcess(opts: ClusterProcessOptions = {}): Pro
         .sort();
       return Buffer.concat(logs.map((f) => fs.readFileSync(path.join(dir, f))));
     },
-    async stop() {
-      if (proc.exitCode !== null || proc.signalCode !== null) return proc.exitCode;
-      proc.kill('SIGTERM');
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<'timeout'>((resolve) => {
-        timer = setTimeout(() => resolve('timeout'), STOP_TIMEOUT_MS);
-      });
-      const result = await Promise.race([exited, timedOut]);
-      clearTimeout(timer);
-      if (result === 'timeout') {
-        proc.kill('SIGKILL');
-        await exited;
-        throw new Error(`skiff cluster did not exit within ${STOP_TIMEOUT_MS} ms of SIGTERM`);
-      }
-      return result.code;
+    stop() {
+      stopping ??= (async () => {
+        try {
+          return await terminate(proc, exited);
+        } finally {
+          removeCreatedDir(dataDir);
+        }
+      })();
+      return stopping;
     },
     logs: () => output,
   };
   return cluster;
+}
+
+/** SIGTERM, then the exit code; SIGKILL and a rejection when the process has not exited after 30 s. */
+async function terminate(
+  proc: ChildProcess,
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>,
+): Promise<number | null> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return proc.exitCode;
+  proc.kill('SIGTERM');
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), STOP_TIMEOUT_MS);
+  });
+  const result = await Promise.race([exited, timedOut]);
+  clearTimeout(timer);
+  if (result === 'timeout') {
+    proc.kill('SIGKILL');
+    await exited;
+    throw new Error(`skiff cluster did not exit within ${STOP_TIMEOUT_MS} ms of SIGTERM`);
+  }
+  return result.code;
+}
+
+/** Removes `dir` now when this module created it (unless SKIFF_TEST_KEEP_DATA=1), rather than at exit. */
+function removeCreatedDir(dir: string): void {
+  if (!createdDirs.delete(dir) || process.env.SKIFF_TEST_KEEP_DATA === '1') return;
+  fs.rmSync(dir, { recursive: true, force: true });
 }
 
 /** Full ISR, and every replica's LEO and HW equal to the leader's LEO. */
@@ -328,15 +328,4 @@ function installExitHook(): void {
     if (process.env.SKIFF_TEST_KEEP_DATA === '1') return;
     for (const dir of createdDirs) fs.rmSync(dir, { recursive: true, force: true });
   });
-}
-
-/** The nearest ancestor of this file holding package.json (works from test/ and dist/test/). */
-function repoRoot(): string {
-  let dir = __dirname;
-  while (!fs.existsSync(path.join(dir, 'package.json'))) {
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error(`no package.json above ${__dirname}`);
-    dir = parent;
-  }
-  return dir;
 }

@@ -1,7 +1,7 @@
 /**
  * What a three-node differential scenario (cluster-scenarios.ts) runs with: one of the two clusters
  * (a three-node KRaft Kafka, test/helpers/kafka-cluster.ts, or `skiff start --nodes 3`,
- * test/helpers/skiff-cluster-process.ts) behind the same interface, and a Skiff `src/client`
+ * test/helpers/cluster-process.ts) behind the same interface, and a Skiff `src/client`
  * connection bootstrapped from broker 0, which scenarios never stop (on Kafka it holds the
  * controller quorum). Requests go to the broker a scenario names (usually the partition's leader)
  * at fixed versions both brokers speak, so the same bytes reach each cluster.
@@ -12,10 +12,10 @@ import { ApiKey } from '../../src/protocol/api-keys';
 import { err, sleep, type Json } from './context';
 
 /**
- * One cluster under test. `shutDown` is a clean shutdown of one broker: Kafka's SIGTERM (controlled
- * shutdown); Skiff's admin API has no stop route on main yet, so its side is the admin crash,
- * which fences the broker at once (the controller hears of it from the runtime), so both end with
- * the broker out of every ISR and its partitions led elsewhere.
+ * One cluster under test. `shutDown` is a clean shutdown of one broker: Kafka's SIGTERM, Skiff's POST
+ * /v1/brokers/{id}/stop, each a controlled shutdown (leaderships move to other ISR members, then the
+ * broker is fenced and its listener closes), so both end with the broker out of every ISR and its
+ * partitions led elsewhere.
  */
 export interface ClusterTarget {
   name: 'kafka' | 'skiff';

@@ -1,7 +1,7 @@
 /**
  * The three-node differential suite: a three-node KRaft Kafka (test/helpers/kafka-cluster.ts: a
  * combined broker+controller and two brokers, -Xmx384m each) and `skiff start --nodes 3
- * --fault-injection` (test/helpers/skiff-cluster-process.ts) run every scenario of
+ * --fault-injection` (test/helpers/cluster-process.ts) run every scenario of
  * cluster-scenarios.ts with the same client code; the two JSON results must be equal except for
  * differences cluster-allowlist.ts tolerates.
  *
@@ -16,7 +16,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startKafkaCluster, type KafkaCluster } from '../helpers/kafka-cluster';
-import { startSkiffCluster, type SkiffCluster } from '../helpers/skiff-cluster-process';
+import { startClusterProcess, type ClusterProcess } from '../helpers/cluster-process';
 import { CLUSTER_ALLOWLIST } from './cluster-allowlist';
 import { ClusterContext, type ClusterTarget } from './cluster-context';
 import { CLUSTER_SCENARIOS } from './cluster-scenarios';
@@ -37,7 +37,7 @@ const SKIFF_AS_KAFKA_CLUSTER = {
 
 describe('differential, three nodes: Apache Kafka (oracle) vs skiff --nodes 3', () => {
   let kafka: KafkaCluster | undefined;
-  let skiff: SkiffCluster | undefined;
+  let skiff: ClusterProcess | undefined;
   let targets: { kafka: ClusterTarget; skiff: ClusterTarget };
   let baseTimestamp: number;
   const outDir = process.env.SKIFF_ORACLE_OUT;
@@ -48,7 +48,7 @@ describe('differential, three nodes: Apache Kafka (oracle) vs skiff --nodes 3', 
       const started = Date.now();
       const [k, s] = await Promise.allSettled([
         startKafkaCluster({ startTimeoutMs: 150_000 }),
-        startSkiffCluster({ nodes: 3, overrides: SKIFF_AS_KAFKA_CLUSTER }),
+        startClusterProcess({ overrides: SKIFF_AS_KAFKA_CLUSTER }),
       ]);
       if (k.status === 'fulfilled') kafka = k.value;
       if (s.status === 'fulfilled') skiff = s.value;
@@ -66,8 +66,8 @@ describe('differential, three nodes: Apache Kafka (oracle) vs skiff --nodes 3', 
         skiff: {
           name: 'skiff',
           address: (id) => sc.address(id),
-          shutDown: async (id) => void (await sc.crash(id)),
-          start: async (id) => void (await sc.start(id)),
+          shutDown: (id) => sc.stopBroker(id),
+          start: (id) => sc.start(id),
         },
       };
       baseTimestamp = Math.floor((Date.now() - 60_000) / 1000) * 1000;
