@@ -1,10 +1,12 @@
 /**
  * Apache Kafka's own tools (from the cached Kafka distribution, test/helpers/kafka-fixture.ts) against a
  * real three-broker Skiff (`skiff start --nodes 3 --fault-injection`): kafka-topics --describe agrees with
- * the admin API's /v1/partitions before and after a broker crash, and kafka-verifiable-producer with
+ * the admin API's /v1/partitions before and after a broker crash, kafka-verifiable-producer with
  * kafka-verifiable-consumer run while brokers are bounced, checked as Kafka's replication system test
  * (tests/kafkatest/tests/core/replication_test.py, ProduceConsumeValidateTest) checks them: every value the
- * producer saw acknowledged is consumed.
+ * producer saw acknowledged is consumed, and kafka-leader-election's PREFERRED and UNCLEAN elections move
+ * leaders as /v1/partitions shows. The cluster runs with auto.leader.rebalance.enable=false, so every
+ * leader move is a crash's, a stop's or an election's.
  */
 import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -24,6 +26,8 @@ const TEST_TIMEOUT_MS = 180_000;
 const TOPIC_COMMAND = 'org.apache.kafka.tools.TopicCommand';
 const VERIFIABLE_PRODUCER = 'org.apache.kafka.tools.VerifiableProducer';
 const VERIFIABLE_CONSUMER = 'org.apache.kafka.tools.VerifiableConsumer';
+/** bin/kafka-leader-election.sh's class. */
+const LEADER_ELECTION = 'org.apache.kafka.tools.LeaderElectionCommand';
 
 /** One partition line of `kafka-topics --describe`. */
 interface DescribedPartition {
@@ -116,7 +120,7 @@ describe("Kafka's tools against a 3-broker Skiff cluster", () => {
   let cluster: ClusterProcess;
 
   before(async () => {
-    cluster = await startClusterProcess();
+    cluster = await startClusterProcess({ overrides: { 'auto.leader.rebalance.enable': 'false' } });
   });
   after(async () => {
     await cluster?.stop();
@@ -128,6 +132,14 @@ describe("Kafka's tools against a 3-broker Skiff cluster", () => {
     const r = await runKafkaTool(TOPIC_COMMAND, args, { timeoutMs: 60_000 });
     assert.equal(r.code, 0, describeToolRun(TOPIC_COMMAND, args, r));
     return parseDescribe(r.stdout, topic);
+  }
+
+  /** Runs kafka-leader-election with `args` (the run must exit 0) and returns its stdout. */
+  async function electLeaders(args: string[]): Promise<string> {
+    const all = ['--bootstrap-server', cluster.bootstrap, ...args];
+    const r = await runKafkaTool(LEADER_ELECTION, all, { timeoutMs: 60_000 });
+    assert.equal(r.code, 0, describeToolRun(LEADER_ELECTION, all, r));
+    return r.stdout;
   }
 
   test(
@@ -274,6 +286,125 @@ describe("Kafka's tools against a 3-broker Skiff cluster", () => {
       } finally {
         await consumer.stop();
       }
+    },
+  );
+
+  test(
+    'kafka-leader-election --election-type PREFERRED --all-topic-partitions moves every partition led off its preferred replica back to it; a second run has nothing to elect',
+    { timeout: TEST_TIMEOUT_MS },
+    async (t) => {
+      const topic = 'tools-elect-preferred';
+      await createReplicatedTopic(cluster, topic, 3);
+      const created = await cluster.waitForInSync(topic);
+      const target = created.find((p) => p.leader === p.replicas[0]);
+      assert.ok(target !== undefined, `a new partition is led by its preferred replica\n${table(created)}`);
+      const preferred = target.leader;
+      await cluster.crash(preferred);
+      await cluster.waitForPartitions(
+        (ps) => ps.some((p) => p.topic === topic && p.partition === target.partition && p.leader !== preferred),
+        `${topic}-${target.partition} led elsewhere after the crash of broker ${preferred}`,
+      );
+      await cluster.start(preferred);
+      await cluster.waitForInSync(topic);
+      const moved = await cluster.partition(topic, target.partition);
+      assert.notEqual(moved.leader, preferred, `leadership stays off broker ${preferred} once it is back in the ISR`);
+      assert.ok(moved.isr.includes(preferred));
+
+      // Every partition (of every topic, earlier tests' too) led off a live, in-sync preferred replica.
+      const before = await cluster.partitions();
+      const offPreferred = before.filter(
+        (p) => p.leader >= 0 && p.leader !== p.replicas[0] && p.isr.includes(p.replicas[0]!),
+      );
+      const name = (p: AdminPartition): string => `${p.topic}-${p.partition}`;
+      assert.ok(
+        offPreferred.some((p) => name(p) === name(moved)),
+        table(before),
+      );
+
+      const first = await electLeaders(['--election-type', 'PREFERRED', '--all-topic-partitions']);
+      t.diagnostic(`first run: ${first.trim()}`);
+      const line = /^Successfully completed leader election \(PREFERRED\) for partitions (.+)$/m.exec(first);
+      assert.ok(line !== null, `no success line in:\n${first}`);
+      assert.deepEqual(line[1]!.split(', ').sort(), offPreferred.map(name).sort(), 'the partitions it names');
+      assert.doesNotMatch(first, /Error completing|Valid replica already elected/);
+
+      await cluster.waitForPartitions(
+        (ps) => offPreferred.every((p) => ps.find((q) => name(q) === name(p))?.leader === p.replicas[0]),
+        'every partition the tool named led by its preferred replica',
+      );
+      const after = await cluster.partitions();
+      for (const p of offPreferred) {
+        const now = after.find((q) => name(q) === name(p));
+        assert.ok(now !== undefined, name(p));
+        assert.equal(now.leader, p.replicas[0], `${name(p)} is led by its preferred replica\n${table(after)}`);
+        assert.ok(now.leaderEpoch > p.leaderEpoch, `${name(p)}: a new leader epoch`);
+        assert.deepEqual([...now.isr].sort(), [...p.isr].sort(), `${name(p)}: the ISR is unchanged`);
+      }
+      assert.ok(
+        after.every((p) => p.leader === p.replicas[0]),
+        `every partition is led by its preferred replica\n${table(after)}`,
+      );
+
+      // Nothing to elect: an all-partitions request lists only the partitions whose election was needed.
+      const second = await electLeaders(['--election-type', 'PREFERRED', '--all-topic-partitions']);
+      assert.equal(second.trim(), '', 'the second run prints no election');
+      const unchanged = (ps: AdminPartition[]): string[] => ps.map((p) => `${name(p)} ${p.leader}@${p.leaderEpoch}`);
+      assert.deepEqual(unchanged(await cluster.partitions()), unchanged(after), 'no leader or epoch moved');
+    },
+  );
+
+  test(
+    'kafka-leader-election --election-type UNCLEAN elects the live out-of-sync replica b of a partition with replicas [a,b] whose ISR is [a] with a down',
+    { timeout: TEST_TIMEOUT_MS },
+    async () => {
+      const topic = 'tools-elect-unclean';
+      const [a, b] = [1, 2];
+      const createArgs = ['--bootstrap-server', cluster.bootstrap, '--create', '--topic', topic];
+      createArgs.push('--replica-assignment', `${a}:${b}`);
+      const created = await runKafkaTool(TOPIC_COMMAND, createArgs, { timeoutMs: 60_000 });
+      assert.equal(created.code, 0, describeToolRun(TOPIC_COMMAND, createArgs, created));
+      const [initial] = await cluster.waitForInSync(topic);
+      assert.deepEqual(initial?.replicas, [a, b]);
+      assert.equal(initial?.leader, a);
+
+      // b goes first, so the ISR shrinks to [a]; then a, the last ISR member, goes too.
+      await cluster.crash(b);
+      await cluster.waitForPartitions(
+        (ps) => ps.some((p) => p.topic === topic && p.leader === a && p.isr.join() === `${a}`),
+        `${topic}-0: ISR [${a}] after the crash of broker ${b}`,
+      );
+      await cluster.crash(a);
+      await cluster.waitForPartitions(
+        (ps) => ps.some((p) => p.topic === topic && p.leader === -1 && p.isr.join() === `${a}`),
+        `${topic}-0: no leader, ISR [${a}] after the crash of broker ${a}`,
+      );
+      await cluster.start(b);
+      for (let i = 0; i < 300 && (await cluster.brokers()).find((x) => x.id === b)?.state !== 'running'; i++)
+        await sleep(100);
+      assert.equal((await cluster.brokers()).find((x) => x.id === b)?.state, 'running', `broker ${b} is running`);
+      const offline = await cluster.partition(topic, 0);
+      assert.equal(offline.leader, -1, `unclean.leader.election.enable=false: broker ${b} does not lead by itself`);
+      assert.deepEqual(offline.isr, [a]);
+
+      const out = await electLeaders(['--election-type', 'UNCLEAN', '--topic', topic, '--partition', '0']);
+      assert.match(
+        out,
+        new RegExp(`^Successfully completed leader election \\(UNCLEAN\\) for partitions ${topic}-0$`, 'm'),
+      );
+      await cluster.waitForPartitions(
+        (ps) => ps.some((p) => p.topic === topic && p.leader !== -1),
+        `${topic}-0 led after the UNCLEAN election`,
+      );
+      const elected = await cluster.partition(topic, 0);
+      assert.equal(elected.leader, b, `broker ${b} leads\n${table([elected])}`);
+      assert.deepEqual(elected.isr, [b]);
+      assert.ok(elected.leaderEpoch > offline.leaderEpoch, 'a new leader epoch');
+
+      // a comes back as a follower of b and rejoins the ISR.
+      await cluster.start(a);
+      const [rejoined] = await cluster.waitForInSync(topic);
+      assert.equal(rejoined?.leader, b);
+      assert.deepEqual([...(rejoined?.isr ?? [])].sort(), [a, b]);
     },
   );
 });
