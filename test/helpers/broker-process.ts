@@ -74,7 +74,7 @@ export async function startBrokerProcess(opts: BrokerProcessOptions = {}): Promi
   proc.stderr?.on('data', (chunk: string) => {
     output += chunk;
   });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+  const exited = new Promise<ChildExit>((resolve) => {
     proc.once('exit', (code, signal) => {
       liveProcesses.delete(proc);
       resolve({ code, signal });
@@ -114,23 +114,8 @@ export async function startBrokerProcess(opts: BrokerProcessOptions = {}): Promi
     dataDir,
     proc,
     logs,
-    async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
-      if (proc.exitCode !== null || proc.signalCode !== null) return proc.exitCode;
-      proc.kill(signal);
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<'timeout'>((resolve) => {
-        timer = setTimeout(() => resolve('timeout'), STOP_TIMEOUT_MS);
-      });
-      const result = await Promise.race([exited, timedOut]);
-      clearTimeout(timer);
-      if (result === 'timeout') {
-        proc.kill('SIGKILL');
-        await exited;
-        throw new Error(
-          `skiff broker did not exit within ${STOP_TIMEOUT_MS} ms of ${signal}\n--- broker output ---\n${output}`,
-        );
-      }
-      return result.code;
+    stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+      return stopChild(proc, exited, signal, 'skiff broker', () => `\n--- broker output ---\n${output}`);
     },
     async kill9(): Promise<void> {
       if (proc.exitCode !== null || proc.signalCode !== null) return;
@@ -138,6 +123,40 @@ export async function startBrokerProcess(opts: BrokerProcessOptions = {}): Promi
       await exited;
     },
   };
+}
+
+/** How a child process ended: its exit code, or the signal that ended it. */
+export interface ChildExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/**
+ * Sends `signal` to `proc` and resolves with its exit code once `exited` resolves (at once when it has
+ * exited already). When it still runs after 30 s, SIGKILLs it, waits for it and rejects with
+ * "`what` did not exit within 30000 ms of `signal`" followed by `detail()`.
+ */
+export async function stopChild(
+  proc: ChildProcess,
+  exited: Promise<ChildExit>,
+  signal: NodeJS.Signals,
+  what: string,
+  detail: () => string = () => '',
+): Promise<number | null> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return proc.exitCode;
+  proc.kill(signal);
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), STOP_TIMEOUT_MS);
+  });
+  const result = await Promise.race([exited, timedOut]);
+  clearTimeout(timer);
+  if (result === 'timeout') {
+    proc.kill('SIGKILL');
+    await exited;
+    throw new Error(`${what} did not exit within ${STOP_TIMEOUT_MS} ms of ${signal}${detail()}`);
+  }
+  return result.code;
 }
 
 function makeTempDataDir(): string {

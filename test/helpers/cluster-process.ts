@@ -21,6 +21,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { BrokerInfo, PartitionInfo, ReplicaProgress } from '../../src/admin/cluster-view';
+import { stopChild, type ChildExit } from './broker-process';
 import { exitOnSignal } from './exit-on-signal';
 import { repoRoot } from './kafka-fixture';
 
@@ -94,7 +95,6 @@ export interface ClusterProcess {
   logs(): string;
 }
 
-const STOP_TIMEOUT_MS = 30_000;
 const LOG_TAIL_CHARS = 4 << 20;
 const LISTENING_LINE = /^skiff listening on (\S+):(\d+)\r?$/gm;
 const ADMIN_LINE = /^skiff admin API on (http:\/\/127\.0\.0\.1:\d+)\r?$/m;
@@ -127,7 +127,7 @@ export async function startClusterProcess(opts: ClusterProcessOptions = {}): Pro
   proc.stdout?.setEncoding('utf8');
   proc.stderr?.setEncoding('utf8');
   proc.stderr?.on('data', append);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+  const exited = new Promise<ChildExit>((resolve) => {
     proc.once('exit', (code, signal) => {
       liveProcesses.delete(proc);
       resolve({ code, signal });
@@ -241,7 +241,7 @@ export async function startClusterProcess(opts: ClusterProcessOptions = {}): Pro
     stop() {
       stopping ??= (async () => {
         try {
-          return await terminate(proc, exited);
+          return await stopChild(proc, exited, 'SIGTERM', 'skiff cluster');
         } finally {
           removeCreatedDir(dataDir);
         }
@@ -251,27 +251,6 @@ export async function startClusterProcess(opts: ClusterProcessOptions = {}): Pro
     logs: () => output,
   };
   return cluster;
-}
-
-/** SIGTERM, then the exit code; SIGKILL and a rejection when the process has not exited after 30 s. */
-async function terminate(
-  proc: ChildProcess,
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>,
-): Promise<number | null> {
-  if (proc.exitCode !== null || proc.signalCode !== null) return proc.exitCode;
-  proc.kill('SIGTERM');
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), STOP_TIMEOUT_MS);
-  });
-  const result = await Promise.race([exited, timedOut]);
-  clearTimeout(timer);
-  if (result === 'timeout') {
-    proc.kill('SIGKILL');
-    await exited;
-    throw new Error(`skiff cluster did not exit within ${STOP_TIMEOUT_MS} ms of SIGTERM`);
-  }
-  return result.code;
 }
 
 /** Removes `dir` now when this module created it (unless SKIFF_TEST_KEEP_DATA=1), rather than at exit. */
