@@ -217,7 +217,14 @@ export class BrokerNode implements BrokerContext {
       const port = advertised.port === 0 ? this.boundPort : advertised.port;
       return [{ nodeId: this.nodeId, host: advertised.host, port }];
     }
-    return registered.filter((b) => !b.fenced).map((b) => ({ nodeId: b.nodeId, host: b.host, port: b.port }));
+    return registered
+      .filter((b) => !b.fenced)
+      .map((b) => ({
+        nodeId: b.nodeId,
+        host: b.host,
+        port: b.port,
+        ...(b.offlineReplicas !== undefined ? { offlineReplicas: b.offlineReplicas } : {}),
+      }));
   }
 
   handlers() {

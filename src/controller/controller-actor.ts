@@ -37,6 +37,7 @@ import {
   electLeaders,
   leaderImbalanceElections,
   leaderlessElections,
+  replicaOffline,
   uncleanElectionEnabled,
 } from './replication-control';
 import type { Decision } from './replication-control';
@@ -160,6 +161,22 @@ export class ControllerActor implements Actor<ControllerMessages> {
           ctx.log.info({ ...envelope.body, errorCode: result.errorCode, reason }, 'AlterPartition refused');
         this.commit(records);
         ctx.reply(envelope, result);
+        return;
+      }
+      case 'controller.replica-offline': {
+        const { errorCode, reason, decision } = replicaOffline(
+          this.state,
+          envelope.body,
+          this.args.uncleanLeaderElectionEnable,
+        );
+        if (reason !== null) ctx.log.info({ ...envelope.body, errorCode, reason }, 'replica-offline refused');
+        else if (decision.records.length > 0)
+          ctx.log.warn(
+            { ...envelope.body },
+            'replica offline on the disk: out of the ISR and leadership until its broker restarts',
+          );
+        this.commitDecision(decision, `replica of broker ${envelope.body.brokerId} offline on the disk`);
+        ctx.reply(envelope, { errorCode });
         return;
       }
       case 'controller.elect-leaders': {

@@ -123,6 +123,12 @@ export type ControllerMessages = {
    * it is fenced at once, leaves every ISR, and its led partitions get new leaders. Idempotent.
    */
   'controller.broker-down': { body: { brokerId: number; reason: string }; reply: Record<string, never> };
+  /**
+   * A broker's replica failed on its disk (a failed fsync): it leaves the ISR and, if it led, another
+   * ISR member leads (replication-control.ts replicaOffline); it stays out until the broker registers
+   * again. Sent by the replica manager, retried until answered NONE. KIP-112's offline log dir.
+   */
+  'controller.replica-offline': { body: ReplicaOfflineCommand; reply: { errorCode: number } };
   /** A leader asks to change its partition's ISR (KIP-497 AlterPartition), forwarded by its replica manager. */
   'controller.alter-partition': { body: AlterPartitionCommand; reply: AlterPartitionResult };
   /** ElectLeaders (KIP-460): electionType 0 PREFERRED, 1 UNCLEAN; `partitions` null means all. */
@@ -138,6 +144,14 @@ export type ControllerMessages = {
    */
   'controller.subscribe': { body: { listener: ActorRef<MetadataListenerMessages> }; reply: MetadataImage };
 };
+
+/** Broker `brokerId` (registration `brokerEpoch`) reports its replica of `topicId`-`partition` offline. */
+export interface ReplicaOfflineCommand {
+  brokerId: number;
+  brokerEpoch: number;
+  topicId: string;
+  partition: number;
+}
 
 /** AlterPartition of one partition (KIP-497): `newIsr` replaces the ISR if `partitionEpoch` is current. */
 export interface AlterPartitionCommand {

@@ -62,6 +62,21 @@ export interface FenceBrokerRecord {
   brokerEpoch: number;
 }
 
+/**
+ * A replica of broker `brokerId` (registration `brokerEpoch`) failed on its disk (a failed fsync, or
+ * an append it could not undo) and is offline until that broker registers again (a restart): it may
+ * neither lead nor be in the ISR. The partition record that takes it out of the ISR (and elects
+ * another leader if it led) comes in the same frame. Kafka's equivalent is the offline log dir of
+ * KIP-112 (the broker heartbeat's offline dirs in KRaft), which takes its replicas out of every ISR.
+ */
+export interface ReplicaOfflineRecord {
+  type: 'replica-offline';
+  brokerId: number;
+  brokerEpoch: number;
+  topicId: string;
+  partition: number;
+}
+
 /** The controller (re)started: its epoch, one above the previous one (brokers ignore a smaller one). */
 export interface ControllerEpochRecord {
   type: 'controller-epoch';
@@ -96,6 +111,7 @@ export type MetadataRecord =
   | ProducerIdsRecord
   | RegisterBrokerRecord
   | FenceBrokerRecord
+  | ReplicaOfflineRecord
   | ControllerEpochRecord;
 
 /** A partition as published to brokers and the network layer's metadata cache. */
@@ -121,6 +137,11 @@ export interface BrokerState {
   brokerEpoch: number;
   /** True while it is down (crashed, timed out, shut down): it leads nothing and is in no ISR. */
   fenced: boolean;
+  /**
+   * Its replicas that failed on the disk during this registration (`replica-offline` records): they
+   * lead nothing and are in no ISR until the broker registers again. Absent when there are none.
+   */
+  offlineReplicas?: { topicId: string; partition: number }[];
 }
 
 /** A topic as published to brokers. */

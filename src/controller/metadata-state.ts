@@ -92,6 +92,18 @@ export class MetadataState {
         this.brokers.set(record.brokerId, { ...broker, fenced: true });
         return;
       }
+      case 'replica-offline': {
+        const broker = this.brokers.get(record.brokerId);
+        assert.ok(broker, `replica-offline of unregistered broker ${record.brokerId}`);
+        assert.equal(record.brokerEpoch, broker.brokerEpoch, 'a replica-offline names the current registration');
+        if (this.isReplicaOffline(record.brokerId, record.topicId, record.partition)) return;
+        const offlineReplicas = [
+          ...(broker.offlineReplicas ?? []),
+          { topicId: record.topicId, partition: record.partition },
+        ];
+        this.brokers.set(record.brokerId, { ...broker, offlineReplicas });
+        return;
+      }
       case 'controller-epoch':
         assert.ok(record.controllerEpoch > this.controllerEpoch, 'controller epochs only grow');
         this.controllerEpoch = record.controllerEpoch;
@@ -119,6 +131,17 @@ export class MetadataState {
   isActive(brokerId: number): boolean {
     const broker = this.brokers.get(brokerId);
     return broker !== undefined && !broker.fenced;
+  }
+
+  /** Broker `brokerId`'s replica of the partition failed on its disk during its current registration. */
+  isReplicaOffline(brokerId: number, topicId: string, partition: number): boolean {
+    const offline = this.brokers.get(brokerId)?.offlineReplicas ?? [];
+    return offline.some((r) => r.topicId === topicId && r.partition === partition);
+  }
+
+  /** Active, and its replica of the partition is not offline: may lead it and be in its ISR. */
+  isEligibleReplica(brokerId: number, topicId: string, partition: number): boolean {
+    return this.isActive(brokerId) && !this.isReplicaOffline(brokerId, topicId, partition);
   }
 
   /** Node ids of the active brokers, ascending. */

@@ -7,7 +7,7 @@
  * electLeaders) and the classic controller's `checkAndTriggerAutoLeaderRebalance`.
  */
 import { ErrorCode } from '../protocol/error-codes';
-import type { AlterPartitionCommand, AlterPartitionResult } from './messages';
+import type { AlterPartitionCommand, AlterPartitionResult, ReplicaOfflineCommand } from './messages';
 import type { MetadataRecord, TopicState } from './metadata-records';
 import type { MetadataState } from './metadata-state';
 import { changePartition, NO_LEADER, partitionRecord } from './partition-change';
@@ -52,7 +52,7 @@ export function brokerRemoval(state: MetadataState, brokerId: number, uncleanDef
       const change = changePartition(partition, {
         targetIsr: partition.isr.filter((id) => id !== brokerId),
         election: onlineElection(topic, uncleanDefault),
-        isAcceptableLeader: (id) => id !== brokerId && state.isActive(id),
+        isAcceptableLeader: (id) => id !== brokerId && state.isEligibleReplica(id, topic.topicId, partition.partition),
       });
       if (change === null) continue;
       decision.records.push(partitionRecord(topic.topicId, change.state));
@@ -67,6 +67,54 @@ export function brokerRemoval(state: MetadataState, brokerId: number, uncleanDef
     }
   }
   return decision;
+}
+
+/**
+ * Broker `command.brokerId`'s replica of one partition failed on its disk (KIP-112's offline log dir):
+ * it leaves the ISR (Kafka's last-member rule: a last member stays, with no leader) and, if it led,
+ * the first eligible ISR member in assignment order leads with a bumped leader epoch (or an unclean
+ * leader where the topic allows it). The `replica-offline` record, first in the same frame, keeps it
+ * out of leadership and the ISR until the broker registers again. STALE_BROKER_EPOCH (not the
+ * sender's current registration), UNKNOWN_TOPIC_OR_PARTITION, INVALID_REQUEST (not assigned there);
+ * a replica already offline is NONE with no records (the report is retried).
+ */
+export function replicaOffline(
+  state: MetadataState,
+  command: ReplicaOfflineCommand,
+  uncleanDefault: boolean,
+): { errorCode: number; reason: string | null; decision: Decision } {
+  const decision: Decision = { records: [], elected: [] };
+  const refuse = (errorCode: number, reason: string) => ({ errorCode, reason, decision });
+  const { brokerId, brokerEpoch, topicId } = command;
+  const broker = state.brokers.get(brokerId);
+  if (broker === undefined || broker.brokerEpoch !== brokerEpoch)
+    return refuse(ErrorCode.STALE_BROKER_EPOCH, `broker ${brokerId} is not registered with epoch ${brokerEpoch}`);
+  const topic = state.topicsById.get(topicId);
+  const partition = topic?.partitions[command.partition];
+  if (topic === undefined || partition === undefined)
+    return refuse(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `unknown partition ${topicId}-${command.partition}`);
+  if (!partition.replicas.includes(brokerId))
+    return refuse(ErrorCode.INVALID_REQUEST, `${topic.name}-${partition.partition} is not assigned to ${brokerId}`);
+  if (state.isReplicaOffline(brokerId, topicId, partition.partition))
+    return { errorCode: ErrorCode.NONE, reason: null, decision };
+  decision.records.push({ type: 'replica-offline', brokerId, brokerEpoch, topicId, partition: partition.partition });
+  const change = changePartition(partition, {
+    targetIsr: partition.isr.filter((id) => id !== brokerId),
+    election: onlineElection(topic, uncleanDefault),
+    isAcceptableLeader: (id) => id !== brokerId && state.isEligibleReplica(id, topicId, partition.partition),
+  });
+  if (change !== null) {
+    decision.records.push(partitionRecord(topicId, change.state));
+    if (change.state.leader !== partition.leader)
+      decision.elected.push({
+        topic: topic.name,
+        partition: partition.partition,
+        leader: change.state.leader,
+        leaderEpoch: change.state.leaderEpoch,
+        unclean: change.unclean,
+      });
+  }
+  return { errorCode: ErrorCode.NONE, reason: null, decision };
 }
 
 /**
@@ -88,7 +136,8 @@ export function leaderlessElections(
       if (partition.leader !== NO_LEADER) continue;
       const change = changePartition(partition, {
         election: onlineElection(topic, uncleanDefault),
-        isAcceptableLeader: (id) => id === newlyActive || state.isActive(id),
+        isAcceptableLeader: (id) =>
+          id === newlyActive || state.isEligibleReplica(id, topic.topicId, partition.partition),
       });
       if (change === null || change.state.leader === NO_LEADER) continue;
       decision.records.push(partitionRecord(topic.topicId, change.state));
@@ -152,16 +201,16 @@ export function alterPartition(
     return refuse(ErrorCode.INVALID_REQUEST, `${where}: invalid ISR ${JSON.stringify(newIsr)}`);
   if (!newIsr.includes(partition.leader))
     return refuse(ErrorCode.INVALID_REQUEST, `${where}: the ISR ${JSON.stringify(newIsr)} leaves out its leader`);
-  const ineligible = newIsr.filter((id) => !state.isActive(id));
+  const ineligible = newIsr.filter((id) => !state.isEligibleReplica(id, topic.topicId, partition.partition));
   if (ineligible.length > 0)
     return refuse(
       ErrorCode.INELIGIBLE_REPLICA,
-      `${where}: ineligible replicas ${JSON.stringify(ineligible)} (fenced or not registered)`,
+      `${where}: ineligible replicas ${JSON.stringify(ineligible)} (fenced, not registered, or offline on the disk until a restart)`,
     );
   const change = changePartition(partition, {
     targetIsr: newIsr,
     election: 'online',
-    isAcceptableLeader: (id) => state.isActive(id),
+    isAcceptableLeader: (id) => state.isEligibleReplica(id, topic.topicId, partition.partition),
   });
   if (change === null) return { result: { errorCode: ErrorCode.NONE, state: partition }, records: [], reason: null };
   return {
@@ -215,7 +264,7 @@ export function electLeaders(
       return result(ErrorCode.ELECTION_NOT_NEEDED);
     const change = changePartition(partition, {
       election: preferred ? 'preferred' : 'unclean',
-      isAcceptableLeader: (id) => state.isActive(id),
+      isAcceptableLeader: (id) => state.isEligibleReplica(id, topic.topicId, partitionId),
     });
     if (change === null || change.state.leader === partition.leader)
       return result(preferred ? ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE : ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE);
@@ -263,7 +312,7 @@ export function leaderImbalanceElections(state: MetadataState, imbalancePercenta
       const partition = topic.partitions[id]!;
       const change = changePartition(partition, {
         election: 'preferred',
-        isAcceptableLeader: (broker) => state.isActive(broker),
+        isAcceptableLeader: (broker) => state.isEligibleReplica(broker, topic.topicId, id),
       });
       if (change === null || change.state.leader !== preferred) continue;
       decision.records.push(partitionRecord(topic.topicId, change.state));

@@ -42,8 +42,16 @@ export interface BrokerContext {
   readonly clock: Clock;
   /** Timers on the network thread, driven by `clock` (the Fetch long poll's max_wait_ms). */
   readonly timers: Timers;
-  /** The advertised listener of every broker (the port is the bound one when configured as 0). */
-  brokers(): { nodeId: number; host: string; port: number }[];
+  /**
+   * The advertised listener of every live broker (the port is the bound one when configured as 0), and
+   * its replicas the controller holds offline after a storage error (absent when none).
+   */
+  brokers(): {
+    nodeId: number;
+    host: string;
+    port: number;
+    offlineReplicas?: { topicId: string; partition: number }[];
+  }[];
   /** Every handler's version range, for ApiVersions. */
   handlers(): ApiVersionRange[];
   /** A topic from the metadata cache. */

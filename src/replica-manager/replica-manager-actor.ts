@@ -19,6 +19,12 @@
  * A replica or coordinator that cannot start on the disk (an errno error: ENOSPC, EIO) leaves its
  * partition offline on this broker, retried every {@link OFFLINE_REPLICA_RETRY_MS}; the network layer
  * learns of it from `net.local-state` and answers KAFKA_STORAGE_ERROR.
+ *
+ * A replica of a replicated partition whose disk failed under it (a failed fsync) reports itself
+ * offline (`replica-manager.replica-offline`): it is listed offline the same way, never retried, and
+ * reported to the controller (`controller.replica-offline`, retried with the heartbeats until the
+ * controller takes it, and again after a re-registration), which takes it out of the ISR and out of
+ * leadership until this broker registers again at its next start (KIP-112's offline log dir).
  */
 import { isActorExistsError } from '../runtime/actor';
 import type { Actor, ActorContext, ActorId, ActorRef, Envelope, EnvelopeOf } from '../runtime/actor';
@@ -90,6 +96,11 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
   /** __consumer_offsets partition -> its coordinator on this broker. */
   private readonly coordinators = new Map<number, ActorRef<GroupCoordinatorMessages>>();
   private readonly offline = new Map<string, OfflinePartition>();
+  /**
+   * Replicas offline after a storage error until this broker restarts (never retried), by partition key;
+   * `reported`: the controller has taken the report.
+   */
+  private readonly failedReplicas = new Map<string, OfflinePartition & { topicId: string; reported: boolean }>();
   private applyChain: Promise<void> = Promise.resolve();
   private readonly waiters: { offset: number; envelope: ManagerEnvelope<'replica-manager.await-applied'> }[] = [];
   private heartbeatTimer: TimerHandle | null = null;
@@ -146,6 +157,8 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
         return;
       case 'replica-manager.alter-partition':
         return this.alterPartition(envelope, ctx);
+      case 'replica-manager.replica-offline':
+        return this.replicaOffline(envelope, ctx);
       case 'replica-manager.await-applied':
         if (this.appliedOffset >= envelope.body.offset) ctx.reply(envelope, this.localState());
         else this.waiters.push({ offset: envelope.body.offset, envelope });
@@ -222,6 +235,7 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
         .request(hosted.actor, 'replica.delete', {}, REQUEST_TIMEOUT_MS)
         .catch((error) => ctx.log.warn({ actor: hosted.actor, error: String(error) }, 'replica delete failed'));
     }
+    for (const key of [...this.failedReplicas.keys()]) if (!assigned.has(key)) this.failedReplicas.delete(key);
     for (const [key, entry] of [...this.offline.entries()])
       if (!assigned.has(key)) {
         this.offline.delete(key);
@@ -433,6 +447,56 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
 
   // ---- controller ----
 
+  /** A replica went offline after a storage error: listed offline here, and reported to the controller. */
+  private replicaOffline(envelope: ManagerEnvelope<'replica-manager.replica-offline'>, ctx: ActorContext): void {
+    const { topicId, partition, reason } = envelope.body;
+    const key = keyOf(topicId, partition);
+    const hosted = this.replicas.get(key);
+    if (hosted === undefined || this.failedReplicas.has(key)) return;
+    ctx.log.error(
+      { topic: hosted.topic, partition, reason },
+      `replica of ${hosted.topic}-${partition} is offline after a storage error until this broker restarts: ` +
+        'requests for it answer KAFKA_STORAGE_ERROR',
+    );
+    this.failedReplicas.set(key, { topic: hosted.topic, partition, reason, topicId, reported: false });
+    this.pushLocalState(ctx);
+    void this.reportOfflineReplicas(ctx);
+  }
+
+  /**
+   * Tells the controller of every offline replica it has not taken yet (`controller.replica-offline`
+   * with this registration's epoch). A failed report is retried after the next heartbeat.
+   */
+  private async reportOfflineReplicas(ctx: ActorContext): Promise<void> {
+    for (const entry of this.failedReplicas.values()) {
+      if (entry.reported) continue;
+      try {
+        const { errorCode } = await ctx.request(
+          CONTROLLER_ACTOR_ID,
+          'controller.replica-offline',
+          {
+            brokerId: this.brokerId,
+            brokerEpoch: this.brokerEpoch,
+            topicId: entry.topicId,
+            partition: entry.partition,
+          },
+          REQUEST_TIMEOUT_MS,
+        );
+        if (errorCode === ErrorCode.NONE) entry.reported = true;
+        else
+          ctx.log.warn(
+            { topic: entry.topic, partition: entry.partition, errorCode },
+            'the controller refused an offline replica report; retrying after the next heartbeat',
+          );
+      } catch (error) {
+        ctx.log.warn(
+          { topic: entry.topic, partition: entry.partition, error: String(error) },
+          'offline replica report got no answer',
+        );
+      }
+    }
+  }
+
   private async alterPartition(
     envelope: ManagerEnvelope<'replica-manager.alter-partition'>,
     ctx: ActorContext,
@@ -504,7 +568,10 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
         );
         if (registration.errorCode === ErrorCode.NONE) this.brokerEpoch = registration.brokerEpoch;
         this.resubscribe = true;
+        // A new registration starts with no offline replicas at the controller: they are still offline here.
+        for (const entry of this.failedReplicas.values()) entry.reported = false;
       }
+      if ([...this.failedReplicas.values()].some((e) => !e.reported)) await this.reportOfflineReplicas(ctx);
       if (this.resubscribe) {
         this.resubscribe = false;
         const image = await ctx.request(
@@ -529,7 +596,10 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
     return {
       appliedOffset: this.appliedOffset,
       brokerEpoch: this.brokerEpoch,
-      offline: [...this.offline.values()],
+      offline: [
+        ...this.offline.values(),
+        ...[...this.failedReplicas.values()].map(({ topic, partition, reason }) => ({ topic, partition, reason })),
+      ],
       coordinators: [...this.coordinators.keys()],
     };
   }

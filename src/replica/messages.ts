@@ -210,6 +210,15 @@ export type ReplicaHostMessages = {
     reply: { role: PartitionRole | null };
   };
   /**
+   * A replica of a partition with more than one assigned replica failed on its disk (a failed fsync,
+   * or an append it could not undo) and is offline until the broker restarts (KIP-112's offline log
+   * dir): the manager lists it offline (`net.local-state`, so the network answers
+   * KAFKA_STORAGE_ERROR) and reports it to the controller (`controller.replica-offline`), which takes
+   * it out of the ISR and elects another leader if it led. `reason`: the errno and message. Sent,
+   * never answered.
+   */
+  'replica-manager.replica-offline': { body: { topicId: string; partition: number; reason: string }; reply: void };
+  /**
    * A leader asks to shrink or expand its ISR; the manager forwards it to the controller as an
    * AlterPartition with its broker epoch, and answers the controller's result (errorCode; the
    * partition's role after it, or null if the partition is gone).

@@ -227,6 +227,8 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       log: () => this.log,
       highWatermark: () => this.highWatermark,
       isClosing: () => this.groupCommit.isClosed,
+      replicated: () => (this.role?.replicas.length ?? 1) > 1,
+      onOffline: (ctx, error) => this.goOffline(ctx, error),
       dir: this.dir,
       onRefusingWrites: (ctx) => {
         this.purgatory.produces.abortAll(ctx.timers, ErrorCode.KAFKA_STORAGE_ERROR);
@@ -333,6 +335,8 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     // The runtime delivers any kind sent to this id: `unknown` keeps a handle for the default branch.
     const unknown: Envelope = envelope;
     if (this.log === null && envelope.type !== 'replica.delete') return this.answerWithoutLog(envelope, ctx);
+    if (this.storageProbe.isOffline && OFFLINE_REFUSED.has(envelope.type))
+      return this.answerWithoutLog(envelope, ctx, ErrorCode.KAFKA_STORAGE_ERROR);
     switch (envelope.type) {
       case 'replica.produce':
         return this.produce(envelope, ctx);
@@ -1016,6 +1020,8 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     const wasLeader = this.isLeader;
     const epochChanged = current === null || role.leaderEpoch !== current.leaderEpoch || role.leader !== current.leader;
     this.role = role;
+    // Offline after a storage error: neither leads nor fetches until its broker restarts.
+    if (this.storageProbe.isOffline) return;
     const leads = role.leader === this.args.brokerId;
     if (leads && (epochChanged || !wasLeader)) this.makeLeader(ctx);
     else if (leads) {
@@ -1069,9 +1075,16 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     ctx.log.debug({ dir: this.dir, leader: role.leader, leaderEpoch: role.leaderEpoch }, 'became follower');
   }
 
-  /** Requests that need the log before start() opened it (the partition was unassigned): NOT_LEADER_OR_FOLLOWER. */
-  private answerWithoutLog(envelope: EnvelopeOf<ReplicaMessages>, ctx: ActorContext): void {
-    const code = ErrorCode.NOT_LEADER_OR_FOLLOWER;
+  /**
+   * Requests that need the log before start() opened it (the partition was unassigned):
+   * NOT_LEADER_OR_FOLLOWER; or every request while the replica is offline after a storage error
+   * (`code` KAFKA_STORAGE_ERROR, Kafka's answer for a partition on an offline log dir).
+   */
+  private answerWithoutLog(
+    envelope: EnvelopeOf<ReplicaMessages>,
+    ctx: ActorContext,
+    code: number = ErrorCode.NOT_LEADER_OR_FOLLOWER,
+  ): void {
     switch (envelope.type) {
       case 'replica.produce':
         ctx.reply(envelope, {
@@ -1111,8 +1124,28 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
         ctx.reply(envelope, {});
         return;
       default:
-        ctx.log.debug({ type: envelope.type }, 'replica without a log ignores a message');
+        ctx.log.debug({ type: envelope.type, errorCode: code }, 'replica without a (usable) log ignores a message');
     }
+  }
+
+  /**
+   * A storage error of a replicated partition (StorageProbe): the replica stops leading and fetching,
+   * answers what waits on it KAFKA_STORAGE_ERROR (Kafka's DelayedProduce finds the partition offline),
+   * and tells its replica manager, which reports it to the controller: it leaves the ISR and another
+   * replica leads. It stays so (every request answered KAFKA_STORAGE_ERROR) until its broker restarts,
+   * whose recovery takes the log back to what it holds and lets it catch up as a follower.
+   */
+  private goOffline(ctx: ActorContext, error: KafkaStorageError): void {
+    this.leaderState = null;
+    if (this.isrExpirationTimer !== null) ctx.timers.clearTimeout(this.isrExpirationTimer);
+    this.isrExpirationTimer = null;
+    this.fetcher.stop(ctx);
+    this.purgatory.abortAll(ctx.timers, ErrorCode.KAFKA_STORAGE_ERROR);
+    ctx.send(this.args.manager, 'replica-manager.replica-offline', {
+      topicId: this.args.topicId,
+      partition: this.args.partition,
+      reason: `${error.code}: ${error.message}`,
+    });
   }
 
   /** OffsetForLeaderEpoch (KIP-101/279), from the epoch cache; the leader only, with the KIP-320 check. */
@@ -1459,6 +1492,17 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     this.checkpointTimer = ctx.timers.setTimeout(() => this.checkpointTick(ctx), this.args.checkpointIntervalMs);
   }
 }
+
+/** What an offline replica answers KAFKA_STORAGE_ERROR (everything that reads or writes its log, or needs its role). */
+const OFFLINE_REFUSED: ReadonlySet<string> = new Set([
+  'replica.produce',
+  'replica.fetch',
+  'replica.watch',
+  'replica.list-offsets',
+  'replica.delete-records',
+  'replica.offset-for-epoch',
+  'replica.await-leader-hw',
+]);
 
 /** A fetch's error answer: Kafka's error partition response carries no offsets (HW, LSO and log start -1). */
 function fetchErrorReply(errorCode: number): FetchReply {

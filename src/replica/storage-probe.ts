@@ -1,7 +1,6 @@
 /**
  * Storage errors of one replica (the replica side of Kafka's LogDirFailureChannel, which takes a
- * failed log dir offline until a restart; Skiff heals the partition instead). It owns the refusal
- * state and the storage probe:
+ * failed log dir offline until a restart). It owns the refusal state and the storage probe:
  * - an append the disk refuses (a full disk) is undone by the log and answered KAFKA_STORAGE_ERROR
  *   with its errno; the next produce simply tries again, so appends resume by themselves once space
  *   is free (one warning per run of refusals, one line when appends resume);
@@ -10,6 +9,10 @@
  *   waiting for the HW and the reads parked for a flush (through the host), and arms the probe, which
  *   every {@link STORAGE_PROBE_INTERVAL_MS} re-establishes a durable prefix (Log.reestablishDurablePrefix:
  *   the log cut back to its last fsynced point and fsynced again) and reopens the partition for writes.
+ *   That is for a partition with a single assigned replica only (nobody else can lead it). A replica of
+ *   a partition with more replicas goes offline instead, as Kafka's does (KIP-112): the host answers
+ *   KAFKA_STORAGE_ERROR, leaves the ISR through the controller, and stays so until its broker restarts,
+ *   so it never rejoins with an HW over bytes whose fsync failed.
  *
  * Durability: the cut never goes below the high watermark. The probe passes the HW as the floor, and
  * the log refuses (changing nothing) when its recovery point is below it: under write.caching=false
@@ -39,6 +42,17 @@ export interface StorageProbeHost {
   highWatermark(): number;
   /** The replica is stopping or deleted (group commit closed): the probe stops. */
   isClosing(): boolean;
+  /**
+   * The partition has more than one assigned replica: a failed fsync takes this replica offline until
+   * its broker restarts ({@link onOffline}) instead of arming the probe, as Kafka takes a failed log
+   * dir offline (KIP-112), since another replica can lead. With one replica nobody else can: the probe heals it.
+   */
+  replicated(): boolean;
+  /**
+   * The log refuses writes and the partition is replicated: the replica goes offline for good (until
+   * its broker restarts); called once, after {@link onRefusingWrites}.
+   */
+  onOffline(ctx: ActorContext, error: KafkaStorageError): void;
   /** The partition directory (log lines). */
   readonly dir: string;
   /**
@@ -60,8 +74,15 @@ export class StorageProbe {
   private appendsFailing = false;
   /** The errno of the last refused append (for the produce answer's message). */
   private lastAppendErrno = 'EIO';
+  /** Offline until a restart (a replicated partition's storage failure): the probe never runs. */
+  private offline = false;
 
   constructor(private readonly host: StorageProbeHost) {}
+
+  /** True once a storage failure of a replicated partition took this replica offline (until its broker restarts). */
+  get isOffline(): boolean {
+    return this.offline;
+  }
 
   /** The errno a KAFKA_STORAGE_ERROR produce answer names: the log's failure's, else the last refused append's. */
   errno(log: Log): string {
@@ -106,7 +127,17 @@ export class StorageProbe {
     // A failed asynchronous flush reports on a zero-delay timer: the probe may have healed the log
     // before it fires, and the produces waiting now are over the healed log.
     const log = this.host.log();
-    if (this.timer !== null || log === null || log.storageFailure === null) return;
+    if (this.offline || this.timer !== null || log === null || log.storageFailure === null) return;
+    if (this.host.replicated()) {
+      this.offline = true;
+      ctx.log.error(
+        { dir: this.host.dir, errno: error.code, error: error.message, recoveryPoint: log.recoveryPoint },
+        'replica offline after a storage error: out of the ISR, KAFKA_STORAGE_ERROR until its broker restarts',
+      );
+      this.host.onRefusingWrites(ctx);
+      this.host.onOffline(ctx, error);
+      return;
+    }
     ctx.log.error(
       { dir: this.host.dir, errno: error.code, error: error.message },
       'partition refuses writes after a storage error; retrying every STORAGE_PROBE_INTERVAL_MS',

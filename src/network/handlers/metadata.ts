@@ -84,6 +84,15 @@ export const metadataHandler: ApiHandler<typeof MetadataRequest, typeof Metadata
  */
 function describeTopic(topic: TopicState, broker: BrokerContext): object {
   const live = new Set(broker.brokers().map((b) => b.nodeId));
+  // Replicas the controller holds offline after a storage error until their broker restarts (KIP-112).
+  const failedOnDisk = (id: number, partition: number): boolean =>
+    broker
+      .brokers()
+      .some(
+        (b) =>
+          b.nodeId === id &&
+          (b.offlineReplicas ?? []).some((r) => r.topicId === topic.topicId && r.partition === partition),
+      );
   const offlineHere = (partition: number) =>
     broker.offlineReason(topic.name, partition) !== null ? [broker.nodeId] : [];
   return {
@@ -105,7 +114,9 @@ function describeTopic(topic: TopicState, broker: BrokerContext): object {
         leaderEpoch: p.leaderEpoch,
         replicaNodes: p.replicas,
         isrNodes: p.isr,
-        offlineReplicas: [...p.replicas.filter((id) => !live.has(id)), ...here],
+        offlineReplicas: [
+          ...new Set([...p.replicas.filter((id) => !live.has(id) || failedOnDisk(id, p.partition)), ...here]),
+        ],
       };
     }),
     topicAuthorizedOperations: -2147483648,
