@@ -289,6 +289,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       producerState: this.producerStates,
     });
     try {
+      this.truncateAfterStorageFailure(ctx, log);
       if (existingTopicId === null)
         writePartitionMetadata(fs, `${this.dir}/partition.metadata`, { topicId: this.args.topicId });
       // A missing checkpoint is rebuilt from the batches' epochs; entries past a recovered (cut) log go.
@@ -784,6 +785,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     this.purgatory.abortAll(ctx.timers, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION); // produced while the flush finished
     log.delete();
     this.log = null;
+    this.removeStorageFailureMarker(ctx);
     try {
       await ctx.request(
         this.args.logDirActor,
@@ -1141,11 +1143,56 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     this.isrExpirationTimer = null;
     this.fetcher.stop(ctx);
     this.purgatory.abortAll(ctx.timers, ErrorCode.KAFKA_STORAGE_ERROR);
+    const { recoveryPoint } = this.openLog();
+    try {
+      ctx.fs.writeFileAtomic(this.storageFailureMarker, Buffer.from(`${recoveryPoint}\n`, 'utf8'));
+    } catch (markerError) {
+      ctx.log.warn(
+        { dir: this.dir, error: String(markerError) },
+        'storage-failure marker not written: the restart recovers this log from its recovery point by its CRCs only',
+      );
+    }
     ctx.send(this.args.manager, 'replica-manager.replica-offline', {
       topicId: this.args.topicId,
       partition: this.args.partition,
       reason: `${error.code}: ${error.message}`,
     });
+  }
+
+  /**
+   * `<logDir>/<topic>-<partition>.storage-failure`: written when the replica goes offline, holding its
+   * recovery point then (decimal). Beside the partition directory, not in it, so a disk failing the
+   * directory's files may still take it.
+   */
+  private get storageFailureMarker(): string {
+    return `${this.dir}.storage-failure`;
+  }
+
+  /**
+   * At start, after a storage failure took this replica offline: the log is cut back to the recovery
+   * point the failure left (the marker's), since bytes past it were in a failed fsync's page cache and
+   * may read back whole (CRCs intact) without being on the disk (Linux drops the error with the
+   * first fsync that reports it). The HW never passed that point under write.caching=false; the
+   * follower fetches the rest from its leader. The marker goes once the cut is done.
+   */
+  private truncateAfterStorageFailure(ctx: ActorContext, log: Log): void {
+    const { fs } = ctx;
+    if (!fs.exists(this.storageFailureMarker)) return;
+    const recoveryPoint = Number.parseInt(fs.readFile(this.storageFailureMarker).toString('utf8').trim(), 10);
+    const before = log.logEndOffset;
+    if (Number.isSafeInteger(recoveryPoint) && recoveryPoint >= log.logStartOffset && recoveryPoint < before)
+      log.truncateTo(recoveryPoint);
+    ctx.log.warn(
+      { dir: this.dir, recoveryPoint, logEndOffset: log.logEndOffset, previousLogEndOffset: before },
+      'log cut back to the durable point its storage failure left before rejoining',
+    );
+    this.removeStorageFailureMarker(ctx);
+  }
+
+  private removeStorageFailureMarker(ctx: ActorContext): void {
+    if (!ctx.fs.exists(this.storageFailureMarker)) return;
+    ctx.fs.unlink(this.storageFailureMarker);
+    ctx.fs.syncDir(this.args.logDir);
   }
 
   /** OffsetForLeaderEpoch (KIP-101/279), from the epoch cache; the leader only, with the KIP-320 check. */

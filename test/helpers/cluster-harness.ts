@@ -171,6 +171,17 @@ export class ClusterSim {
     await this.ask(CONTROLLER_ACTOR_ID, 'controller.broker-down', { brokerId: i, reason: 'crashed' });
   }
 
+  /**
+   * Stops broker `i` as `skiff` does (Cluster.stopBroker): a controlled shutdown of its replica manager
+   * (leadership moves away, its replicas stop with their final flush and checkpoint), then the
+   * controller is told it is down.
+   */
+  async stopBroker(i: number): Promise<void> {
+    await this.ask(replicaManagerRef(i), 'replica-manager.shutdown', { controlled: true, timeoutMs: 10_000 }, 30_000);
+    this.up.delete(i);
+    await this.ask(CONTROLLER_ACTOR_ID, 'controller.broker-down', { brokerId: i, reason: 'shut down' });
+  }
+
   /** The controller's current image. */
   async image(): Promise<MetadataImage> {
     return this.ask(CONTROLLER_ACTOR_ID, 'controller.get-metadata', {});
