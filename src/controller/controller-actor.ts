@@ -7,7 +7,8 @@
  *
  * It owns topics (create, delete, configs, partitions, with Kafka's rack-unaware replica assignment
  * over the active brokers), broker registration and sessions (a broker silent for
- * broker.session.timeout.ms is fenced), elections when a broker leaves or returns, AlterPartition,
+ * broker.session.timeout.ms is fenced), elections when a broker leaves or returns or a replica fails on
+ * its disk (out of the ISR and leadership until its broker registers again), AlterPartition,
  * ElectLeaders and the leader imbalance check (replication-control.ts), and producer ids. Its
  * messages are declared with their bodies and replies in messages.ts.
  */
