@@ -365,7 +365,23 @@ export class BrokerNode implements BrokerContext {
    * does this at the first FindCoordinator for a group. Concurrent callers share one creation.
    */
   ensureOffsetsTopic(): Promise<void> {
-    if (this.topicsByName.has(OFFSETS_TOPIC)) return Promise.resolve();
+    if (this.offsetsTopicCreation !== null) return this.offsetsTopicCreation;
+    if (this.topicsByName.has(OFFSETS_TOPIC)) {
+      // The push may name the topic before this broker's manager has started its coordinators: wait
+      // for that, so a FindCoordinator is not followed by a JoinGroup answered LOAD_IN_PROGRESS.
+      if (this.local.appliedOffset >= this.cachedOffset) return Promise.resolve();
+      return this.endpoint
+        .request(
+          replicaManagerRef(this.nodeId),
+          'replica-manager.await-applied',
+          { offset: this.cachedOffset },
+          CONTROLLER_TIMEOUT_MS,
+        )
+        .then(
+          (state) => this.applyLocalState(state),
+          () => undefined,
+        );
+    }
     this.offsetsTopicCreation ??= (async () => {
       const [result] = await this.createTopics({
         topics: [
