@@ -136,14 +136,24 @@ export function nodeConfig(config: BrokerConfig, index: number, nodes: number): 
 async function checkClusterSize(config: BrokerConfig, nodes: number): Promise<void> {
   const first = path.resolve(config.logDirs[0]!);
   const names: string[] = await fsp.readdir(first).catch(() => []);
-  const nodeDirs = names.filter((n) => /^node-\d+$/.test(n)).length;
-  const flat = names.some((n) => n === 'meta.properties' || /^.+-\d+$/.test(n)) && nodeDirs === 0;
-  const made = nodeDirs > 0 ? nodeDirs : flat ? 1 : 0;
+  const indexes = names.flatMap((n) => (/^node-\d+$/.test(n) ? [Number(n.slice(5))] : []));
+  const flat = names.some((n) => n === 'meta.properties' || /^.+-\d+$/.test(n)) && indexes.length === 0;
+  const made = indexes.length > 0 ? Math.max(...indexes) + 1 : flat ? 1 : 0;
   if (made !== 0 && made !== nodes)
     throw new StartupError(
       `data dir ${first} was made by a cluster of ${made} broker${made === 1 ? '' : 's'}, not ${nodes}: ` +
         `start it with --nodes ${made}, or choose another data dir with --data-dir`,
       EXIT_CONFIG,
+    );
+  // Only a cluster that has run (its metadata log exists) can have had replicas on a missing broker.
+  const ran = names.includes(METADATA_DIR);
+  const missing = Array.from({ length: made }, (_, i) => i).filter((i) => made > 1 && !indexes.includes(i));
+  if (ran && missing.length > 0)
+    throw new StartupError(
+      `data dir ${first} was made by a cluster of ${made} brokers but ${missing.map((i) => `node-${i}`).join(', ')} ` +
+        `is missing: those brokers' logs are gone, and starting them empty could lose acknowledged records; ` +
+        `restore the directory, or choose another data dir with --data-dir`,
+      EXIT_FAILURE,
     );
 }
 
@@ -180,6 +190,8 @@ interface NodeEntry {
   state: BrokerRunState;
   /** The port it listens on: kept across a crash, so a restart binds it again. */
   port: number;
+  /** A crash, start or stop of this broker is under way (another one is refused until it ends). */
+  busy: boolean;
 }
 
 class Cluster implements RunningCluster {
@@ -209,7 +221,7 @@ class Cluster implements RunningCluster {
         onImage: (image) => this.observeImage(image),
         onRequestDone: (info) => this.observeRequest(info),
       });
-      this.entries.push({ config: c, node, state: 'stopped', port: 0 });
+      this.entries.push({ config: c, node, state: 'stopped', port: 0, busy: false });
     }
     runtime.onWorkerRestart((info) => {
       // A restarted controller has forgotten its subscribers: the network nodes subscribe again (the
@@ -381,7 +393,17 @@ class Cluster implements RunningCluster {
 
   async crashBroker(nodeId: number): Promise<void> {
     const entry = this.entry(nodeId);
+    if (entry.busy) throw new Error(`broker ${nodeId} is being crashed, started or stopped`);
     if (entry.state !== 'running') throw new Error(`broker ${nodeId} is not running`);
+    entry.busy = true;
+    try {
+      await this.crashBrokerNow(nodeId, entry);
+    } finally {
+      entry.busy = false;
+    }
+  }
+
+  private async crashBrokerNow(nodeId: number, entry: NodeEntry): Promise<void> {
     entry.state = 'stopped';
     entry.node.holdRequests();
     await entry.node.closeListener();
@@ -394,19 +416,46 @@ class Cluster implements RunningCluster {
 
   async startBroker(nodeId: number): Promise<void> {
     const entry = this.entry(nodeId);
+    if (entry.busy) throw new Error(`broker ${nodeId} is being crashed, started or stopped`);
     if (entry.state !== 'stopped') throw new Error(`broker ${nodeId} is already running`);
+    entry.busy = true;
+    try {
+      await this.startBrokerNow(nodeId, entry);
+    } finally {
+      entry.busy = false;
+    }
+  }
+
+  private async startBrokerNow(nodeId: number, entry: NodeEntry): Promise<void> {
     const listener = entry.config.listeners[0]!;
     entry.node.holdRequests();
     entry.port = await entry.node.listen(listener.host, entry.port);
-    await entry.node.subscribe();
-    await this.startManager(entry);
+    try {
+      await entry.node.subscribe();
+      await this.startManager(entry);
+    } catch (error) {
+      // A start that failed leaves the broker stopped, its port free for the next try.
+      entry.state = 'stopped';
+      await entry.node.closeListener();
+      throw error;
+    }
     entry.node.markReady();
     this.log.info({ nodeId, port: entry.port }, 'broker started again');
   }
 
   async stopBroker(nodeId: number): Promise<void> {
     const entry = this.entry(nodeId);
+    if (entry.busy) throw new Error(`broker ${nodeId} is being crashed, started or stopped`);
     if (entry.state !== 'running') throw new Error(`broker ${nodeId} is not running`);
+    entry.busy = true;
+    try {
+      await this.stopBrokerNow(nodeId, entry);
+    } finally {
+      entry.busy = false;
+    }
+  }
+
+  private async stopBrokerNow(nodeId: number, entry: NodeEntry): Promise<void> {
     await this.stopEntry(entry, this.base.controlledShutdownEnable && this.entries.length > 1);
     await entry.node.endpoint
       .request(
@@ -488,17 +537,17 @@ class Cluster implements RunningCluster {
       partitions: () => this.describePartitions(),
       crashBroker: async (id) => {
         const entry = entryOf(id);
-        if (entry.state !== 'running') throw new BrokerStateError(id, 'stopped', 'crash');
+        if (entry.busy || entry.state !== 'running') throw new BrokerStateError(id, entry.state, 'crash');
         await this.crashBroker(id);
       },
       startBroker: async (id) => {
         const entry = entryOf(id);
-        if (entry.state !== 'stopped') throw new BrokerStateError(id, 'running', 'start');
+        if (entry.busy || entry.state !== 'stopped') throw new BrokerStateError(id, entry.state, 'start');
         await this.startBroker(id);
       },
       stopBroker: async (id) => {
         const entry = entryOf(id);
-        if (entry.state !== 'running') throw new BrokerStateError(id, 'stopped', 'stop');
+        if (entry.busy || entry.state !== 'running') throw new BrokerStateError(id, entry.state, 'stop');
         await this.stopBroker(id);
       },
       watch: (observer) => {

@@ -103,6 +103,15 @@ export function parseCliArgs(argv: readonly string[], output: CliOutput = defaul
           faultInjection?: boolean;
         },
       ) => {
+        const nodes = options.nodes ?? 1;
+        if (options.port !== undefined && options.port !== 0 && options.port + nodes - 1 > 65535) {
+          output.writeErr(
+            `error: --port ${options.port} with --nodes ${nodes} needs ports up to ${options.port + nodes - 1}, ` +
+              `past 65535: choose a lower --port (or --port 0)\n`,
+          );
+          command = { kind: 'exit', exitCode: EXIT_USAGE };
+          return;
+        }
         command = {
           kind: 'start',
           args: {
@@ -110,7 +119,7 @@ export function parseCliArgs(argv: readonly string[], output: CliOutput = defaul
             overrides: options.override ?? [],
             port: options.port ?? null,
             dataDir: options.dataDir ?? null,
-            nodes: options.nodes ?? 1,
+            nodes,
             adminPort: options.adminPort ?? null,
             faultInjection: options.faultInjection ?? false,
           },

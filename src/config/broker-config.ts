@@ -935,8 +935,8 @@ function resolveNodeId(
 
 /**
  * The warning for KRaft cluster keys (process.roles, controller.quorum.voters,
- * controller.quorum.bootstrap.servers) in `props`, or null when none is set. Skiff is always one
- * node that is its own controller; when the keys name other nodes (another voter id, several
+ * controller.quorum.bootstrap.servers) in `props`, or null when none is set. A Skiff process is a
+ * cluster of its own (one broker, or `--nodes N` with their own controller); when the keys name other nodes (another voter id, several
  * bootstrap servers, a broker-only or controller-only role) the warning says that no cluster is
  * joined.
  */
@@ -964,7 +964,8 @@ export function clusterWarning(props: ReadonlyMap<string, string>, nodeId: numbe
     return `Ignoring ${keys}: KRaft wiring of a Kafka node; this Skiff process forms a cluster of its own (one node that is its own controller)`;
   return (
     `${keys} describe a Kafka cluster of several nodes (${others.join('; ')}): this Skiff process forms a ` +
-    `cluster of its own (one node that is its own controller) and joins no other node; Skiff has no replication yet`
+    `cluster of its own and joins no other node; to run several brokers, start them in one process with ` +
+    `\`skiff start --nodes N\``
   );
 }
 

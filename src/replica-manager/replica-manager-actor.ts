@@ -43,6 +43,7 @@ import type { GroupCoordinatorArgs } from '../group/group-coordinator-actor';
 import { groupCoordinatorActorId } from '../group/messages';
 import type { GroupCoordinatorMessages } from '../group/messages';
 import { OFFSETS_TOPIC } from '../group/offsets-records';
+import { readPartitionMetadata } from '../storage/checkpoint';
 import { networkNodeRef, replicaManagerRef } from './messages';
 import type { LocalBrokerState, OfflinePartition, ReplicaManagerMessages } from './messages';
 
@@ -219,6 +220,7 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
   private async apply(ctx: ActorContext, image: MetadataImage): Promise<void> {
     const previous = this.image;
     this.image = image;
+    if (previous === null) this.removeStrayPartitions(ctx, image);
     const assigned = new Map<string, { topic: TopicState; p: PartitionState }>();
     for (const topic of image.topics)
       for (const p of topic.partitions)
@@ -395,6 +397,28 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
     for (const logDir of this.args.config.logDirs) {
       const names = ctx.fs.exists(logDir) ? ctx.fs.readdir(logDir) : [];
       for (const name of names) if (/^.+-\d+$/.test(name)) this.partitionDirs.set(name, logDir);
+    }
+  }
+
+  /**
+   * At the first image after a start: partition directories whose topic id (partition.metadata) is
+   * in no topic of the image belong to topics deleted while this broker was down; they are removed,
+   * as Kafka's broker deletes stray logs at start-up. A directory without a readable
+   * partition.metadata is left alone (nothing says whose it is).
+   */
+  private removeStrayPartitions(ctx: ActorContext, image: MetadataImage): void {
+    const live = new Set(image.topics.map((t) => t.topicId));
+    for (const [name, logDir] of [...this.partitionDirs.entries()]) {
+      const dir = `${logDir}/${name}`;
+      const topicId = readPartitionMetadata(ctx.fs, `${dir}/partition.metadata`, ctx.log)?.topicId;
+      if (topicId === undefined || live.has(topicId)) continue;
+      try {
+        ctx.fs.rmrf(dir);
+        this.partitionDirs.delete(name);
+        ctx.log.info({ dir, topicId }, 'removed the log of a topic deleted while this broker was down');
+      } catch (error) {
+        ctx.log.warn({ dir, error: String(error) }, 'removing a stray partition directory failed');
+      }
     }
   }
 

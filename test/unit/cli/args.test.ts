@@ -36,6 +36,13 @@ describe('parseCliArgs', () => {
     assert.deepEqual(startArgs(['start']), NO_ARGS);
   });
 
+  it('refuses --port with --nodes when the last broker would need a port past 65535', () => {
+    const { command, err } = parse(['start', '--port', '65535', '--nodes', '3']);
+    assert.deepEqual(command, { kind: 'exit', exitCode: 2 });
+    assert.match(err, /--port 65535 with --nodes 3 needs ports up to 65537/);
+    assert.equal(startArgs(['start', '--port', '65533', '--nodes', '3']).port, 65533);
+  });
+
   it('parses --nodes and refuses a count outside 1..16', () => {
     assert.equal(startArgs(['start', '--nodes', '3']).nodes, 3);
     for (const bad of ['0', '17', 'x', '-1']) {

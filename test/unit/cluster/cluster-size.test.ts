@@ -61,6 +61,29 @@ test('a data dir made by three brokers refuses --nodes 1 and --nodes 2, and star
   }
 });
 
+test('a cluster data dir with one broker directory gone is refused, not shrunk', async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'skiff-size-'));
+  try {
+    await startAndStop(dir, 3);
+    removeDir(path.join(dir, 'node-1'));
+    const before = readdirSync(dir).sort();
+    for (const nodes of [2, 3])
+      await assert.rejects(startCluster(configFor(dir), createLogger({ fd: 2 }), { nodes }), (error: unknown) => {
+        assert.ok(error instanceof StartupError, String(error));
+        assert.match(
+          error.message,
+          nodes === 3
+            ? /made by a cluster of 3 brokers but node-1 is missing/
+            : /made by a cluster of 3 brokers, not 2/,
+        );
+        return true;
+      });
+    assert.deepEqual(readdirSync(dir).sort(), before, 'nothing written');
+  } finally {
+    removeDir(dir);
+  }
+});
+
 test('a single broker data dir refuses --nodes 3', async () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'skiff-size-'));
   try {

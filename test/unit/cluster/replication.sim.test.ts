@@ -207,4 +207,22 @@ describe('replication in a three-broker cluster (simulation)', () => {
     assert.ok(state.appliedOffset >= back.offset);
     await cluster.sim.shutdown();
   });
+  test('a topic deleted while a broker was down leaves no log on it once it starts again', async () => {
+    const cluster = await bootCluster(6);
+    await cluster.createTopic(TOPIC, 1, 3);
+    assert.deepEqual(await produce(cluster, ['x'], -1), [ErrorCode.NONE]);
+    const dir = `${cluster.configs[2]!.logDirs[0]}/${TOPIC}-0`;
+    assert.ok(cluster.fs.exists(dir));
+    await cluster.crashBroker(2);
+    const deleted = await cluster.ask(CONTROLLER_ACTOR_ID, 'controller.delete-topics', {
+      topics: [{ name: TOPIC, topicId: null }],
+    });
+    assert.equal(deleted.results[0]!.errorCode, ErrorCode.NONE);
+    await cluster.awaitApplied(deleted.image.offset);
+    assert.ok(!cluster.fs.exists(`${cluster.configs[0]!.logDirs[0]}/${TOPIC}-0`), 'a running broker deletes at once');
+    assert.ok(cluster.fs.exists(dir), 'the crashed broker still has it');
+    await cluster.startBroker(2);
+    assert.ok(!cluster.fs.exists(dir), 'removed at its start');
+    await cluster.sim.shutdown();
+  });
 });

@@ -519,7 +519,10 @@ describe('buildBrokerConfig: Kafka 4.x files and cluster keys', () => {
     const voters = build({ 'controller.quorum.voters': '0@h0:9093,1@h1:9093,2@h2:9093' }).warnings;
     assert.equal(voters.length, 1);
     assert.match(voters[0]!, /controller\.quorum\.voters names 1@h1:9093, 2@h2:9093/);
-    assert.match(voters[0]!, /forms a cluster of its own .*joins no other node; Skiff has no replication yet/);
+    assert.match(
+      voters[0]!,
+      /forms a cluster of its own and joins no other node; to run several brokers, start them in one process with `skiff start --nodes N`/,
+    );
     const brokerOnly = build({ 'process.roles': 'broker', 'controller.quorum.bootstrap.servers': 'c1:9093,c2:9093' });
     assert.match(brokerOnly.warnings[0]!, /process\.roles=broker leaves the controller role to other nodes/);
     assert.match(brokerOnly.warnings[0]!, /bootstrap\.servers lists 2 controllers/);
