@@ -329,7 +329,7 @@ export class BrokerNode implements BrokerContext {
     return reply.results;
   }
 
-  initProducerId(): Promise<{ producerId: number; producerEpoch: number }> {
+  initProducerId(): Promise<{ errorCode: number; producerId: number; producerEpoch: number }> {
     return this.endpoint.request(CONTROLLER_ACTOR_ID, 'controller.init-producer-id', {}, CONTROLLER_TIMEOUT_MS);
   }
 

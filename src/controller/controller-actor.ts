@@ -11,6 +11,16 @@
  * its disk (out of the ISR and leadership until its broker registers again), AlterPartition,
  * ElectLeaders and the leader imbalance check (replication-control.ts), and producer ids. Its
  * messages are declared with their bodies and replies in messages.ts.
+ *
+ * A metadata-log append the disk refuses (a full disk, EIO, a failed fsync) is an operating error
+ * (STYLE.md habit 3), not a crash: the log cuts the frame back (metadata-log.ts), nothing is applied,
+ * and the command is answered KAFKA_STORAGE_ERROR (see {@link ControllerActor.commit}). Kafka wraps
+ * an IOException of a log in a KafkaStorageException (UnifiedLog's maybeHandleIOException), an
+ * ApiException that the QuorumController's ControllerExceptions.toExternalException passes to the
+ * client unchanged (UNKNOWN_SERVER_ERROR is what it gives exceptions it did not expect, i.e. bugs);
+ * the code is retriable, so clients back off and try again, and the next command after space is
+ * freed succeeds. Registrations, fencing and ISR changes that fail are retried by their senders (the
+ * next heartbeat, the next session check, the next ISR check).
  */
 import type { Actor, ActorContext, ActorRef, Envelope, EnvelopeOf } from '../runtime/actor';
 import type { TimerHandle } from '../io/clock';
@@ -45,6 +55,7 @@ import type { Decision } from './replication-control';
 import { topicNameInvalidReason } from './topic-names';
 import { randomUuid } from './uuid';
 import { validateTopicConfigs } from '../config/topic-config';
+import { isIoError } from '../storage/storage-error';
 
 /** Spawn arguments of the controller. */
 export interface ControllerArgs {
@@ -69,6 +80,12 @@ export interface ControllerArgs {
 /** Upper bound on partitions per CreateTopics topic (a guard against absurd requests). */
 const MAX_PARTITIONS_PER_TOPIC = 10_000;
 
+/** How long after a fence the disk refused the session check tries again (the session stays expired). */
+const FAILED_FENCE_RETRY_MS = 1_000;
+
+/** The message of a KAFKA_STORAGE_ERROR answer: the metadata log refused the change. */
+const STORAGE_ERROR_MESSAGE = 'The controller could not write the change to its metadata log (a disk error).';
+
 export class ControllerActor implements Actor<ControllerMessages> {
   private log!: MetadataLog;
   private ctx!: ActorContext;
@@ -77,6 +94,12 @@ export class ControllerActor implements Actor<ControllerMessages> {
   private readonly sessions = new BrokerSessions();
   private sessionTimer: TimerHandle | null = null;
   private imbalanceTimer: TimerHandle | null = null;
+  /**
+   * The start's controller-epoch record when the disk refused it: it goes into the next change that
+   * is committed (the epoch goes up with the first change the restarted controller makes), so a
+   * restart on a full disk still starts. Empty once committed.
+   */
+  private pendingStartRecords: MetadataRecord[] = [];
 
   constructor(private readonly args: ControllerArgs) {}
 
@@ -95,7 +118,18 @@ export class ControllerActor implements Actor<ControllerMessages> {
     const startRecords: MetadataRecord[] = [];
     if (this.state.clusterId === '') startRecords.push({ type: 'cluster', clusterId: randomUuid(ctx.random) });
     startRecords.push({ type: 'controller-epoch', controllerEpoch: this.state.controllerEpoch + 1 });
-    this.commit(startRecords);
+    if (this.commit(startRecords) !== ErrorCode.NONE) {
+      // A new cluster without its cluster id cannot serve (brokers stamp it into meta.properties).
+      if (this.state.clusterId === '')
+        throw new Error(
+          `the controller could not write its first record to the metadata log in ${this.args.metadataDir}`,
+        );
+      this.pendingStartRecords = startRecords;
+      ctx.log.warn(
+        { controllerEpoch: this.state.controllerEpoch + 1 },
+        'the new controller epoch is not in the metadata log yet: it goes in with the next change',
+      );
+    }
     // A restarted controller gives every live broker a whole session before fencing it; a leader
     // named by a log that predates registration gets one too, to register in.
     const nowMs = ctx.clock.monotonicMs();
@@ -142,8 +176,9 @@ export class ControllerActor implements Actor<ControllerMessages> {
         return;
       case 'controller.init-producer-id': {
         const producerId = this.state.nextProducerId;
-        this.commit([{ type: 'producer-ids', nextProducerId: producerId + 1 }]);
-        ctx.reply(envelope, { producerId, producerEpoch: 0 });
+        const errorCode = this.commit([{ type: 'producer-ids', nextProducerId: producerId + 1 }]);
+        if (errorCode !== ErrorCode.NONE) ctx.reply(envelope, { errorCode, producerId: -1, producerEpoch: -1 });
+        else ctx.reply(envelope, { errorCode, producerId, producerEpoch: 0 });
         return;
       }
       case 'controller.register-broker':
@@ -153,6 +188,7 @@ export class ControllerActor implements Actor<ControllerMessages> {
         ctx.reply(envelope, this.brokerHeartbeat(envelope.body));
         return;
       case 'controller.broker-down':
+        // Refused by the disk: the broker keeps its session, whose expiry fences it (the session check).
         this.fenceBroker(envelope.body.brokerId, `broker down: ${envelope.body.reason}`);
         ctx.reply(envelope, {});
         return;
@@ -160,8 +196,9 @@ export class ControllerActor implements Actor<ControllerMessages> {
         const { result, records, reason } = alterPartition(this.state, envelope.body);
         if (reason !== null)
           ctx.log.info({ ...envelope.body, errorCode: result.errorCode, reason }, 'AlterPartition refused');
-        this.commit(records);
-        ctx.reply(envelope, result);
+        const errorCode = this.commit(records);
+        // The leader keeps its ISR and tries the change again at its next ISR check.
+        ctx.reply(envelope, errorCode === ErrorCode.NONE ? result : { errorCode, state: null });
         return;
       }
       case 'controller.replica-offline': {
@@ -171,19 +208,33 @@ export class ControllerActor implements Actor<ControllerMessages> {
           this.args.uncleanLeaderElectionEnable,
         );
         if (reason !== null) ctx.log.info({ ...envelope.body, errorCode, reason }, 'replica-offline refused');
-        else if (decision.records.length > 0)
+        // Refused by the disk: the replica manager reports it again after its next heartbeat.
+        const committed = this.commitDecision(
+          decision,
+          `replica of broker ${envelope.body.brokerId} offline on the disk`,
+        );
+        if (committed !== ErrorCode.NONE) {
+          ctx.reply(envelope, { errorCode: committed });
+          return;
+        }
+        if (reason === null && decision.records.length > 0)
           ctx.log.warn(
             { ...envelope.body },
             'replica offline on the disk: out of the ISR and leadership until its broker restarts',
           );
-        this.commitDecision(decision, `replica of broker ${envelope.body.brokerId} offline on the disk`);
         ctx.reply(envelope, { errorCode });
         return;
       }
       case 'controller.elect-leaders': {
         const { results, decision } = electLeaders(this.state, envelope.body.electionType, envelope.body.partitions);
-        this.commitDecision(decision, 'ElectLeaders');
-        ctx.reply(envelope, { results });
+        const errorCode = this.commitDecision(decision, 'ElectLeaders');
+        if (errorCode === ErrorCode.NONE) ctx.reply(envelope, { results });
+        else
+          ctx.reply(envelope, {
+            results: results.map((r) =>
+              r.errorCode === ErrorCode.NONE ? { ...r, errorCode, errorMessage: STORAGE_ERROR_MESSAGE } : r,
+            ),
+          });
         return;
       }
       default:
@@ -199,33 +250,53 @@ export class ControllerActor implements Actor<ControllerMessages> {
 
   /**
    * Appends the records of one change as one frame (durably), applies them, and pushes the new image
-   * to every subscriber. An empty change writes and pushes nothing.
+   * to every subscriber; returns NONE. An empty change writes and pushes nothing (NONE).
+   *
+   * When the disk refuses the append (an I/O error: ENOSPC, EIO, a failed fsync) returns
+   * KAFKA_STORAGE_ERROR (logged) having applied and pushed nothing: the log is as before the append
+   * (MetadataLog.append), so the in-memory state still matches it and the next change tries again.
+   * Any other throw (a programmer error) propagates and crashes the actor.
    */
-  private commit(records: MetadataRecord[]): void {
-    if (records.length === 0) return;
-    this.log.append(records);
-    for (const record of records) this.state.apply(record);
+  private commit(records: MetadataRecord[]): number {
+    if (records.length === 0) return ErrorCode.NONE;
+    const change = [...this.pendingStartRecords, ...records];
+    try {
+      this.log.append(change);
+    } catch (error) {
+      if (!isIoError(error)) throw error;
+      this.ctx.log.error(
+        { error: error.message, code: error.code, records: records.map((r) => r.type) },
+        'the metadata log refused a change; answering KAFKA_STORAGE_ERROR',
+      );
+      return ErrorCode.KAFKA_STORAGE_ERROR;
+    }
+    this.pendingStartRecords = [];
+    for (const record of change) this.state.apply(record);
     this.state.offset++;
-    if (this.subscribers.size === 0) return;
+    if (this.subscribers.size === 0) return ErrorCode.NONE;
     const image = this.image();
     for (const listener of this.subscribers.values()) this.ctx.send(listener, 'metadata.update', image);
+    return ErrorCode.NONE;
   }
 
   /**
    * Commits a decision's records as one change, between `before` and `after` (the broker records
-   * that go with them), and logs its leader changes under `cause`.
+   * that go with them), and logs its leader changes under `cause`. Returns {@link commit}'s code
+   * (nothing is logged as elected when the disk refused the change).
    */
   private commitDecision(
     decision: Decision,
     cause: string,
     before: MetadataRecord[] = [],
     after: MetadataRecord[] = [],
-  ): void {
-    this.commit([...before, ...decision.records, ...after]);
+  ): number {
+    const errorCode = this.commit([...before, ...decision.records, ...after]);
+    if (errorCode !== ErrorCode.NONE) return errorCode;
     for (const e of decision.elected) {
       if (e.unclean) this.ctx.log.warn({ ...e, cause }, 'unclean leader election: acknowledged records may be lost');
       else this.ctx.log.info({ ...e, cause }, 'partition leader changed');
     }
+    return ErrorCode.NONE;
   }
 
   private image(): MetadataImage {
@@ -257,7 +328,9 @@ export class ControllerActor implements Actor<ControllerMessages> {
       host: body.host,
       port: body.port,
     };
-    this.commitDecision(decision, `broker ${body.brokerId} registered`, [registration]);
+    const errorCode = this.commitDecision(decision, `broker ${body.brokerId} registered`, [registration]);
+    // Not registered: the broker tries again (its next heartbeat still finds its epoch stale).
+    if (errorCode !== ErrorCode.NONE) return { errorCode, brokerEpoch: -1 };
     this.sessions.touch(body.brokerId, this.ctx.clock.monotonicMs());
     this.scheduleSessionCheck();
     this.ctx.log.info({ ...body, brokerEpoch, elected: decision.elected.length }, 'broker registered');
@@ -302,7 +375,10 @@ export class ControllerActor implements Actor<ControllerMessages> {
         controllerEpoch: this.state.controllerEpoch,
       };
     }
-    this.fenceBroker(body.brokerId, 'controlled shutdown');
+    const errorCode = this.fenceBroker(body.brokerId, 'controlled shutdown');
+    // Not fenced: the broker's next shutdown heartbeat asks again.
+    if (errorCode !== ErrorCode.NONE)
+      return { errorCode, fenced: false, shutdownReady: false, controllerEpoch: this.state.controllerEpoch };
     return {
       errorCode: ErrorCode.NONE,
       fenced: true,
@@ -315,34 +391,53 @@ export class ControllerActor implements Actor<ControllerMessages> {
    * Fences `brokerId` in one change: it leaves every ISR (see brokerRemoval), its leaderships move,
    * and a fence record ends its registration's right to lead. Idempotent: a fenced broker is in no
    * ISR it could leave and leads nothing, so nothing is written. A node that never registered but
-   * is named by an older log loses its leaderships the same way, without a fence record.
+   * is named by an older log loses its leaderships the same way, without a fence record. Returns
+   * {@link commit}'s code: when the disk refused the change the broker keeps its session (expired or
+   * not), so the session check fences it later.
    */
-  private fenceBroker(brokerId: number, cause: string): void {
-    this.sessions.remove(brokerId);
+  private fenceBroker(brokerId: number, cause: string): number {
     const broker = this.state.brokers.get(brokerId);
     const decision = brokerRemoval(this.state, brokerId, this.args.uncleanLeaderElectionEnable);
     const fence: MetadataRecord[] =
       broker !== undefined && !broker.fenced
         ? [{ type: 'fence-broker', brokerId, brokerEpoch: broker.brokerEpoch }]
         : [];
-    if (decision.records.length === 0 && fence.length === 0) return;
-    this.commitDecision(decision, cause, [], fence);
+    if (decision.records.length === 0 && fence.length === 0) {
+      this.sessions.remove(brokerId);
+      return ErrorCode.NONE;
+    }
+    const errorCode = this.commitDecision(decision, cause, [], fence);
+    if (errorCode !== ErrorCode.NONE) {
+      this.ctx.log.warn({ brokerId, cause }, 'fencing a broker failed on the metadata log; retrying later');
+      return errorCode;
+    }
+    this.sessions.remove(brokerId);
     this.ctx.log.info({ brokerId, cause, partitionsChanged: decision.records.length }, 'broker fenced');
+    return ErrorCode.NONE;
   }
 
-  /** Arms the session timer for the first session to expire (a pending one is never later). */
-  private scheduleSessionCheck(): void {
+  /**
+   * Arms the session timer for the first session to expire (a pending one is never later), at
+   * least `minDelayMs` from now (after a fence the disk refused: that session is still expired).
+   */
+  private scheduleSessionCheck(minDelayMs = 0): void {
     if (this.sessionTimer !== null) return;
     const expiryMs = this.sessions.nextExpiryMs(this.args.brokerSessionTimeoutMs);
     if (expiryMs === null) return;
-    const delayMs = Math.max(0, expiryMs - this.ctx.clock.monotonicMs());
+    const delayMs = Math.max(minDelayMs, expiryMs - this.ctx.clock.monotonicMs());
     this.sessionTimer = this.ctx.timers.setTimeout(() => {
       this.sessionTimer = null;
       // One fence per change, as KRaft's maybeFenceOneStaleBroker: each is visible before the next.
       const nowMs = this.ctx.clock.monotonicMs();
-      for (const brokerId of this.sessions.expired(nowMs, this.args.brokerSessionTimeoutMs))
-        this.fenceBroker(brokerId, `no heartbeat for more than ${this.args.brokerSessionTimeoutMs} ms`);
-      this.scheduleSessionCheck();
+      let refused = false;
+      for (const brokerId of this.sessions.expired(nowMs, this.args.brokerSessionTimeoutMs)) {
+        const errorCode = this.fenceBroker(
+          brokerId,
+          `no heartbeat for more than ${this.args.brokerSessionTimeoutMs} ms`,
+        );
+        if (errorCode !== ErrorCode.NONE) refused = true;
+      }
+      this.scheduleSessionCheck(refused ? FAILED_FENCE_RETRY_MS : 0);
     }, delayMs);
   }
 
@@ -469,10 +564,11 @@ export class ControllerActor implements Actor<ControllerMessages> {
           manual.length > 0
             ? manual.map((replicas) => [...replicas])
             : assignReplicasRackUnaware(numPartitions, replicationFactor, this.state.activeBrokerIds(), ctx.random);
-        this.commit([
+        const errorCode = this.commit([
           { type: 'topic', name: request.name, topicId, configs: request.configs },
           ...this.newPartitionRecords(topicId, 0, assignments),
         ]);
+        if (errorCode !== ErrorCode.NONE) return fail(errorCode, STORAGE_ERROR_MESSAGE);
         ctx.log.info({ topic: request.name, topicId, numPartitions, replicationFactor }, 'created topic');
       }
       return {
@@ -538,7 +634,8 @@ export class ControllerActor implements Actor<ControllerMessages> {
             current,
           );
         }
-        this.commit(this.newPartitionRecords(topic.topicId, current, assignments));
+        const errorCode = this.commit(this.newPartitionRecords(topic.topicId, current, assignments));
+        if (errorCode !== ErrorCode.NONE) return fail(errorCode, STORAGE_ERROR_MESSAGE);
       }
       return { name: request.name, errorCode: ErrorCode.NONE, errorMessage: null };
     });
@@ -596,7 +693,11 @@ export class ControllerActor implements Actor<ControllerMessages> {
         const configRecord: MetadataRecord = { type: 'topic-configs', topicId: topic.topicId, configs: next };
         const enabled = uncleanElectionEnabled({ ...topic, configs: next }, this.args.uncleanLeaderElectionEnable);
         const decision = enabled ? leaderlessElections(this.state, null, true, topic) : { records: [], elected: [] };
-        this.commitDecision(decision, `unclean.leader.election.enable on ${topic.name}`, [configRecord]);
+        const errorCode = this.commitDecision(decision, `unclean.leader.election.enable on ${topic.name}`, [
+          configRecord,
+        ]);
+        if (errorCode !== ErrorCode.NONE)
+          return { topic: resource.topic, errorCode, errorMessage: STORAGE_ERROR_MESSAGE };
       }
       return { topic: resource.topic, errorCode: ErrorCode.NONE, errorMessage: null };
     });
@@ -622,7 +723,9 @@ export class ControllerActor implements Actor<ControllerMessages> {
         errorMessage: 'This server does not host this topic-partition.',
       };
     }
-    this.commit([{ type: 'remove-topic', topicId: topic.topicId }]);
+    const errorCode = this.commit([{ type: 'remove-topic', topicId: topic.topicId }]);
+    if (errorCode !== ErrorCode.NONE)
+      return { name: topic.name, topicId: topic.topicId, errorCode, errorMessage: STORAGE_ERROR_MESSAGE };
     return { name: topic.name, topicId: topic.topicId, errorCode: ErrorCode.NONE, errorMessage: null };
   }
 }

@@ -1,7 +1,9 @@
 /**
  * The controller actor's messages (controller-actor.ts): the commands it takes, the results it
  * answers, and {@link ControllerMessages}, kind -> body and reply. Every change answers with the
- * metadata image after it, which the broker publishes. The broker is the only sender.
+ * metadata image after it, which the broker publishes. The broker is the only sender. Any change
+ * may be answered KAFKA_STORAGE_ERROR: the metadata log refused it (a full disk), nothing changed,
+ * and the same command may be sent again.
  */
 import { actorRef } from '../runtime/actor';
 import type { ActorRef } from '../runtime/actor';
@@ -94,8 +96,14 @@ export type ControllerMessages = {
     body: CreatePartitionsCommand;
     reply: { results: CreatePartitionsResult[]; image: MetadataImage };
   };
-  /** A new producer id (epoch 0) for InitProducerId; the counter is in the metadata log. */
-  'controller.init-producer-id': { body: Record<string, never>; reply: { producerId: number; producerEpoch: number } };
+  /**
+   * A new producer id (epoch 0) for InitProducerId; the counter is in the metadata log. KAFKA_STORAGE_ERROR
+   * (id and epoch -1) when the metadata log refused the allocation.
+   */
+  'controller.init-producer-id': {
+    body: Record<string, never>;
+    reply: { errorCode: number; producerId: number; producerEpoch: number };
+  };
   /**
    * A broker's replica manager registers at its start (and after every crash): it gets a broker epoch
    * larger than any before and is unfenced. A `brokerId` outside the cluster's node ids gets
@@ -170,7 +178,8 @@ export interface AlterPartitionCommand {
  * does not lead, as KRaft answers; or an ISR with a duplicate, an unassigned member or without the
  * leader), NOT_CONTROLLER (epochs newer than the controller's), STALE_BROKER_EPOCH, INELIGIBLE_REPLICA
  * (an ISR member is fenced or unregistered), UNKNOWN_TOPIC_OR_PARTITION, each with the current state
- * when the partition exists (null for STALE_BROKER_EPOCH).
+ * when the partition exists (null for STALE_BROKER_EPOCH); KAFKA_STORAGE_ERROR with no state when the
+ * metadata log refused the change (nothing changed: the leader tries again at its next ISR check).
  */
 export interface AlterPartitionResult {
   errorCode: number;

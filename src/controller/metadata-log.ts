@@ -30,12 +30,21 @@
  *   metadata; it follows instead the QuorumController's rule that a metadata log it cannot read is a
  *   fatal fault (KAFKA-15968: a `CorruptRecordException` from the log is fatal; KAFKA-14275: a record
  *   that fails to load terminates the controller process).
+ *
+ * An append the disk refuses (ENOSPC on the write, EIO, a failed fsync) throws a
+ * {@link KafkaStorageError} and leaves no frame behind: the file is cut back to its size before the
+ * append (a short write may have stored part of the frame; after a failed fsync the bytes past the
+ * last good fsync are treated as never written) and that cut is fsynced, as Log.append undoes a
+ * refused batch (src/storage/log-segment.ts). The change was not applied, so the controller answers
+ * it with an error and the next append simply tries again. When even the cut fails, the log
+ * remembers that its tail is dirty and the next append cuts it first (and fails if it still cannot).
  */
 import { crc32c } from '@node-rs/crc32';
 import { Packr } from 'msgpackr';
 import type { FileHandle, FileSystem } from '../io/file-system';
 import type { Logger } from '../io/logger';
 import type { MetadataRecord } from './metadata-records';
+import { asStorageError } from '../storage/storage-error';
 
 const FRAME_HEADER_BYTES = 8;
 const packr = new Packr({ useRecords: false });
@@ -83,8 +92,17 @@ function nextFramePosition(bytes: Buffer, position: number): number | undefined 
 }
 
 export class MetadataLog {
+  /**
+   * A refused append could not be cut back: the file may hold bytes past {@link sizeBytes} (a partial
+   * frame, or one whose fsync failed). The next append cuts them first.
+   */
+  private tailDirty = false;
+
   private constructor(
     private readonly file: FileHandle,
+    private readonly path: string,
+    private readonly logger: Logger,
+    /** Bytes of intact, fsynced frames: where the next frame goes. */
     private sizeBytes: number,
   ) {}
 
@@ -133,23 +151,57 @@ export class MetadataLog {
       file.truncate(position);
       file.sync();
     }
-    return { log: new MetadataLog(file, position), records, frames };
+    return { log: new MetadataLog(file, path, logger, position), records, frames };
   }
 
   /**
    * Appends the records of one change as one frame and fsyncs it; returns once it is durable. After a
    * power loss the change replays whole or not at all. An empty change writes nothing.
+   *
+   * Throws a {@link KafkaStorageError} (`code` ENOSPC, EIO, ...) when the disk refuses the write or
+   * the fsync: the file is then cut back to where the frame started (see module doc), so the change
+   * is not in the log and a later append goes where this one would have. Anything other than an I/O
+   * error (a programmer error) is rethrown unchanged.
    */
   append(records: MetadataRecord[]): void {
     if (records.length === 0) return;
+    if (this.tailDirty) this.cutBack();
     const body = packr.pack(records);
     const frame = Buffer.alloc(FRAME_HEADER_BYTES + body.length);
     frame.writeUInt32BE(body.length, 0);
     frame.writeUInt32BE(crc32c(body) >>> 0, 4);
     body.copy(frame, FRAME_HEADER_BYTES);
-    this.file.write(frame, this.sizeBytes);
-    this.file.sync();
+    try {
+      this.file.write(frame, this.sizeBytes);
+      this.file.sync();
+    } catch (error) {
+      const storageError = asStorageError(error, `appending ${frame.length} bytes to metadata log ${this.path}`);
+      this.tailDirty = true;
+      try {
+        this.cutBack();
+      } catch (undoError) {
+        this.logger.error(
+          { path: this.path, validBytes: this.sizeBytes, error: storageError.message, undoError: String(undoError) },
+          'could not cut a refused metadata log append back; the next append tries again',
+        );
+      }
+      throw storageError;
+    }
     this.sizeBytes += frame.length;
+  }
+
+  /**
+   * Cuts the file back to {@link sizeBytes} and fsyncs the cut, clearing {@link tailDirty}. Throws a
+   * {@link KafkaStorageError} when the disk refuses (the tail stays dirty).
+   */
+  private cutBack(): void {
+    try {
+      this.file.truncate(this.sizeBytes);
+      this.file.sync();
+    } catch (error) {
+      throw asStorageError(error, `cutting metadata log ${this.path} back to ${this.sizeBytes} bytes`);
+    }
+    this.tailDirty = false;
   }
 
   close(): void {

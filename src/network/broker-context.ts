@@ -89,8 +89,8 @@ export interface BrokerContext {
     electionType: number,
     partitions: { topic: string; partition: number }[] | null,
   ): Promise<{ topic: string; partition: number; errorCode: number; errorMessage: string | null }[]>;
-  /** A new producer id (epoch 0) from the controller. */
-  initProducerId(): Promise<{ producerId: number; producerEpoch: number }>;
+  /** A new producer id (epoch 0) from the controller, or KAFKA_STORAGE_ERROR (its metadata log refused it). */
+  initProducerId(): Promise<{ errorCode: number; producerId: number; producerEpoch: number }>;
   /** Adds partitions to topics through the controller; new replicas serve before this resolves. */
   createPartitions(command: CreatePartitionsCommand): Promise<CreatePartitionsResult[]>;
   /**

@@ -24,7 +24,8 @@ export const initProducerIdHandler: ApiHandler<typeof InitProducerIdRequest, typ
         producerEpoch: -1,
       };
     }
-    const { producerId, producerEpoch } = await broker.initProducerId();
-    return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, producerId, producerEpoch };
+    // KAFKA_STORAGE_ERROR (the controller's metadata log refused the allocation) is retriable.
+    const { errorCode, producerId, producerEpoch } = await broker.initProducerId();
+    return { throttleTimeMs: 0, errorCode, producerId, producerEpoch };
   },
 };

@@ -651,9 +651,9 @@ describe('controller actor: init-producer-id', () => {
       assert.equal(fs.unsyncedBytes(METADATA_LOG), 0);
     }
     assert.deepEqual(ids, [
-      { producerId: 0, producerEpoch: 0 },
-      { producerId: 1, producerEpoch: 0 },
-      { producerId: 2, producerEpoch: 0 },
+      { errorCode: ErrorCode.NONE, producerId: 0, producerEpoch: 0 },
+      { errorCode: ErrorCode.NONE, producerId: 1, producerEpoch: 0 },
+      { errorCode: ErrorCode.NONE, producerId: 2, producerEpoch: 0 },
     ]);
     await sim.shutdown();
   });
@@ -691,7 +691,11 @@ describe('controller actor: restart from the metadata log', () => {
       'the brokers stay registered and unfenced (their sessions start afresh)',
     );
     assert.equal(after.controllerId, before.controllerId);
-    assert.deepEqual(await controller.initProducerId(), { producerId: 2, producerEpoch: 0 }, 'producer ids go on');
+    assert.deepEqual(
+      await controller.initProducerId(),
+      { errorCode: ErrorCode.NONE, producerId: 2, producerEpoch: 0 },
+      'producer ids go on',
+    );
     const created = await controller.createTopics([topic('a')]);
     assert.equal(created.results[0]!.errorCode, ErrorCode.TOPIC_ALREADY_EXISTS, 'the replayed names are known');
     await sim.shutdown();
