@@ -265,7 +265,7 @@ export class ControllerActor implements Actor<ControllerMessages> {
     } catch (error) {
       if (!isIoError(error)) throw error;
       this.ctx.log.error(
-        { error: error.message, code: error.code, records: records.map((r) => r.type) },
+        { error: error.message, code: error.code, records: records.length, firstRecord: records[0]?.type },
         'the metadata log refused a change; answering KAFKA_STORAGE_ERROR',
       );
       return ErrorCode.KAFKA_STORAGE_ERROR;
