@@ -13,6 +13,7 @@ import { ErrorCode } from '../../src/protocol/error-codes';
 import * as L from '../../src/protocol/record-batch/layout';
 import { sleep, startClusterProcess, table, type ClusterProcess } from '../helpers/cluster-process';
 import { createReplicatedTopic, indexOf, logRecords, readAll, startProducer, valueOf } from './cluster-checks';
+import { fetchRequestBody } from '../helpers/fetch-request';
 
 const TEST_TIMEOUT_MS = 180_000;
 
@@ -58,31 +59,7 @@ async function fetchWatching(
         const body = (await connection.send(
           ApiKey.Fetch,
           connection.versionFor(ApiKey.Fetch, 4),
-          {
-            replicaId: -1,
-            maxWaitMs: 100,
-            minBytes: 1,
-            maxBytes: 1 << 20,
-            isolationLevel: 0,
-            sessionId: 0,
-            sessionEpoch: -1,
-            topics: [
-              {
-                topic,
-                partitions: [
-                  {
-                    partition,
-                    currentLeaderEpoch: -1,
-                    fetchOffset: position,
-                    logStartOffset: -1,
-                    partitionMaxBytes: 1 << 18,
-                  },
-                ],
-              },
-            ],
-            forgottenTopicsData: [],
-            rackId: '',
-          },
+          fetchRequestBody({ topic, partition, fetchOffset: position, maxWaitMs: 100, partitionMaxBytes: 1 << 18 }),
           { timeoutMs: 10_000 },
         ))!;
         fetches++;

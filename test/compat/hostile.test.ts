@@ -19,6 +19,7 @@ import { startBrokerProcess, type BrokerProcess } from '../helpers/broker-proces
 import { WireClient } from '../helpers/wire-client';
 import { kcatConsume, kcatProduce, withBrokerLog } from './clients';
 import { assertSameRecords, record } from './record-file';
+import { fetchRequestBody } from '../helpers/fetch-request';
 
 const TIMEOUT_MS = 60_000;
 const REQUEST_MAX_BYTES = 1_048_576;
@@ -81,25 +82,7 @@ function produceBody(topic: string, records: Buffer) {
 }
 
 function fetchBody(topic: string, fetchOffset: number) {
-  return {
-    replicaId: -1,
-    maxWaitMs: 0,
-    minBytes: 1,
-    maxBytes: 1 << 20,
-    isolationLevel: 0,
-    sessionId: 0,
-    sessionEpoch: -1,
-    topics: [
-      {
-        topic,
-        partitions: [
-          { partition: 0, currentLeaderEpoch: -1, fetchOffset, logStartOffset: -1, partitionMaxBytes: 1 << 20 },
-        ],
-      },
-    ],
-    forgottenTopicsData: [],
-    rackId: '',
-  };
+  return fetchRequestBody({ topic, fetchOffset });
 }
 
 describe('hostile input on raw sockets: the broker closes the offender and keeps serving', () => {

@@ -10,6 +10,7 @@ import { KafkaClient, type PartitionMetadata } from '../../src/client';
 import { buildBatch, decodeBatches } from '../../src/client/batch';
 import { ApiKey } from '../../src/protocol/api-keys';
 import { err, sleep, type Json } from './context';
+import { fetchRequestBody } from '../helpers/fetch-request';
 
 /**
  * One cluster under test. `shutDown` is a clean shutdown of one broker: Kafka's SIGTERM, Skiff's POST
@@ -189,31 +190,8 @@ export class ClusterContext {
         FETCH_VERSION,
         {
           clusterId: null,
-          replicaId: -1,
           replicaState: { replicaId: -1, replicaEpoch: -1 },
-          maxWaitMs: 0,
-          minBytes: 1,
-          maxBytes: 1 << 20,
-          isolationLevel: 0,
-          sessionId: 0,
-          sessionEpoch: -1,
-          topics: [
-            {
-              topic,
-              partitions: [
-                {
-                  partition,
-                  currentLeaderEpoch: -1,
-                  fetchOffset: position,
-                  lastFetchedEpoch: -1,
-                  logStartOffset: -1,
-                  partitionMaxBytes: 1 << 20,
-                },
-              ],
-            },
-          ],
-          forgottenTopicsData: [],
-          rackId: '',
+          ...fetchRequestBody({ topic, partition, fetchOffset: position, lastFetchedEpoch: -1 }),
         },
         broker,
       );

@@ -25,6 +25,7 @@ import { buildRecordBatch } from '../../src/protocol/record-batch/builder';
 import { removeDir, startTestBroker, type TestBroker } from '../helpers/in-process-broker';
 import { WireClient } from '../helpers/wire-client';
 import { kcatConsume } from '../compat/clients';
+import { fetchRequestBody } from '../helpers/fetch-request';
 
 const IS_ROOT = typeof process.getuid === 'function' && process.getuid() === 0;
 const TOPIC = 'full2';
@@ -59,25 +60,7 @@ function produceBody(records: Buffer) {
 }
 
 function fetchBody() {
-  return {
-    replicaId: -1,
-    maxWaitMs: 0,
-    minBytes: 1,
-    maxBytes: 1 << 20,
-    isolationLevel: 0,
-    sessionId: 0,
-    sessionEpoch: -1,
-    topics: [
-      {
-        topic: TOPIC,
-        partitions: [
-          { partition: 0, currentLeaderEpoch: -1, fetchOffset: 0, logStartOffset: -1, partitionMaxBytes: 1 << 20 },
-        ],
-      },
-    ],
-    forgottenTopicsData: [],
-    rackId: '',
-  };
+  return fetchRequestBody({ topic: TOPIC });
 }
 
 async function partitionMetadata(client: WireClient) {

@@ -27,6 +27,7 @@ import {
   type ToolOptions,
   type ToolResult,
 } from '../helpers/kafka-fixture';
+import { fetchRequestBody } from '../helpers/fetch-request';
 
 const TEST_TIMEOUT_MS = 180_000;
 const TOOL_TIMEOUT_MS = 60_000;
@@ -566,32 +567,7 @@ describe(`Kafka's own tools against ${process.env.SKIFF_TOOLS_TARGET === 'kafka'
         assert.equal(stored.length, 3000);
         assert.ok(stored.every((x) => x.value?.length === 100 && x.key === null));
         // The producer is idempotent by default (acks=all): its batches carry a producer id from InitProducerId and dense sequences.
-        const fetched = await client.request(ApiKey.Fetch, 12, {
-          replicaId: -1,
-          maxWaitMs: 0,
-          minBytes: 1,
-          maxBytes: 1 << 20,
-          isolationLevel: 0,
-          sessionId: 0,
-          sessionEpoch: -1,
-          topics: [
-            {
-              topic,
-              partitions: [
-                {
-                  partition: 0,
-                  currentLeaderEpoch: -1,
-                  fetchOffset: 0,
-                  lastFetchedEpoch: -1,
-                  logStartOffset: -1,
-                  partitionMaxBytes: 1 << 20,
-                },
-              ],
-            },
-          ],
-          forgottenTopicsData: [],
-          rackId: '',
-        });
+        const fetched = await client.request(ApiKey.Fetch, 12, fetchRequestBody({ topic, lastFetchedEpoch: -1 }));
         const recordSet = (fetched.responses as Array<{ partitions: Array<{ records: Buffer | null }> }>)[0]!
           .partitions[0]!.records!;
         const fetchedBatches = decodeBatches(recordSet);

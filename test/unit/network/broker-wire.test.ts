@@ -12,6 +12,7 @@ import { buildRecordBatch } from '../../../src/protocol/record-batch/builder';
 import { decodeRecordBatches } from '../../../src/protocol/record-batch/decode';
 import { WireClient } from '../../helpers/wire-client';
 import { removeDir, startTestBroker, type TestBroker } from '../../helpers/in-process-broker';
+import { fetchRequestBody } from '../../helpers/fetch-request';
 
 function batchOf(values: string[]): Buffer {
   return buildRecordBatch(values.map((v) => ({ key: null, value: Buffer.from(v), headers: [] })));
@@ -27,25 +28,7 @@ function produceBody(topic: string, partition: number, records: Buffer | null, a
 }
 
 function fetchBody(topic: string, partition: number, fetchOffset: number, maxWaitMs = 0, minBytes = 1) {
-  return {
-    replicaId: -1,
-    maxWaitMs,
-    minBytes,
-    maxBytes: 1 << 20,
-    isolationLevel: 0,
-    sessionId: 0,
-    sessionEpoch: -1,
-    topics: [
-      {
-        topic,
-        partitions: [
-          { partition, currentLeaderEpoch: -1, fetchOffset, logStartOffset: -1, partitionMaxBytes: 1 << 20 },
-        ],
-      },
-    ],
-    forgottenTopicsData: [],
-    rackId: '',
-  };
+  return fetchRequestBody({ topic, partition, fetchOffset, maxWaitMs, minBytes });
 }
 
 async function createTopic(client: WireClient, name: string, numPartitions = 1): Promise<number> {

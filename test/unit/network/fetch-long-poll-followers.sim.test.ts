@@ -16,6 +16,7 @@ import { ErrorCode } from '../../../src/protocol/error-codes';
 import { createLogger } from '../../../src/runtime/logger';
 import { bootCluster } from '../../helpers/cluster-harness';
 import { batch } from '../../helpers/sim-harness';
+import { fetchRequestBody } from '../../helpers/fetch-request';
 
 const TOPIC = 'lagging';
 
@@ -72,26 +73,7 @@ function startFetch(node: BrokerNode, topicId: string, fetchOffset: number, maxW
       clientId: 'sim',
       broker: node,
       remote: 'sim',
-      body: {
-        replicaId: -1,
-        maxWaitMs,
-        minBytes: 1,
-        maxBytes: 1 << 20,
-        isolationLevel: 0,
-        sessionId: 0,
-        sessionEpoch: -1,
-        topics: [
-          {
-            topic: TOPIC,
-            topicId,
-            partitions: [
-              { partition: 0, currentLeaderEpoch: -1, fetchOffset, logStartOffset: -1, partitionMaxBytes: 1 << 20 },
-            ],
-          },
-        ],
-        forgottenTopicsData: [],
-        rackId: '',
-      },
+      body: fetchRequestBody({ topic: TOPIC, topicId, fetchOffset, maxWaitMs }),
     }),
   ).then((r: any) => {
     state.done = true;

@@ -15,6 +15,7 @@ import { MemoryFileSystem } from '../../../src/io/memory-file-system';
 import type { Endpoint } from '../../../src/runtime/runtime';
 import { createLogger } from '../../../src/runtime/logger';
 import { batch, bootReplica, REPLICA } from '../../helpers/sim-harness';
+import { fetchRequestBody } from '../../helpers/fetch-request';
 
 const TOPIC: TopicState = {
   name: 't',
@@ -41,26 +42,7 @@ function simBroker(net: Endpoint): BrokerContext {
 }
 
 function fetchBody(maxWaitMs: number, fetchOffset: number): FetchRequestData {
-  const body = {
-    replicaId: -1,
-    maxWaitMs,
-    minBytes: 1,
-    maxBytes: 1 << 20,
-    isolationLevel: 0,
-    sessionId: 0,
-    sessionEpoch: -1,
-    topics: [
-      {
-        topic: TOPIC.name,
-        topicId: TOPIC.topicId,
-        partitions: [
-          { partition: 0, currentLeaderEpoch: -1, fetchOffset, logStartOffset: -1, partitionMaxBytes: 1 << 20 },
-        ],
-      },
-    ],
-    forgottenTopicsData: [],
-    rackId: '',
-  };
+  const body = fetchRequestBody({ topic: TOPIC.name, topicId: TOPIC.topicId, fetchOffset, maxWaitMs });
   return body as unknown as FetchRequestData;
 }
 

@@ -18,6 +18,7 @@ import { ErrorCode } from '../../../src/protocol/error-codes';
 import { createLogger } from '../../../src/runtime/logger';
 import { bootCluster, type ClusterSim } from '../../helpers/cluster-harness';
 import { batch } from '../../helpers/sim-harness';
+import { fetchRequestBody } from '../../helpers/fetch-request';
 
 const TOPIC = 'epochs';
 
@@ -55,26 +56,13 @@ async function call(
 
 /** Fetch v12 of partition 0 from offset 0 with `currentLeaderEpoch`, no long poll: [errorCode, record bytes]. */
 async function fetch(cluster: ClusterSim, node: BrokerNode, topicId: string, currentLeaderEpoch: number) {
-  const r = await call(cluster, node, fetchHandler as unknown as AnyApiHandler, 12, {
-    replicaId: -1,
-    maxWaitMs: 0,
-    minBytes: 1,
-    maxBytes: 1 << 20,
-    isolationLevel: 0,
-    sessionId: 0,
-    sessionEpoch: -1,
-    topics: [
-      {
-        topic: TOPIC,
-        topicId,
-        partitions: [
-          { partition: 0, currentLeaderEpoch, fetchOffset: 0, logStartOffset: -1, partitionMaxBytes: 1 << 20 },
-        ],
-      },
-    ],
-    forgottenTopicsData: [],
-    rackId: '',
-  });
+  const r = await call(
+    cluster,
+    node,
+    fetchHandler as unknown as AnyApiHandler,
+    12,
+    fetchRequestBody({ topic: TOPIC, topicId, currentLeaderEpoch }),
+  );
   const p = r.responses[0].partitions[0];
   return [p.errorCode, p.records?.length ?? 0] as const;
 }

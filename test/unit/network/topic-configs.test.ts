@@ -11,6 +11,7 @@ import { decodeRecordBatches } from '../../../src/protocol/record-batch/decode';
 import { decodeBatches } from '../../../src/client/batch';
 import { WireClient } from '../../helpers/wire-client';
 import { removeDir, startTestBroker, type TestBroker } from '../../helpers/in-process-broker';
+import { fetchRequestBody } from '../../helpers/fetch-request';
 
 const TOPIC = 2;
 const BROKER = 4;
@@ -174,25 +175,7 @@ describe('topic configs and log features', () => {
       res.logAppendTimeMs >= before && res.logAppendTimeMs <= Date.now(),
       `logAppendTimeMs ${res.logAppendTimeMs}`,
     );
-    const fetched = await client.request(ApiKey.Fetch, 11, {
-      replicaId: -1,
-      maxWaitMs: 0,
-      minBytes: 1,
-      maxBytes: 1 << 20,
-      isolationLevel: 0,
-      sessionId: 0,
-      sessionEpoch: -1,
-      topics: [
-        {
-          topic: 'append-time',
-          partitions: [
-            { partition: 0, currentLeaderEpoch: -1, fetchOffset: 0, logStartOffset: -1, partitionMaxBytes: 1 << 20 },
-          ],
-        },
-      ],
-      forgottenTopicsData: [],
-      rackId: '',
-    });
+    const fetched = await client.request(ApiKey.Fetch, 11, fetchRequestBody({ topic: 'append-time' }));
     const [batch] = decodeRecordBatches(fetched.body.responses[0].partitions[0].records);
     assert.equal(batch!.attributes & 0x08, 0x08, 'timestamp type bit set');
     assert.equal(batch!.maxTimestamp, res.logAppendTimeMs);
@@ -300,25 +283,7 @@ describe('topic configs and log features', () => {
       })),
     );
     assert.equal((await produce(client, 'zstd-topic', plain)).baseOffset, 0);
-    const fetched = await client.request(ApiKey.Fetch, 11, {
-      replicaId: -1,
-      maxWaitMs: 0,
-      minBytes: 1,
-      maxBytes: 1 << 20,
-      isolationLevel: 0,
-      sessionId: 0,
-      sessionEpoch: -1,
-      topics: [
-        {
-          topic: 'zstd-topic',
-          partitions: [
-            { partition: 0, currentLeaderEpoch: -1, fetchOffset: 0, logStartOffset: -1, partitionMaxBytes: 1 << 20 },
-          ],
-        },
-      ],
-      forgottenTopicsData: [],
-      rackId: '',
-    });
+    const fetched = await client.request(ApiKey.Fetch, 11, fetchRequestBody({ topic: 'zstd-topic' }));
     const stored: Buffer = fetched.body.responses[0].partitions[0].records;
     assert.equal(stored.readInt16BE(21) & 0x07, 4, 'stored as zstd');
     const [batch] = decodeBatches(stored);
@@ -361,25 +326,7 @@ describe('topic configs and log features', () => {
       timeoutMs: 5000,
     });
     assert.equal(past.body.topics[0].partitions[0].errorCode, ErrorCode.OFFSET_OUT_OF_RANGE);
-    const fetched = await client.request(ApiKey.Fetch, 11, {
-      replicaId: -1,
-      maxWaitMs: 0,
-      minBytes: 1,
-      maxBytes: 1 << 20,
-      isolationLevel: 0,
-      sessionId: 0,
-      sessionEpoch: -1,
-      topics: [
-        {
-          topic: 'trimmed',
-          partitions: [
-            { partition: 0, currentLeaderEpoch: -1, fetchOffset: 3, logStartOffset: -1, partitionMaxBytes: 1 << 20 },
-          ],
-        },
-      ],
-      forgottenTopicsData: [],
-      rackId: '',
-    });
+    const fetched = await client.request(ApiKey.Fetch, 11, fetchRequestBody({ topic: 'trimmed', fetchOffset: 3 }));
     assert.equal(fetched.body.responses[0].partitions[0].errorCode, ErrorCode.OFFSET_OUT_OF_RANGE);
     // Kafka's error partition carries no offsets (the client resets with ListOffsets, asserted above).
     assert.deepEqual(
