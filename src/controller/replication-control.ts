@@ -11,7 +11,7 @@ import type { AlterPartitionCommand, AlterPartitionResult, ReplicaOfflineCommand
 import type { MetadataRecord, TopicState } from './metadata-records';
 import type { MetadataState } from './metadata-state';
 import { changePartition, NO_LEADER, partitionRecord } from './partition-change';
-import type { Election } from './partition-change';
+import type { Election, PartitionChange } from './partition-change';
 
 /** The topic config that allows an out-of-ISR leader, with the broker's default under it. */
 export function uncleanElectionEnabled(topic: TopicState, brokerDefault: boolean): boolean {
@@ -30,6 +30,17 @@ export interface Elected {
   leader: number;
   leaderEpoch: number;
   unclean: boolean;
+}
+
+/** The log entry of `change` to partition `partition` of `topic`. */
+function electedOf(topic: TopicState, partition: number, change: PartitionChange): Elected {
+  return {
+    topic: topic.name,
+    partition,
+    leader: change.state.leader,
+    leaderEpoch: change.state.leaderEpoch,
+    unclean: change.unclean,
+  };
 }
 
 /** Records of one decision, and the leader changes among them (for logging). */
@@ -57,13 +68,7 @@ export function brokerRemoval(state: MetadataState, brokerId: number, uncleanDef
       if (change === null) continue;
       decision.records.push(partitionRecord(topic.topicId, change.state));
       if (change.state.leader !== partition.leader)
-        decision.elected.push({
-          topic: topic.name,
-          partition: partition.partition,
-          leader: change.state.leader,
-          leaderEpoch: change.state.leaderEpoch,
-          unclean: change.unclean,
-        });
+        decision.elected.push(electedOf(topic, partition.partition, change));
     }
   }
   return decision;
@@ -105,14 +110,7 @@ export function replicaOffline(
   });
   if (change !== null) {
     decision.records.push(partitionRecord(topicId, change.state));
-    if (change.state.leader !== partition.leader)
-      decision.elected.push({
-        topic: topic.name,
-        partition: partition.partition,
-        leader: change.state.leader,
-        leaderEpoch: change.state.leaderEpoch,
-        unclean: change.unclean,
-      });
+    if (change.state.leader !== partition.leader) decision.elected.push(electedOf(topic, partition.partition, change));
   }
   return { errorCode: ErrorCode.NONE, reason: null, decision };
 }
@@ -141,13 +139,7 @@ export function leaderlessElections(
       });
       if (change === null || change.state.leader === NO_LEADER) continue;
       decision.records.push(partitionRecord(topic.topicId, change.state));
-      decision.elected.push({
-        topic: topic.name,
-        partition: partition.partition,
-        leader: change.state.leader,
-        leaderEpoch: change.state.leaderEpoch,
-        unclean: change.unclean,
-      });
+      decision.elected.push(electedOf(topic, partition.partition, change));
     }
   }
   return decision;
@@ -269,13 +261,7 @@ export function electLeaders(
     if (change === null || change.state.leader === partition.leader)
       return result(preferred ? ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE : ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE);
     decision.records.push(partitionRecord(topic.topicId, change.state));
-    decision.elected.push({
-      topic: topic.name,
-      partition: partitionId,
-      leader: change.state.leader,
-      leaderEpoch: change.state.leaderEpoch,
-      unclean: change.unclean,
-    });
+    decision.elected.push(electedOf(topic, partitionId, change));
     return result(ErrorCode.NONE);
   };
   if (partitions !== null) return { results: partitions.map((p) => electOne(p.topic, p.partition)), decision };
@@ -316,13 +302,7 @@ export function leaderImbalanceElections(state: MetadataState, imbalancePercenta
       });
       if (change === null || change.state.leader !== preferred) continue;
       decision.records.push(partitionRecord(topic.topicId, change.state));
-      decision.elected.push({
-        topic: topic.name,
-        partition: id,
-        leader: preferred,
-        leaderEpoch: change.state.leaderEpoch,
-        unclean: false,
-      });
+      decision.elected.push(electedOf(topic, id, change));
     }
   }
   return decision;

@@ -46,10 +46,8 @@ export function localReplicaFor(
   unknownTopicCode: number = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
 ): LeaderLookup {
   const state = typeof topic === 'string' ? broker.topic(topic) : topic;
-  if (!state) return { errorCode: unknownTopicCode };
-  const replica = broker.localReplica(state.name, partition);
-  if (replica !== null) return { replica, topic: state };
-  return leaderFor(broker, state, partition, unknownTopicCode);
+  const replica = state ? broker.localReplica(state.name, partition) : null;
+  return state && replica !== null ? { replica, topic: state } : leaderFor(broker, state, partition, unknownTopicCode);
 }
 
 /**
