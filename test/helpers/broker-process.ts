@@ -11,7 +11,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { exitOnSignal } from './exit-on-signal';
+import { killAndRemoveOnExit } from './exit-on-signal';
 
 /** Options for {@link startBrokerProcess}. */
 export interface BrokerProcessOptions {
@@ -50,7 +50,6 @@ const LISTENING_LINE = /^skiff listening on (\S+):(\d+)\r?\n/m; // whole line: c
 
 const liveProcesses = new Set<ChildProcess>();
 const createdDirs = new Set<string>();
-let exitHookInstalled = false;
 
 /**
  * Starts `bin/skiff.js start --port 0 --data-dir <dir>` with the overrides and resolves once it
@@ -167,20 +166,7 @@ function makeTempDataDir(): string {
 
 /** On exit: SIGKILL brokers left running, remove the data dirs created here. */
 function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  exitOnSignal();
-  process.on('exit', () => {
-    for (const proc of liveProcesses) {
-      try {
-        proc.kill('SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-    if (process.env.SKIFF_TEST_KEEP_DATA === '1') return;
-    for (const dir of createdDirs) fs.rmSync(dir, { recursive: true, force: true });
-  });
+  killAndRemoveOnExit(liveProcesses, createdDirs);
 }
 
 /** The nearest ancestor of this file holding package.json (works from test/ and dist/test/). */

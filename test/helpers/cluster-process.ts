@@ -22,7 +22,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { BrokerInfo, PartitionInfo, ReplicaProgress } from '../../src/admin/cluster-view';
 import { stopChild, type ChildExit } from './broker-process';
-import { exitOnSignal } from './exit-on-signal';
+import { killAndRemoveOnExit } from './exit-on-signal';
 import { repoRoot } from './kafka-fixture';
 
 /** Options for {@link startClusterProcess}. */
@@ -101,7 +101,6 @@ const ADMIN_LINE = /^skiff admin API on (http:\/\/127\.0\.0\.1:\d+)\r?$/m;
 
 const liveProcesses = new Set<ChildProcess>();
 const createdDirs = new Set<string>();
-let exitHookInstalled = false;
 
 /**
  * Starts `bin/skiff.js start --nodes N --port 0 --data-dir <dir> --fault-injection` and resolves once it has
@@ -293,18 +292,5 @@ function makeTempDataDir(): string {
 
 /** On exit: SIGKILL clusters left running, remove the data dirs created here. */
 function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  exitOnSignal();
-  process.on('exit', () => {
-    for (const proc of liveProcesses) {
-      try {
-        proc.kill('SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-    if (process.env.SKIFF_TEST_KEEP_DATA === '1') return;
-    for (const dir of createdDirs) fs.rmSync(dir, { recursive: true, force: true });
-  });
+  killAndRemoveOnExit(liveProcesses, createdDirs);
 }

@@ -21,7 +21,8 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { exitOnSignal } from './exit-on-signal';
+import { killAndRemoveOnExit } from './exit-on-signal';
+import { canConnect } from './wire-client';
 import { ensureKafkaJars } from './kafka-fixture';
 
 /** Options of {@link startKafkaCluster}. */
@@ -73,7 +74,6 @@ const STARTED_LINE = 'Kafka Server started';
 
 const liveJvms = new Set<ChildProcess>();
 const createdDirs = new Set<string>();
-let exitHookInstalled = false;
 
 interface NodeState {
   nodeId: number;
@@ -155,7 +155,8 @@ export async function startKafkaCluster(opts: KafkaClusterOptions = {}): Promise
         await node.exited;
         throw new Error(`Kafka node ${node.nodeId} did not serve within ${timeoutMs} ms${tail(node, logBefore)}`);
       }
-      if (readLog(node.dir).slice(logBefore).includes(STARTED_LINE) && (await canConnect(node.port))) return;
+      if (readLog(node.dir).slice(logBefore).includes(STARTED_LINE) && (await canConnect('127.0.0.1', node.port)))
+        return;
       await sleep(250);
     }
   };
@@ -358,33 +359,7 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port });
-    const done = (ok: boolean): void => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(2000, () => done(false));
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
-  });
-}
-
 /** On exit: SIGKILL JVMs left running, remove the temp dirs. */
 function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  exitOnSignal();
-  process.on('exit', () => {
-    for (const proc of liveJvms) {
-      try {
-        proc.kill('SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-    if (process.env.SKIFF_TEST_KEEP_DATA === '1') return;
-    for (const dir of createdDirs) fs.rmSync(dir, { recursive: true, force: true });
-  });
+  killAndRemoveOnExit(liveJvms, createdDirs);
 }

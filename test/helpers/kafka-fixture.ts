@@ -13,9 +13,9 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as path from 'node:path';
-import { exitOnSignal } from './exit-on-signal';
+import { killAndRemoveOnExit } from './exit-on-signal';
+import { canConnect } from './wire-client';
 
 /** What a tool run printed and how it ended. */
 export interface ToolResult {
@@ -79,7 +79,6 @@ const RUN_LINE = /^kafka-fixture: dir=(\S+) bootstrap=(\S+):(\d+)\r?$/m;
 const liveBrokers = new Set<ChildProcess>();
 const liveTools = new Set<ChildProcess>();
 const createdDirs = new Set<string>();
-let exitHookInstalled = false;
 let libDirPromise: Promise<string> | null = null;
 
 /** The nearest ancestor of this file holding package.json (works from test/ and dist/test/). */
@@ -342,34 +341,9 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-function canConnect(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host, port });
-    const done = (ok: boolean): void => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(2000, () => done(false));
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
-  });
-}
-
 /** On exit: SIGKILL brokers and tools left running, remove the brokers' temp dirs. */
 function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  exitOnSignal();
-  process.on('exit', () => {
-    for (const proc of liveBrokers) {
-      try {
-        proc.kill('SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
+  killAndRemoveOnExit(liveBrokers, createdDirs, () => {
     for (const tool of liveTools) killGroup(tool);
-    if (process.env.SKIFF_TEST_KEEP_DATA === '1') return;
-    for (const dir of createdDirs) fs.rmSync(dir, { recursive: true, force: true });
   });
 }

@@ -100,3 +100,17 @@ export class WireClient {
     this.socket.destroy();
   }
 }
+
+/** Resolves whether a TCP connection to `host`:`port` opens within 2 s (a listener's readiness probe). */
+export function canConnect(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    const done = (ok: boolean): void => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(2000, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
