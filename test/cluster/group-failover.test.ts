@@ -16,19 +16,18 @@
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { Kafka, logLevel, type Admin, type Consumer } from 'kafkajs';
+import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { PYTHON, repoRoot } from '../compat/clients';
 import { compileJavaClient, javaRuntimeClasspath, resolveJavaLib } from '../compat/java-client';
 import {
   consumedBy,
+  KafkajsMember,
   killAllMembers,
   lastCommits,
   ProcessMember,
   pythonMember,
   waitUntil,
   type GroupMember,
-  type MemberEvent,
-  type MemberOptions,
 } from '../compat/group-members';
 import { WireClient } from '../helpers/wire-client';
 import { startClusterProcess, type ClusterProcess } from '../helpers/cluster-process';
@@ -83,121 +82,6 @@ function javaMember(classpath: string[], name: string, bootstrap: string, group:
     ],
     { cwd: ROOT, timeoutMs: MEMBER_TIMEOUT_MS },
   );
-}
-
-// ------------------------------------------------------------------------------------------------
-// kafkajs
-
-/**
- * kafkajs 2.2.4's Consumer as test/compat/group-members.ts's KafkajsMember drives it (eachBatch, then
- * commitOffsets of the batch's end), with one difference a broker crash needs: kafkajs reports a
- * connection to the dead broker that ran out of retries as a CRASH and then restarts the consumer
- * itself (restartOnFailure), which rejoins the group and resumes from the committed offsets. That is
- * its recovery path, so a crash with `restart: true` is counted, not a failure; one without is.
- */
-/** Every kafkajs member started here (killed in `after` should a test fail). */
-const kafkajsMembers = new Set<GroupMember>();
-
-class FailoverKafkajsMember implements GroupMember {
-  readonly events: MemberEvent[] = [];
-  /** CRASH events kafkajs recovered from by restarting the consumer. */
-  restarts = 0;
-  private readonly consumer: Consumer;
-  private log = '';
-  private fatal: string | null = null;
-
-  private constructor(
-    readonly name: string,
-    o: MemberOptions,
-  ) {
-    const kafka = new Kafka({
-      clientId: name,
-      brokers: o.bootstrap.split(','),
-      retry: { retries: 5 },
-      logLevel: logLevel.WARN,
-      logCreator:
-        () =>
-        ({ namespace, log }) => {
-          this.log += `${namespace}: ${log.message}\n`;
-        },
-    });
-    this.consumer = kafka.consumer({
-      groupId: o.group,
-      heartbeatInterval: 500,
-      sessionTimeout: 10_000,
-      rebalanceTimeout: 20_000,
-      maxWaitTimeInMs: 100,
-    });
-    this.consumer.on(this.consumer.events.CRASH, (e) => {
-      if (e.payload.restart) this.restarts++;
-      else this.fatal = `kafkajs consumer crashed: ${String(e.payload.error)}`;
-    });
-    this.consumer.on(this.consumer.events.GROUP_JOIN, (e) => {
-      this.events.push({
-        ev: 'assigned',
-        partitions: [...(e.payload.memberAssignment[o.topic] ?? [])].sort((a, b) => a - b),
-        t: Date.now(),
-      });
-    });
-  }
-
-  static async start(name: string, o: MemberOptions): Promise<FailoverKafkajsMember> {
-    const m = new FailoverKafkajsMember(name, o);
-    kafkajsMembers.add(m);
-    await m.consumer.connect();
-    await m.consumer.subscribe({ topics: [o.topic], fromBeginning: true });
-    await m.consumer.run({
-      autoCommit: false,
-      eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
-        if (batch.messages.length === 0) return;
-        m.events.push({
-          ev: 'records',
-          records: batch.messages.map((r) => [
-            batch.partition,
-            Number(r.offset),
-            r.value === null ? null : r.value.toString('latin1'),
-          ]),
-          t: Date.now(),
-        });
-        const next = Number(batch.messages[batch.messages.length - 1]!.offset) + 1;
-        const offsets = { [String(batch.partition)]: next };
-        try {
-          await m.consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: String(next) }]);
-          m.events.push({ ev: 'committed', offsets, t: Date.now() });
-        } catch (e) {
-          m.events.push({ ev: 'commit-failed', error: String(e), offsets, t: Date.now() });
-        }
-        resolveOffset(batch.messages[batch.messages.length - 1]!.offset);
-        await heartbeat();
-      },
-    });
-    return m;
-  }
-
-  async stop(timeoutMs = 30_000): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const r = await Promise.race([
-      this.consumer.disconnect().then(() => 'ok' as const),
-      new Promise<'timeout'>((res) => (timer = setTimeout(() => res('timeout'), timeoutMs))),
-    ]);
-    clearTimeout(timer);
-    kafkajsMembers.delete(this);
-    if (r === 'timeout')
-      throw new Error(`${this.name}: kafkajs disconnect took over ${timeoutMs} ms\n${this.log.slice(-3000)}`);
-    this.events.push({ ev: 'closed', t: Date.now() });
-  }
-
-  kill(): void {
-    void this.consumer.disconnect().catch(() => undefined);
-  }
-
-  failure(): string | null {
-    return this.fatal;
-  }
-
-  output(): string {
-    return this.log;
-  }
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -300,7 +184,6 @@ describe('consumer groups survive a crash of their coordinator broker (--nodes 3
 
   after(async () => {
     killAllMembers();
-    for (const m of kafkajsMembers) m.kill();
     await admin?.disconnect().catch(() => undefined);
     await cluster?.stop();
   });
@@ -343,7 +226,7 @@ describe('consumer groups survive a crash of their coordinator broker (--nodes 3
       const members: GroupMember[] = [
         javaMember(classpath, 'java', bootstrap, groups.java),
         pythonMember('librdkafka', 'confluent', PYTHON, opts(groups.librdkafka)),
-        await FailoverKafkajsMember.start('kafkajs', opts(groups.kafkajs)),
+        await KafkajsMember.start('kafkajs', opts(groups.kafkajs), true),
       ];
       // Before the crash: every member has consumed and committed part of the topic.
       await waitUntil(
@@ -405,7 +288,7 @@ describe('consumer groups survive a crash of their coordinator broker (--nodes 3
           `${m.name}: ${m.events.filter((e) => e.ev === 'commit-failed').length} failed commits, ` +
             `${m.events.filter((e) => e.ev === 'assigned' && e.t > crashAtMs).length} assignments after the crash, ` +
             `${consumedBy(m).length - consumedKeys(m).size} re-deliveries` +
-            (m instanceof FailoverKafkajsMember ? `, ${m.restarts} consumer restarts` : ''),
+            (m instanceof KafkajsMember ? `, ${m.restarts} consumer restarts` : ''),
         );
       for (const m of members) {
         assertNoCommittedRedelivery(m);
@@ -429,7 +312,7 @@ describe('consumer groups survive a crash of their coordinator broker (--nodes 3
       const fresh: GroupMember[] = [
         javaMember(classpath, 'java-2', bootstrap, groups.java),
         pythonMember('librdkafka-2', 'confluent', PYTHON, opts(groups.librdkafka)),
-        await FailoverKafkajsMember.start('kafkajs-2', opts(groups.kafkajs)),
+        await KafkajsMember.start('kafkajs-2', opts(groups.kafkajs), true),
       ];
       const rest = expectedOffsets(before1, end);
       await waitUntil(

@@ -246,9 +246,16 @@ export function pythonMember(
 
 // ------------------------------------------------------------------------------------------------
 
-/** kafkajs 2.2.4's Consumer in this process: eachBatch, then commitOffsets of the batch's end. */
+/**
+ * kafkajs 2.2.4's Consumer in this process: eachBatch, then commitOffsets of the batch's end. With
+ * `restartIsRecovery`, a CRASH after which kafkajs restarts the consumer itself (restartOnFailure:
+ * it rejoins the group and resumes from the committed offsets, as after a connection to a crashed
+ * broker ran out of retries) is counted in `restarts`, not a failure; one without a restart is.
+ */
 export class KafkajsMember implements GroupMember {
   readonly events: MemberEvent[] = [];
+  /** CRASH events kafkajs recovered from by restarting the consumer (with `restartIsRecovery`). */
+  restarts = 0;
   private readonly consumer: Consumer;
   private log = '';
   private crash: string | null = null;
@@ -256,10 +263,11 @@ export class KafkajsMember implements GroupMember {
   private constructor(
     readonly name: string,
     o: MemberOptions,
+    restartIsRecovery: boolean,
   ) {
     const kafka = new Kafka({
       clientId: name,
-      brokers: [o.bootstrap],
+      brokers: o.bootstrap.split(','),
       retry: { retries: 5 },
       logLevel: logLevel.WARN,
       logCreator:
@@ -276,7 +284,8 @@ export class KafkajsMember implements GroupMember {
       maxWaitTimeInMs: 100,
     });
     this.consumer.on(this.consumer.events.CRASH, (e) => {
-      this.crash = `kafkajs consumer crashed: ${String(e.payload.error)}`;
+      if (restartIsRecovery && e.payload.restart) this.restarts++;
+      else this.crash = `kafkajs consumer crashed: ${String(e.payload.error)}`;
     });
     this.consumer.on(this.consumer.events.GROUP_JOIN, (e) => {
       this.events.push({
@@ -287,9 +296,13 @@ export class KafkajsMember implements GroupMember {
     });
   }
 
-  /** Connects, subscribes (fromBeginning: auto.offset.reset earliest) and starts consuming. */
-  static async start(name: string, o: MemberOptions): Promise<KafkajsMember> {
-    const m = new KafkajsMember(name, o);
+  /**
+   * Connects, subscribes (fromBeginning: auto.offset.reset earliest) and starts consuming; `o.bootstrap`
+   * may list several brokers, comma-separated.
+   */
+  static async start(name: string, o: MemberOptions, restartIsRecovery = false): Promise<KafkajsMember> {
+    const m = new KafkajsMember(name, o, restartIsRecovery);
+    liveMembers.add(m);
     await m.consumer.connect();
     await m.consumer.subscribe({ topics: [o.topic], fromBeginning: true });
     await m.consumer.run({
@@ -317,7 +330,6 @@ export class KafkajsMember implements GroupMember {
         await heartbeat();
       },
     });
-    liveMembers.add(m);
     return m;
   }
 
