@@ -11,17 +11,14 @@
  *
  * SKIFF_ORACLE_OUT=<dir> writes each scenario's two results to <dir>/cluster-<scenario>.{kafka,skiff}.json.
  */
-import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startKafkaCluster, type KafkaCluster } from '../helpers/kafka-cluster';
 import { startClusterProcess, type ClusterProcess } from '../helpers/cluster-process';
 import { CLUSTER_ALLOWLIST } from './cluster-allowlist';
 import { ClusterContext, type ClusterTarget } from './cluster-context';
 import { CLUSTER_SCENARIOS } from './cluster-scenarios';
-import { applyAllowlist, diffJson, formatDiffs, type PairFacts } from './compare';
-import type { Json } from './context';
+import { runDifferential, startSideBySide } from './differential-run';
 
 const START_TIMEOUT_MS = 180_000;
 const SCENARIO_TIMEOUT_MS = 240_000;
@@ -46,16 +43,14 @@ describe('differential, three nodes: Apache Kafka (oracle) vs skiff --nodes 3', 
   before(
     async () => {
       const started = Date.now();
-      const [k, s] = await Promise.allSettled([
+      const [kc, sc] = await startSideBySide(
         startKafkaCluster({ startTimeoutMs: 150_000 }),
         startClusterProcess({ overrides: SKIFF_AS_KAFKA_CLUSTER }),
-      ]);
-      if (k.status === 'fulfilled') kafka = k.value;
-      if (s.status === 'fulfilled') skiff = s.value;
-      if (k.status === 'rejected') throw k.reason;
-      if (s.status === 'rejected') throw s.reason;
-      const kc = kafka!;
-      const sc = skiff!;
+        (kf, sk) => {
+          kafka = kf;
+          skiff = sk;
+        },
+      );
       targets = {
         kafka: {
           name: 'kafka',
@@ -88,44 +83,19 @@ describe('differential, three nodes: Apache Kafka (oracle) vs skiff --nodes 3', 
 
   for (const scenario of CLUSTER_SCENARIOS) {
     test(`${scenario.name}: ${scenario.about}`, { timeout: SCENARIO_TIMEOUT_MS }, async (t) => {
-      const runOn = async (target: ClusterTarget): Promise<Json> => {
-        const ctx = await ClusterContext.open(target, baseTimestamp);
-        try {
-          return await scenario.run(ctx);
-        } catch (e) {
-          throw new Error(`scenario ${scenario.name} failed on ${target.name}: ${(e as Error).stack ?? e}`, {
-            cause: e,
-          });
-        } finally {
-          ctx.close();
-        }
-      };
-      const [onKafka, onSkiff] = await Promise.all([runOn(targets.kafka), runOn(targets.skiff)]);
-      if (outDir !== undefined) {
-        fs.writeFileSync(path.join(outDir, `cluster-${scenario.name}.kafka.json`), JSON.stringify(onKafka, null, 2));
-        fs.writeFileSync(path.join(outDir, `cluster-${scenario.name}.skiff.json`), JSON.stringify(onSkiff, null, 2));
-      }
-      // No facts the cluster entries use: ids are the same on both sides (0..2), ports are checked in the scenarios.
-      const facts: PairFacts = {
-        kafka: { nodeId: -1, port: -1, clusterId: kafka!.clusterId },
-        skiff: { nodeId: -1, port: -1, clusterId: '' },
-      };
-      const { tolerated, failing } = applyAllowlist(
-        scenario.name,
-        diffJson(onKafka, onSkiff),
-        CLUSTER_ALLOWLIST,
-        facts,
-      );
-      for (const { entry } of tolerated) usedEntries.add(entry.id);
-      for (const { diff, entry } of tolerated)
-        t.diagnostic(
-          `tolerated (${entry.id}) ${diff.path}: kafka ${JSON.stringify(diff.kafka)}, skiff ${JSON.stringify(diff.skiff)}`,
-        );
-      assert.equal(
-        failing.length,
-        0,
-        `${scenario.name}: ${failing.length} difference(s) between Kafka and Skiff that no allowlist entry tolerates:\n${formatDiffs(failing)}`,
-      );
+      await runDifferential(t, scenario, {
+        targets,
+        open: (target) => ClusterContext.open(target, baseTimestamp),
+        outDir,
+        outStem: `cluster-${scenario.name}`,
+        allowlist: CLUSTER_ALLOWLIST,
+        // No facts the cluster entries use: ids are the same on both sides (0..2), ports are checked in the scenarios.
+        facts: {
+          kafka: { nodeId: -1, port: -1, clusterId: kafka!.clusterId },
+          skiff: { nodeId: -1, port: -1, clusterId: '' },
+        },
+        usedEntries,
+      });
     });
   }
 });

@@ -6,17 +6,16 @@
  *
  * SKIFF_ORACLE_OUT=<dir> writes each scenario's two results to <dir>/<scenario>.{kafka,skiff}.json.
  */
-import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { KafkaClient } from '../../src/client';
 import { startBrokerProcess, type BrokerProcess } from '../helpers/broker-process';
 import { startKafka, type KafkaFixture } from '../helpers/kafka-fixture';
 import { ALLOWLIST } from './allowlist';
-import { applyAllowlist, diffJson, formatDiffs, type PairFacts } from './compare';
-import { advertised, commonVersions, ScenarioContext, type Json, type Target, type VersionRanges } from './context';
+import type { PairFacts } from './compare';
+import { advertised, commonVersions, ScenarioContext, type Target, type VersionRanges } from './context';
 import { SCENARIOS } from './scenarios';
+import { runDifferential, startSideBySide } from './differential-run';
 
 const START_TIMEOUT_MS = 150_000;
 /**
@@ -57,17 +56,17 @@ describe('differential: Apache Kafka (oracle) vs Skiff', () => {
   before(
     async () => {
       const started = Date.now();
-      const [k, s] = await Promise.allSettled([
+      const [k, s] = await startSideBySide(
         startKafka({ startTimeoutMs: 120_000 }),
         startBrokerProcess({ overrides: SKIFF_AS_FIXTURE }),
-      ]);
-      if (k.status === 'fulfilled') kafka = k.value;
-      if (s.status === 'fulfilled') skiff = s.value;
-      if (k.status === 'rejected') throw k.reason;
-      if (s.status === 'rejected') throw s.reason;
+        (kf, sk) => {
+          kafka = kf;
+          skiff = sk;
+        },
+      );
       targets = {
-        kafka: { name: 'kafka', bootstrap: kafka!.bootstrap },
-        skiff: { name: 'skiff', bootstrap: `127.0.0.1:${skiff!.port}` },
+        kafka: { name: 'kafka', bootstrap: k.bootstrap },
+        skiff: { name: 'skiff', bootstrap: `127.0.0.1:${s.port}` },
       };
       const [dk, ds] = await Promise.all([
         describeBroker(targets.kafka.bootstrap),
@@ -98,34 +97,15 @@ describe('differential: Apache Kafka (oracle) vs Skiff', () => {
 
   for (const scenario of SCENARIOS) {
     test(`${scenario.name}: ${scenario.about}`, { timeout: SCENARIO_TIMEOUT_MS }, async (t) => {
-      const runOn = async (target: Target): Promise<Json> => {
-        const ctx = await ScenarioContext.open(target, common, baseTimestamp);
-        try {
-          return await scenario.run(ctx);
-        } catch (e) {
-          throw new Error(`scenario ${scenario.name} failed on ${target.name}: ${(e as Error).stack ?? e}`, {
-            cause: e,
-          });
-        } finally {
-          ctx.close();
-        }
-      };
-      const [onKafka, onSkiff] = await Promise.all([runOn(targets.kafka), runOn(targets.skiff)]);
-      if (outDir !== undefined) {
-        fs.writeFileSync(path.join(outDir, `${scenario.name}.kafka.json`), JSON.stringify(onKafka, null, 2));
-        fs.writeFileSync(path.join(outDir, `${scenario.name}.skiff.json`), JSON.stringify(onSkiff, null, 2));
-      }
-      const { tolerated, failing } = applyAllowlist(scenario.name, diffJson(onKafka, onSkiff), ALLOWLIST, facts);
-      for (const { entry } of tolerated) usedEntries.add(entry.id);
-      for (const { diff, entry } of tolerated)
-        t.diagnostic(
-          `tolerated (${entry.id}) ${diff.path}: kafka ${JSON.stringify(diff.kafka)}, skiff ${JSON.stringify(diff.skiff)}`,
-        );
-      assert.equal(
-        failing.length,
-        0,
-        `${scenario.name}: ${failing.length} difference(s) between Kafka and Skiff that no allowlist entry tolerates:\n${formatDiffs(failing)}`,
-      );
+      await runDifferential(t, scenario, {
+        targets,
+        open: (target) => ScenarioContext.open(target, common, baseTimestamp),
+        outDir,
+        outStem: scenario.name,
+        allowlist: ALLOWLIST,
+        facts,
+        usedEntries,
+      });
     });
   }
 });
