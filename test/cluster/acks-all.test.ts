@@ -8,8 +8,9 @@ import * as assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { KafkaClient, KafkaError, Producer } from '../../src/client';
 import { ErrorCode } from '../../src/protocol/error-codes';
+import { readAll } from '../helpers/consume-all';
 import { startClusterProcess, table, type ClusterProcess } from '../helpers/cluster-process';
-import { createReplicatedTopic, indexOf, prefixBelow, readAll, startProducer, valueOf } from './cluster-checks';
+import { createReplicatedTopic, indexOf, prefixBelow, startProducer, valueOf } from './cluster-checks';
 
 const TEST_TIMEOUT_MS = 180_000;
 

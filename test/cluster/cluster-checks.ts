@@ -6,7 +6,7 @@
 import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
-import { Consumer, KafkaClient, decodeBatches, type ConsumedRecord } from '../../src/client';
+import { KafkaClient, decodeBatches } from '../../src/client';
 import * as L from '../../src/protocol/record-batch/layout';
 import { repoRoot, PYPI_PYTHON } from '../compat/clients';
 import type { ClusterProcess } from '../helpers/cluster-process';
@@ -125,25 +125,6 @@ export async function createReplicatedTopic(
     (ps) => ps.filter((p) => p.topic === name && p.leader >= 0 && p.isr.length === 3).length === partitions,
     `${name}: ${partitions} partitions with a leader and a full ISR`,
   );
-}
-
-/**
- * Reads `partitions` of `topic` with Skiff's client from offset 0 until each position reaches the end
- * offset ListOffsets gives (at most 2,000 polls); fails if it does not get there.
- */
-export async function readAll(bootstrap: string, topic: string, partitions: number[]): Promise<ConsumedRecord[]> {
-  const client = await KafkaClient.connect({ brokers: bootstrap });
-  try {
-    const consumer = new Consumer(client, { maxWaitMs: 100 });
-    consumer.assign(partitions.map((partition) => ({ topic, partition, offset: 0 })));
-    await consumer.refreshEndOffsets();
-    const out: ConsumedRecord[] = [];
-    for (let i = 0; i < 2_000 && !consumer.allAtEnd(); i++) out.push(...(await consumer.poll()));
-    assert.ok(consumer.allAtEnd(), `${topic}: did not reach the end: ${JSON.stringify(consumer.assignments())}`);
-    return out;
-  } finally {
-    client.close();
-  }
 }
 
 /**

@@ -12,7 +12,8 @@ import { ApiKey } from '../../src/protocol/api-keys';
 import { ErrorCode } from '../../src/protocol/error-codes';
 import * as L from '../../src/protocol/record-batch/layout';
 import { sleep, startClusterProcess, table, type ClusterProcess } from '../helpers/cluster-process';
-import { createReplicatedTopic, indexOf, logRecords, readAll, startProducer, valueOf } from './cluster-checks';
+import { readAll } from '../helpers/consume-all';
+import { createReplicatedTopic, indexOf, logRecords, startProducer, valueOf } from './cluster-checks';
 import { fetchRequestBody } from '../helpers/fetch-request';
 
 const TEST_TIMEOUT_MS = 180_000;

@@ -379,6 +379,18 @@ export async function bootCoordinator(seed: number, fs: MemoryFileSystem, initia
 /** The coordinator's actors in start order, for {@link powerCycle}. */
 export const COORDINATOR_ACTORS: readonly ActorId[] = [LOG_DIR_ACTOR, OFFSETS_REPLICA, COORDINATOR];
 
+/**
+ * The body the network layer hands a group coordinator for one group API request (version
+ * `version`, from `clientId` on host /127.0.0.1), as src/network/handlers/group-routing.ts builds it.
+ */
+export function groupRequestBody<K extends GroupClientKind>(
+  clientId: string,
+  version: number,
+  request: GroupClientRequestOf<K>,
+): GroupClientMessages[K]['body'] {
+  return { version, clientId, clientHost: '/127.0.0.1', request };
+}
+
 /** A client of the coordinator, as the network handlers talk to it. */
 export class Member {
   memberId = '';
@@ -399,14 +411,8 @@ export class Member {
     request: GroupClientRequestOf<K>,
     version: number,
   ): Promise<GroupClientResultOf<K>> {
-    const body: GroupClientMessages[K]['body'] = {
-      version,
-      clientId: this.clientId,
-      clientHost: '/127.0.0.1',
-      request,
-    };
     return this.net
-      .request<GroupClientMessages, K>(COORDINATOR, type, body, 600_000)
+      .request<GroupClientMessages, K>(COORDINATOR, type, groupRequestBody(this.clientId, version, request), 600_000)
       .then((reply) => reply as GroupClientResultOf<K>);
   }
 

@@ -14,7 +14,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { Consumer, KafkaClient, partitionForKey, type ConsumedRecord } from '../../src/client';
+import { KafkaClient, partitionForKey } from '../../src/client';
 import { buildBatch, decodeBatches } from '../../src/client/batch';
 import { fetchGroupOffsets } from '../../src/client/group-admin';
 import { ApiKey } from '../../src/protocol/api-keys';
@@ -27,6 +27,7 @@ import {
   type ToolOptions,
   type ToolResult,
 } from '../helpers/kafka-fixture';
+import { readAll } from '../helpers/consume-all';
 import { fetchRequestBody } from '../helpers/fetch-request';
 
 const TEST_TIMEOUT_MS = 180_000;
@@ -54,22 +55,6 @@ async function tool(
   if (opts.expectFailure === true) assert.notEqual(r.code, 0, `expected a failure: ${describeToolRun(cls, args, r)}`);
   else assert.equal(r.code, 0, describeToolRun(cls, args, r));
   return r;
-}
-
-/** Reads partitions with Skiff's client from offset 0 to their end (bounded). */
-async function readAll(bootstrap: string, topic: string, partitions: number[]): Promise<ConsumedRecord[]> {
-  const client = await KafkaClient.connect({ brokers: bootstrap });
-  try {
-    const consumer = new Consumer(client, { maxWaitMs: 100 });
-    consumer.assign(partitions.map((partition) => ({ topic, partition, offset: 0 })));
-    await consumer.refreshEndOffsets();
-    const out: ConsumedRecord[] = [];
-    for (let i = 0; i < 500 && !consumer.allAtEnd(); i++) out.push(...(await consumer.poll()));
-    assert.ok(consumer.allAtEnd(), `${topic}: did not reach the end`);
-    return out;
-  } finally {
-    client.close();
-  }
 }
 
 /** Output lines (a final newline ends the last line; it does not start an empty one). */
@@ -259,7 +244,7 @@ describe(`Kafka's own tools against ${process.env.SKIFF_TOOLS_TARGET === 'kafka'
           { input: inputLines.join('\n') + '\n' },
         );
 
-        const stored = await readAll(bootstrap, topic, [0]);
+        const stored = await readAll(bootstrap, topic, [0], 500);
         assert.deepEqual(
           stored.map((r) => ({
             offset: r.offset,
@@ -563,7 +548,7 @@ describe(`Kafka's own tools against ${process.env.SKIFF_TOOLS_TARGET === 'kafka'
         assert.ok(Number(summary[1]) > 0);
         const offsets = await client.listOffsets(topic, [{ partition: 0, timestamp: -1 }]);
         assert.equal(offsets.get(0)!.offset, 3000);
-        const stored = await readAll(bootstrap, topic, [0]);
+        const stored = await readAll(bootstrap, topic, [0], 500);
         assert.equal(stored.length, 3000);
         assert.ok(stored.every((x) => x.value?.length === 100 && x.key === null));
         // The producer is idempotent by default (acks=all): its batches carry a producer id from InitProducerId and dense sequences.
@@ -629,7 +614,7 @@ describe(`Kafka's own tools against ${process.env.SKIFF_TOOLS_TARGET === 'kafka'
         assert.equal(toolData?.sent, 200);
         assert.equal(toolData?.acked, 200);
         assert.ok(events.some((e) => e.name === 'shutdown_complete'));
-        const stored = await readAll(bootstrap, topic, [0, 1]);
+        const stored = await readAll(bootstrap, topic, [0, 1], 500);
         for (const partition of [0, 1]) {
           const acked = acks.filter((a) => a.partition === partition).sort((a, b) => a.offset - b.offset);
           assert.deepEqual(

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { bootCluster } from '../../helpers/cluster-harness';
 import type { ClusterSim } from '../../helpers/cluster-harness';
+import { groupRequestBody } from '../../helpers/sim-harness';
 import { ErrorCode } from '../../../src/protocol/error-codes';
 import { OFFSETS_TOPIC, offsetsPartitionFor } from '../../../src/group/offsets-records';
 import { groupCoordinatorActorId } from '../../../src/group/messages';
@@ -71,12 +72,7 @@ class ClusterMember {
     const p = await this.cluster.partition(OFFSETS_TOPIC, offsetsPartitionFor(GROUP, OFFSETS_PARTITIONS));
     if (p.leader < 0 || !this.cluster.up.has(p.leader))
       return { errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE } as Reply<K>;
-    const body: GroupClientMessages[K]['body'] = {
-      version,
-      clientId: this.clientId,
-      clientHost: '/127.0.0.1',
-      request,
-    };
+    const body = groupRequestBody(this.clientId, version, request);
     return this.cluster
       .ask<GroupClientMessages, K>(groupCoordinatorActorId(p.leader, p.partition), type, body, 120_000)
       .catch(() => ({ errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE }) as Reply<K>);

@@ -35,6 +35,20 @@ function warnRecorder(): { logger: Logger; warnings: { msg: string; fields: Reco
   return { logger: make({}), warnings };
 }
 
+/**
+ * Three brokers (replica.lag.time.max.ms = LAG_MAX_MS) logging their warnings to `warnings`, with
+ * TOPIC created (one partition, RF=3, min.insync.replicas=2); `start` is its partition then.
+ */
+async function bootWithTopic(seed: number) {
+  const { logger, warnings } = warnRecorder();
+  const cluster = await bootCluster(seed, {
+    logger,
+    properties: { 'replica.lag.time.max.ms': String(LAG_MAX_MS) },
+  });
+  await cluster.createTopic(TOPIC, 1, 3, { 'min.insync.replicas': '2' });
+  return { cluster, warnings, start: await cluster.partition(TOPIC) };
+}
+
 /** The marker a replica going offline leaves beside its partition directory (its recovery point then). */
 function markerOf(cluster: ClusterSim, brokerId: number): string {
   return `${cluster.configs[brokerId]!.logDirs[0]}/${TOPIC}-0.storage-failure`;
@@ -148,13 +162,7 @@ async function assertRejoins(cluster: ClusterSim, failed: number, acked: string[
 describe('a replica whose fsync failed stays offline until its broker restarts (simulation, RF=3, min ISR 2, acks=all)', () => {
   for (const seed of SEEDS)
     test(`seed ${seed}: the leader's fsync fails: it goes offline, a follower leads (epoch+1), the waiting produce gets KAFKA_STORAGE_ERROR, it rejoins only after a crash and restart`, async () => {
-      const { logger, warnings } = warnRecorder();
-      const cluster = await bootCluster(seed, {
-        logger,
-        properties: { 'replica.lag.time.max.ms': String(LAG_MAX_MS) },
-      });
-      await cluster.createTopic(TOPIC, 1, 3, { 'min.insync.replicas': '2' });
-      const start = await cluster.partition(TOPIC);
+      const { cluster, warnings, start } = await bootWithTopic(seed);
       const acked = await produceAcked(cluster, ['a0', 'a1', 'a2']);
 
       failFsyncsOf(cluster, start.leader);
@@ -191,13 +199,7 @@ describe('a replica whose fsync failed stays offline until its broker restarts (
 
   for (const seed of SEEDS)
     test(`seed ${seed}: a follower's fsync fails: it leaves the ISR at once (not after replica.lag.time.max.ms), acks=all goes on, it rejoins only after a stop and start`, async () => {
-      const { logger, warnings } = warnRecorder();
-      const cluster = await bootCluster(seed, {
-        logger,
-        properties: { 'replica.lag.time.max.ms': String(LAG_MAX_MS) },
-      });
-      await cluster.createTopic(TOPIC, 1, 3, { 'min.insync.replicas': '2' });
-      const start = await cluster.partition(TOPIC);
+      const { cluster, warnings, start } = await bootWithTopic(seed);
       const follower = start.replicas.filter((b) => b !== start.leader)[seed % 2]!;
       const acked = await produceAcked(cluster, ['a0', 'a1']);
 
