@@ -336,11 +336,18 @@ export const GROUP = 'g';
 export const SESSION_MS = 10_000;
 export const REBALANCE_MS = 30_000;
 
-/** Spawn arguments of the coordinator of __consumer_offsets-0, with Kafka's default group limits. */
-export function coordinatorArgs(initialRebalanceDelayMs: number): GroupCoordinatorArgs {
+/**
+ * Spawn arguments of the coordinator of __consumer_offsets-`partition` (default 0, on
+ * `replicaActor`, default the harness's offsets replica), with Kafka's default group limits.
+ */
+export function coordinatorArgs(
+  initialRebalanceDelayMs: number,
+  partition = 0,
+  replicaActor: GroupCoordinatorArgs['replicaActor'] = OFFSETS_REPLICA,
+): GroupCoordinatorArgs {
   return {
-    partition: 0,
-    replicaActor: OFFSETS_REPLICA,
+    partition,
+    replicaActor,
     config: {
       initialRebalanceDelayMs,
       minSessionTimeoutMs: 6000,

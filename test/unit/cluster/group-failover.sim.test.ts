@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { bootCluster } from '../../helpers/cluster-harness';
 import type { ClusterSim } from '../../helpers/cluster-harness';
-import { groupRequestBody } from '../../helpers/sim-harness';
+import { coordinatorArgs, groupRequestBody } from '../../helpers/sim-harness';
 import { ErrorCode } from '../../../src/protocol/error-codes';
 import { OFFSETS_TOPIC, offsetsPartitionFor } from '../../../src/group/offsets-records';
 import { groupCoordinatorActorId } from '../../../src/group/messages';
@@ -372,19 +372,7 @@ describe('a group coordinator whose replica does not lead (simulation)', () => {
       cluster.sim.spawn(
         id,
         'group-coordinator',
-        {
-          partition,
-          replicaActor: cluster.replica(follower, p.topicId, partition),
-          config: {
-            initialRebalanceDelayMs: 0,
-            minSessionTimeoutMs: 6000,
-            maxSessionTimeoutMs: 1_800_000,
-            maxSize: 1000,
-            offsetMetadataMaxBytes: 4096,
-            offsetsRetentionMs: 7 * 24 * 3_600_000,
-            offsetsRetentionCheckIntervalMs: 600_000,
-          },
-        },
+        coordinatorArgs(0, partition, cluster.replica(follower, p.topicId, partition)),
         { pool: 'broker', brokerId: follower },
       ),
     );
