@@ -5,8 +5,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { buildBrokerConfig } from '../../src/config/broker-config';
-import { startBroker, type RunningBroker } from '../../src/broker';
+import { buildBrokerConfig, type BrokerConfig } from '../../src/config/broker-config';
+import {
+  startBroker,
+  startCluster,
+  type ClusterOptions,
+  type RunningBroker,
+  type RunningCluster,
+} from '../../src/broker';
 import { createLogger } from '../../src/runtime/logger';
 import { ThreadRuntime } from '../../src/runtime/thread-runtime';
 
@@ -52,4 +58,38 @@ export async function startTestBroker(overrides: Record<string, string> = {}, da
 
 export function removeDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
+}
+
+/** The config of an in-process test cluster on `dir`: free ports, one io thread per broker. */
+export function testClusterConfig(dir: string): BrokerConfig {
+  return buildBrokerConfig(
+    new Map([
+      ['listeners', 'PLAINTEXT://127.0.0.1:0'],
+      ['log.dirs', dir],
+      ['num.io.threads', '1'],
+    ]),
+  );
+}
+
+/**
+ * Runs `body` against `nodes` brokers started in this process on a fresh temporary data dir (logs
+ * silenced unless SKIFF_LOG_LEVEL is set), then stops them and removes the dir, also on failure.
+ */
+export async function withTestCluster(
+  nodes: number,
+  options: Omit<ClusterOptions, 'nodes'>,
+  body: (cluster: RunningCluster) => Promise<void>,
+): Promise<void> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'skiff-cluster-'));
+  process.env.SKIFF_LOG_LEVEL ??= 'warn';
+  try {
+    const cluster = await startCluster(testClusterConfig(dir), createLogger({ fd: 2 }), { ...options, nodes });
+    try {
+      await body(cluster);
+    } finally {
+      await cluster.stop();
+    }
+  } finally {
+    removeDir(dir);
+  }
 }

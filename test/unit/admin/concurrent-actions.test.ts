@@ -3,31 +3,11 @@
  * broker that arrive together are taken one at a time; the others get 409, never a 500.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { test } from 'node:test';
-import { buildBrokerConfig } from '../../../src/config/broker-config';
-import { startCluster } from '../../../src/broker';
-import { createLogger } from '../../../src/runtime/logger';
-import { removeDir } from '../../helpers/in-process-broker';
+import { withTestCluster } from '../../helpers/in-process-broker';
 
 test('three simultaneous starts of a crashed broker: one 200, two 409; the broker serves', async () => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'skiff-admin-concurrent-'));
-  process.env.SKIFF_LOG_LEVEL ??= 'warn';
-  const config = buildBrokerConfig(
-    new Map([
-      ['listeners', 'PLAINTEXT://127.0.0.1:0'],
-      ['log.dirs', dir],
-      ['num.io.threads', '1'],
-    ]),
-  );
-  const cluster = await startCluster(config, createLogger({ fd: 2 }), {
-    nodes: 2,
-    adminPort: 0,
-    faultInjection: true,
-  });
-  try {
+  await withTestCluster(2, { adminPort: 0, faultInjection: true }, async (cluster) => {
     const base = `http://127.0.0.1:${cluster.adminPort}`;
     const post = async (action: string) => {
       const response = await fetch(`${base}/v1/brokers/1/${action}`, { method: 'POST' });
@@ -46,8 +26,5 @@ test('three simultaneous starts of a crashed broker: one 200, two 409; the broke
         [1, 'running'],
       ],
     );
-  } finally {
-    await cluster.stop();
-    removeDir(dir);
-  }
+  });
 });

@@ -3,28 +3,12 @@
  * next known broker that answers, not again and again to the dead first one.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { test } from 'node:test';
-import { buildBrokerConfig } from '../../../src/config/broker-config';
-import { startCluster } from '../../../src/broker';
-import { createLogger } from '../../../src/runtime/logger';
 import { KafkaClient } from '../../../src/client/client';
-import { removeDir } from '../../helpers/in-process-broker';
+import { withTestCluster } from '../../helpers/in-process-broker';
 
 test('after its bootstrap broker crashes, the client asks another broker for metadata', async () => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'skiff-client-failover-'));
-  process.env.SKIFF_LOG_LEVEL ??= 'warn';
-  const config = buildBrokerConfig(
-    new Map([
-      ['listeners', 'PLAINTEXT://127.0.0.1:0'],
-      ['log.dirs', dir],
-      ['num.io.threads', '1'],
-    ]),
-  );
-  const cluster = await startCluster(config, createLogger({ fd: 2 }), { nodes: 2 });
-  try {
+  await withTestCluster(2, {}, async (cluster) => {
     const [first, second] = cluster.brokers();
     const client = await KafkaClient.connect({ brokers: `127.0.0.1:${first!.port}` });
     try {
@@ -41,8 +25,5 @@ test('after its bootstrap broker crashes, the client asks another broker for met
     } finally {
       client.close();
     }
-  } finally {
-    await cluster.stop();
-    removeDir(dir);
-  }
+  });
 });

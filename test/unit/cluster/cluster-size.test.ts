@@ -7,21 +7,12 @@ import { mkdtempSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { buildBrokerConfig } from '../../../src/config/broker-config';
 import { startCluster } from '../../../src/broker';
 import { createLogger } from '../../../src/runtime/logger';
 import { EXIT_CONFIG, StartupError } from '../../../src/startup-error';
-import { removeDir } from '../../helpers/in-process-broker';
+import { removeDir, testClusterConfig } from '../../helpers/in-process-broker';
 
-function configFor(dir: string) {
-  return buildBrokerConfig(
-    new Map([
-      ['listeners', 'PLAINTEXT://127.0.0.1:0'],
-      ['log.dirs', dir],
-      ['num.io.threads', '1'],
-    ]),
-  );
-}
+const configFor = testClusterConfig;
 
 /** Starts `nodes` brokers on `dir` and stops them again. */
 async function startAndStop(dir: string, nodes: number): Promise<void> {
