@@ -162,6 +162,7 @@ export function registerClientCommands(program: Command, setRun: (run: ClientCom
     .addOption(acksOption())
     .option('--linger-ms <ms>', 'how long a batch waits for more records', parseIntArg, 0)
     .option('--batch-size <bytes>', 'batch size in bytes', parseIntArg, 16_384)
+    .addOption(deliveryTimeoutOption())
     .action(
       (
         topicName: string,
@@ -174,6 +175,7 @@ export function registerClientCommands(program: Command, setRun: (run: ClientCom
           acks: string;
           lingerMs: number;
           batchSize: number;
+          deliveryTimeoutMs: number;
         },
       ) =>
         run(o.brokers, (client, io) =>
@@ -189,6 +191,7 @@ export function registerClientCommands(program: Command, setRun: (run: ClientCom
               lingerMs: o.lingerMs,
               batchSizeBytes: o.batchSize,
               nullEmpty: o.nullEmpty === true,
+              deliveryTimeoutMs: o.deliveryTimeoutMs,
             },
             io,
           ),
@@ -273,6 +276,7 @@ export function registerClientCommands(program: Command, setRun: (run: ClientCom
     .addOption(compressionOption())
     .option('--batch-size <bytes>', 'batch size in bytes', parseIntArg, 16_384)
     .option('--linger-ms <ms>', 'how long a batch waits for more records', parseIntArg, 5)
+    .addOption(deliveryTimeoutOption())
     .action(
       (
         o: BrokersOption & {
@@ -284,6 +288,7 @@ export function registerClientCommands(program: Command, setRun: (run: ClientCom
           compression: CompressionName;
           batchSize: number;
           lingerMs: number;
+          deliveryTimeoutMs: number;
         },
       ) =>
         run(o.brokers, (client, io) =>
@@ -298,6 +303,7 @@ export function registerClientCommands(program: Command, setRun: (run: ClientCom
               compression: o.compression,
               batchSizeBytes: o.batchSize,
               lingerMs: o.lingerMs,
+              deliveryTimeoutMs: o.deliveryTimeoutMs,
             },
             io,
           ),
@@ -366,6 +372,16 @@ function withBrokers(command: Command): Command {
 
 function compressionOption(): Option {
   return new Option('-z, --compression <codec>', 'compression codec').choices(COMPRESSION_NAMES).default('none');
+}
+
+/** `--delivery-timeout-ms` (delivery.timeout.ms): how long the producer retries a record. */
+function deliveryTimeoutOption(): Option {
+  return new Option(
+    '--delivery-timeout-ms <ms>',
+    'how long a record may take, retries across broker crashes and leader moves included, before it fails',
+  )
+    .argParser(parseIntArg)
+    .default(120_000);
 }
 
 function acksOption(): Option {

@@ -55,7 +55,7 @@ export async function consumeCommand(client: KafkaClient, args: ConsumeArgs, io:
       );
   }
   const offsets = await startOffsets(client, args, partitions);
-  const consumer = new Consumer(client, { maxWaitMs: args.exitAtEnd ? 100 : 500 });
+  const consumer = new Consumer(client, { maxWaitMs: args.exitAtEnd ? 100 : 500, onWarning: (line) => io.err(line) });
   consumer.assign(partitions.map((partition) => ({ topic: args.topic, partition, offset: offsets.get(partition)! })));
   if (args.exitAtEnd) await consumer.refreshEndOffsets();
 

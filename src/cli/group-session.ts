@@ -262,9 +262,9 @@ export function groupSessionPorts(
   warn: (line: string) => void,
 ): SessionPorts {
   return {
-    member: new GroupMember(client, { groupId, topics, clientId: 'skiff-cli' }),
+    member: new GroupMember(client, { groupId, topics, clientId: 'skiff-cli', onWarning: warn }),
     newFetcher: (assignments) => {
-      const consumer = new Consumer(client, { maxWaitMs });
+      const consumer = new Consumer(client, { maxWaitMs, onWarning: warn });
       consumer.assign(assignments);
       return consumer;
     },

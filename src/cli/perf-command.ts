@@ -48,6 +48,8 @@ export interface PerfProduceArgs {
   compression: CompressionName;
   batchSizeBytes: number;
   lingerMs: number;
+  /** delivery.timeout.ms: how long a record is retried before it fails. */
+  deliveryTimeoutMs: number;
 }
 
 /** Arguments of `skiff perf consume`. */
@@ -144,6 +146,7 @@ export async function perfProduce(client: KafkaClient, args: PerfProduceArgs, io
     compression: args.compression,
     batchSizeBytes: args.batchSizeBytes,
     lingerMs: args.lingerMs,
+    deliveryTimeoutMs: args.deliveryTimeoutMs,
     onBatchComplete,
   });
   const progress = startProgress(() => {

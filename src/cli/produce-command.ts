@@ -12,8 +12,11 @@
  * either way, as kcat -K).
  *
  * Lines are split on `\n` only and kept as bytes (a `\r` stays in the value); a last line without
- * a newline still counts. At the end a summary goes to stdout: records, and per partition the
- * first and last offset. Progress goes to stderr every 5 s on long inputs.
+ * a newline still counts. At the end one summary goes to stdout: the records acknowledged, and per
+ * partition the first and last offset; when some failed (after the producer's retries, bounded by
+ * `--delivery-timeout-ms`), the same line says how many, and stderr gives the first error (exit 1).
+ * Every line read is either acknowledged or failed by then. Progress goes to stderr every 5 s on long
+ * inputs (acknowledged so far, and how many are still being sent or retried).
  */
 import type { KafkaClient } from '../client/client';
 import { KafkaError } from '../client/errors';
@@ -35,6 +38,8 @@ export interface ProduceArgs {
   batchSizeBytes: number;
   /** kcat `-Z`: send an empty key or value as null. */
   nullEmpty: boolean;
+  /** delivery.timeout.ms (default 120 000). */
+  deliveryTimeoutMs?: number;
 }
 
 /** Per-partition outcome for the summary. */
@@ -73,6 +78,7 @@ export async function produceCommand(client: KafkaClient, args: ProduceArgs, io:
     compression: args.compression,
     lingerMs: args.lingerMs,
     batchSizeBytes: args.batchSizeBytes,
+    deliveryTimeoutMs: args.deliveryTimeoutMs,
   });
   const headers: RecordHeader[] = args.headers.map(([key, value]) => ({ key, value: Buffer.from(value, 'utf8') }));
   const separator = args.keySeparator === null ? null : Buffer.from(args.keySeparator, 'utf8');
@@ -103,7 +109,9 @@ export async function produceCommand(client: KafkaClient, args: ProduceArgs, io:
     s.lastOffset = Math.max(s.lastOffset, md!.offset);
     summary.set(md!.partition, s);
   };
-  const progress = startProgress(() => io.err(`produced ${acked} records (${sent} sent, ${failed} failed)`));
+  const progress = startProgress(() =>
+    io.err(`progress: ${acked} acknowledged, ${sent - acked - failed} in flight or retrying, ${failed} failed`),
+  );
   try {
     await forEachLine(io.stdin, async (line) => {
       let key: Buffer | null = null;
@@ -131,9 +139,10 @@ export async function produceCommand(client: KafkaClient, args: ProduceArgs, io:
     args.acks === 0
       ? `partitions ${parts.map(([p]) => p).join(', ') || '-'} (offsets unknown with acks=0)`
       : parts.map(([p, s]) => `partition ${p} offsets ${s.firstOffset}-${s.lastOffset}`).join(', ');
-  await io.out(`produced ${acked} records to ${args.topic}${acked > 0 ? `: ${where}` : ''}\n`);
+  const failures = failed > 0 ? ` (${failed} of ${sent} failed)` : '';
+  await io.out(`produced ${acked} records to ${args.topic}${failures}${acked > 0 ? `: ${where}` : ''}\n`);
   if (firstError !== null) {
-    io.err(`skiff: ${failed} of ${sent} records failed: ${(firstError as Error).message}`);
+    io.err(`skiff: ${failed} of ${sent} records failed after retries: ${(firstError as Error).message}`);
     return EXIT_FAILURE;
   }
   return 0;

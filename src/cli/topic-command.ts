@@ -117,17 +117,23 @@ export async function topicList(client: KafkaClient, io: CliIo): Promise<number>
  * records appended but not yet committed (on Skiff with write.caching=false: not yet fsynced).
  * An FSYNCED-OFFSET column follows only when some partition's fsynced offset (Skiff's tagged field
  * in DescribeLogDirs, see {@link fsyncedOffsets}) differs from its LEO, filled for those partitions
- * and `-` for the rest; against Kafka, which never sends it, there is no such column.
+ * and `-` for the rest; against Kafka, which never sends it, there is no such column. A partition
+ * without a leader shows LEADER `none` and `-` for its offsets (kafka-topics' `Leader: none`).
  */
 export async function topicDescribe(client: KafkaClient, name: string, io: CliIo): Promise<number> {
   const t = await client.topicMetadata(name);
-  const partitions = t.partitions.map((p) => ({ partition: p.partition, timestamp: EARLIEST_TIMESTAMP }));
-  const starts = await client.listOffsets(name, partitions, t);
+  // A partition without a leader (its ISR is down) has no offsets to ask for: `none` and `-` below,
+  // as kafka-topics shows `Leader: none`.
+  const partitions = t.partitions
+    .filter((p) => p.leader >= 0)
+    .map((p) => ({ partition: p.partition, timestamp: EARLIEST_TIMESTAMP }));
+  const noOffsets = new Map<number, { offset: number }>();
+  const starts = partitions.length > 0 ? await client.listOffsets(name, partitions, t) : noOffsets;
   const latest = partitions.map((p) => ({ ...p, timestamp: LATEST_TIMESTAMP }));
-  const ends = await client.listOffsets(name, latest, t);
-  const logEnds = await client.listOffsets(name, latest, t, DEBUGGING_REPLICA_ID);
+  const ends = latest.length > 0 ? await client.listOffsets(name, latest, t) : noOffsets;
+  const logEnds = latest.length > 0 ? await client.listOffsets(name, latest, t, DEBUGGING_REPLICA_ID) : noOffsets;
   const fsynced = await fsyncedOffsets(client, t);
-  const logEnd = (partition: number): number => logEnds.get(partition)?.offset ?? -1;
+  const logEnd = (partition: number): number | '-' => logEnds.get(partition)?.offset ?? '-';
   /** The fsynced offset where it differs from the LEO, else null (nothing to say). */
   const fsyncedBehind = (partition: number): number | null => {
     const f = fsynced.get(partition);
@@ -170,12 +176,12 @@ export async function topicDescribe(client: KafkaClient, name: string, io: CliIo
   for (const p of t.partitions) {
     rows.push([
       p.partition,
-      p.leader,
+      p.leader >= 0 ? p.leader : 'none',
       p.leaderEpoch,
       `[${p.replicas.join(',')}]`,
       `[${p.isr.join(',')}]`,
-      starts.get(p.partition)?.offset ?? -1,
-      ends.get(p.partition)?.offset ?? -1,
+      starts.get(p.partition)?.offset ?? '-',
+      ends.get(p.partition)?.offset ?? '-',
       logEnd(p.partition),
       ...(showFsynced ? [fsyncedBehind(p.partition) ?? '-'] : []),
     ]);

@@ -11,7 +11,11 @@ import { ApiKey } from '../protocol/api-keys';
 import { ErrorCode } from '../protocol/error-codes';
 import { CONSUMER_REPLICA_ID, NO_PARTITION_LEADER_EPOCH } from '../protocol/sentinels';
 import { BrokerConnection, type ConnectionOptions } from './connection';
-import { KafkaError, throwIfError } from './errors';
+import { ConnectionError, KafkaError, throwIfError } from './errors';
+import { Backoff, isRetriable, sleep } from './retry';
+
+/** default.api.timeout.ms: how long a lookup (ListOffsets) retries retriable errors (Kafka's default). */
+export const DEFAULT_API_TIMEOUT_MS = 60_000;
 
 /** Options of {@link KafkaClient.connect}. */
 export interface ClientOptions extends ConnectionOptions {
@@ -157,6 +161,8 @@ export class KafkaClient {
   }
 
   private reconnect(nodeId: number): Promise<BrokerConnection> {
+    if (nodeId < 0)
+      return Promise.reject(new KafkaError(ErrorCode.LEADER_NOT_AVAILABLE, 'the partition has no leader (-1)'));
     const broker = this.brokers.get(nodeId);
     if (broker === undefined)
       return Promise.reject(new KafkaError(ErrorCode.BROKER_NOT_AVAILABLE, `broker ${nodeId} is not in the metadata`));
@@ -166,7 +172,6 @@ export class KafkaClient {
     return promise;
   }
 
-  /** Any live connection for requests that any broker can answer (the bootstrap one unless it closed). */
   /**
    * The bootstrap connection while it is open, else the first known broker that accepts a
    * connection, trying each in turn (a crashed broker of a cluster must not stall metadata
@@ -189,7 +194,14 @@ export class KafkaClient {
 
   /** The controller's connection (admin requests), or any broker's when it is unknown. */
   private async controllerConnection(): Promise<BrokerConnection> {
-    if (this.controllerId >= 0 && this.brokers.has(this.controllerId)) return this.connection(this.controllerId);
+    if (this.controllerId >= 0 && this.brokers.has(this.controllerId)) {
+      try {
+        return await this.connection(this.controllerId);
+      } catch (error) {
+        // Its broker crashed: any broker forwards admin requests (and the next Metadata names the new one).
+        if (!(error instanceof ConnectionError)) throw error;
+      }
+    }
     return this.anyConnection();
   }
 
@@ -220,13 +232,21 @@ export class KafkaClient {
     topics: readonly string[] | null,
     options: { allowAutoTopicCreation?: boolean } = {},
   ): Promise<ClusterMetadata> {
-    const connection = await this.anyConnection();
-    const version = connection.versionFor(ApiKey.Metadata);
-    if (topics === null && version === 0) throw new RangeError('Metadata v0 cannot ask for all topics');
-    const body = (await connection.send(ApiKey.Metadata, version, {
-      topics: topics === null ? null : topics.map((name) => ({ name })),
-      allowAutoTopicCreation: options.allowAutoTopicCreation ?? false,
-    }))!;
+    let body: Record<string, unknown> | undefined;
+    // A broker that crashes while it answers: ask the next one (each known broker at most once more).
+    for (let tries = 0; body === undefined; tries++) {
+      const connection = await this.anyConnection();
+      const version = connection.versionFor(ApiKey.Metadata);
+      if (topics === null && version === 0) throw new RangeError('Metadata v0 cannot ask for all topics');
+      try {
+        body = (await connection.send(ApiKey.Metadata, version, {
+          topics: topics === null ? null : topics.map((name) => ({ name })),
+          allowAutoTopicCreation: options.allowAutoTopicCreation ?? false,
+        }))!;
+      } catch (error) {
+        if (!(error instanceof ConnectionError) || tries >= this.brokers.size) throw error;
+      }
+    }
     const brokers = new Map<number, BrokerMetadata>();
     for (const b of body.brokers as Array<{ nodeId: number; host: string; port: number; rack: string | null }>) {
       brokers.set(b.nodeId, { nodeId: b.nodeId, host: b.host, port: b.port, rack: b.rack });
@@ -324,15 +344,39 @@ export class KafkaClient {
    * it). Requests go to each partition's leader. Rejects with KafkaError on a partition error.
    * `replicaId` other than CONSUMER_REPLICA_ID (e.g. {@link DEBUGGING_REPLICA_ID}) asks without an
    * isolation level: latest is then the log-end offset, not the high watermark (Kafka's
-   * Partition.fetchOffsetForTimestamp).
+   * Partition.fetchOffsetForTimestamp). Retriable errors (a crashed or moved leader, a lost
+   * connection) are retried after a metadata refresh and a backoff for up to `timeoutMs`.
    */
   async listOffsets(
     topic: string,
     partitions: ReadonlyArray<{ partition: number; timestamp: number }>,
     metadata?: TopicMetadata,
     replicaId: number = CONSUMER_REPLICA_ID,
+    timeoutMs: number = DEFAULT_API_TIMEOUT_MS,
   ): Promise<Map<number, OffsetAndTimestamp>> {
-    const md = metadata ?? (await this.topicMetadata(topic));
+    const deadlineMs = Date.now() + timeoutMs;
+    const backoff = new Backoff();
+    let md = metadata;
+    for (;;) {
+      try {
+        md ??= await this.topicMetadata(topic);
+        return await this.listOffsetsOnce(topic, partitions, md, replicaId);
+      } catch (error) {
+        // A leader that crashed or moved: find the new one, as Kafka's ListOffsets handler retries.
+        const waitMs = backoff.next();
+        if (!isRetriable(error) || Date.now() + waitMs > deadlineMs) throw error;
+        await sleep(waitMs);
+        md = undefined;
+      }
+    }
+  }
+
+  private async listOffsetsOnce(
+    topic: string,
+    partitions: ReadonlyArray<{ partition: number; timestamp: number }>,
+    md: TopicMetadata,
+    replicaId: number,
+  ): Promise<Map<number, OffsetAndTimestamp>> {
     const byLeader = new Map<number, Array<{ partition: number; timestamp: number; leaderEpoch: number }>>();
     for (const p of partitions) {
       const pm = md.partitions.find((x) => x.partition === p.partition);

@@ -16,6 +16,7 @@ import * as L from '../protocol/record-batch/layout';
 import { decodeBatches } from './batch';
 import { LATEST_TIMESTAMP, type KafkaClient, type TopicMetadata } from './client';
 import { KafkaError } from './errors';
+import { Backoff, isRetriable } from './retry';
 
 /** Consumer settings (Kafka's consumer config names in parentheses). */
 export interface ConsumerOptions {
@@ -29,6 +30,11 @@ export interface ConsumerOptions {
   partitionMaxBytes?: number;
   /** 0 read_uncommitted (default), 1 read_committed. */
   isolationLevel?: 0 | 1;
+  /**
+   * Called once per outage (the first retriable failure after a good fetch: a crashed leader's
+   * broker, a leadership move) with a line for stderr; the consumer keeps polling regardless.
+   */
+  onWarning?: (line: string) => void;
 }
 
 /** One assigned partition and the offset to start from. */
@@ -72,6 +78,11 @@ export class Consumer {
   private readonly maxBytes: number;
   private readonly partitionMaxBytes: number;
   private readonly isolationLevel: 0 | 1;
+  private readonly onWarning: (line: string) => void;
+  /** Waits between polls while a leader is unreachable or moved; reset by a clean poll. */
+  private readonly backoff = new Backoff();
+  /** Whether the current outage was reported already. */
+  private inOutage = false;
 
   constructor(
     private readonly client: KafkaClient,
@@ -82,6 +93,7 @@ export class Consumer {
     this.maxBytes = options.maxBytes ?? 50 * 1024 * 1024;
     this.partitionMaxBytes = options.partitionMaxBytes ?? 1024 * 1024;
     this.isolationLevel = options.isolationLevel ?? 0;
+    this.onWarning = options.onWarning ?? (() => undefined);
   }
 
   /** Adds (or moves) assignments; each starts fetching at its offset. */
@@ -109,16 +121,18 @@ export class Consumer {
     return true;
   }
 
-  /** Sets each partition's known high watermark from ListOffsets (latest), e.g. before an exit-at-end run. */
+  /**
+   * Sets each partition's known high watermark from ListOffsets (latest), e.g. before an exit-at-end
+   * run. Retriable errors are retried (ListOffsets for up to default.api.timeout.ms).
+   */
   async refreshEndOffsets(): Promise<void> {
-    await this.refreshMetadata();
+    await this.withRetries(() => this.refreshMetadata());
     const byTopic = new Map<string, PartitionState[]>();
     for (const s of this.states.values()) byTopic.set(s.topic, [...(byTopic.get(s.topic) ?? []), s]);
     for (const [topic, list] of byTopic) {
       const offsets = await this.client.listOffsets(
         topic,
         list.map((s) => ({ partition: s.partition, timestamp: LATEST_TIMESTAMP })),
-        this.topics.get(topic),
       );
       for (const s of list) s.highWatermark = offsets.get(s.partition)!.offset;
     }
@@ -126,27 +140,77 @@ export class Consumer {
 
   /**
    * Fetches once from every leader of an assigned partition (waiting up to maxWaitMs for data) and
-   * returns the records, in offset order per partition. Rejects with KafkaError on a partition
-   * error that a metadata refresh does not fix (e.g. OFFSET_OUT_OF_RANGE), or ConnectionError.
+   * returns the records, in offset order per partition. A leader that cannot be reached or is no
+   * longer the leader (a lost connection, NOT_LEADER_OR_FOLLOWER, LEADER_NOT_AVAILABLE, a fenced
+   * epoch, ...) is not an error: the metadata is refreshed, the poll waits a backoff (100 ms growing
+   * to 1 s) and returns what the other leaders gave, and the next poll tries again, forever, as
+   * Kafka's consumer does; `onWarning` hears of it once per outage. Rejects with KafkaError on a
+   * partition error that a metadata refresh does not fix (e.g. OFFSET_OUT_OF_RANGE).
    */
   async poll(): Promise<ConsumedRecord[]> {
     if (this.states.size === 0) return [];
-    if (this.metadataStale) await this.refreshMetadata();
+    if (this.metadataStale) {
+      try {
+        await this.refreshMetadata();
+      } catch (error) {
+        await this.onRetriable(error, 'metadata');
+        return [];
+      }
+    }
     const byLeader = new Map<number, PartitionState[]>();
+    let leaderless = false;
     for (const s of this.states.values()) {
       const leader = this.topics.get(s.topic)?.partitions[s.partition]?.leader ?? -1;
       if (leader < 0) {
         this.metadataStale = true;
+        leaderless = true;
         continue;
       }
       byLeader.set(leader, [...(byLeader.get(leader) ?? []), s]);
     }
-    if (byLeader.size === 0) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      return [];
+    const failures: unknown[] = [];
+    const results = await Promise.all(
+      [...byLeader].map(([leader, list]) =>
+        this.fetchFrom(leader, list).catch((error: unknown) => {
+          if (!isRetriable(error)) throw error;
+          this.metadataStale = true;
+          failures.push(error);
+          return [];
+        }),
+      ),
+    );
+    const firstFailure = failures[0];
+    if (firstFailure !== undefined) await this.onRetriable(firstFailure, 'fetch');
+    else if (leaderless || this.metadataStale)
+      await this.onRetriable(new KafkaError(ErrorCode.LEADER_NOT_AVAILABLE, 'a partition has no leader'), 'fetch');
+    else {
+      this.backoff.reset();
+      this.inOutage = false;
     }
-    const results = await Promise.all([...byLeader].map(([leader, list]) => this.fetchFrom(leader, list)));
     return results.flat();
+  }
+
+  /** A retriable failure: reported once per outage, then a backoff; a non-retriable one is thrown. */
+  private async onRetriable(error: unknown, what: string): Promise<void> {
+    if (!isRetriable(error)) throw error;
+    this.metadataStale = true;
+    if (!this.inOutage) {
+      this.inOutage = true;
+      this.onWarning(`skiff: ${what} failed (${(error as Error).message}); retrying until the leaders are back`);
+    }
+    await this.backoff.wait();
+  }
+
+  /** Runs `op` until it succeeds or fails with a non-retriable error, backing off in between. */
+  private async withRetries(op: () => Promise<void>): Promise<void> {
+    for (;;) {
+      try {
+        await op();
+        return;
+      } catch (error) {
+        await this.onRetriable(error, 'metadata');
+      }
+    }
   }
 
   private async refreshMetadata(): Promise<void> {

@@ -15,7 +15,7 @@
 import { ApiKey } from '../protocol/api-keys';
 import { ErrorCode } from '../protocol/error-codes';
 import type { KafkaClient } from './client';
-import { KafkaError } from './errors';
+import { ConnectionError, KafkaError } from './errors';
 
 /** FindCoordinator key type of a consumer group (FindCoordinatorRequest.json KeyType). */
 export const COORDINATOR_KEY_TYPE_GROUP = 0;
@@ -110,13 +110,21 @@ export async function findGroupCoordinator(client: KafkaClient, groupId: string)
     if (attempt > 0) await sleep(COORDINATOR_RETRY_BACKOFF_MS);
     // Any broker answers FindCoordinator; the bootstrap broker's versions stand for the cluster's.
     const version = client.bootstrapConnection.versionFor(ApiKey.FindCoordinator);
-    const body = await client.request(
-      ApiKey.FindCoordinator,
-      version,
-      version >= 4
-        ? { keyType: COORDINATOR_KEY_TYPE_GROUP, coordinatorKeys: [groupId] }
-        : { key: groupId, keyType: COORDINATOR_KEY_TYPE_GROUP },
-    );
+    let body: Record<string, unknown>;
+    try {
+      body = await client.request(
+        ApiKey.FindCoordinator,
+        version,
+        version >= 4
+          ? { keyType: COORDINATOR_KEY_TYPE_GROUP, coordinatorKeys: [groupId] }
+          : { key: groupId, keyType: COORDINATOR_KEY_TYPE_GROUP },
+      );
+    } catch (error) {
+      // The broker asked crashed while answering: the next try goes to another one.
+      if (!(error instanceof ConnectionError)) throw error;
+      lastMessage = error.message;
+      continue;
+    }
     const c =
       version >= 4
         ? ((body.coordinators as Array<Record<string, unknown>>)[0] ?? {
@@ -150,7 +158,15 @@ async function withCoordinator<T>(
   for (let i = 0; i < COORDINATOR_RETRIES; i++) {
     if (i > 0) await sleep(COORDINATOR_RETRY_BACKOFF_MS);
     const nodeId = await findGroupCoordinator(client, groupId);
-    const r = await attempt(nodeId);
+    let r: { errorCode: number; value: T };
+    try {
+      r = await attempt(nodeId);
+    } catch (error) {
+      // The coordinator's broker crashed: another broker becomes the coordinator (FindCoordinator again).
+      if (!(error instanceof ConnectionError)) throw error;
+      lastCode = ErrorCode.COORDINATOR_NOT_AVAILABLE;
+      continue;
+    }
     if (!COORDINATOR_ERRORS.has(r.errorCode)) return r.value;
     lastCode = r.errorCode;
   }

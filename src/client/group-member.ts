@@ -33,9 +33,10 @@ import {
   encodeConsumerSubscription,
 } from '../protocol/consumer-protocol';
 import { ErrorCode } from '../protocol/error-codes';
-import type { KafkaClient } from './client';
+import { DEFAULT_API_TIMEOUT_MS, type KafkaClient } from './client';
 import { BrokerConnection } from './connection';
 import { KafkaError } from './errors';
+import { Backoff, isRetriable, sleep } from './retry';
 import { findGroupCoordinator, type GroupOffsets, fetchGroupOffsets, offsetCommitTopics } from './group-admin';
 
 /** Settings of a member, with Kafka's consumer config names. */
@@ -51,6 +52,8 @@ export interface GroupMemberOptions {
   heartbeatIntervalMs?: number;
   /** client.id in the coordinator connection's request headers. */
   clientId?: string;
+  /** A line for stderr, once per coordinator outage (its broker crashed, it moved). */
+  onWarning?: (line: string) => void;
 }
 
 /** What a join gave: the generation, whether this member led it, and its partitions per topic. */
@@ -85,11 +88,12 @@ const COORDINATOR_ERRORS: ReadonlySet<number> = new Set<number>([
 
 /** The protocol name of the range assignor, as Kafka's RangeAssignor and other clients call it. */
 export const RANGE_ASSIGNOR = 'range';
-/** Join attempts (each after a rejoin error or a coordinator move) before {@link GroupMember.join} gives up. */
+/**
+ * Join attempts that end in a rejoin error before {@link GroupMember.join} gives up. A coordinator
+ * that cannot be reached or moved does not count: the member looks for it again until it is back.
+ */
 const MAX_JOIN_ATTEMPTS = 20;
 const RETRY_BACKOFF_MS = 250;
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Kafka's RangeAssignor: for each topic, the members subscribed to it sorted by member id; with P
@@ -140,6 +144,9 @@ export class GroupMember {
   private heartbeatInFlight = false;
   private rejoinNeeded = true;
   private closed = false;
+  private readonly onWarning: (line: string) => void;
+  /** Whether the current coordinator outage was reported already. */
+  private inOutage = false;
   /** The member id (empty before the first join, and after UNKNOWN_MEMBER_ID). */
   memberId = '';
   /** The generation of the last completed join, -1 before. */
@@ -161,6 +168,7 @@ export class GroupMember {
     this.rebalanceTimeoutMs = options.rebalanceTimeoutMs ?? 30_000;
     this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? 3_000;
     this.clientId = options.clientId ?? 'skiff-cli';
+    this.onWarning = options.onWarning ?? (() => undefined);
     if (this.topics.length === 0) throw new RangeError('a group member needs at least one topic');
   }
 
@@ -178,10 +186,23 @@ export class GroupMember {
   async join(): Promise<GroupGeneration> {
     this.stopHeartbeat();
     let lastError: KafkaError | null = null;
+    const backoff = new Backoff();
     for (let attempt = 0; attempt < MAX_JOIN_ATTEMPTS; attempt++) {
       if (attempt > 0) await sleep(RETRY_BACKOFF_MS);
-      const conn = await this.coordinatorConnection();
-      const joined = await this.joinGroup(conn);
+      let conn: BrokerConnection;
+      let joined: Awaited<ReturnType<GroupMember['joinGroup']>>;
+      try {
+        conn = await this.coordinatorConnection();
+        joined = await this.joinGroup(conn);
+      } catch (error) {
+        // The coordinator's broker crashed (or FindCoordinator could not be answered): find it again.
+        if (!isRetriable(error) || this.closed) throw error;
+        this.coordinatorLost(error);
+        attempt--;
+        await backoff.wait();
+        continue;
+      }
+      backoff.reset();
       if (joined.errorCode !== ErrorCode.NONE) {
         lastError = new KafkaError(joined.errorCode, `JoinGroup ${this.groupId}`);
         if (joined.errorCode === ErrorCode.MEMBER_ID_REQUIRED) {
@@ -194,8 +215,17 @@ export class GroupMember {
       }
       this.memberId = joined.memberId;
       const leader = joined.leader === joined.memberId;
-      const assignments = leader ? await this.assign(joined.members) : [];
-      const synced = await this.syncGroup(conn, joined.generationId, joined.protocolName, assignments);
+      let synced: { errorCode: number; assignment: Buffer };
+      try {
+        const assignments = leader ? await this.assign(joined.members) : [];
+        synced = await this.syncGroup(conn, joined.generationId, joined.protocolName, assignments);
+      } catch (error) {
+        if (!isRetriable(error) || this.closed) throw error;
+        this.coordinatorLost(error);
+        attempt--;
+        await backoff.wait();
+        continue;
+      }
       if (synced.errorCode !== ErrorCode.NONE) {
         lastError = new KafkaError(synced.errorCode, `SyncGroup ${this.groupId}`);
         if (this.retryAfter(synced.errorCode)) continue;
@@ -205,6 +235,7 @@ export class GroupMember {
       this.assignment = decodeConsumerAssignment(synced.assignment).partitions;
       this.rejoinNeeded = false;
       this.lastRejoinReason = null;
+      this.inOutage = false;
       this.joins++;
       this.startHeartbeat();
       return { generationId: this.generationId, memberId: this.memberId, leader, assignment: this.assignment };
@@ -229,24 +260,35 @@ export class GroupMember {
   async commit(offsets: readonly MemberOffset[]): Promise<void> {
     if (offsets.length === 0) return;
     const topics = offsetCommitTopics(offsets);
-    for (let attempt = 0; ; attempt++) {
-      const conn = await this.coordinatorConnection();
-      const version = Math.min(conn.versionFor(ApiKey.OffsetCommit, 2), 9);
-      const body = (await conn.send(ApiKey.OffsetCommit, version, {
-        groupId: this.groupId,
-        generationIdOrMemberEpoch: this.generationId,
-        memberId: this.memberId,
-        groupInstanceId: null,
-        retentionTimeMs: -1,
-        topics,
-      }))!;
+    const deadlineMs = Date.now() + DEFAULT_API_TIMEOUT_MS;
+    const backoff = new Backoff();
+    for (;;) {
       let errorCode: number = ErrorCode.NONE;
-      for (const t of body.topics as Array<{ partitions: Array<{ errorCode: number }> }>)
-        for (const p of t.partitions) if (p.errorCode !== ErrorCode.NONE) errorCode = p.errorCode;
+      try {
+        const conn = await this.coordinatorConnection();
+        const version = Math.min(conn.versionFor(ApiKey.OffsetCommit, 2), 9);
+        const body = (await conn.send(ApiKey.OffsetCommit, version, {
+          groupId: this.groupId,
+          generationIdOrMemberEpoch: this.generationId,
+          memberId: this.memberId,
+          groupInstanceId: null,
+          retentionTimeMs: -1,
+          topics,
+        }))!;
+        for (const t of body.topics as Array<{ partitions: Array<{ errorCode: number }> }>)
+          for (const p of t.partitions) if (p.errorCode !== ErrorCode.NONE) errorCode = p.errorCode;
+      } catch (error) {
+        // A lost coordinator connection: the commit may or may not have been written; committing the
+        // same offsets again is harmless (commitSync retries until default.api.timeout.ms).
+        if (!isRetriable(error) || Date.now() > deadlineMs) throw error;
+        this.coordinatorLost(error);
+        await backoff.wait();
+        continue;
+      }
       if (errorCode === ErrorCode.NONE) return;
-      if (COORDINATOR_ERRORS.has(errorCode) && attempt < MAX_JOIN_ATTEMPTS) {
+      if (COORDINATOR_ERRORS.has(errorCode) && Date.now() <= deadlineMs) {
         this.dropCoordinator();
-        await sleep(RETRY_BACKOFF_MS);
+        await backoff.wait();
         continue;
       }
       if (REJOIN_ERRORS.has(errorCode)) this.markRejoin(errorCode, 'OffsetCommit');
@@ -290,6 +332,17 @@ export class GroupMember {
       return true;
     }
     return errorCode === ErrorCode.REBALANCE_IN_PROGRESS || errorCode === ErrorCode.ILLEGAL_GENERATION;
+  }
+
+  /** The coordinator cannot be reached: forget it (the next request finds it again), warn once per outage. */
+  private coordinatorLost(error: unknown): void {
+    this.dropCoordinator();
+    if (!this.inOutage) {
+      this.inOutage = true;
+      this.onWarning(
+        `skiff: group ${this.groupId}: coordinator lost (${(error as Error).message}); finding it again`,
+      );
+    }
   }
 
   private markRejoin(errorCode: number, what: string): void {
