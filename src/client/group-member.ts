@@ -339,9 +339,7 @@ export class GroupMember {
     this.dropCoordinator();
     if (!this.inOutage) {
       this.inOutage = true;
-      this.onWarning(
-        `skiff: group ${this.groupId}: coordinator lost (${(error as Error).message}); finding it again`,
-      );
+      this.onWarning(`skiff: group ${this.groupId}: coordinator lost (${(error as Error).message}); finding it again`);
     }
   }
 
