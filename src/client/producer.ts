@@ -57,6 +57,12 @@ export interface ProducerOptions {
   nullKeyStrategy?: NullKeyStrategy;
   /** delivery.timeout.ms: how long a record may take, retries included, before it fails (120 000). */
   deliveryTimeoutMs?: number;
+  /**
+   * retries: how many times a batch is sent again after a retriable error before it fails with that
+   * error (default: no limit but the delivery timeout, Kafka's Integer.MAX_VALUE). 0 reports the
+   * broker's first answer, e.g. NOT_ENOUGH_REPLICAS.
+   */
+  retries?: number;
   /** enable.idempotence (true with acks=-1 when the broker supports InitProducerId, else false). */
   idempotence?: boolean;
   /** Called once per batch when its response (or failure) arrives: for latency statistics. */
@@ -150,6 +156,7 @@ export class Producer {
   private spaceWaiters: Array<() => void> = [];
   private idleWaiters: Array<() => void> = [];
   private readonly deliveryTimeoutMs: number;
+  private readonly retries: number;
   private idempotence: boolean;
   private identity: ProducerIdentity | null = null;
   private identityLoading: Promise<void> | null = null;
@@ -179,6 +186,8 @@ export class Producer {
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     this.partitioner = new Partitioner(options.nullKeyStrategy ?? 'sticky');
     this.deliveryTimeoutMs = options.deliveryTimeoutMs ?? 120_000;
+    this.retries = options.retries ?? Number.MAX_SAFE_INTEGER;
+    if (!(this.retries >= 0)) throw new RangeError('retries must be >= 0');
     this.idempotence = options.idempotence ?? this.acks === -1;
     if (this.idempotence && this.acks !== -1) throw new RangeError('idempotence needs acks=-1 (all)');
     if (!(this.deliveryTimeoutMs > 0)) throw new RangeError('deliveryTimeoutMs must be positive');
@@ -520,6 +529,7 @@ export class Producer {
    */
   private shouldRetry(b: ClosedBatch, error: Error): boolean {
     if (performance.now() - b.createdAtMs >= this.deliveryTimeoutMs) return false;
+    if (b.attempts > this.retries) return false;
     if (isRetriable(error)) return true;
     return (
       this.identity !== null && error instanceof KafkaError && error.code === ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER

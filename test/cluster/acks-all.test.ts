@@ -109,7 +109,7 @@ describe('acks=all on a 3-broker cluster, RF=3, min.insync.replicas=2', () => {
       const client = await KafkaClient.connect({ brokers: `127.0.0.1:${cluster.ports[leader]}` });
       try {
         const sendOne = async (acks: -1 | 1, value: string): Promise<Error | null> => {
-          const producer = new Producer(client, { acks, requestTimeoutMs: 10_000 });
+          const producer = new Producer(client, { acks, requestTimeoutMs: 10_000, retries: 0 });
           let outcome: Error | null | undefined;
           await producer.send({ topic, partition: 0, key: 'k', value }, (err) => (outcome = err));
           await producer.flush();
