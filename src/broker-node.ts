@@ -25,7 +25,7 @@ import type { Clock, Timers } from './io/clock';
 import type { Logger } from './io/logger';
 import type { Endpoint } from './runtime/runtime';
 import { replicaActorId } from './replica/messages';
-import type { ReplicaMessages } from './replica/messages';
+import type { ReplicaDescription, ReplicaMessages } from './replica/messages';
 import type { BrokerContext } from './network/broker-context';
 import { Dispatcher } from './network/dispatcher';
 import type { RequestDoneInfo } from './network/dispatcher';
@@ -36,7 +36,7 @@ import { groupCoordinatorActorId } from './group/messages';
 import type { GroupCoordinatorMessages } from './group/messages';
 import { ErrorCode } from './protocol/error-codes';
 import { networkNodeRef, replicaManagerRef } from './replica-manager/messages';
-import type { LocalBrokerState } from './replica-manager/messages';
+import type { HostedPartition, LocalBrokerState } from './replica-manager/messages';
 import { errnoCode, EXIT_CONFIG, EXIT_FAILURE, StartupError } from './startup-error';
 
 /** How long the network layer waits for the controller (or a replica manager) to answer a metadata change (ms). */
@@ -411,37 +411,52 @@ export class BrokerNode implements BrokerContext {
     return this.offsetsTopicCreation;
   }
 
-  async describeLogDirs() {
+  /**
+   * Every partition this broker hosts (its replica manager's list) with its replica's description,
+   * or null for a replica that does not answer within `timeoutMs`: DescribeLogDirs and the start-up
+   * summary read it.
+   */
+  async describeHosted(
+    timeoutMs: number,
+  ): Promise<{ hosted: HostedPartition; description: ReplicaDescription | null }[]> {
     const hosted = await this.endpoint
       .request(replicaManagerRef(this.nodeId), 'replica-manager.hosted', {}, CONTROLLER_TIMEOUT_MS)
       .then((r) => r.partitions)
       .catch(() => []);
     return Promise.all(
+      hosted.map(async (h) => ({
+        hosted: h,
+        description: await this.endpoint
+          .request(replicaActorId(this.nodeId, h.topicId, h.partition), 'replica.describe', {}, timeoutMs)
+          .catch(() => null),
+      })),
+    );
+  }
+
+  async describeLogDirs() {
+    const described = await this.describeHosted(10_000);
+    return Promise.all(
       this.config.logDirs.map(async (logDir) => {
         const stats = await fsp.statfs(logDir).catch(() => null);
-        const partitions = await Promise.all(
-          hosted
-            .filter((h) => h.logDir === logDir)
-            .map(async (h) => {
-              const unknown = { sizeBytes: -1, logEndOffset: -1, highWatermark: -1, fsyncedOffset: -1 };
-              const described = await this.endpoint
-                .request(replicaActorId(this.nodeId, h.topicId, h.partition), 'replica.describe', {}, 10_000)
-                .catch(() => unknown);
-              return {
-                topic: h.topic,
-                partition: h.partition,
-                sizeBytes: described.sizeBytes,
-                logEndOffset: described.logEndOffset,
-                highWatermark: described.highWatermark,
-                fsyncedOffset: described.fsyncedOffset,
-              };
-            }),
+        const partitions = described.flatMap(({ hosted: h, description: d }) =>
+          h.logDir === logDir && d !== null
+            ? [
+                {
+                  topic: h.topic,
+                  partition: h.partition,
+                  sizeBytes: d.sizeBytes,
+                  logEndOffset: d.logEndOffset,
+                  highWatermark: d.highWatermark,
+                  fsyncedOffset: d.fsyncedOffset,
+                },
+              ]
+            : [],
         );
         return {
           logDir,
           totalBytes: stats ? stats.blocks * stats.bsize : -1,
           usableBytes: stats ? stats.bavail * stats.bsize : -1,
-          partitions: partitions.filter((p) => p.sizeBytes >= 0),
+          partitions,
         };
       }),
     );

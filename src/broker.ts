@@ -337,23 +337,12 @@ class Cluster implements RunningCluster {
     const total = { partitions: 0, segments: 0, scannedBytes: 0, truncatedBytes: 0, deletedSegments: 0, truncated: 0 };
     let coordinators = 0;
     for (const entry of this.entries) {
-      const id = entry.config.nodeId;
-      const hosted = await entry.node.endpoint
-        .request(replicaManagerRef(id), 'replica-manager.hosted', {}, CONTROLLER_TIMEOUT_MS)
-        .then((r) => r.partitions)
-        .catch(() => []);
+      const described = await entry.node.describeHosted(CONTROLLER_TIMEOUT_MS);
       coordinators += entry.node.groupCoordinators().length;
-      const summaries = await Promise.all(
-        hosted.map((h) =>
-          entry.node.endpoint
-            .request(replicaActorId(id, h.topicId, h.partition), 'replica.describe', {}, CONTROLLER_TIMEOUT_MS)
-            .then((reply) => reply.recovery)
-            .catch(() => null),
-        ),
-      );
-      total.partitions += hosted.length;
-      for (const summary of summaries) {
-        if (summary === null) continue;
+      total.partitions += described.length;
+      for (const { description } of described) {
+        const summary = description?.recovery;
+        if (summary === undefined) continue;
         total.segments += summary.segments;
         total.scannedBytes += summary.scannedBytes;
         total.truncatedBytes += summary.truncatedBytes;
