@@ -33,6 +33,8 @@ import type { CrashMode } from '../io/memory-file-system';
 import type { FaultHook } from '../runtime/sim-runtime';
 import type { MetadataListenerMessages } from '../controller/messages';
 import type { ProduceReply } from '../replica/messages';
+import { BrokerNode } from '../broker-node';
+import { createLogger, levelFromEnv } from '../runtime/logger';
 
 /** Where the simulated brokers keep their logs: `/data/node-<i>`, the metadata log in `/data/__skiff_metadata`. */
 export const DATA_DIR = '/data';
@@ -62,8 +64,37 @@ export class ClusterSim {
   ) {
     this.configs = Array.from({ length: nodes }, (_, i) => nodeConfig(base, i, nodes));
     this.net = sim.endpoint('test');
-    for (let i = 0; i < nodes; i++) sim.endpoint(`net/${i}`).onMessage(() => undefined);
+    this.networkNodes = this.configs.map(
+      (c) =>
+        new BrokerNode(c, createLogger({ level: levelFromEnv('silent') }).child({ nodeId: c.nodeId }), sim.endpoint(`net/${c.nodeId}`), {
+          awaitApplied: (offset) => this.awaitAppliedFromNode(offset),
+        }),
+    );
     this.setFaults(null);
+  }
+
+  /**
+   * Each broker's network node (its API handlers' `BrokerContext` and metadata cache), subscribed to
+   * the controller's pushes as production's are; {@link SimClient} calls handlers through them.
+   */
+  private readonly networkNodes: BrokerNode[];
+
+  /** Broker `brokerId`'s network node. */
+  node(brokerId: number): BrokerNode {
+    const node = this.networkNodes[brokerId];
+    if (node === undefined) throw new Error(`no broker ${brokerId} (the cluster has ${this.networkNodes.length})`);
+    return node;
+  }
+
+  /** As production's `awaitApplied`: every running broker's manager has applied `offset` (bounded by the caller's wait). */
+  private async awaitAppliedFromNode(offset: number): Promise<void> {
+    for (const i of this.up)
+      await this.net.request(replicaManagerRef(i), 'replica-manager.await-applied', { offset }, 30_000);
+  }
+
+  /** Subscribes every network node to the controller (at its start and after each restart of it). */
+  private async subscribeNodes(): Promise<void> {
+    for (const node of this.networkNodes) await this.sim.runUntil(node.subscribe());
   }
 
   /**
@@ -124,6 +155,7 @@ export class ClusterSim {
       `${DATA_DIR}/__skiff_metadata`,
     );
     await this.sim.spawn(CONTROLLER_ACTOR_ID, 'controller', args, { pool: 'controller' });
+    await this.subscribeNodes();
   }
 
   /** Starts broker `i`'s replica manager (and so its log dirs and replicas); resolves once it has applied the image. */
@@ -146,6 +178,7 @@ export class ClusterSim {
     this.sim.crash(CONTROLLER_ACTOR_ID, 'simulated controller crash');
     beforeRestart?.();
     await this.sim.restart(CONTROLLER_ACTOR_ID);
+    await this.subscribeNodes();
   }
 
   /**
@@ -161,6 +194,7 @@ export class ClusterSim {
     }
     this.fs.crash(mode);
     await this.sim.restart(CONTROLLER_ACTOR_ID);
+    await this.subscribeNodes();
     for (let i = 0; i < this.nodes; i++) await this.startBroker(i);
   }
 
