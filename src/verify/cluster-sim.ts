@@ -66,9 +66,14 @@ export class ClusterSim {
     this.net = sim.endpoint('test');
     this.networkNodes = this.configs.map(
       (c) =>
-        new BrokerNode(c, createLogger({ level: levelFromEnv('silent') }).child({ nodeId: c.nodeId }), sim.endpoint(`net/${c.nodeId}`), {
-          awaitApplied: (offset) => this.awaitAppliedFromNode(offset),
-        }),
+        new BrokerNode(
+          c,
+          createLogger({ level: levelFromEnv('silent') }).child({ nodeId: c.nodeId }),
+          sim.endpoint(`net/${c.nodeId}`),
+          {
+            awaitApplied: (offset) => this.awaitAppliedFromNode(offset),
+          },
+        ),
     );
     this.setFaults(null);
   }

@@ -108,3 +108,18 @@ export interface VerifyReport {
   violations: Violation[];
   counterexample: Counterexample | null;
 }
+
+/**
+ * The fast-check seed of run `run` (0-based) of a campaign with seed `seed`: a fixed integer mix
+ * (murmur3's 32-bit finalizer over seed and run), so run `run` is the same wherever it runs. Positive
+ * and below 2^31, as fast-check's seeds are printed.
+ */
+export function runSeed(seed: number, run: number): number {
+  let h = (Math.imul(seed | 0, 0x9e3779b1) ^ Math.imul(run + 1, 0x85ebca6b)) >>> 0;
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b) >>> 0;
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35) >>> 0;
+  h ^= h >>> 16;
+  return h & 0x7fffffff || 1;
+}

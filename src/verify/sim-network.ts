@@ -64,7 +64,12 @@ export class SimClient {
   ) {}
 
   /** Runs `handler` at `apiVersion` on broker `brokerId`'s node with `body`, driving the simulation until it answers. */
-  async call(brokerId: number, handler: AnyApiHandler, apiVersion: number, body: Record<string, unknown>): Promise<any> {
+  async call(
+    brokerId: number,
+    handler: AnyApiHandler,
+    apiVersion: number,
+    body: Record<string, unknown>,
+  ): Promise<any> {
     const node = this.cluster.node(brokerId);
     const response = Promise.resolve().then(() =>
       handler.handle({
@@ -179,7 +184,13 @@ export class SimClient {
    * OffsetCommit of `offset` for `topic`-`partition` by `group`, as a consumer with manual assignment
    * commits (generation -1, no member id): the partition's error code.
    */
-  async offsetCommit(brokerId: number, group: string, topic: string, partition: number, offset: number): Promise<number> {
+  async offsetCommit(
+    brokerId: number,
+    group: string,
+    topic: string,
+    partition: number,
+    offset: number,
+  ): Promise<number> {
     const r = await this.call(brokerId, offsetCommitHandler as unknown as AnyApiHandler, VERSIONS.offsetCommit, {
       groupId: group,
       generationIdOrMemberEpoch: -1,
@@ -240,11 +251,16 @@ export class SimClient {
 
   /** CreatePartitions growing `topic` to `count` partitions: its error code. */
   async createPartitions(brokerId: number, topic: string, count: number): Promise<number> {
-    const r = await this.call(brokerId, createPartitionsHandler as unknown as AnyApiHandler, VERSIONS.createPartitions, {
-      topics: [{ name: topic, count, assignments: null }],
-      timeoutMs: 30_000,
-      validateOnly: false,
-    });
+    const r = await this.call(
+      brokerId,
+      createPartitionsHandler as unknown as AnyApiHandler,
+      VERSIONS.createPartitions,
+      {
+        topics: [{ name: topic, count, assignments: null }],
+        timeoutMs: 30_000,
+        validateOnly: false,
+      },
+    );
     return r.results[0].errorCode;
   }
 

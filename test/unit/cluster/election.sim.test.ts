@@ -85,7 +85,9 @@ describe('elections (simulation, real controller and replica managers)', () => {
         // The new leaders serve: min.insync.replicas=1 would be needed after the second crash.
         if (victim === first) await produceAll(cluster, 'b');
       }
-      // One broker left of three: acks=all with min.insync.replicas=2 is refused, acks=1 works.
+      // One broker left of three: acks=all with min.insync.replicas=2 is refused, acks=1 works. The
+      // leader must know its shrunk ISR first (else it appends and answers ..._AFTER_APPEND).
+      await cluster.awaitApplied((await cluster.image()).offset);
       const refused = await cluster.produce(TOPIC, ['c'], -1);
       assert.equal(refused[0]!.errorCode, ErrorCode.NOT_ENOUGH_REPLICAS);
       await healAndConverge(cluster);

@@ -37,7 +37,11 @@ async function endIdentical(cluster: ClusterSim): Promise<string[]> {
   await cluster.waitFor('the ISR is whole', async () => (await cluster.partition(TOPIC)).isr.length === 3);
   const log = values(cluster, 0);
   for (const b of [1, 2]) assert.deepEqual(values(cluster, b), log, `broker ${b}'s log is broker 0's`);
-  assert.equal(await cluster.assertLogsMatchBelowHighWatermark(TOPIC), log.length);
+  // The leader's HW reaches the end once each follower's next fetch reports its LEO.
+  await cluster.waitFor(
+    'the HW reaches the log end',
+    async () => (await cluster.assertLogsMatchBelowHighWatermark(TOPIC)) === log.length,
+  );
   await cluster.assertOneLeaderPerEpoch();
   return log;
 }
