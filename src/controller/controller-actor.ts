@@ -309,7 +309,11 @@ export class ControllerActor implements Actor<ControllerMessages> {
    * Registration: a new broker epoch (the offset of the frame that records it, so larger than any
    * before, as KRaft's), unfenced; leaderless partitions it can lead get it as leader in the same
    * change. A broker that registers while still unfenced (its process restarted before anyone
-   * reported it down) keeps its leaderships.
+   * reported it down, or the whole host lost power) is fenced first, as KRaft fences a registration's
+   * old incarnation: its leaderships move to other live ISR members or go leaderless, so whatever it
+   * leads again does so in a new leader epoch. A restarted leader may have lost an unsynced tail
+   * (write.caching=true); in its old epoch a follower that kept that tail would find no divergence
+   * and keep bytes the new appends at the same offsets differ from (found by the verify campaign).
    */
   private registerBroker(body: { brokerId: number; host: string; port: number }): {
     errorCode: number;
@@ -318,6 +322,11 @@ export class ControllerActor implements Actor<ControllerMessages> {
     if (!this.args.nodeIds.includes(body.brokerId)) {
       this.ctx.log.warn({ brokerId: body.brokerId, nodeIds: this.args.nodeIds }, 'registration of an unknown node id');
       return { errorCode: ErrorCode.INVALID_REQUEST, brokerEpoch: -1 };
+    }
+    const previous = this.state.brokers.get(body.brokerId);
+    if (previous !== undefined && !previous.fenced) {
+      const fenced = this.fenceBroker(body.brokerId, `broker ${body.brokerId} registered again (restarted)`);
+      if (fenced !== ErrorCode.NONE) return { errorCode: fenced, brokerEpoch: -1 };
     }
     const brokerEpoch = this.state.offset;
     const decision = leaderlessElections(this.state, body.brokerId, this.args.uncleanLeaderElectionEnable);

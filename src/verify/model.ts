@@ -1,0 +1,607 @@
+/**
+ * The `fc.commands` model of a verification run (issue 12 item 2): a world of one simulated cluster,
+ * a client that talks to it through the brokers' real API handlers ({@link SimClient}), and a ledger of
+ * what every producer strategy was acknowledged and what every consumer read; commands that produce,
+ * fetch, change topics and configs, and inject faults. After every command the checker verifies what
+ * can be checked mid-run (log matching below the HW); {@link finishRun} heals the cluster and checks
+ * the rest against the final logs.
+ *
+ * The model state fast-check sees is small on purpose (which brokers are up, which faults are on):
+ * commands' preconditions read it, so a shrunk schedule never crashes a broker that is down.
+ */
+import fc from 'fast-check';
+import { ClusterSim } from './cluster-sim';
+import { SimClient } from './sim-network';
+import type { Checker } from './checker';
+import type { FaultKind, InvariantName, StrategyCounts } from './report';
+import { PRODUCER_STRATEGIES } from './report';
+import { ErrorCode } from '../protocol/error-codes';
+import { buildRecordBatch } from '../protocol/record-batch/builder';
+import { decodeRecordBatches } from '../protocol/record-batch/decode';
+
+/** The topics every run creates: `t` (RF 3, min.insync.replicas 2, two partitions) and `u` (the same, unclean election on). */
+export const MAIN_TOPIC = 't';
+export const UNCLEAN_TOPIC = 'u';
+
+/** A producer strategy of report.ts. */
+export type ProducerStrategy = (typeof PRODUCER_STRATEGIES)[number];
+
+/** One record a producer sent: its strategy, where it went, and what the broker answered. */
+export interface SentRecord {
+  value: string;
+  strategy: ProducerStrategy;
+  topic: string;
+  partition: number;
+  /** The offset it was acknowledged at (acks=0: -1, no answer). */
+  offset: number;
+  /** Whether a later fault excuses its loss within the durability contract (write.caching=true and a power loss). */
+  excused: boolean;
+}
+
+/** What the fast-check model tracks: the brokers up (preconditions read it). */
+export interface ModelState {
+  up: boolean[];
+  partitions: number;
+}
+
+/** Everything a run's commands act on and record. */
+export class World {
+  readonly client: SimClient;
+  /** Records acknowledged (or sent with acks=0), in send order. */
+  readonly sent: SentRecord[] = [];
+  /**
+   * Every record a consumer fetch returned below its response's HW: `topic/partition/offset` -> its
+   * value and whether a later fault excuses its loss (write.caching=true, then a power loss).
+   */
+  readonly read = new Map<string, { value: string; excused: boolean }>();
+  /** Faults injected by this run, by kind. */
+  readonly faults: Partial<Record<FaultKind, number>> = {};
+  /** The commands run so far, as printed (the counterexample's list). */
+  readonly executed: string[] = [];
+  /** write.caching of the main topic now. */
+  writeCaching = false;
+  /**
+   * Whether write.caching was true at any time since the last power loss: the HW (and acks=all) may
+   * then have passed bytes no replica fsynced, which the next power loss may take (DESIGN.md).
+   */
+  cachedSincePowerLoss = false;
+  private nextValue = 0;
+  private producer: { producerId: number; producerEpoch: number; sequences: Map<string, number> } | null = null;
+
+  constructor(
+    readonly cluster: ClusterSim,
+    readonly checker: Checker,
+    readonly nodes: number,
+  ) {
+    this.client = new SimClient(cluster);
+  }
+
+  /** Counts one injected fault of `kind`. */
+  injected(kind: FaultKind): void {
+    this.faults[kind] = (this.faults[kind] ?? 0) + 1;
+  }
+
+  /** A value no other record of the run has. */
+  freshValue(strategy: ProducerStrategy): string {
+    return `${strategy.replace(/[^a-z0-9]+/gi, '')}-${this.nextValue++}`;
+  }
+
+  /** Any running broker (the lowest id), as a client's bootstrap; -1 when none is up. */
+  anyBroker(): number {
+    for (let b = 0; b < this.nodes; b++) if (this.cluster.up.has(b)) return b;
+    return -1;
+  }
+
+  /** The leader of `topic`-`partition` as a running broker's metadata cache names it (-1: none known). */
+  async leaderOf(topic: string, partition: number): Promise<{ leader: number; leaderEpoch: number }> {
+    const broker = this.anyBroker();
+    if (broker < 0) return { leader: -1, leaderEpoch: -1 };
+    const m = await this.client.metadata(broker, topic);
+    const p = m.partitions.find((x) => x.partition === partition);
+    return p === undefined ? { leader: -1, leaderEpoch: -1 } : p;
+  }
+
+  /**
+   * Sends one single-record batch of `value` as `strategy` does, retrying as a Kafka client does on
+   * retriable errors (up to 5 attempts, 100 ms of virtual time apart, metadata refreshed each time): an
+   * idempotent producer resends the same batch with the same sequence, the others resend it as new.
+   * Returns the acknowledged offset, or -1 (not acknowledged; acks=0: never known).
+   */
+  async produce(strategy: ProducerStrategy, topic: string, partition: number, value: string): Promise<number> {
+    const acks = strategy === 'acks=0' ? 0 : strategy === 'acks=1' ? 1 : -1;
+    const idempotent = strategy === 'acks=all idempotent';
+    let batch = buildRecordBatch([{ key: null, value: Buffer.from(value), headers: [] }]);
+    if (idempotent) {
+      const producer = await this.idempotentProducer();
+      if (producer === null) return -1;
+      const key = `${topic}/${partition}`;
+      const sequence = producer.sequences.get(key) ?? 0;
+      batch = buildRecordBatch([{ key: null, value: Buffer.from(value), headers: [] }], {
+        producerId: producer.producerId,
+        producerEpoch: producer.producerEpoch,
+        baseSequence: sequence,
+      });
+      producer.sequences.set(key, sequence + 1);
+    }
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const { leader } = await this.leaderOf(topic, partition);
+      if (leader >= 0 && this.cluster.up.has(leader)) {
+        const reply = await this.client
+          .produce(leader, topic, partition, batch, acks, 3_000)
+          .catch(() => ({ errorCode: ErrorCode.REQUEST_TIMED_OUT, baseOffset: -1 }));
+        if (reply.errorCode === ErrorCode.NONE) return reply.baseOffset;
+        if (!RETRIABLE.has(reply.errorCode)) break;
+      }
+      await this.cluster.advance(100);
+    }
+    // Kafka's idempotent producer that gives up on a batch bumps its epoch (KIP-360): here a new producer id.
+    if (idempotent) this.producer = null;
+    return -1;
+  }
+
+  private async idempotentProducer(): Promise<World['producer']> {
+    if (this.producer !== null) return this.producer;
+    const broker = this.anyBroker();
+    if (broker < 0) return null;
+    const r = await this.client.initProducerId(broker).catch(() => null);
+    if (r === null || r.errorCode !== ErrorCode.NONE) return null;
+    this.producer = { producerId: r.producerId, producerEpoch: r.producerEpoch, sequences: new Map() };
+    return this.producer;
+  }
+}
+
+/** Errors a Kafka producer retries (the leader moved, the ISR is short, the request timed out). */
+const RETRIABLE: ReadonlySet<number> = new Set([
+  ErrorCode.NOT_LEADER_OR_FOLLOWER,
+  ErrorCode.LEADER_NOT_AVAILABLE,
+  ErrorCode.NOT_ENOUGH_REPLICAS,
+  ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+  ErrorCode.REQUEST_TIMED_OUT,
+  ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+  ErrorCode.KAFKA_STORAGE_ERROR,
+]);
+
+type Command = fc.AsyncCommand<ModelState, World>;
+
+/** A batch of `count` records of one strategy to one partition. */
+class ProduceCommand implements Command {
+  constructor(
+    readonly strategy: ProducerStrategy,
+    readonly partition: number,
+    readonly count: number,
+  ) {}
+  check(): boolean {
+    return true;
+  }
+  async run(model: ModelState, world: World): Promise<void> {
+    const topic = this.strategy === 'acks=all unclean-election' ? UNCLEAN_TOPIC : MAIN_TOPIC;
+    const partition = topic === UNCLEAN_TOPIC ? 0 : this.partition % model.partitions;
+    for (let i = 0; i < this.count; i++) {
+      const value = world.freshValue(this.strategy);
+      const offset = await world.produce(this.strategy, topic, partition, value);
+      if (offset >= 0 || this.strategy === 'acks=0')
+        world.sent.push({ value, strategy: this.strategy, topic, partition, offset, excused: false });
+    }
+  }
+  toString(): string {
+    return `produce(${this.strategy}, p${this.partition}, ${this.count})`;
+  }
+}
+
+/**
+ * A consumer's fetch from the partition's leader, from offset 0: what it gets must lie below the HW
+ * of the response that carried it (DESIGN.md invariant 2), with dense offsets; it is remembered, and
+ * at the end it must still be in the log at the same offset (a record read below the HW is committed).
+ */
+class FetchCommand implements Command {
+  constructor(
+    readonly topic: string,
+    readonly partition: number,
+  ) {}
+  check(): boolean {
+    return true;
+  }
+  async run(model: ModelState, world: World): Promise<void> {
+    const partition = this.topic === UNCLEAN_TOPIC ? 0 : this.partition % model.partitions;
+    const { leader, leaderEpoch } = await world.leaderOf(this.topic, partition);
+    if (leader < 0 || !world.cluster.up.has(leader)) return;
+    const r = await world.client
+      .fetch(leader, this.topic, partition, 0, { currentLeaderEpoch: leaderEpoch })
+      .catch(() => null);
+    if (r === null || r.errorCode !== ErrorCode.NONE || r.records === null) return;
+    let expected = -1;
+    for (const batch of decodeRecordBatches(r.records))
+      for (const record of batch.records) {
+        world.checker.check(
+          'read-below-hw',
+          record.offset < r.highWatermark,
+          () =>
+            `${this.topic}-${partition}: broker ${leader} returned offset ${record.offset} with high watermark ${r.highWatermark}`,
+        );
+        world.checker.check(
+          'dense-offsets',
+          expected < 0 || record.offset === expected,
+          () => `${this.topic}-${partition}: a fetch returned offset ${record.offset} after ${expected - 1}`,
+        );
+        expected = record.offset + 1;
+        world.read.set(`${this.topic}/${partition}/${record.offset}`, {
+          value: record.value?.toString() ?? '',
+          excused: false,
+        });
+      }
+  }
+  toString(): string {
+    return `fetch(${this.topic}-${this.partition})`;
+  }
+}
+
+/** Crashes broker `broker` (every actor at once, unsynced bytes kept: a process crash). */
+class CrashBrokerCommand implements Command {
+  constructor(readonly broker: number) {}
+  check(model: ModelState): boolean {
+    return model.up[this.broker] === true;
+  }
+  async run(model: ModelState, world: World): Promise<void> {
+    await world.cluster.crashBroker(this.broker);
+    model.up[this.broker] = false;
+    world.injected('broker-crash');
+  }
+  toString(): string {
+    return `crash-broker(${this.broker})`;
+  }
+}
+
+/** A controlled shutdown of broker `broker` (leadership moves away first). */
+class StopBrokerCommand implements Command {
+  constructor(readonly broker: number) {}
+  check(model: ModelState): boolean {
+    return model.up[this.broker] === true;
+  }
+  async run(model: ModelState, world: World): Promise<void> {
+    await world.cluster.stopBroker(this.broker);
+    model.up[this.broker] = false;
+    world.injected('broker-stop');
+  }
+  toString(): string {
+    return `stop-broker(${this.broker})`;
+  }
+}
+
+/** Starts broker `broker` again (its log recovery, then its replicas' roles from the controller). */
+class StartBrokerCommand implements Command {
+  constructor(readonly broker: number) {}
+  check(model: ModelState): boolean {
+    return model.up[this.broker] === false;
+  }
+  async run(model: ModelState, world: World): Promise<void> {
+    await world.cluster.startBroker(this.broker);
+    model.up[this.broker] = true;
+  }
+  toString(): string {
+    return `start-broker(${this.broker})`;
+  }
+}
+
+/** Power loss of the whole host: unsynced bytes lost (torn: the last write cut at a byte), everything restarts. */
+class PowerLossCommand implements Command {
+  constructor(readonly torn: boolean) {}
+  check(): boolean {
+    return true;
+  }
+  async run(model: ModelState, world: World): Promise<void> {
+    // write.caching=true acknowledges acks=all and moves the HW before the fsync: what it covered may go.
+    if (world.cachedSincePowerLoss) {
+      for (const r of world.sent) if (r.topic === MAIN_TOPIC) r.excused = true;
+      for (const [key, r] of world.read) if (key.startsWith(`${MAIN_TOPIC}/`)) r.excused = true;
+    }
+    world.cachedSincePowerLoss = world.writeCaching;
+    await world.cluster.powerLoss(this.torn ? { kind: 'torn-last-write' } : { kind: 'lose-unsynced' });
+    model.up.fill(true);
+    world.injected('power-loss');
+  }
+  toString(): string {
+    return `power-loss(${this.torn ? 'torn' : 'clean'})`;
+  }
+}
+
+/** The controller dies and restarts from its metadata log. */
+class ControllerCrashCommand implements Command {
+  check(): boolean {
+    return true;
+  }
+  async run(_model: ModelState, world: World): Promise<void> {
+    await world.cluster.restartController();
+    world.injected('controller-crash');
+  }
+  toString(): string {
+    return 'controller-crash';
+  }
+}
+
+/** Cuts broker `broker`'s replicas off the data path (their fetches and answers dropped) until a heal. */
+class IsolateCommand implements Command {
+  constructor(readonly broker: number) {}
+  check(): boolean {
+    return true;
+  }
+  async run(_model: ModelState, world: World): Promise<void> {
+    world.cluster.setFaults(ClusterSim.isolateReplicas(this.broker));
+    world.injected('network-partition');
+  }
+  toString(): string {
+    return `isolate-replicas(${this.broker})`;
+  }
+}
+
+/** Every network fault healed. */
+class HealCommand implements Command {
+  check(): boolean {
+    return true;
+  }
+  async run(_model: ModelState, world: World): Promise<void> {
+    world.cluster.setFaults(null);
+  }
+  toString(): string {
+    return 'heal';
+  }
+}
+
+/** Virtual time passes (timers fire: ISR shrink, session timeouts, retention, the cleaner). */
+class AdvanceCommand implements Command {
+  constructor(readonly ms: number) {}
+  check(): boolean {
+    return true;
+  }
+  async run(_model: ModelState, world: World): Promise<void> {
+    await world.cluster.advance(this.ms);
+  }
+  toString(): string {
+    return `advance(${this.ms} ms)`;
+  }
+}
+
+/** Changes the main topic's min.insync.replicas and write.caching (IncrementalAlterConfigs through a broker). */
+class AlterConfigCommand implements Command {
+  constructor(
+    readonly minInsyncReplicas: number,
+    readonly writeCaching: boolean,
+  ) {}
+  check(): boolean {
+    return true;
+  }
+  async run(_model: ModelState, world: World): Promise<void> {
+    const broker = world.anyBroker();
+    if (broker < 0) return;
+    const error = await world.client
+      .alterTopicConfigs(broker, MAIN_TOPIC, {
+        'min.insync.replicas': String(this.minInsyncReplicas),
+        'write.caching': String(this.writeCaching),
+      })
+      .catch(() => -1);
+    if (error === ErrorCode.NONE) {
+      world.writeCaching = this.writeCaching;
+      if (this.writeCaching) world.cachedSincePowerLoss = true;
+    }
+  }
+  toString(): string {
+    return `alter-config(min.insync.replicas=${this.minInsyncReplicas}, write.caching=${this.writeCaching})`;
+  }
+}
+
+/** Grows the main topic by one partition (CreatePartitions through a broker). */
+class CreatePartitionCommand implements Command {
+  check(model: ModelState): boolean {
+    return model.partitions < 4;
+  }
+  async run(model: ModelState, world: World): Promise<void> {
+    const broker = world.anyBroker();
+    if (broker < 0) return;
+    const error = await world.client.createPartitions(broker, MAIN_TOPIC, model.partitions + 1).catch(() => -1);
+    if (error === ErrorCode.NONE) {
+      model.partitions++;
+      await world.cluster.awaitApplied((await world.cluster.image()).offset);
+    }
+  }
+  toString(): string {
+    return 'create-partition';
+  }
+}
+
+/** Options of {@link modelCommands}: the brokers and the enabled fault kinds. */
+export interface ModelOptions {
+  nodes: number;
+  faults: ReadonlySet<FaultKind>;
+  maxCommands: number;
+}
+
+/**
+ * The command arbitraries of a run: produces (every strategy) and fetches are the most likely,
+ * starts twice as likely as crashes so the cluster mostly takes writes while it is being broken; a
+ * fault kind not in `options.faults` is never generated.
+ */
+export function modelCommands(options: ModelOptions): fc.Arbitrary<Iterable<Command>> {
+  const broker = fc.integer({ min: 0, max: options.nodes - 1 });
+  const on = (kind: FaultKind) => options.faults.has(kind);
+  const produce = fc
+    .tuple(fc.constantFrom(...PRODUCER_STRATEGIES), fc.nat(3), fc.integer({ min: 1, max: 3 }))
+    .map(([s, p, n]) => new ProduceCommand(s, p, n));
+  const fetch = fc.tuple(fc.constantFrom(MAIN_TOPIC, UNCLEAN_TOPIC), fc.nat(3)).map(([t, p]) => new FetchCommand(t, p));
+  // fc.commands picks among its arbitraries uniformly: repeating one weighs it.
+  const arbitraries: fc.Arbitrary<Command>[] = [
+    produce,
+    produce,
+    produce,
+    produce,
+    fetch,
+    fetch,
+    broker.map((b) => new StartBrokerCommand(b)),
+    broker.map((b) => new StartBrokerCommand(b)),
+    fc.integer({ min: 0, max: 8000 }).map((ms) => new AdvanceCommand(ms)),
+    fc.tuple(fc.integer({ min: 1, max: 3 }), fc.boolean()).map(([m, w]) => new AlterConfigCommand(m, w)),
+    fc.constant(new CreatePartitionCommand()),
+  ];
+  if (on('broker-crash')) arbitraries.push(broker.map((b) => new CrashBrokerCommand(b)));
+  if (on('broker-stop')) arbitraries.push(broker.map((b) => new StopBrokerCommand(b)));
+  if (on('power-loss')) arbitraries.push(fc.boolean().map((t) => new PowerLossCommand(t)));
+  if (on('controller-crash')) arbitraries.push(fc.constant(new ControllerCrashCommand()));
+  if (on('network-partition'))
+    arbitraries.push(
+      broker.map((b) => new IsolateCommand(b)),
+      fc.constant(new HealCommand()),
+    );
+  return fc.commands(arbitraries, { maxCommands: options.maxCommands, size: 'max' });
+}
+
+/** The topic-partitions a run's checks cover. */
+function partitionsOf(model: ModelState): { topic: string; partition: number }[] {
+  const out = [{ topic: UNCLEAN_TOPIC, partition: 0 }];
+  for (let p = 0; p < model.partitions; p++) out.push({ topic: MAIN_TOPIC, partition: p });
+  return out;
+}
+
+/** The checks after every command: log matching below the HW on every partition (DESIGN.md invariant 3). */
+export async function checkStep(model: ModelState, world: World): Promise<void> {
+  for (const { topic, partition } of partitionsOf(model))
+    await world.checker.checkAssertion('log-matching', () =>
+      world.cluster.assertLogsMatchBelowHighWatermark(topic, partition),
+    );
+}
+
+/** Sets up a run's topics: `t` with two partitions and `u` with unclean election, both RF 3 and min.insync.replicas 2. */
+export async function setUpWorld(world: World): Promise<ModelState> {
+  const rf = Math.min(3, world.nodes);
+  const minIsr = String(Math.min(2, rf));
+  for (const [topic, partitions, configs] of [
+    [MAIN_TOPIC, 2, { 'min.insync.replicas': minIsr }],
+    [UNCLEAN_TOPIC, 1, { 'min.insync.replicas': minIsr, 'unclean.leader.election.enable': 'true' }],
+  ] as const) {
+    const error = await world.client.createTopic(0, topic, partitions, rf, configs);
+    if (error !== ErrorCode.NONE) throw new Error(`creating ${topic}: error ${error}`);
+  }
+  await world.cluster.awaitApplied((await world.cluster.image()).offset);
+  return { up: Array.from({ length: world.nodes }, () => true), partitions: 2 };
+}
+
+/** One broker's log of a partition as (offset, leader epoch, value) rows, read from its segment files. */
+export function logRows(
+  cluster: ClusterSim,
+  broker: number,
+  topic: string,
+  partition: number,
+): { offset: number; epoch: number; value: string }[] {
+  const rows: { offset: number; epoch: number; value: string }[] = [];
+  for (const b of decodeRecordBatches(cluster.logBytes(broker, topic, partition)))
+    for (const r of b.records)
+      rows.push({ offset: r.offset, epoch: b.partitionLeaderEpoch, value: r.value?.toString() ?? '' });
+  return rows;
+}
+
+/**
+ * The end of a run: faults healed, every broker started, a leader for every partition and its
+ * replicas converged; then the final-log checks (dense offsets, acks=all durable, reads still there,
+ * no idempotent duplicate, one leader per epoch) and the per-strategy counts.
+ */
+export async function finishRun(model: ModelState, world: World): Promise<StrategyCounts[]> {
+  const { cluster, checker } = world;
+  cluster.setFaults(null);
+  for (let b = 0; b < world.nodes; b++) if (!cluster.up.has(b)) await cluster.startBroker(b);
+  const finals = new Map<string, { offset: number; value: string }[]>();
+  for (const { topic, partition } of partitionsOf(model)) {
+    await cluster.waitFor(
+      `${topic}-${partition} has a leader`,
+      async () => (await cluster.partition(topic, partition)).leader >= 0,
+    );
+    await cluster.converge(topic, undefined, partition);
+    await checker.checkAssertion('log-matching', () => cluster.assertLogsMatchBelowHighWatermark(topic, partition));
+    const p = await cluster.partition(topic, partition);
+    const rows = logRows(cluster, p.leader, topic, partition);
+    for (const [i, r] of rows.entries())
+      checker.check(
+        'dense-offsets',
+        i === 0 || r.offset === rows[i - 1]!.offset + 1,
+        () => `${topic}-${partition}: offset ${r.offset} follows ${rows[i - 1]!.offset} in broker ${p.leader}'s log`,
+      );
+    finals.set(`${topic}/${partition}`, rows);
+  }
+  await checker.checkAssertion('leader-epochs', () => cluster.assertOneLeaderPerEpoch());
+
+  const valueAt = (topic: string, partition: number, offset: number): string | undefined => {
+    const rows = finals.get(`${topic}/${partition}`) ?? [];
+    const first = rows[0]?.offset ?? 0;
+    return rows[offset - first]?.value;
+  };
+  // A record a consumer read below the HW is committed: it stays at its offset (unclean election aside).
+  for (const [key, { value, excused }] of world.read) {
+    const [topic, partition, offset] = key.split('/') as [string, string, string];
+    if (topic === UNCLEAN_TOPIC || excused) continue;
+    const now = valueAt(topic, Number(partition), Number(offset));
+    checker.check(
+      'log-matching',
+      now === value,
+      () =>
+        `${topic}-${partition}: offset ${offset} was read as ${value} below the HW, the final log has ${now ?? 'nothing'} there`,
+    );
+  }
+
+  const copies = new Map<string, number>();
+  for (const rows of finals.values()) for (const r of rows) copies.set(r.value, (copies.get(r.value) ?? 0) + 1);
+  const counts = new Map<ProducerStrategy, StrategyCounts>();
+  for (const strategy of PRODUCER_STRATEGIES) counts.set(strategy, { strategy, records: 0, lost: 0, duplicated: 0 });
+  for (const r of world.sent) {
+    const c = counts.get(r.strategy)!;
+    c.records++;
+    const n = copies.get(r.value) ?? 0;
+    const kept = r.offset >= 0 ? valueAt(r.topic, r.partition, r.offset) === r.value : n > 0;
+    if (!kept) c.lost++;
+    if (n > 1) c.duplicated++;
+    const mustKeep: InvariantName | null =
+      r.strategy === 'acks=all' || r.strategy === 'acks=all idempotent' ? 'acks-all-durable' : null;
+    if (mustKeep !== null && !r.excused)
+      checker.check(
+        mustKeep,
+        kept,
+        () =>
+          `${r.topic}-${r.partition}: ${r.strategy} record ${r.value} acknowledged at offset ${r.offset} is ${n > 0 ? 'at another offset' : 'lost'} (final log has ${valueAt(r.topic, r.partition, r.offset) ?? 'nothing'} there)`,
+      );
+    if (r.strategy === 'acks=all idempotent')
+      checker.check(
+        'idempotent-no-duplicate',
+        n <= 1,
+        () => `${r.topic}-${r.partition}: idempotent record ${r.value} is stored ${n} times`,
+      );
+  }
+  return [...counts.values()];
+}
+
+/**
+ * Every replica's log of every partition as a printed table: one row per offset, one column per
+ * broker, each cell `e<leader epoch> <value>` (blank where that broker has no record).
+ */
+export async function logTable(model: ModelState, world: World): Promise<string> {
+  const lines: string[] = [];
+  for (const { topic, partition } of partitionsOf(model)) {
+    const p = await world.cluster.partition(topic, partition).catch(() => null);
+    lines.push(
+      `${topic}-${partition}` +
+        (p === null ? '' : `: leader ${p.leader}, leader epoch ${p.leaderEpoch}, isr [${p.isr.join(',')}]`),
+    );
+    const columns = Array.from({ length: world.nodes }, (_, b) => logRows(world.cluster, b, topic, partition));
+    const offsets = [...new Set(columns.flatMap((rows) => rows.map((r) => r.offset)))].sort((a, b) => a - b);
+    const cells = offsets.map((o) => [
+      String(o),
+      ...columns.map((rows) => {
+        const r = rows.find((x) => x.offset === o);
+        return r === undefined ? '' : `e${r.epoch} ${r.value}`;
+      }),
+    ]);
+    const header = ['offset', ...columns.map((_, b) => `broker ${b}`)];
+    const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
+    const row = (c: string[]) =>
+      c
+        .map((x, i) => x.padEnd(widths[i]!))
+        .join(' | ')
+        .trimEnd();
+    lines.push(row(header), widths.map((w) => '-'.repeat(w)).join('-|-'), ...cells.map(row));
+  }
+  return lines.join('\n');
+}
