@@ -58,6 +58,7 @@ export const PRODUCER_STRATEGIES = [
   'acks=1',
   'acks=all',
   'acks=all idempotent',
+  'acks=all write.caching', // acknowledged while the topic had write.caching=true: a power loss may take it
   'acks=all unclean-election', // on a topic with unclean.leader.election.enable=true
 ] as const;
 
