@@ -97,6 +97,13 @@ export interface ReplicaDescription {
   cleaner: CleanerStatus;
   /** What opening the log found and did (the broker sums these into its start-up line). */
   recovery: LogLoadSummary;
+  /**
+   * The LEO right after this replica's own recovery when it opened its log at start (torn and
+   * unsynced tails dropped, a storage failure's cut back to its durable point done), before any
+   * truncation a leader ordered; -1 when unknown. The checker's hook for DESIGN.md invariant 6: it
+   * is at least the end of every batch fsynced before the crash.
+   */
+  recoveredLogEndOffset: number;
 }
 
 /** An empty reply: the request was done. */

@@ -82,6 +82,7 @@ import {
   ReplicaPurgatory,
 } from './purgatory';
 import { LeaderState } from './leader-state';
+import { plantedBugs } from './planted-bugs';
 import { FollowerFetcher, type FollowerFetchSettings, type NextFetch } from './follower-fetcher';
 import {
   checkBatch,
@@ -186,6 +187,13 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
   private leaderState: LeaderState | null = null;
   private readonly fetcher: FollowerFetcher;
   private isrExpirationTimer: TimerHandle | null = null;
+  /** The LEO right after this start's own recovery (before any truncation a leader ordered); -1 before start. */
+  private recoveredLogEndOffset = -1;
+  /**
+   * The planted bug `fencedLeaderAppends` only: the leader side of the epoch this replica led when a
+   * newer epoch demoted it, so it goes on taking produces; null otherwise (always, in production).
+   */
+  private fencedLeader: LeaderState | null = null;
 
   constructor(private readonly args: ReplicaArgs) {
     this.dir = `${args.logDir}/${args.topic}-${args.partition}`;
@@ -198,7 +206,8 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
         if (log === null || log.storageFailure !== null || this.groupCommit.isClosed) return null;
         return {
           fetchOffset: log.logEndOffset,
-          lastFetchedEpoch: this.epochs.latestEpoch,
+          // Pre-KIP-101 (planted bug): no epoch, so the leader never answers a diverging epoch.
+          lastFetchedEpoch: plantedBugs.truncateToHighWatermark ? -1 : this.epochs.latestEpoch,
           fsyncedOffset: log.recoveryPoint,
         };
       },
@@ -290,6 +299,8 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     });
     try {
       this.truncateAfterStorageFailure(ctx, log);
+      // Its own recovery is done (a storage failure's cut back to its durable point included): what it kept.
+      this.recoveredLogEndOffset = log.logEndOffset;
       if (existingTopicId === null)
         writePartitionMetadata(fs, `${this.dir}/partition.metadata`, { topicId: this.args.topicId });
       // A missing checkpoint is rebuilt from the batches' epochs; entries past a recovered (cut) log go.
@@ -426,13 +437,15 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       firstDirtyOffset: log.firstDirtyOffset,
       cleaner: this.cleaner.describe(),
       recovery: log.loadSummary,
+      recoveredLogEndOffset: this.recoveredLogEndOffset,
     });
   }
 
   private produce(envelope: ReplicaEnvelope<'replica.produce'>, ctx: ActorContext): void {
     const { records, acks, timeoutMs } = envelope.body;
     const notLeader = this.leaderError(undefined);
-    if (notLeader !== null) {
+    // A demoted leader takes produces on only under the planted bug `fencedLeaderAppends`.
+    if (notLeader !== null && this.fencedLeader === null) {
       ctx.reply(
         envelope,
         this.produceReply(
@@ -530,7 +543,12 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       }
     }
     const log = this.openLog();
-    const appended = this.storageProbe.appendOrRefuse(ctx, log, batch, role.leaderEpoch);
+    const appended = this.storageProbe.appendOrRefuse(
+      ctx,
+      log,
+      batch,
+      this.fencedLeader === null ? role.leaderEpoch : this.fencedLeader.leaderEpoch,
+    );
     if (appended === null) {
       ctx.reply(envelope, this.storageErrorReply());
       return;
@@ -570,7 +588,8 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     lastOffset: number,
     reply: ProduceReply,
   ): void {
-    if (acks !== -1) {
+    // The planted bug `ackBeforeHighWatermark`: acks=all answered once the batch is in this log (it is now).
+    if (acks !== -1 || plantedBugs.ackBeforeHighWatermark) {
       ctx.reply(envelope, reply);
       return;
     }
@@ -1050,6 +1069,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     const leader = new LeaderState(this.args.brokerId, role.leaderEpoch, log.logEndOffset);
     leader.resetFor(role.replicas, role.isr, ctx.clock.nowMs());
     this.leaderState = leader;
+    this.fencedLeader = null;
     this.armIsrExpiration(ctx);
     this.updateHighWatermark(ctx);
     ctx.log.debug(
@@ -1066,15 +1086,77 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
    */
   private makeFollower(ctx: ActorContext, wasLeader: boolean): void {
     const role = this.role!;
+    const previous = this.leaderState;
     this.leaderState = null;
     if (this.isrExpirationTimer !== null) ctx.timers.clearTimeout(this.isrExpirationTimer);
     this.isrExpirationTimer = null;
-    if (wasLeader) this.purgatory.abortAll(ctx.timers, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    if (wasLeader) {
+      if (plantedBugs.fencedLeaderAppends) this.keepLeadingFenced(ctx, previous);
+      else this.purgatory.abortAll(ctx.timers, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    }
     this.fetcher.stop(ctx);
+    if (plantedBugs.truncateToHighWatermark) {
+      this.truncateToHighWatermarkThenFollow(ctx, role);
+      return;
+    }
+    this.followLeader(ctx, role);
+  }
+
+  /** Starts the fetch loop against `role`'s leader (none while the leader is -1). */
+  private followLeader(ctx: ActorContext, role: PartitionRole): void {
     // A log that refuses writes sends nothing (fetchPosition is null) until the storage probe heals it.
     if (role.leader >= 0)
       this.fetcher.start(ctx, replicaActorId(role.leader, this.args.topicId, this.args.partition), role.leaderEpoch);
     ctx.log.debug({ dir: this.dir, leader: role.leader, leaderEpoch: role.leaderEpoch }, 'became follower');
+  }
+
+  /**
+   * The planted bug `truncateToHighWatermark` (pre-KIP-101 Partition.makeFollower): the log is cut to
+   * this replica's own HW once no flush is in flight, then it follows; its fetches carry no epoch.
+   */
+  private truncateToHighWatermarkThenFollow(ctx: ActorContext, role: PartitionRole): void {
+    const log = this.openLog();
+    log
+      .whenFlushed()
+      .then(() => {
+        if (this.log !== log || this.role !== role || this.isLeader) return;
+        const before = log.logEndOffset;
+        const offset = Math.max(log.logStartOffset, this.highWatermark);
+        if (offset < before) {
+          log.truncateTo(offset);
+          this.epochs.truncateFromEnd(log.logEndOffset);
+          rebuildProducerState(this.producerStates, log);
+        }
+        ctx.log.info(
+          {
+            dir: this.dir,
+            highWatermark: this.highWatermark,
+            logEndOffset: log.logEndOffset,
+            previousLogEndOffset: before,
+          },
+          'planted bug truncateToHighWatermark: follower truncated to its own high watermark',
+        );
+        this.followLeader(ctx, role);
+      })
+      .catch((error: unknown) =>
+        ctx.timers.setTimeout(() => {
+          throw error;
+        }, 0),
+      );
+  }
+
+  /**
+   * The planted bug `fencedLeaderAppends`: a demoted leader keeps the leader side of the epoch it led
+   * and its acks=all produces waiting (they complete as its follower HW passes them); what else waits
+   * on it as leader is answered NOT_LEADER_OR_FOLLOWER as usual.
+   */
+  private keepLeadingFenced(ctx: ActorContext, previous: LeaderState | null): void {
+    this.fencedLeader = previous;
+    const code = ErrorCode.NOT_LEADER_OR_FOLLOWER;
+    this.purgatory.deferredReads.abortAll(ctx.timers, code);
+    this.purgatory.fetches.abortAll(ctx.timers, code);
+    this.purgatory.followerFetches.abortAll(ctx.timers, code);
+    this.purgatory.leaderHighWatermarks.abortAll(ctx.timers, code);
   }
 
   /**
@@ -1449,7 +1531,11 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       this.groupCommit.appended(ctx, log, count);
     }
     const leaderHighWatermark = Math.min(reply.highWatermark, log.logEndOffset);
-    if (leaderHighWatermark > this.highWatermark) this.highWatermark = leaderHighWatermark;
+    if (leaderHighWatermark > this.highWatermark) {
+      this.highWatermark = leaderHighWatermark;
+      // The planted bug `fencedLeaderAppends`: the produces it took as a demoted leader wait on this HW.
+      if (this.fencedLeader !== null) this.purgatory.produces.checkAndComplete(ctx.timers);
+    }
     this.assertHighWatermarkBounds(log);
     if (log.storageFailure !== null) return 'stop';
     if (records === null || records.length === 0) return 'now';
