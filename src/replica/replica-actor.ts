@@ -1119,7 +1119,10 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     log
       .whenFlushed()
       .then(() => {
-        if (this.log !== log || this.role !== role || this.isLeader) return;
+        // A newer leader or epoch meanwhile runs its own makeFollower (or makeLeader); an ISR change does not.
+        const now = this.role;
+        if (this.log !== log || this.isLeader || now?.leaderEpoch !== role.leaderEpoch || now.leader !== role.leader)
+          return;
         const before = log.logEndOffset;
         const offset = Math.max(log.logStartOffset, this.highWatermark);
         if (offset < before) {
@@ -1136,7 +1139,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
           },
           'planted bug truncateToHighWatermark: follower truncated to its own high watermark',
         );
-        this.followLeader(ctx, role);
+        this.followLeader(ctx, now);
       })
       .catch((error: unknown) =>
         ctx.timers.setTimeout(() => {

@@ -315,6 +315,29 @@ describe("the checker's hook for invariant 6: replica.describe's recoveredLogEnd
     }
   });
 
+  test('power loss tearing the last write: it keeps the fsynced batches and is the LEO recovery left', async () => {
+    for (const seed of SEEDS) {
+      const cluster = await bootCluster(seed);
+      await cluster.createTopic(TOPIC, 1, 1, { 'write.caching': 'true', 'flush.messages': '3' });
+      await ok(cluster, ['a', 'b', 'c', 'd', 'e'], 1);
+      const p = await cluster.partition(TOPIC);
+      const ref = cluster.replica(p.leader, p.topicId);
+      assert.equal((await cluster.ask(ref, 'replica.describe', {})).fsyncedOffset, 3);
+      await cluster.powerLoss({ kind: 'torn-last-write' });
+      const after = await cluster.ask(ref, 'replica.describe', {});
+      assert.ok(
+        after.recoveredLogEndOffset >= 3 && after.recoveredLogEndOffset <= 5,
+        `seed ${seed}: recovered ${after.recoveredLogEndOffset}: the fsynced three and a prefix of the rest`,
+      );
+      assert.equal(after.logEndOffset, after.recoveredLogEndOffset, 'a leader alone: nothing truncated it since');
+      assert.deepEqual(
+        values(cluster, p.leader),
+        ['0:a', '1:b', '2:c', '3:d', '4:e'].slice(0, after.recoveredLogEndOffset),
+      );
+      await cluster.sim.shutdown();
+    }
+  });
+
   test('a truncation its leader orders later does not move it', async () => {
     const cluster = await bootCluster(71, { properties: { 'min.insync.replicas': '1' } });
     await cluster.createTopic(TOPIC, 1, 3);
