@@ -15,6 +15,8 @@ import { CONTROLLER_ACTOR_ID } from '../../../src/controller/messages';
 import { PLANTED_BUGS, plantBug, plantedBugs } from '../../../src/replica/planted-bugs';
 import type { PlantedBug } from '../../../src/replica/planted-bugs';
 import type { FetchReply, ProduceReply } from '../../../src/replica/messages';
+import { produceHandler } from '../../../src/network/handlers/produce';
+import { buildRecordBatch } from '../../../src/protocol/record-batch/builder';
 
 const TOPIC = 't';
 const SEEDS = [61, 62, 63];
@@ -41,6 +43,40 @@ function track(promise: Promise<ProduceReply>): { reply: ProduceReply | null; fa
     (error: unknown) => (slot.failed = String(error)),
   );
   return slot;
+}
+
+/**
+ * A client's Produce of one single-record batch of `value` through broker `brokerId`'s real Produce
+ * handler (its metadata cache routes it), without driving the simulation; settles with the
+ * partition's answer as a ProduceReply.
+ */
+function produceThroughNetwork(
+  cluster: ClusterSim,
+  brokerId: number,
+  value: string,
+  acks: -1 | 1,
+): Promise<ProduceReply> {
+  const records = buildRecordBatch([{ key: null, value: Buffer.from(value), headers: [] }]);
+  const response = Promise.resolve(
+    produceHandler.handle({
+      apiKey: produceHandler.apiKey,
+      apiVersion: 9,
+      correlationId: 1,
+      clientId: 'planted-bugs',
+      body: {
+        transactionalId: null,
+        acks,
+        timeoutMs: 5_000,
+        topicData: [{ name: TOPIC, partitionData: [{ index: 0, records }] }],
+      } as never,
+      broker: cluster.node(brokerId),
+      remote: 'sim',
+    }),
+  );
+  return response.then((r) => {
+    const p = (r as { responses: { partitionResponses: ProduceReply[] }[] }).responses[0]!.partitionResponses[0]!;
+    return { ...p, baseOffset: Number(p.baseOffset), logStartOffset: Number(p.logStartOffset) };
+  });
 }
 
 /** Runs `scenario` with `bug` planted (or none), every switch off again afterwards. */
@@ -149,9 +185,15 @@ async function leaderCrashDuringAcksAllRun(
  * A leader demoted while it lives, RF=3: the preferred replica P crashes (B leads), returns and
  * rejoins the ISR, and a preferred election gives P the partition back (a newer leader epoch). A
  * client with stale metadata then produces z1 (acks=1) and z2 (acks=all) to B, the demoted leader;
- * the partition goes on with n1 (acks=all) through P. Returns B's answers and the final logs.
+ * the partition goes on with n1 and n2 (acks=all) through P. `route` 'replica': straight to B's
+ * replica actor; 'network': through B's broker's Produce handler, whose metadata cache lags (the
+ * controller's pushes to B's network node are dropped from the election on), so it routes to B's
+ * replica, which alone knows it was demoted. Returns B's answers and the final logs.
  */
-async function demotedLeaderRun(seed: number): Promise<{
+async function demotedLeaderRun(
+  seed: number,
+  route: 'replica' | 'network',
+): Promise<{
   acks1: ProduceReply | null;
   acksAll: ProduceReply | null;
   logs: string[][];
@@ -172,6 +214,10 @@ async function demotedLeaderRun(seed: number): Promise<{
   await cluster.waitFor('the preferred replica rejoins the ISR', async () =>
     (await cluster.partition(TOPIC)).isr.includes(preferred),
   );
+  if (route === 'network')
+    cluster.setFaults((envelope) =>
+      envelope.type === 'metadata.update' && envelope.to === `net/${b}` ? 'drop' : 'deliver',
+    );
   const elected = await cluster.ask(CONTROLLER_ACTOR_ID, 'controller.elect-leaders', {
     electionType: 0,
     partitions: [{ topic: TOPIC, partition: 0 }],
@@ -181,14 +227,19 @@ async function demotedLeaderRun(seed: number): Promise<{
   const after = await cluster.partition(TOPIC);
   assert.equal(after.leader, preferred, 'the preferred replica leads again');
   assert.ok(after.leaderEpoch > interim.leaderEpoch);
-  const z1 = track(cluster.sendProduce(b, start.topicId, 'z1', 1));
-  const z2 = track(cluster.sendProduce(b, start.topicId, 'z2', -1, { timeoutMs: 5_000 }));
+  const send = (value: string, acks: -1 | 1) =>
+    route === 'replica'
+      ? cluster.sendProduce(b, start.topicId, value, acks, { timeoutMs: 5_000 })
+      : produceThroughNetwork(cluster, b, value, acks);
+  const z1 = track(send('z1', 1));
+  const z2 = track(send('z2', -1));
   await cluster.advance(50);
   await ok(cluster, ['n1'], -1);
   await ok(cluster, ['n2'], -1);
   await cluster.advance(6_000);
   assert.equal(z1.failed, null);
   assert.equal(z2.failed, null);
+  cluster.setFaults(null);
   await cluster.converge(TOPIC);
   const logs = [0, 1, 2].map((x) => values(cluster, x));
   const isr = (await cluster.partition(TOPIC)).isr;
@@ -268,29 +319,30 @@ describe('planted bugs (simulation, whole cluster)', () => {
     }
   });
 
-  test('fencedLeaderAppends: a demoted leader acknowledges acks=1 and acks=all writes that the partition loses', async () => {
-    for (const seed of SEEDS) {
-      const off = await withBug(null, () => demotedLeaderRun(seed));
-      assert.equal(off.acks1?.errorCode, ErrorCode.NOT_LEADER_OR_FOLLOWER, `seed ${seed}: acks=1 refused`);
-      assert.equal(off.acksAll?.errorCode, ErrorCode.NOT_LEADER_OR_FOLLOWER, `seed ${seed}: acks=all refused`);
-      for (const log of off.logs) assert.deepEqual(log, ['0:m1', '1:m2', '2:n1', '3:n2'], `seed ${seed}`);
-      const on = await withBug('fencedLeaderAppends', () => demotedLeaderRun(seed));
-      assert.equal(on.acks1?.errorCode, ErrorCode.NONE, `seed ${seed}: the demoted leader took z1 (acks=1)`);
-      assert.equal(
-        on.acksAll?.errorCode,
-        ErrorCode.NONE,
-        `seed ${seed}: the demoted leader acknowledged z2 (acks=all)`,
-      );
-      assert.equal(on.acksAll?.baseOffset, on.acks1!.baseOffset + 1);
-      for (const log of on.logs) {
-        assert.deepEqual(log, ['0:m1', '1:m2', '2:n1', '3:n2'], `seed ${seed}: the partition went on without z1, z2`);
-        assert.ok(
-          !log.some((r) => r.endsWith(':z2')),
-          `seed ${seed}: the acknowledged acks=all z2 is lost (invariant 4)`,
+  for (const route of ['replica', 'network'] as const)
+    test(`fencedLeaderAppends (${route === 'replica' ? 'a stale client at the replica' : 'through the Produce handler of a broker whose metadata lags'}): a demoted leader acknowledges acks=1 and acks=all writes that the partition loses`, async () => {
+      for (const seed of SEEDS) {
+        const off = await withBug(null, () => demotedLeaderRun(seed, route));
+        assert.equal(off.acks1?.errorCode, ErrorCode.NOT_LEADER_OR_FOLLOWER, `seed ${seed}: acks=1 refused`);
+        assert.equal(off.acksAll?.errorCode, ErrorCode.NOT_LEADER_OR_FOLLOWER, `seed ${seed}: acks=all refused`);
+        for (const log of off.logs) assert.deepEqual(log, ['0:m1', '1:m2', '2:n1', '3:n2'], `seed ${seed}`);
+        const on = await withBug('fencedLeaderAppends', () => demotedLeaderRun(seed, route));
+        assert.equal(on.acks1?.errorCode, ErrorCode.NONE, `seed ${seed}: the demoted leader took z1 (acks=1)`);
+        assert.equal(
+          on.acksAll?.errorCode,
+          ErrorCode.NONE,
+          `seed ${seed}: the demoted leader acknowledged z2 (acks=all)`,
         );
+        assert.equal(on.acksAll?.baseOffset, on.acks1!.baseOffset + 1);
+        for (const log of on.logs) {
+          assert.deepEqual(log, ['0:m1', '1:m2', '2:n1', '3:n2'], `seed ${seed}: the partition went on without z1, z2`);
+          assert.ok(
+            !log.some((r) => r.endsWith(':z2')),
+            `seed ${seed}: the acknowledged acks=all z2 is lost (invariant 4)`,
+          );
+        }
       }
-    }
-  });
+    });
 });
 
 describe("the checker's hook for invariant 6: replica.describe's recoveredLogEndOffset", () => {
