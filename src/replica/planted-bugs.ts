@@ -10,7 +10,8 @@ export const plantedBugs = {
    * Pre-KIP-101 truncation: a replica that becomes a follower (at start after its own recovery, or
    * on a leader change) truncates its log to its own high watermark, then fetches from there with no
    * last fetched epoch (-1), so the leader never answers `divergingEpoch` (KIP-320) and the follower
-   * never truncates by the leaders' epochs. What breaks (KIP-101 "Scenario 1"): a follower's HW lags
+   * never truncates by the leaders' epochs; a follower whose LEO is past its leader's (OFFSET_OUT_OF_RANGE)
+   * truncates to the leader's LEO, as pre-KIP-101 Kafka's handleOffsetOutOfRange did. What breaks (KIP-101 "Scenario 1"): a follower's HW lags
    * the leader's by one fetch, so a follower that restarts drops acknowledged acks=all records, and
    * if the leader dies before it fetches them again, it leads without them. "Scenario 2": a replica
    * whose HW covers a batch the new leader lost keeps it, and fetches on after it, so the logs

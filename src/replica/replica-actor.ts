@@ -1499,6 +1499,9 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
         this.highWatermark = log.logEndOffset;
         return 'now';
       }
+      // Pre-KIP-101 (planted bug): this LEO is past the leader's, which no diverging epoch will say.
+      if (plantedBugs.truncateToHighWatermark && reply.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE)
+        return this.truncateToLeaderLogEnd(ctx, log);
       ctx.log.debug({ dir: this.dir, errorCode: reply.errorCode }, 'replica fetch refused; backing off');
       return 'back-off';
     }
@@ -1543,6 +1546,39 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     if (log.storageFailure !== null) return 'stop';
     if (records === null || records.length === 0) return 'now';
     return this.config.writeCaching ? 'now' : 'after-flush';
+  }
+
+  /**
+   * The planted bug `truncateToHighWatermark` only: a follower whose LEO is past its leader's (an
+   * OFFSET_OUT_OF_RANGE within the leader's log start) asks the leader's LEO (ListOffsets, latest, to
+   * the log end) and truncates to it, as pre-KIP-101 Kafka's handleOffsetOutOfRange did; then fetches
+   * again at once. Backs off when the leader does not answer or its LEO is not below this one.
+   */
+  private async truncateToLeaderLogEnd(ctx: ActorContext, log: Log): Promise<NextFetch> {
+    const leader = this.fetcher.currentLeader;
+    if (leader === null) return 'back-off';
+    const end = await ctx
+      .request(
+        leader,
+        'replica.list-offsets',
+        { timestamp: LATEST_TIMESTAMP, toLogEnd: true },
+        MANAGER_REQUEST_TIMEOUT_MS,
+      )
+      .catch(() => null);
+    if (this.log !== log || this.isLeader) return 'stop';
+    if (end === null || end.errorCode !== ErrorCode.NONE || end.offset >= log.logEndOffset) return 'back-off';
+    await log.whenFlushed();
+    if (this.log !== log || this.isLeader) return 'stop';
+    const before = log.logEndOffset;
+    log.truncateTo(Math.max(end.offset, log.logStartOffset));
+    this.epochs.truncateFromEnd(log.logEndOffset);
+    rebuildProducerState(this.producerStates, log);
+    if (this.highWatermark > log.logEndOffset) this.highWatermark = Math.max(log.logStartOffset, log.logEndOffset);
+    ctx.log.info(
+      { dir: this.dir, leaderLogEndOffset: end.offset, logEndOffset: log.logEndOffset, previousLogEndOffset: before },
+      "planted bug truncateToHighWatermark: follower past its leader's LEO truncated to it",
+    );
+    return 'now';
   }
 
   /**

@@ -96,11 +96,15 @@ afterEach(() => plantBug(null));
  * down: the leader A and the follower B both hold m1 and m2 (acks=all), but B's HW is 1 (the answers
  * that would tell it HW 2 are dropped). B's replica actor restarts (a worker crash: its broker and its
  * ISR membership stay), and cannot reach A before A's broker crashes; B, the one live ISR member,
- * leads. Then m3 is produced (acks=all) and A returns as a follower and catches up. Both have
- * checkpointed their HW (A 2, B 1) before the crashes.
+ * leads. Then m3 is produced (acks=all) and A returns as a follower and catches up (`m3` 'before':
+ * m3 goes before A returns; 'after': after, so A's LEO, 2, is past B's, 1, when it first fetches).
+ * Both have checkpointed their HW (A 2, B 1) before the crashes.
  * Returns B's log as it leads, the final logs, and whether the logs matched below the HW at the end.
  */
-async function highWatermarkTruncationRun(seed: number): Promise<{
+async function highWatermarkTruncationRun(
+  seed: number,
+  m3: 'before' | 'after' = 'before',
+): Promise<{
   leaderLogAtElection: string[];
   logs: string[][];
   logMatching: string | null;
@@ -140,10 +144,14 @@ async function highWatermarkTruncationRun(seed: number): Promise<{
   assert.equal(elected.leader, b, 'B, the live ISR member, leads');
   await cluster.advance(10);
   const leaderLogAtElection = values(cluster, b);
-  await ok(cluster, ['m3'], -1);
+  if (m3 === 'before') await ok(cluster, ['m3'], -1);
   await cluster.startBroker(a);
   await cluster.startBroker(c);
   await cluster.waitFor('the ISR is whole', async () => (await cluster.partition(TOPIC)).isr.length === 3);
+  if (m3 === 'after') {
+    await ok(cluster, ['m3'], -1);
+    await cluster.converge(TOPIC);
+  }
   await cluster.advance(1_000);
   let logMatching: string | null = null;
   await cluster.assertLogsMatchBelowHighWatermark(TOPIC).catch((error: unknown) => (logMatching = String(error)));
@@ -304,6 +312,16 @@ describe('planted bugs (simulation, whole cluster)', () => {
         on.logs.some((l) => l.includes('1:m2')) && on.logs.some((l) => !l.includes('1:m2')),
         `seed ${seed}: offset 1 holds m2 on one replica and not on another`,
       );
+    }
+  });
+
+  test("truncateToHighWatermark: a returning replica whose LEO is past the new leader's truncates to it (pre-KIP-101 OFFSET_OUT_OF_RANGE), and the acknowledged m2 is gone from every log", async () => {
+    for (const seed of SEEDS) {
+      const off = await withBug(null, () => highWatermarkTruncationRun(seed, 'after'));
+      for (const log of off.logs) assert.deepEqual(log, ['0:m1', '1:m2', '2:m3'], `seed ${seed}: identical logs`);
+      const on = await withBug('truncateToHighWatermark', () => highWatermarkTruncationRun(seed, 'after'));
+      assert.equal(on.logMatching, null, `seed ${seed}: the logs match again`);
+      for (const log of on.logs) assert.deepEqual(log, ['0:m1', '1:m3'], `seed ${seed}: m2 lost everywhere`);
     }
   });
 
