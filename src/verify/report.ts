@@ -44,6 +44,7 @@ export const INVARIANTS = [
   'leader-epochs', // leader epochs strictly increase, at most one leader per epoch
   'idempotent-no-duplicate', // an idempotent producer's record is stored once
   'committed-offsets-durable', // an acknowledged offset commit is served back (or a later one)
+  'converges', // once faults heal and every broker is up, every partition has a leader and identical replicas
 ] as const;
 
 /** One of {@link INVARIANTS}. */
