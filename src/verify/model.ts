@@ -519,11 +519,13 @@ export async function finishRun(model: ModelState, world: World): Promise<Strate
   for (let b = 0; b < world.nodes; b++) if (!cluster.up.has(b)) await cluster.startBroker(b);
   const finals = new Map<string, { offset: number; value: string }[]>();
   for (const { topic, partition } of partitionsOf(model)) {
-    await cluster.waitFor(
-      `${topic}-${partition} has a leader`,
-      async () => (await cluster.partition(topic, partition)).leader >= 0,
-    );
-    await cluster.converge(topic, undefined, partition);
+    await checker.checkAssertion('converges', async () => {
+      await cluster.waitFor(
+        `${topic}-${partition} has a leader`,
+        async () => (await cluster.partition(topic, partition)).leader >= 0,
+      );
+      await cluster.converge(topic, undefined, partition);
+    });
     await checker.checkAssertion('log-matching', () => cluster.assertLogsMatchBelowHighWatermark(topic, partition));
     const p = await cluster.partition(topic, partition);
     const rows = logRows(cluster, p.leader, topic, partition);
