@@ -80,11 +80,14 @@ async function execute(
     execution.strategies = await finishRun(state, world);
     record(execution);
   } catch (error) {
-    if (error instanceof InvariantViolation) {
-      execution.violation = error.violation;
-      execution.logs = model === null ? '' : await logTable(model, world).catch(() => '');
-      record(execution);
-    }
+    // Anything else that stops a run (a request the cluster never answers, the step limit) is a
+    // failure too: the cluster did not get through the schedule. It is reported as not converging.
+    execution.violation =
+      error instanceof InvariantViolation
+        ? error.violation
+        : { invariant: 'converges', message: `the run did not complete: ${(error as Error).message.split('\n')[0]}` };
+    execution.logs = model === null ? '' : await logTable(model, world).catch(() => '');
+    record(execution);
     throw error;
   } finally {
     await cluster.sim.shutdown();
