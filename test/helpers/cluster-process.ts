@@ -33,6 +33,12 @@ export interface ClusterProcessOptions {
   dataDir?: string;
   /** Extra config for every broker, passed as `--override key=value`. */
   overrides?: Record<string, string>;
+  /**
+   * The first broker's client port (`--port`; broker i listens on port + i) and the admin API's port,
+   * for a test that restarts the whole process and wants its clients to find it again; default 0 (any).
+   */
+  port?: number;
+  adminPort?: number;
   /** How long to wait for every listening line and the admin line; default 60 s. */
   startTimeoutMs?: number;
 }
@@ -112,8 +118,8 @@ export async function startClusterProcess(opts: ClusterProcessOptions = {}): Pro
   const nodes = opts.nodes ?? 3;
   const root = repoRoot();
   const dataDir = opts.dataDir ?? makeTempDataDir();
-  const args = [path.join(root, 'bin', 'skiff.js'), 'start', '--nodes', String(nodes), '--port', '0'];
-  args.push('--admin-port', '0', '--data-dir', dataDir, '--fault-injection');
+  const args = [path.join(root, 'bin', 'skiff.js'), 'start', '--nodes', String(nodes), '--port', String(opts.port ?? 0)];
+  args.push('--admin-port', String(opts.adminPort ?? 0), '--data-dir', dataDir, '--fault-injection');
   for (const [key, value] of Object.entries(opts.overrides ?? {})) args.push('--override', `${key}=${value}`);
 
   const proc = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: process.env });

@@ -1,0 +1,137 @@
+/**
+ * The faults a real run causes from outside, behind one interface whatever the driver: Skiff's admin
+ * API (crash, stop and start of a broker; and, when the caller owns the `skiff start` process, its
+ * SIGKILL and restart), the user's kill and start commands, or a test's callbacks (the Kafka fixture's
+ * stop, kill -9 and start of a JVM).
+ */
+import { spawn } from 'node:child_process';
+import type { BrokerInfo, PartitionInfo } from '../../admin/cluster-view';
+import type { Random } from '../../io/random';
+import type { FaultKind } from '../report';
+import type { FaultDriver } from './run';
+
+/** One driver's faults. */
+export interface BrokerFaults {
+  /** The fault kinds this driver can cause. */
+  readonly kinds: readonly FaultKind[];
+  /** Whether `kind` hits one broker (else the whole process: no target to pick). */
+  targetsBroker(kind: FaultKind): boolean;
+  /** The broker to hit: the leader of a random partition of `topics` when the driver can see leaders, else a random broker. */
+  pickTarget(random: Random, topics: readonly string[]): Promise<number>;
+  /** Causes `kind` on `broker` (for process-kill under skiff-admin: the whole process, killed and started again). */
+  inject(kind: FaultKind, broker: number): Promise<void>;
+  /** Undoes `kind` on `broker`: starts it again (a no-op when `inject` already did). */
+  restore(kind: FaultKind, broker: number): Promise<void>;
+}
+
+/** The faults of `driver`; a 'none' driver causes none. */
+export function brokerFaults(driver: FaultDriver): BrokerFaults {
+  switch (driver.kind) {
+    case 'none':
+      return {
+        kinds: [],
+        targetsBroker: () => false,
+        pickTarget: () => Promise.reject(new Error('no fault driver')),
+        inject: () => Promise.resolve(),
+        restore: () => Promise.resolve(),
+      };
+    case 'skiff-admin':
+      return skiffAdminFaults(driver);
+    case 'commands':
+      return callbackFaults(driver.brokers, {
+        ...(driver.bounce === 'clean'
+          ? { stop: (id) => shell(driver.killCommand, id) }
+          : { kill: (id) => shell(driver.killCommand, id) }),
+        start: (id) => shell(driver.startCommand, id),
+      });
+    case 'callbacks':
+      return callbackFaults(driver.brokers, driver);
+  }
+}
+
+function pick<T>(random: Random, xs: readonly T[]): T {
+  const x = xs[random.int(xs.length)];
+  if (x === undefined) throw new Error('pick from an empty list');
+  return x;
+}
+
+function skiffAdminFaults(driver: Extract<FaultDriver, { kind: 'skiff-admin' }>): BrokerFaults {
+  const call = async <T>(method: 'GET' | 'POST', route: string): Promise<T> => {
+    const res = await fetch(`${driver.adminUrl}${route}`, { method, signal: AbortSignal.timeout(60_000) });
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`${method} ${driver.adminUrl}${route}: HTTP ${res.status} ${text}`);
+    return JSON.parse(text) as T;
+  };
+  const kinds: FaultKind[] = ['broker-crash', 'broker-stop'];
+  if (driver.restartProcess !== undefined) kinds.push('process-kill');
+  return {
+    kinds,
+    targetsBroker: (kind) => kind !== 'process-kill',
+    async pickTarget(random, topics) {
+      const partitions = (await call<PartitionInfo[]>('GET', '/v1/partitions')).filter(
+        (p) => topics.includes(p.topic) && p.leader >= 0,
+      );
+      if (partitions.length > 0) return pick(random, partitions).leader;
+      const brokers = (await call<BrokerInfo[]>('GET', '/v1/brokers')).filter((b) => b.state === 'running');
+      return pick(random, brokers).id;
+    },
+    async inject(kind, broker) {
+      if (kind === 'process-kill') {
+        if (driver.restartProcess === undefined) throw new Error('process-kill needs restartProcess');
+        await driver.restartProcess();
+      } else if (kind === 'broker-crash') await call('POST', `/v1/brokers/${broker}/crash`);
+      else if (kind === 'broker-stop') await call('POST', `/v1/brokers/${broker}/stop`);
+      else throw new Error(`the skiff-admin driver cannot cause ${kind}`);
+    },
+    async restore(kind, broker) {
+      if (kind !== 'process-kill') await call('POST', `/v1/brokers/${broker}/start`);
+    },
+  };
+}
+
+interface Callbacks {
+  stop?: (broker: number) => Promise<void>;
+  kill?: (broker: number) => Promise<void>;
+  start: (broker: number) => Promise<void>;
+}
+
+function callbackFaults(brokers: readonly number[], cb: Callbacks): BrokerFaults {
+  if (brokers.length === 0) throw new Error('a fault driver needs at least one broker id to bounce');
+  const kinds: FaultKind[] = [];
+  if (cb.stop !== undefined) kinds.push('broker-stop');
+  if (cb.kill !== undefined) kinds.push('process-kill');
+  return {
+    kinds,
+    targetsBroker: () => true,
+    pickTarget: (random) => Promise.resolve(pick(random, brokers)),
+    async inject(kind, broker) {
+      const f = kind === 'broker-stop' ? cb.stop : kind === 'process-kill' ? cb.kill : undefined;
+      if (f === undefined) throw new Error(`this driver cannot cause ${kind}`);
+      await f(broker);
+    },
+    restore: (_kind, broker) => cb.start(broker),
+  };
+}
+
+/** Runs `command` under `sh -c` with `{broker}` replaced; rejects on a non-zero exit or after 180 s. */
+export function shell(command: string, broker: number): Promise<void> {
+  const line = command.replaceAll('{broker}', String(broker));
+  return new Promise((resolve, reject) => {
+    const child = spawn('sh', ['-c', line], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (c: string) => {
+      stderr = (stderr + c).slice(-4000);
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 180_000);
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve();
+      else reject(new Error(`\`${line}\` exited with ${code ?? signal}: ${stderr.trim()}`));
+    });
+  });
+}
