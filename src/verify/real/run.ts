@@ -357,8 +357,9 @@ async function killMembers(groups: GroupRun[], random: Random, untilMs: number, 
 }
 
 /**
- * One fault at a time until `untilMs`: a seeded pause of 2-5 s, the next kind of `kinds`, a target (the
- * leader of a workload partition where the driver sees leaders), the fault, 1-3 s down, the start.
+ * One fault at a time until `untilMs` (and at least one of each kind): a seeded pause of 2-5 s, the
+ * next kind of `kinds`, a target (the leader of a workload partition where the driver sees leaders),
+ * the fault, 1-3 s down, the start.
  */
 async function runFaults(
   faults: BrokerFaults,
@@ -374,7 +375,9 @@ async function runFaults(
   const first = random.int(kinds.length);
   for (let n = 0; ; n++) {
     const wait = between(random, 2000, 5000);
-    if (Date.now() + wait > untilMs) return;
+    // Past `untilMs` only while some kind has not been caused yet (at most kinds.length faults more), so
+    // a run on a slow machine (or brokers slow to start) still causes each kind once.
+    if (Date.now() + wait > untilMs && n >= kinds.length) return;
     await sleep(wait);
     const kind = kinds[(first + n) % kinds.length];
     if (kind === undefined) return;
