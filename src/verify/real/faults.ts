@@ -6,6 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import type { BrokerInfo, PartitionInfo } from '../../admin/cluster-view';
+import { KafkaClient } from '../../client';
 import type { Random } from '../../io/random';
 import type { FaultKind } from '../report';
 import type { FaultDriver } from './run';
@@ -24,8 +25,12 @@ export interface BrokerFaults {
   restore(kind: FaultKind, broker: number): Promise<void>;
 }
 
-/** The faults of `driver`; a 'none' driver causes none. */
-export function brokerFaults(driver: FaultDriver): BrokerFaults {
+/**
+ * The faults of `driver`; a 'none' driver causes none. After the user's start command the broker is
+ * waited for (bounded) until `bootstrap`'s Metadata lists it again, since a start command may return
+ * before the broker serves (`systemctl start`, `docker start`).
+ */
+export function brokerFaults(driver: FaultDriver, bootstrap: string): BrokerFaults {
   switch (driver.kind) {
     case 'none':
       return {
@@ -42,10 +47,35 @@ export function brokerFaults(driver: FaultDriver): BrokerFaults {
         ...(driver.bounce === 'clean'
           ? { stop: (id) => shell(driver.killCommand, id) }
           : { kill: (id) => shell(driver.killCommand, id) }),
-        start: (id) => shell(driver.startCommand, id),
+        start: async (id) => {
+          await shell(driver.startCommand, id);
+          await waitForBroker(bootstrap, id, BROKER_START_TIMEOUT_MS);
+        },
       });
     case 'callbacks':
       return callbackFaults(driver.brokers, driver);
+  }
+}
+
+/** How long a started broker may take to appear in Metadata again. */
+const BROKER_START_TIMEOUT_MS = 180_000;
+
+/** Polls `bootstrap`'s Metadata every 500 ms until it lists broker `id`; rejects after `timeoutMs`. */
+export async function waitForBroker(bootstrap: string, id: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const listed = await KafkaClient.connect({ brokers: bootstrap }).then(
+      (client) => {
+        const found = client.knownBrokers.has(id);
+        client.close();
+        return found;
+      },
+      () => false,
+    );
+    if (listed) return;
+    if (Date.now() > deadline)
+      throw new Error(`broker ${id} is not in ${bootstrap}'s Metadata ${timeoutMs} ms after its start`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
   }
 }
 

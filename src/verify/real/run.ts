@@ -122,7 +122,7 @@ export async function runRealVerify(options: RealVerifyOptions, io: RealVerifyIo
   if (options.clients.includes('java')) io.progress('java: not built yet; the workload runs librdkafka clients only');
   if (!(options.durationS > 0)) throw new RangeError(`durationS must be positive, got ${options.durationS}`);
   const random = createSeededRandom(options.seed);
-  const faults = brokerFaults(options.faults);
+  const faults = brokerFaults(options.faults, options.bootstrap);
   const faultKinds = options.faultKinds.filter((k) => faults.kinds.includes(k));
   const counts: Partial<Record<FaultKind, number>> = {};
   const tally = newTally();
