@@ -1,7 +1,8 @@
 /**
  * The real clients of a real run as child processes: clients/verify_client.py under a Python with the
- * PyPI confluent-kafka (librdkafka), found relative to the installed package so `skiff verify
- * --bootstrap` works outside the repository's test tree. Each process prints one JSON object per line;
+ * PyPI confluent-kafka (librdkafka) and clients/VerifyClient.java under a JDK with the kafka-clients
+ * jars, both found relative to the installed package so `skiff verify --bootstrap` works outside the
+ * repository's test tree. Each process prints one JSON object per line;
  * everything it printed before a SIGKILL is still read.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -36,6 +37,56 @@ export function pythonInterpreter(): string {
   return fs.existsSync(venv) ? venv : 'python3';
 }
 
+/** Which real client a process runs. */
+export type ClientKind = 'librdkafka' | 'java';
+
+/**
+ * The folder holding kafka-clients-4.x.jar and its dependencies: SKIFF_JAVA_LIB, else the package's
+ * `.cache/kafka/<version>/lib` (scripts/kafka-fixture.sh fetches it). Throws naming both when neither has it.
+ */
+export function javaLib(): string {
+  const hasClients = (dir: string): boolean =>
+    fs.existsSync(dir) && fs.readdirSync(dir).some((f) => /^kafka-clients-4\.[\d.]+\.jar$/.test(f));
+  const fromEnv = process.env.SKIFF_JAVA_LIB;
+  if (fromEnv !== undefined && fromEnv !== '') {
+    if (!hasClients(fromEnv)) throw new Error(`SKIFF_JAVA_LIB=${fromEnv} holds no kafka-clients-4.x jar`);
+    return fromEnv;
+  }
+  const cache = path.join(packageRoot(), '.cache', 'kafka');
+  const versions = fs.existsSync(cache) ? fs.readdirSync(cache).sort().reverse() : [];
+  for (const v of versions) if (hasClients(path.join(cache, v, 'lib'))) return path.join(cache, v, 'lib');
+  throw new Error(
+    `the Java client needs the kafka-clients 4.x jars: set SKIFF_JAVA_LIB or run scripts/kafka-fixture.sh fetch (${cache})`,
+  );
+}
+
+/**
+ * The command line of a client: `python verify_client.py` or `java ... VerifyClient.java` (the JDK's
+ * single-file source launch, so nothing is compiled ahead), with the jars the Java client needs.
+ */
+export function clientCommand(kind: ClientKind): { command: string; args: string[] } {
+  if (kind === 'librdkafka') return { command: pythonInterpreter(), args: [clientScript()] };
+  const lib = javaLib();
+  const jars = fs
+    .readdirSync(lib)
+    .filter((f) => /^(kafka-clients-|zstd-jni-|lz4-java-|snappy-java-|slf4j-|log4j-(api|core|slf4j)).*\.jar$/.test(f))
+    .sort()
+    .map((f) => path.join(lib, f));
+  const clients = path.dirname(clientScript());
+  return {
+    command: process.env.SKIFF_VERIFY_JAVA ?? 'java',
+    args: [
+      '-XX:+UseSerialGC',
+      '-Xmx192m',
+      '-XX:TieredStopAtLevel=1',
+      `-Dlog4j2.configurationFile=${path.join(clients, 'log4j2.properties')}`,
+      '-cp',
+      jars.join(path.delimiter),
+      path.join(clients, 'VerifyClient.java'),
+    ],
+  };
+}
+
 /** A running client process. */
 export interface ClientProcess {
   readonly name: string;
@@ -48,13 +99,18 @@ export interface ClientProcess {
   kill(signal: NodeJS.Signals): void;
 }
 
-/** Spawns `python script args`, calling `onLine` with each stdout line parsed as JSON. */
+/**
+ * Spawns the `kind` client with `args`, calling `onLine` with each stdout line that is a JSON object
+ * (any other line, e.g. a logger's, goes to the stderr tail).
+ */
 export function spawnClient(
   name: string,
+  kind: ClientKind,
   args: readonly string[],
   onLine: (msg: Record<string, unknown>) => void,
 ): ClientProcess {
-  const proc = spawn(pythonInterpreter(), [clientScript(), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const { command, args: prefix } = clientCommand(kind);
+  const proc = spawn(command, [...prefix, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   let running = true;
@@ -69,7 +125,10 @@ export function spawnClient(
     while ((newline = stdout.indexOf('\n')) >= 0) {
       const line = stdout.slice(0, newline);
       stdout = stdout.slice(newline + 1);
-      if (line.trim() === '') continue;
+      if (!line.startsWith('{')) {
+        if (line.trim() !== '') stderr = (stderr + line + '\n').slice(-20_000);
+        continue;
+      }
       onLine(JSON.parse(line) as Record<string, unknown>);
     }
   });

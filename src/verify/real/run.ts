@@ -28,7 +28,7 @@ import {
   type ProducerStrategy,
   type TopicRead,
 } from './checks';
-import { spawnClient, stopClient, type ClientProcess } from './client-process';
+import { spawnClient, stopClient, type ClientKind, type ClientProcess } from './client-process';
 import { brokerFaults, type BrokerFaults } from './faults';
 import { checkLogMatching, segmentBytes } from './log-matching';
 
@@ -117,9 +117,8 @@ const GROUP_TOPIC_SUFFIX = 'acksall';
 
 /** Runs the real-client workload against `options.bootstrap` and checks what the clients saw. */
 export async function runRealVerify(options: RealVerifyOptions, io: RealVerifyIo): Promise<VerifyReport> {
-  if (!options.clients.includes('librdkafka'))
-    throw new Error('skiff verify --bootstrap drives librdkafka clients; the Java client workload is not built yet');
-  if (options.clients.includes('java')) io.progress('java: not built yet; the workload runs librdkafka clients only');
+  const clients = [...new Set(options.clients)];
+  if (clients.length === 0) throw new RangeError('a real run needs at least one client (librdkafka, java)');
   if (!(options.durationS > 0)) throw new RangeError(`durationS must be positive, got ${options.durationS}`);
   const random = createSeededRandom(options.seed);
   const faults = brokerFaults(options.faults, options.bootstrap);
@@ -134,9 +133,16 @@ export async function runRealVerify(options: RealVerifyOptions, io: RealVerifyIo
     `topics: ${producers.map((p) => topicOf(p.suffix)).join(', ')}; faults: ${faultKinds.join(', ') || 'none'}`,
   );
 
-  const producerRuns = producers.map((p) => startProducer(options, topicOf(p.suffix), p));
+  // Clients in turn: producer i and group member m run clients[i % n] and clients[m % n], so with both
+  // clients each group mixes librdkafka and Java members (both with the range assignor).
+  const clientOf = (i: number): ClientKind => clients[i % clients.length] ?? 'librdkafka';
+  const producerRuns = producers.map((p, i) => startProducer(options, topicOf(p.suffix), p, clientOf(i)));
   const groups = GROUPS.map(
-    (g) => new GroupRun(options.bootstrap, `${options.topicPrefix}-${g.suffix}`, groupTopic, g.strategy),
+    (g) => new GroupRun(options.bootstrap, `${options.topicPrefix}-${g.suffix}`, groupTopic, g.strategy, clientOf),
+  );
+  io.progress(
+    `producers: ${producers.map((p, i) => `${p.strategy} ${clientOf(i)}`).join(', ')}; group members: ` +
+      range(MEMBERS_PER_GROUP).map(clientOf).join(', '),
   );
   const workloadEnd = Date.now() + options.durationS * 1000;
 
@@ -243,14 +249,19 @@ interface ProducerRun {
   done: Promise<ProducerObservation>;
 }
 
-function startProducer(options: RealVerifyOptions, topic: string, p: (typeof PRODUCERS)[number]): ProducerRun {
+function startProducer(
+  options: RealVerifyOptions,
+  topic: string,
+  p: (typeof PRODUCERS)[number],
+  kind: ClientKind,
+): ProducerRun {
   const obs: ProducerObservation = { strategy: p.strategy, topic, acked: [], failed: 0 };
   const prefix = `${topic}-v`;
   const args = ['produce', '--bootstrap', options.bootstrap, '--topic', topic, '--acks', String(p.acks)];
   args.push('--prefix', prefix, '--rate', String(PRODUCER_RATE), '--duration', String(options.durationS));
   args.push('--message-timeout-ms', String(MESSAGE_TIMEOUT_MS));
   if (p.idempotent) args.push('--idempotent');
-  const client = spawnClient(`producer ${p.strategy}`, args, (msg) => {
+  const client = spawnClient(`${kind} producer ${p.strategy}`, kind, args, (msg) => {
     const a = msg.a as [number, number, number] | undefined;
     if (a !== undefined) obs.acked.push({ value: `${prefix}-${a[0]}`, partition: a[1], offset: a[2] });
     else if (msg.e !== undefined) obs.failed++;
@@ -278,6 +289,7 @@ class GroupRun {
     readonly group: string,
     private readonly topic: string,
     private readonly strategy: ConsumerStrategy,
+    private readonly clientOf: (member: number) => ClientKind,
   ) {
     for (let m = 0; m < MEMBERS_PER_GROUP; m++) this.members.push(this.spawn(m));
   }
@@ -287,7 +299,8 @@ class GroupRun {
     this.events.push(events);
     const args = ['consume', '--bootstrap', this.bootstrap, '--topic', this.topic, '--group', this.group];
     args.push('--strategy', this.strategy, '--process-ms', String(PROCESS_MS));
-    return spawnClient(`${this.group} member ${member}`, args, (msg) => {
+    const kind = this.clientOf(member);
+    return spawnClient(`${this.group} ${kind} member ${member}`, kind, args, (msg) => {
       if (Array.isArray(msg.assigned)) events.push({ kind: 'assigned', partitions: msg.assigned as number[] });
       const r = msg.r as [number, number, string] | undefined;
       if (r !== undefined) {
