@@ -36,6 +36,8 @@ export interface ChaosOptions {
   durationS: number;
   seed: number;
   faultKinds: FaultKind[];
+  /** Default both: librdkafka and the Java client. */
+  clients?: Array<'librdkafka' | 'java'>;
 }
 
 /** A chaos run's report, the process restarts it made and its wall time. */
@@ -62,7 +64,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
       {
         bootstrap: cluster.bootstrap,
         durationS: o.durationS,
-        clients: ['librdkafka'],
+        clients: o.clients ?? ['librdkafka', 'java'],
         faults: {
           kind: 'skiff-admin',
           adminUrl: cluster.adminUrl,

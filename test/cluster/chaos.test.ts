@@ -1,6 +1,7 @@
 /**
- * The chaos run, short form (issue 12 item 6): librdkafka producers (acks 0, 1, all, idempotent,
- * unclean election) and consumer groups (commit after, commit before, auto-commit) against `skiff
+ * The chaos run, short form (issue 12 item 6): librdkafka and Java producers (acks 0, 1, all,
+ * idempotent, unclean election; the two clients in turn) and consumer groups (commit after, commit
+ * before, auto-commit; one member of each client) against `skiff
  * start --nodes 3 --fault-injection` for 35 s while brokers are crashed and started through the admin
  * API and the whole process is SIGKILLed and restarted; then the checks from what the clients saw and
  * from the segment files.
@@ -31,6 +32,17 @@ describe('chaos: real clients against skiff start --nodes 3 with broker crashes 
       assert.ok((report.checks['acks-all-durable'] ?? 0) > 0, context);
       assert.ok((report.checks['log-matching'] ?? 0) > 0, context);
       assert.ok((report.checks['committed-offsets-durable'] ?? 0) > 0, context);
+      // Both clients took part: the Java producers' acks (acks=1, idempotent) and the Java members' records.
+      for (const strategy of ['acks=1', 'acks=all idempotent'] as const)
+        assert.ok(
+          (report.strategies.find((s) => s.strategy === strategy)?.records ?? 0) > 0,
+          `${strategy}\n${context}`,
+        );
+      const javaProcessed = progress.flatMap((line) => [...line.matchAll(/java (\d+)/g)].map((m) => Number(m[1])));
+      assert.ok(
+        javaProcessed.some((n) => n > 0),
+        `Java group members processed records\n${context}`,
+      );
     },
   );
 });

@@ -160,6 +160,8 @@ export async function runRealVerify(options: RealVerifyOptions, io: RealVerifyIo
     const groupEnd = await endOffsets(endClient, groupTopic);
     await Promise.all(groups.map((g) => g.catchUp(groupEnd, END_WAIT_MS)));
     await Promise.all(groups.map((g) => g.close()));
+    for (const g of groups)
+      io.progress(`${g.group}: processed by ${[...g.processedBy].map(([k, n]) => `${k} ${n}`).join(', ') || 'nobody'}`);
 
     const strategies: StrategyCounts[] = [];
     const reads = new Map<string, TopicRead>();
@@ -294,6 +296,9 @@ class GroupRun {
     for (let m = 0; m < MEMBERS_PER_GROUP; m++) this.members.push(this.spawn(m));
   }
 
+  /** Records processed per client kind (each processing counted, duplicates included). */
+  readonly processedBy = new Map<ClientKind, number>();
+
   private spawn(member: number): ClientProcess {
     const events: GroupObservation['members'][number] = [];
     this.events.push(events);
@@ -305,6 +310,7 @@ class GroupRun {
       const r = msg.r as [number, number, string] | undefined;
       if (r !== undefined) {
         events.push({ kind: 'record', partition: r[0], offset: r[1], value: r[2] });
+        this.processedBy.set(kind, (this.processedBy.get(kind) ?? 0) + 1);
         this.maxProcessed.set(r[0], Math.max(this.maxProcessed.get(r[0]) ?? -1, r[1]));
       }
       for (const [partition, offset] of (msg.c as Array<[number, number]> | undefined) ?? [])
