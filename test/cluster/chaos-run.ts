@@ -91,6 +91,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
   } catch (err) {
     throw new Error(
       `${(err as Error).stack}\n--- progress ---\n${progress.join('\n')}\n--- skiff ---\n${cluster.logs().slice(-8000)}`,
+      { cause: err },
     );
   } finally {
     await cluster.stop().catch(() => undefined);

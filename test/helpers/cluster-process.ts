@@ -118,7 +118,14 @@ export async function startClusterProcess(opts: ClusterProcessOptions = {}): Pro
   const nodes = opts.nodes ?? 3;
   const root = repoRoot();
   const dataDir = opts.dataDir ?? makeTempDataDir();
-  const args = [path.join(root, 'bin', 'skiff.js'), 'start', '--nodes', String(nodes), '--port', String(opts.port ?? 0)];
+  const args = [
+    path.join(root, 'bin', 'skiff.js'),
+    'start',
+    '--nodes',
+    String(nodes),
+    '--port',
+    String(opts.port ?? 0),
+  ];
   args.push('--admin-port', String(opts.adminPort ?? 0), '--data-dir', dataDir, '--fault-injection');
   for (const [key, value] of Object.entries(opts.overrides ?? {})) args.push('--override', `${key}=${value}`);
 

@@ -3,7 +3,7 @@
  * client-side checks against the three-node KRaft fixture (test/helpers/kafka-cluster.ts) while
  * brokers 1 and 2 are bounced cleanly (SIGTERM: a controlled shutdown) and hard (SIGKILL), through
  * the fixture's own functions as a callbacks driver (node 0 is the only controller voter, so it stays
- * up). Kafka keeps its guarantees under these faults, so any violation here is a bug in the checker.
+ * up), with librdkafka and Java producers and group members. Kafka keeps its guarantees under these faults, so any violation here is a bug in the checker.
  */
 import * as assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -34,8 +34,8 @@ describe('skiff verify --bootstrap against a three-node Kafka with clean and har
     const report = await runRealVerify(
       {
         bootstrap: cluster.bootstrap,
-        durationS: 75,
-        clients: ['librdkafka'],
+        durationS: 60,
+        clients: ['librdkafka', 'java'],
         faults: {
           kind: 'callbacks',
           brokers: [1, 2],

@@ -9,7 +9,30 @@ import type { BrokerInfo, PartitionInfo } from '../../admin/cluster-view';
 import { KafkaClient } from '../../client';
 import type { Random } from '../../io/random';
 import type { FaultKind } from '../report';
-import type { FaultDriver } from './run';
+
+/** How a real run causes faults: Skiff's admin API, the user's commands, a test's callbacks, or none. */
+export type FaultDriver =
+  | { kind: 'none' }
+  /**
+   * Skiff started with --fault-injection: crash, stop and start brokers through its admin API.
+   * `restartProcess`, given by a caller that owns the `skiff start` process (a test), SIGKILLs the
+   * whole process and starts it again on the same ports and data dir (counted as process-kill).
+   */
+  | { kind: 'skiff-admin'; adminUrl: string; restartProcess?: () => Promise<void> }
+  /**
+   * Shell commands; `{broker}` in them is replaced by the broker id to kill or start. `bounce` says
+   * what the kill command does: 'hard' (default: a kill -9, counted as process-kill) or 'clean' (a
+   * SIGTERM-like controlled shutdown, counted as broker-stop).
+   */
+  | { kind: 'commands'; killCommand: string; startCommand: string; brokers: number[]; bounce?: 'clean' | 'hard' }
+  /** A caller's functions (a test fixture's): a clean stop (broker-stop), a hard kill (process-kill), a start. */
+  | {
+      kind: 'callbacks';
+      brokers: number[];
+      stop?: (broker: number) => Promise<void>;
+      kill?: (broker: number) => Promise<void>;
+      start: (broker: number) => Promise<void>;
+    };
 
 /** One driver's faults. */
 export interface BrokerFaults {

@@ -29,32 +29,10 @@ import {
   type TopicRead,
 } from './checks';
 import { spawnClient, stopClient, type ClientKind, type ClientProcess } from './client-process';
-import { brokerFaults, type BrokerFaults } from './faults';
+import { brokerFaults, type BrokerFaults, type FaultDriver } from './faults';
 import { checkLogMatching, segmentBytes } from './log-matching';
 
-/** How a real run causes faults: Skiff's admin API, the user's commands, a test's callbacks, or none. */
-export type FaultDriver =
-  | { kind: 'none' }
-  /**
-   * Skiff started with --fault-injection: crash, stop and start brokers through its admin API.
-   * `restartProcess`, given by a caller that owns the `skiff start` process (a test), SIGKILLs the
-   * whole process and starts it again on the same ports and data dir (counted as process-kill).
-   */
-  | { kind: 'skiff-admin'; adminUrl: string; restartProcess?: () => Promise<void> }
-  /**
-   * Shell commands; `{broker}` in them is replaced by the broker id to kill or start. `bounce` says
-   * what the kill command does: 'hard' (default: a kill -9, counted as process-kill) or 'clean' (a
-   * SIGTERM-like controlled shutdown, counted as broker-stop).
-   */
-  | { kind: 'commands'; killCommand: string; startCommand: string; brokers: number[]; bounce?: 'clean' | 'hard' }
-  /** A caller's functions (a test fixture's): a clean stop (broker-stop), a hard kill (process-kill), a start. */
-  | {
-      kind: 'callbacks';
-      brokers: number[];
-      stop?: (broker: number) => Promise<void>;
-      kill?: (broker: number) => Promise<void>;
-      start: (broker: number) => Promise<void>;
-    };
+export type { FaultDriver } from './faults';
 
 /** Options of {@link runRealVerify}. */
 export interface RealVerifyOptions {
@@ -452,7 +430,7 @@ async function checkSkiffLogs(
   tally: CheckTally,
 ): Promise<void> {
   const deadline = Date.now() + END_WAIT_MS;
-  let partitions: PartitionInfo[] = [];
+  let partitions: PartitionInfo[];
   for (;;) {
     const res = await fetch(`${adminUrl}/v1/partitions`, { signal: AbortSignal.timeout(30_000) });
     partitions = ((await res.json()) as PartitionInfo[]).filter((p) => topics.includes(p.topic));
