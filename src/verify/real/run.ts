@@ -78,12 +78,33 @@ const MEMBER_RESTART_MS = 500;
 const END_WAIT_MS = 90_000;
 
 /** The producer strategies a real run drives, with their topic suffix and client settings. */
-const PRODUCERS: Array<{ strategy: ProducerStrategy; suffix: string; acks: -1 | 0 | 1; idempotent: boolean }> = [
+const PRODUCERS: Array<{
+  strategy: ProducerStrategy;
+  suffix: string;
+  acks: -1 | 0 | 1;
+  idempotent: boolean;
+  /** Topic configs beyond min.insync.replicas; a broker that refuses them leaves the strategy out. */
+  optionalConfigs?: Record<string, string>;
+}> = [
   { strategy: 'acks=0', suffix: 'acks0', acks: 0, idempotent: false },
   { strategy: 'acks=1', suffix: 'acks1', acks: 1, idempotent: false },
   { strategy: 'acks=all', suffix: 'acksall', acks: -1, idempotent: false },
   { strategy: 'acks=all idempotent', suffix: 'idempotent', acks: -1, idempotent: true },
-  { strategy: 'acks=all unclean-election', suffix: 'unclean', acks: -1, idempotent: false },
+  // Skiff's (and Redpanda's) write.caching: acknowledged before an fsync; no real fault here is a power loss.
+  {
+    strategy: 'acks=all write.caching',
+    suffix: 'writecaching',
+    acks: -1,
+    idempotent: false,
+    optionalConfigs: { 'write.caching': 'true' },
+  },
+  {
+    strategy: 'acks=all unclean-election',
+    suffix: 'unclean',
+    acks: -1,
+    idempotent: false,
+    optionalConfigs: { 'unclean.leader.election.enable': 'true' },
+  },
 ];
 const GROUPS: Array<{ strategy: ConsumerStrategy; suffix: string }> = [
   { strategy: 'commit-after-processing', suffix: 'commit-after' },
@@ -183,7 +204,8 @@ function between(random: Random, minMs: number, maxMs: number): number {
 
 /**
  * Creates one topic per producer strategy and waits until each partition has a leader. The
- * unclean-election topic is left out (with a progress line) when the broker refuses the config.
+ * write.caching and unclean-election topics are left out (with a progress line) when the broker
+ * refuses their config (Kafka has no write.caching).
  */
 async function createTopics(
   options: RealVerifyOptions,
@@ -196,8 +218,7 @@ async function createTopics(
   try {
     const created: typeof PRODUCERS = [];
     for (const p of PRODUCERS) {
-      const configs =
-        p.strategy === 'acks=all unclean-election' ? { ...base, 'unclean.leader.election.enable': 'true' } : base;
+      const configs = { ...base, ...(p.optionalConfigs ?? {}) };
       const [r] = await client.createTopics([
         { name: topicOf(p.suffix), numPartitions: PARTITIONS, replicationFactor: rf, configs },
       ]);
@@ -206,8 +227,8 @@ async function createTopics(
         continue;
       }
       const why = `${topicOf(p.suffix)}: error ${r?.errorCode} ${r?.errorMessage ?? ''}`;
-      if (p.strategy !== 'acks=all unclean-election') throw new Error(`creating ${why}`);
-      io.progress(`acks=all unclean-election left out: the broker refused the topic (${why})`);
+      if (p.optionalConfigs === undefined) throw new Error(`creating ${why}`);
+      io.progress(`${p.strategy} left out: the broker refused the topic (${why})`);
     }
     const deadline = Date.now() + 60_000;
     for (const p of created) {
