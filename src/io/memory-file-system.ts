@@ -11,7 +11,9 @@
  *   than it already is); operations made while it was in flight stay pending. A crash before it
  *   completes makes it fail (EIO) and leaves the durable content as it was. By default it completes
  *   on a microtask, in call order (deterministic); with `{ asyncSyncs: 'manual' }` it waits for
- *   {@link MemoryFileSystem.completeSyncs}, so tests can interleave appends and crashes with it.
+ *   {@link MemoryFileSystem.completeSyncs}, so tests can interleave appends and crashes with it; with a
+ *   {@link SyncScheduler} set ({@link MemoryFileSystem.setSyncScheduler}) the simulation decides when
+ *   each completes and whether it fails (the disk itself keeps no clock and draws no random number).
  * - Directory entries: a file created by `open(.., 'rw')`, a `rename` and an `unlink` change the
  *   directory's current entries only; `syncDir(dir)` makes that directory's current entries durable.
  *   After a crash a file that was created but whose directory was never synced is gone, and an
@@ -30,7 +32,7 @@
  *   ENOSPC, a write after storing the part that still fits (as write(2) stores a short count and
  *   node's write loop then gets ENOSPC). A {@link FaultHook} ({@link MemoryFileSystem.fault}) may fail
  *   any open, write, ftruncate, fsync (file or directory) or rename with an errno of its choice, before
- *   it has any effect. A failed fsync makes nothing durable (the operations stay pending), so a
+ *   it has any effect; hooks added with {@link MemoryFileSystem.addFault} are asked after it. A failed fsync makes nothing durable (the operations stay pending), so a
  *   crash afterwards loses them. Simplification: the size of a file that is unlinked but still open
  *   no longer counts against the capacity.
  */
@@ -74,6 +76,13 @@ export interface FsOperation {
  * asynchronous fsync, to reject with) before the call has any effect, or null to let it run.
  */
 export type FaultHook = (op: FsOperation) => string | null;
+
+/**
+ * Decides when an asynchronous fsync of `path` completes: calls `complete` once, later (a timer of the
+ * simulation), with null to let it make durable what it covers or with an errno (`EIO`, `ENOSPC`) to
+ * fail it, making nothing durable. A crash before `complete` fails it with EIO whatever it passes.
+ */
+export type SyncScheduler = (path: string, complete: (errorCode: string | null) => void) => void;
 
 /** Options of {@link MemoryFileSystem}. */
 export interface MemoryFileSystemOptions {
@@ -321,6 +330,11 @@ export class MemoryFileSystem implements FileSystem {
   capacityBytes: number | null = null;
   /** Fails chosen calls with an errno (see {@link FaultHook}); null (default) for none. */
   fault: FaultHook | null = null;
+  /** More fault hooks, asked after {@link fault} in the order added (a simulation's fault rules). */
+  private readonly addedFaults: FaultHook[] = [];
+  private syncScheduler: SyncScheduler | null = null;
+  /** Asynchronous fsyncs handed to the {@link syncScheduler} and not completed yet. */
+  private readonly scheduledSyncs = new Set<QueuedSync>();
 
   constructor(options: MemoryFileSystemOptions = {}) {
     this.asyncSyncs = options.asyncSyncs ?? 'microtask';
@@ -332,8 +346,35 @@ export class MemoryFileSystem implements FileSystem {
     return new Promise<void>((resolve, reject) => {
       const sync: QueuedSync = { file, path, upToSeq: file.opSeq, generation: this.generation, resolve, reject };
       if (this.asyncSyncs === 'manual') this.queuedSyncs.push(sync);
+      else if (this.syncScheduler !== null) this.scheduleSync(this.syncScheduler, sync);
       else queueMicrotask(() => this.finishSync(sync));
     });
+  }
+
+  private scheduleSync(scheduler: SyncScheduler, sync: QueuedSync): void {
+    this.scheduledSyncs.add(sync);
+    scheduler(sync.path, (errorCode) => {
+      if (!this.scheduledSyncs.delete(sync)) return; // a crash failed it already
+      if (errorCode === null || sync.generation !== this.generation) this.finishSync(sync);
+      else sync.reject(fsError(errorCode, 'fsync', sync.path, 'injected fault'));
+    });
+  }
+
+  /**
+   * Hands every later asynchronous fsync to `scheduler` (null: back to the constructor's mode). Manual
+   * mode takes precedence. Fsyncs already in flight complete as they were started.
+   */
+  setSyncScheduler(scheduler: SyncScheduler | null): void {
+    this.syncScheduler = scheduler;
+  }
+
+  /** Adds a fault hook asked after {@link fault}; returns the function that removes it. */
+  addFault(hook: FaultHook): () => void {
+    this.addedFaults.push(hook);
+    return () => {
+      const index = this.addedFaults.indexOf(hook);
+      if (index >= 0) this.addedFaults.splice(index, 1);
+    };
   }
 
   private finishSync(sync: QueuedSync): void {
@@ -365,7 +406,8 @@ export class MemoryFileSystem implements FileSystem {
 
   /** @internal Throws the errno the {@link fault} hook picks for `op`, if any. */
   checkFault(op: FsOperation): void {
-    const code = this.fault?.(op) ?? null;
+    let code = this.fault?.(op) ?? null;
+    for (const hook of this.addedFaults) code ??= hook(op);
     if (code !== null) throw fsError(code, op.syscall, op.path, 'injected fault');
   }
 
@@ -568,6 +610,10 @@ export class MemoryFileSystem implements FileSystem {
     this.generation++;
     // Asynchronous fsyncs in flight never complete: they fail, having made nothing durable.
     for (const sync of this.queuedSyncs.splice(0)) this.finishSync(sync);
+    for (const sync of [...this.scheduledSyncs]) {
+      this.scheduledSyncs.delete(sync);
+      this.finishSync(sync);
+    }
     const survivors = new Map<MemFile, string>();
     const walk = (dir: MemDir, prefix: string): void => {
       for (const [name, node] of dir.durableEntries) {

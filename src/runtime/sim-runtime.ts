@@ -13,8 +13,10 @@
  *   {@link advanceTime}, {@link runUntil}) let them run after each step, as a worker would after each
  *   message. {@link step} and {@link runUntilIdle} are synchronous and do not.
  * - Faults: {@link setFaults} installs a hook that decides, per message and with its own seeded
- *   PRNG, to deliver, drop, duplicate or delay it. {@link crash} kills actors without `stop` (their
- *   queued messages, timers and state are lost); {@link restart} brings them back from kind and args.
+ *   PRNG, to deliver, drop, duplicate, delay or reorder it. {@link crash} kills actors without `stop`
+ *   (their queued messages, timers and state are lost); {@link restart} brings them back from kind and
+ *   args. {@link jumpWallClock} moves the wall clock of one broker's actors (monotonic time never
+ *   moves back); {@link schedule} runs simulator code (a disk's fsync completion) as a timed event.
  *
  * Same seed + same calls ⇒ same delivery order ({@link trace} records it when `trace: true`).
  */
@@ -59,8 +61,16 @@ export interface SimRuntimeOptions {
   trace?: boolean;
 }
 
-/** What the fault hook decides for one message. `delayMs` is virtual time before it joins its channel. */
-export type FaultDecision = 'deliver' | 'drop' | 'duplicate' | { delayMs: number };
+/**
+ * What the fault hook decides for one message. `delayMs` is virtual time before it joins its channel
+ * (so messages sent after it on the same channel may overtake it). `reorder` holds it back until the
+ * next message on its (from, to) channel has joined, then puts it behind that one; if none comes
+ * within {@link REORDER_MAX_HOLD_MS} it joins then (so a reorder never turns into a drop).
+ */
+export type FaultDecision = 'deliver' | 'drop' | 'duplicate' | 'reorder' | { delayMs: number };
+
+/** Virtual ms a `reorder`ed message waits at most for a later message on its channel to overtake it. */
+export const REORDER_MAX_HOLD_MS = 1_000;
 
 /**
  * Decides the fate of each message as it is sent. `random` is a PRNG seeded from the run's seed and
@@ -117,7 +127,7 @@ export class SimRuntime implements Runtime, EndpointTransport {
   private readonly epochMs: number;
   private readonly schedulerRandom: Xoshiro128;
   private readonly actorSeeds: Xoshiro128;
-  private readonly faultRandom: Xoshiro128;
+  private readonly faultPrng: Xoshiro128;
   private readonly tracing: boolean;
   private readonly log: Logger;
   private fileSystem: FileSystem | undefined;
@@ -129,6 +139,10 @@ export class SimRuntime implements Runtime, EndpointTransport {
   private readonly endpoints = new Map<ActorId, LocalEndpoint>();
   private readonly restartHandlers: Array<(info: { actorIds: ActorId[]; error: string }) => void> = [];
   private readonly brokerDownHandlers: Array<(info: BrokerDownInfo) => void> = [];
+  /** Messages a `reorder` decision holds back, by (from, to), oldest first. */
+  private readonly heldForReorder = new Map<string, SimMessage[]>();
+  /** Wall-clock offset of each broker's actors (key -1: actors not placed on a broker), in ms. */
+  private readonly wallClockOffsets = new Map<number, number>();
   private seq = 0;
   private corr = 0;
   private failure: Error | undefined;
@@ -141,7 +155,7 @@ export class SimRuntime implements Runtime, EndpointTransport {
     const master = new Xoshiro128(options.seed);
     this.schedulerRandom = new Xoshiro128(master.nextUint32());
     this.actorSeeds = new Xoshiro128(master.nextUint32());
-    this.faultRandom = new Xoshiro128(master.nextUint32());
+    this.faultPrng = new Xoshiro128(master.nextUint32());
     this.tracing = options.trace ?? false;
     this.fileSystem = options.fs;
     this.log = options.logger ?? createLogger({ level: levelFromEnv('silent'), timeMs: () => this.nowMs });
@@ -198,6 +212,7 @@ export class SimRuntime implements Runtime, EndpointTransport {
     this.closed = true;
     this.timers.cancelAll();
     this.channels.clear();
+    this.heldForReorder.clear();
   }
 
   // ---- driving the simulation ----
@@ -309,6 +324,49 @@ export class SimRuntime implements Runtime, EndpointTransport {
   }
 
   /**
+   * The seeded PRNG the fault hook gets: other fault decisions of the simulation's driver (a torn
+   * write's kept bytes, an fsync's delay) draw from it too, so they replay with the seed.
+   */
+  get faultRandom(): Random {
+    return this.faultPrng;
+  }
+
+  /**
+   * Runs `fn` after `delayMs` of virtual time as an event of the scheduler (delay 0: at the current
+   * time, in an order among the runnable messages the seed chooses). For the simulator's own events,
+   * such as a memory disk's fsync completing; `fn` must not throw.
+   */
+  schedule(delayMs: number, fn: () => void): void {
+    assert(Number.isFinite(delayMs) && delayMs >= 0, `schedule needs delayMs >= 0, got ${delayMs}`);
+    this.timers.add(null, fn, this.nowMs + delayMs, ++this.seq, false);
+  }
+
+  /**
+   * The broker actor `id` is placed on (`placement.brokerId` of the broker pool), -1 for an actor of
+   * another pool (the controller), undefined for an endpoint or an id never spawned. Live and crashed
+   * actors are known.
+   */
+  brokerOf(id: ActorId): number | undefined {
+    const placement = (this.actors.get(id)?.spec ?? this.crashed.get(id)?.spec)?.placement;
+    if (placement === undefined) return undefined;
+    return placement.pool === 'broker' ? placement.brokerId : -1;
+  }
+
+  /**
+   * Moves the wall clock (`Clock.nowMs`) of every actor placed on broker `brokerId` (-1: actors not on
+   * a broker, the controller) by `deltaMs`, forward or back, cumulatively; actors spawned later there
+   * get the moved clock too. Monotonic time and timers are untouched (an NTP step moves only the wall
+   * clock). Returns the broker's total offset.
+   */
+  jumpWallClock(brokerId: number, deltaMs: number): number {
+    assert(Number.isFinite(deltaMs), `bad clock jump ${deltaMs}`);
+    const offsetMs = (this.wallClockOffsets.get(brokerId) ?? 0) + deltaMs;
+    this.wallClockOffsets.set(brokerId, offsetMs);
+    this.traceLine(`clock ${brokerId} ${deltaMs >= 0 ? '+' : ''}${deltaMs}`);
+    return offsetMs;
+  }
+
+  /**
    * Crashes actors as a worker crash would: no `stop`, their queued inbound messages and timers are
    * dropped, their state is gone, and requests others have pending to them fail with
    * ActorUnavailableError(`crashed`). Messages they already sent stay in flight. (A disk crash is the
@@ -399,7 +457,7 @@ export class SimRuntime implements Runtime, EndpointTransport {
       bytes: encodeEnvelope(envelope),
       isReply: envelope.isReply === true,
     };
-    const decision = this.faults === null ? 'deliver' : this.faults(envelope, this.faultRandom);
+    const decision = this.faults === null ? 'deliver' : this.faults(envelope, this.faultPrng);
     if (decision === 'deliver') {
       this.enqueue(message);
     } else if (decision === 'drop') {
@@ -408,6 +466,9 @@ export class SimRuntime implements Runtime, EndpointTransport {
       this.traceLine(`duplicate ${envelope.from}>${envelope.to} ${envelope.type}`);
       this.enqueue(message);
       this.enqueue({ ...message });
+    } else if (decision === 'reorder') {
+      this.traceLine(`reorder ${envelope.from}>${envelope.to} ${envelope.type}`);
+      this.holdForReorder(message);
     } else {
       assert(decision.delayMs >= 0, `fault delay must be >= 0, got ${decision.delayMs}`);
       this.traceLine(`delay ${envelope.from}>${envelope.to} ${envelope.type} ${decision.delayMs}`);
@@ -426,7 +487,38 @@ export class SimRuntime implements Runtime, EndpointTransport {
 
   // ---- internals ----
 
+  private holdForReorder(message: SimMessage): void {
+    const key = `${message.from}\u0000${message.to}`;
+    const held = this.heldForReorder.get(key) ?? [];
+    held.push(message);
+    this.heldForReorder.set(key, held);
+    this.timers.add(
+      null,
+      () => {
+        const list = this.heldForReorder.get(key);
+        const index = list?.indexOf(message) ?? -1;
+        if (list === undefined || index < 0) return; // overtaken and released already
+        list.splice(index, 1);
+        if (list.length === 0) this.heldForReorder.delete(key);
+        this.enqueue(message);
+      },
+      this.nowMs + REORDER_MAX_HOLD_MS,
+      ++this.seq,
+      false,
+    );
+  }
+
   private enqueue(message: SimMessage): void {
+    this.enqueueOnChannel(message);
+    // A message held back by `reorder` joins behind the first one to overtake it.
+    const key = `${message.from}\u0000${message.to}`;
+    const held = this.heldForReorder.get(key);
+    if (held === undefined) return;
+    this.heldForReorder.delete(key);
+    for (const late of held) this.enqueueOnChannel(late);
+  }
+
+  private enqueueOnChannel(message: SimMessage): void {
     message.seq = ++this.seq;
     // Replies to a starting actor travel on a channel of their own: its mailbox holds messages until
     // its start is done, but a start that awaits a request must get the reply (a worker resolves
@@ -612,6 +704,15 @@ export class SimRuntime implements Runtime, EndpointTransport {
     }
   }
 
+  /** An actor's clock: virtual time, its wall clock moved by its broker's {@link jumpWallClock} offset. */
+  private clockFor(placement: Placement): Clock {
+    const key = placement.pool === 'broker' ? placement.brokerId : -1;
+    return {
+      nowMs: () => this.nowMs + (this.wallClockOffsets.get(key) ?? 0),
+      monotonicMs: () => this.nowMs - this.epochMs,
+    };
+  }
+
   private makeCell(spec: ActorSpec, actor: Actor): SimCell {
     const id = spec.id;
     const timers = this.timersFor(id);
@@ -628,7 +729,7 @@ export class SimRuntime implements Runtime, EndpointTransport {
     };
     cell.ctx = makeActorContext({
       self: id,
-      clock: this.clock,
+      clock: this.clockFor(spec.placement),
       timers: {
         setTimeout: (fn, delayMs) => (cell.state === 'dead' ? { id: 0 } : timers.setTimeout(fn, delayMs)),
         clearTimeout: (handle) => timers.clearTimeout(handle),

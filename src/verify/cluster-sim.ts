@@ -31,6 +31,7 @@ import { decodeRecordBatches } from '../protocol/record-batch/decode';
 import { buildRecordBatch } from '../protocol/record-batch/builder';
 import type { CrashMode } from '../io/memory-file-system';
 import type { FaultHook } from '../runtime/sim-runtime';
+import { SimFaults } from './sim-faults';
 import type { MetadataListenerMessages } from '../controller/messages';
 import type { ProduceReply } from '../replica/messages';
 import { BrokerNode } from '../broker-node';
@@ -55,6 +56,12 @@ export class ClusterSim {
   readonly net: Endpoint;
   /** Brokers currently up (their replica manager spawned and not crashed). */
   readonly up = new Set<number>();
+  /**
+   * The fault rules (partitions, slow followers, chaos, fsync schedule, full disks, clock jumps) and
+   * the count of every fault injected, this class's crash operations included. Its hook sits under
+   * the recorder of {@link pushedImages}, a test's {@link setFaults} hook under its rules.
+   */
+  readonly faults: SimFaults;
 
   constructor(
     readonly sim: SimRuntime,
@@ -75,6 +82,7 @@ export class ClusterSim {
           },
         ),
     );
+    this.faults = new SimFaults(sim, fs, (b) => this.configs[b]?.logDirs ?? []);
     this.setFaults(null);
   }
 
@@ -110,10 +118,12 @@ export class ClusterSim {
   private readonly seenPushes = new Set<string>();
 
   /**
-   * Installs `hook` (null: deliver everything) under the recorder of {@link pushedImages}: every
-   * `metadata.update` the controller sends is recorded before the hook decides its fate.
+   * Installs `hook` (null: deliver everything) under the recorder of {@link pushedImages} and the
+   * rules of {@link faults}: every `metadata.update` the controller sends is recorded before the rules,
+   * then the hook, decide its fate.
    */
   setFaults(hook: FaultHook | null): void {
+    this.faults.setUserHook(hook);
     this.sim.setFaults((envelope, random) => {
       if (envelope.type === 'metadata.update' && envelope.from === CONTROLLER_ACTOR_ID) {
         const image = envelope.body as MetadataListenerMessages['metadata.update']['body'];
@@ -124,7 +134,7 @@ export class ClusterSim {
           this.pushedImages.push(structuredClone(image));
         }
       }
-      return hook === null ? 'deliver' : hook(envelope, random);
+      return this.faults.decide(envelope, random);
     });
   }
 
@@ -181,6 +191,7 @@ export class ClusterSim {
    */
   async restartController(beforeRestart?: () => void): Promise<void> {
     this.sim.crash(CONTROLLER_ACTOR_ID, 'simulated controller crash');
+    this.faults.record('controller-crash');
     beforeRestart?.();
     await this.sim.restart(CONTROLLER_ACTOR_ID);
     await this.subscribeNodes();
@@ -189,15 +200,17 @@ export class ClusterSim {
   /**
    * Power loss of the whole host: every actor dies at once (controller and every broker, nobody is
    * told), the disk loses what was not fsynced (`mode`), then the controller restarts from its log and
-   * every broker from its log dirs, in node order. Requests in flight fail for their senders.
+   * every broker from its log dirs, in node order. Requests in flight fail for their senders. A torn
+   * write without `keepBytes` keeps a number of bytes drawn from the run's fault PRNG.
    */
   async powerLoss(mode: CrashMode): Promise<void> {
+    this.faults.record('power-loss');
     this.sim.crash(CONTROLLER_ACTOR_ID, 'power loss');
     for (const i of [...this.up]) {
       await this.sim.crashBroker(i, 'power loss');
       this.up.delete(i);
     }
-    this.fs.crash(mode);
+    this.fs.crash(mode, this.sim.faultRandom);
     await this.sim.restart(CONTROLLER_ACTOR_ID);
     await this.subscribeNodes();
     for (let i = 0; i < this.nodes; i++) await this.startBroker(i);
@@ -205,6 +218,7 @@ export class ClusterSim {
 
   /** Crashes broker `i` (every actor on it dies at once) and tells the controller, as the cluster does. */
   async crashBroker(i: number): Promise<void> {
+    this.faults.record('broker-crash');
     await this.sim.crashBroker(i);
     this.up.delete(i);
     await this.ask(CONTROLLER_ACTOR_ID, 'controller.broker-down', { brokerId: i, reason: 'crashed' });
@@ -216,9 +230,27 @@ export class ClusterSim {
    * controller is told it is down.
    */
   async stopBroker(i: number): Promise<void> {
+    this.faults.record('broker-stop');
     await this.ask(replicaManagerRef(i), 'replica-manager.shutdown', { controlled: true, timeoutMs: 10_000 }, 30_000);
     this.up.delete(i);
     await this.ask(CONTROLLER_ACTOR_ID, 'controller.broker-down', { brokerId: i, reason: 'shut down' });
+  }
+
+  /**
+   * Crashes the replica actor of `topic`-`partition` on broker `brokerId` alone, as an uncaught error
+   * in its code does in production (worker-host.ts lets the worker die; thread-runtime.ts's supervisor
+   * re-spawns the same actor with the same args at once): no `stop`, its queued messages, timers and
+   * state are lost (its unsynced bytes stay, as in the page cache), requests pending to it fail with
+   * `crashed`; then it starts again, recovers its log and asks its replica manager for its role
+   * (`replica-manager.replica-state`). Production co-hosts several actors per worker and restarts
+   * them together; this crashes the one replica. Counts one `replica-crash`.
+   */
+  async crashReplica(brokerId: number, topic: string, partition = 0): Promise<void> {
+    const p = await this.partition(topic, partition);
+    const id = this.replica(brokerId, p.topicId, partition);
+    this.faults.record('replica-crash');
+    this.sim.crash(id, 'simulated replica crash');
+    await this.sim.restart(id);
   }
 
   /** The controller's current image. */
