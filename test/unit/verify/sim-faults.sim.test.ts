@@ -210,6 +210,56 @@ describe('SimFaults in the simulated cluster', () => {
       assert.equal((await cluster.partition(TOPIC)).leader, start.leader);
     });
 
+  for (const seed of [1, 3])
+    test(`seed ${seed}: power loss while the leader's fsync is late (write.caching=false): the leader loses a batch its followers fsynced; restarted, it leads in a new epoch, so the followers truncate that batch and an acks=all record written after it survives the leader's next crash`, async () => {
+      // Found with these faults (seed 1 and 3 before main's 81f3bdb): the restarted leader kept leader
+      // epoch 0 and appended c0 at the offset where the followers held the lost b0 in the same epoch, so
+      // no follower truncated, the ISR's logs differed below the HW, and the acked c0 was gone once a
+      // follower led.
+      const { cluster, start, followers } = await boot(seed);
+      await produceAcked(cluster, ['a0']);
+      await cluster.converge(TOPIC);
+      const leaderDir = `${cluster.configs[start.leader]!.logDirs[0]}/`;
+      // The leader's fsyncs never complete before the power loss; the followers' complete at once.
+      cluster.fs.setSyncScheduler((path, complete) => {
+        if (!path.startsWith(leaderDir)) complete(null);
+      });
+      cluster.sendProduce(start.leader, start.topicId, 'b0', -1).catch(() => undefined);
+      await cluster.waitFor('the followers hold b0 durably', () =>
+        followers.every((b) => durableLogEndOffset(cluster, b) === 2),
+      );
+      assert.equal(durableLogEndOffset(cluster, start.leader), 1, 'the leader holds only a0 durably');
+      cluster.fs.setSyncScheduler(null);
+      await cluster.powerLoss({ kind: 'lose-unsynced' });
+      const after = await cluster.partition(TOPIC);
+      assert.ok(
+        after.leaderEpoch > start.leaderEpoch,
+        `a new leader epoch after the restart: ${JSON.stringify(after)}`,
+      );
+      const [c0] = await cluster.produce(TOPIC, ['c0'], -1);
+      assert.equal(c0!.errorCode, ErrorCode.NONE);
+      await cluster.waitFor('the HW covers c0 on every replica', async () => {
+        const p = await cluster.partition(TOPIC);
+        return p.isr.length === 3 && (await cluster.assertLogsMatchBelowHighWatermark(TOPIC)) > c0!.baseOffset;
+      });
+      const leader = (await cluster.partition(TOPIC)).leader;
+      await cluster.crashBroker(leader);
+      await cluster.waitFor('another leader', async () => (await cluster.partition(TOPIC)).leader >= 0);
+      const next = await cluster.partition(TOPIC);
+      const held = cluster.logValues(next.leader, TOPIC);
+      assert.equal(
+        held.find((r) => r.offset === c0!.baseOffset)?.value,
+        'c0',
+        'the acked c0 at its offset on the new leader',
+      );
+      assert.deepEqual(
+        held.map((r) => r.offset),
+        held.map((_, i) => i),
+        'dense offsets (the unacked b0 kept at 1 when a follower led after the power loss, or gone)',
+      );
+      await cluster.assertLogsMatchBelowHighWatermark(TOPIC);
+    });
+
   test("seed 48: a full disk on the leader answers KAFKA_STORAGE_ERROR and it keeps leading (Skiff's storage probe: the refused append was undone, appends resume once there is room); a full follower leaves the ISR under load; freed, both go on and nothing acked is lost", async () => {
     const { cluster, start, followers } = await boot(48);
     await produceAcked(cluster, ['a0']);
