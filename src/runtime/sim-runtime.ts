@@ -59,7 +59,22 @@ export interface SimRuntimeOptions {
   epochMs?: number;
   /** Record every delivery, timer and fault in {@link SimRuntime.trace} (default false). */
   trace?: boolean;
+  /**
+   * What an uncaught error in actor code does. `fail` (default): the driver throws it, failing the
+   * test (a programmer error). `restart`: what production's supervisor does (thread-runtime.ts): the
+   * actor crashes as {@link SimRuntime.crash} makes it, is re-created from its kind and args and
+   * started again at once (a scheduled event), and the onWorkerRestart handlers run; an actor that
+   * crashes more than {@link SUPERVISOR_MAX_RESTARTS} times within {@link SUPERVISOR_RESTART_WINDOW_MS}
+   * of virtual time is given up (forgotten, as a slot's actors are). Production restarts every actor
+   * of the dead worker; the simulation restarts the one that threw.
+   */
+  onActorError?: 'fail' | 'restart';
 }
+
+/** Restarts of one actor allowed within {@link SUPERVISOR_RESTART_WINDOW_MS} (thread-runtime's defaults). */
+export const SUPERVISOR_MAX_RESTARTS = 5;
+/** The window of {@link SUPERVISOR_MAX_RESTARTS}, in virtual ms. */
+export const SUPERVISOR_RESTART_WINDOW_MS = 10_000;
 
 /**
  * What the fault hook decides for one message. `delayMs` is virtual time before it joins its channel
@@ -143,6 +158,11 @@ export class SimRuntime implements Runtime, EndpointTransport {
   private readonly heldForReorder = new Map<string, SimMessage[]>();
   /** Wall-clock offset of each broker's actors (key -1: actors not placed on a broker), in ms. */
   private readonly wallClockOffsets = new Map<number, number>();
+  private readonly onActorError: 'fail' | 'restart';
+  /** Virtual times of each actor's supervised restarts within the window (onActorError `restart`). */
+  private readonly restartTimesMs = new Map<ActorId, number[]>();
+  /** Uncaught actor errors the supervisor handled, in order: `{ actorId, error, restarted }`. */
+  readonly supervised: Array<{ actorId: ActorId; error: string; restarted: boolean }> = [];
   private seq = 0;
   private corr = 0;
   private failure: Error | undefined;
@@ -157,6 +177,7 @@ export class SimRuntime implements Runtime, EndpointTransport {
     this.actorSeeds = new Xoshiro128(master.nextUint32());
     this.faultPrng = new Xoshiro128(master.nextUint32());
     this.tracing = options.trace ?? false;
+    this.onActorError = options.onActorError ?? 'fail';
     this.fileSystem = options.fs;
     this.log = options.logger ?? createLogger({ level: levelFromEnv('silent'), timeMs: () => this.nowMs });
   }
@@ -604,11 +625,50 @@ export class SimRuntime implements Runtime, EndpointTransport {
     pending?.fail(corr, reason);
   }
 
-  /** Records an actor's uncaught error; the driver throws it (a programmer error fails the test). */
+  /**
+   * An actor's uncaught error: recorded for the driver to throw (a programmer error fails the test),
+   * or with onActorError `restart` handled as production's supervisor does (option doc).
+   */
   private fail(error: unknown, actorId: ActorId): void {
     const err = error instanceof Error ? error : new Error(String(error));
     this.log.error({ err, actor: actorId }, 'uncaught error in actor code');
-    this.failure ??= err;
+    if (this.onActorError === 'fail') {
+      this.failure ??= err;
+      return;
+    }
+    const cell = this.actors.get(actorId);
+    // Dead already (an earlier error of the same message), or stopping: nothing to restart.
+    if (cell === undefined || cell.state !== 'running') return;
+    this.crash(actorId, err.message);
+    const times = (this.restartTimesMs.get(actorId) ?? []).filter(
+      (atMs) => this.nowMs - atMs <= SUPERVISOR_RESTART_WINDOW_MS,
+    );
+    if (times.length >= SUPERVISOR_MAX_RESTARTS) {
+      this.crashed.delete(actorId);
+      this.restartTimesMs.delete(actorId);
+      this.supervised.push({ actorId, error: err.message, restarted: false });
+      this.log.error({ actor: actorId }, 'actor crashes too often: giving it up');
+      return;
+    }
+    times.push(this.nowMs);
+    this.restartTimesMs.set(actorId, times);
+    this.supervised.push({ actorId, error: err.message, restarted: true });
+    this.schedule(0, () => void this.superviseRestart(actorId, err.message));
+  }
+
+  /** The supervisor's restart of a crashed actor (not driving: the driver running now does). */
+  private async superviseRestart(actorId: ActorId, error: string): Promise<void> {
+    const crashed = this.crashed.get(actorId);
+    if (crashed === undefined || this.closed) return; // restarted or forgotten meanwhile
+    this.crashed.delete(actorId);
+    this.traceLine(`restart ${actorId}`);
+    try {
+      await this.startCell(crashed.spec, false);
+    } catch (startError) {
+      this.log.error({ err: startError, actor: actorId }, 'actor failed to restart');
+      return;
+    }
+    for (const handler of this.restartHandlers) handler({ actorIds: [actorId], error });
   }
 
   private throwIfFailed(): void {

@@ -48,6 +48,8 @@ export interface ClusterSimOptions {
   fs?: MemoryFileSystem;
   logger?: Logger;
   trace?: boolean;
+  /** An uncaught actor error fails the run (`fail`, default) or restarts the actor as production does (SimRuntimeOptions). */
+  onActorError?: 'fail' | 'restart';
 }
 
 /** A simulated cluster and the operations tests drive it with. */
@@ -517,6 +519,7 @@ export async function bootCluster(seed: number, options: ClusterSimOptions = {})
     seed,
     fs,
     ...(options.trace !== undefined ? { trace: options.trace } : {}),
+    ...(options.onActorError !== undefined ? { onActorError: options.onActorError } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
   });
   const nodes = options.nodes ?? 3;

@@ -6,7 +6,12 @@
  */
 import { strict as assert } from 'node:assert';
 import { describe, test } from 'node:test';
-import { REORDER_MAX_HOLD_MS, SimRuntime } from '../../../src/runtime/sim-runtime';
+import {
+  REORDER_MAX_HOLD_MS,
+  SimRuntime,
+  SUPERVISOR_MAX_RESTARTS,
+  SUPERVISOR_RESTART_WINDOW_MS,
+} from '../../../src/runtime/sim-runtime';
 import type { FaultDecision } from '../../../src/runtime/sim-runtime';
 import type { Envelope } from '../../../src/runtime/actor';
 import { MemoryFileSystem } from '../../../src/io/memory-file-system';
@@ -123,6 +128,59 @@ describe('SimRuntime: reorder, scheduled events, per-broker wall clocks', () => 
     assert.equal(sim.brokerOf('driver'), undefined);
     sim.crash('a');
     assert.equal(sim.brokerOf('a'), 1, 'a crashed actor keeps its placement');
+  });
+});
+
+describe("SimRuntime onActorError 'restart': an uncaught error does what production's supervisor does", () => {
+  test('the actor that threw is re-created with its args and fresh state, the onWorkerRestart handlers run', async () => {
+    const sim = new SimRuntime({ seed: 12, onActorError: 'restart' });
+    const restarts: string[][] = [];
+    sim.onWorkerRestart((info) => restarts.push(info.actorIds));
+    await sim.spawn('e', 'echo', { tag: 'x' }, broker0);
+    const driver = sim.endpoint('driver');
+    assert.equal(await sim.runUntil(driver.request(ref('e'), 'count', null, 100)), 1);
+    driver.send(ref('e'), 'throw', null);
+    await sim.settle();
+    assert.deepEqual(restarts, [['e']]);
+    const who = await sim.runUntil(driver.request(ref('e'), 'whoami', null, 100));
+    assert.equal(who.tag, 'x', 'same args');
+    assert.equal(who.received, 1, 'fresh state');
+    assert.deepEqual(sim.supervised, [{ actorId: 'e', error: 'boom from receive', restarted: true }]);
+  });
+
+  test(`more than ${SUPERVISOR_MAX_RESTARTS} crashes within the window: the actor is given up (unknown-actor)`, async () => {
+    const sim = new SimRuntime({ seed: 13, onActorError: 'restart' });
+    await sim.spawn('e', 'echo', {}, broker0);
+    const driver = sim.endpoint('driver');
+    for (let i = 0; i <= SUPERVISOR_MAX_RESTARTS; i++) {
+      driver.send(ref('e'), 'reject', null);
+      await sim.settle();
+    }
+    assert.equal(sim.supervised.filter((x) => x.restarted).length, SUPERVISOR_MAX_RESTARTS);
+    assert.equal(sim.supervised.at(-1)?.restarted, false);
+    assert.equal(sim.actorIds().includes('e'), false);
+    await assert.rejects(sim.runUntil(driver.request(ref('e'), 'count', null, 100)), /unknown-actor/);
+  });
+
+  test('crashes spread wider than the window are all restarted', async () => {
+    const sim = new SimRuntime({ seed: 14, onActorError: 'restart' });
+    await sim.spawn('e', 'echo', {}, broker0);
+    const driver = sim.endpoint('driver');
+    for (let i = 0; i < 2 * SUPERVISOR_MAX_RESTARTS; i++) {
+      driver.send(ref('e'), 'throw', null);
+      await sim.settle();
+      await sim.advanceTime(SUPERVISOR_RESTART_WINDOW_MS / 2);
+    }
+    assert.equal(sim.supervised.length, 2 * SUPERVISOR_MAX_RESTARTS);
+    assert.ok(sim.supervised.every((x) => x.restarted));
+    assert.equal(await sim.runUntil(driver.request(ref('e'), 'count', null, 100)), 1);
+  });
+
+  test("by default ('fail') the driver throws the actor's error", async () => {
+    const sim = new SimRuntime({ seed: 15 });
+    await sim.spawn('e', 'echo', {}, broker0);
+    sim.endpoint('driver').send(ref('e'), 'throw', null);
+    await assert.rejects(sim.settle(), /boom from receive/);
   });
 });
 
