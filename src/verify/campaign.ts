@@ -63,7 +63,7 @@ async function execute(
   const world = new World(cluster, checker, nodes);
   let model: ModelState | null = null;
   const execution: Execution = {
-    faults: world.faults,
+    faults: {},
     checks: checker.checks,
     strategies: [],
     violation: null,
@@ -78,6 +78,7 @@ async function execute(
       [...commands].map((c) => wrap(c, world)),
     );
     execution.strategies = await finishRun(state, world);
+    execution.faults = cluster.faults.counts();
     record(execution);
   } catch (error) {
     // Anything else that stops a run (a request the cluster never answers, the step limit) is a
@@ -87,6 +88,7 @@ async function execute(
         ? error.violation
         : { invariant: 'converges', message: `the run did not complete: ${(error as Error).message.split('\n')[0]}` };
     execution.logs = model === null ? '' : await logTable(model, world).catch(() => '');
+    execution.faults = cluster.faults.counts();
     record(execution);
     throw error;
   } finally {

@@ -107,9 +107,19 @@ export class ClusterSim {
       await this.net.request(replicaManagerRef(i), 'replica-manager.await-applied', { offset }, 30_000);
   }
 
-  /** Subscribes every network node to the controller (at its start and after each restart of it). */
+  /**
+   * Subscribes every network node to the controller (at its start and after each restart of it), as
+   * production's wiring does; a node whose subscription fails (cut off from the controller) logs
+   * nothing and keeps its cache, as production's logs and goes on: {@link resubscribeNodes} after
+   * the heal catches it up.
+   */
   private async subscribeNodes(): Promise<void> {
-    for (const node of this.networkNodes) await this.sim.runUntil(node.subscribe());
+    for (const node of this.networkNodes) await this.sim.runUntil(node.subscribe()).catch(() => undefined);
+  }
+
+  /** Subscribes every network node again (after a network fault healed); each takes the current image. */
+  async resubscribeNodes(): Promise<void> {
+    await this.subscribeNodes();
   }
 
   /**

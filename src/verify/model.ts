@@ -16,6 +16,7 @@ import type { Checker } from './checker';
 import type { FaultKind, InvariantName, StrategyCounts } from './report';
 import { PRODUCER_STRATEGIES } from './report';
 import { ErrorCode } from '../protocol/error-codes';
+import { CONTROLLER_ACTOR_ID } from '../controller/messages';
 import { buildRecordBatch } from '../protocol/record-batch/builder';
 import { decodeRecordBatches } from '../protocol/record-batch/decode';
 
@@ -59,8 +60,6 @@ export class World {
    * value and whether a later fault excuses its loss (write.caching=true, then a power loss).
    */
   readonly read = new Map<string, { value: string; excused: boolean }>();
-  /** Faults injected by this run, by kind. */
-  readonly faults: Partial<Record<FaultKind, number>> = {};
   /** The commands run so far, as printed (the counterexample's list). */
   readonly executed: string[] = [];
   /** write.caching of the main topic now. */
@@ -81,10 +80,13 @@ export class World {
     this.client = new SimClient(cluster);
   }
 
-  /** Counts one injected fault of `kind`. */
+  /** Counts one injected fault of `kind` that the cluster does not count itself (ClusterSim.faults). */
   injected(kind: FaultKind): void {
-    this.faults[kind] = (this.faults[kind] ?? 0) + 1;
+    this.cluster.faults.record(kind);
   }
+
+  /** Whether a storage fault (disk full, a failed fsync) may have taken a replica offline this run. */
+  storageFaults = false;
 
   /** A value no other record of the run has. */
   freshValue(strategy: ProducerStrategy): string {
@@ -253,7 +255,6 @@ class CrashBrokerCommand implements Command {
   async run(model: ModelState, world: World): Promise<void> {
     await world.cluster.crashBroker(this.broker);
     model.up[this.broker] = false;
-    world.injected('broker-crash');
   }
   toString(): string {
     return `crash-broker(${this.broker})`;
@@ -269,7 +270,6 @@ class StopBrokerCommand implements Command {
   async run(model: ModelState, world: World): Promise<void> {
     await world.cluster.stopBroker(this.broker);
     model.up[this.broker] = false;
-    world.injected('broker-stop');
   }
   toString(): string {
     return `stop-broker(${this.broker})`;
@@ -306,7 +306,6 @@ class PowerLossCommand implements Command {
     world.cachedSincePowerLoss = world.writeCaching;
     await world.cluster.powerLoss(this.torn ? { kind: 'torn-last-write' } : { kind: 'lose-unsynced' });
     model.up.fill(true);
-    world.injected('power-loss');
   }
   toString(): string {
     return `power-loss(${this.torn ? 'torn' : 'clean'})`;
@@ -320,7 +319,6 @@ class ControllerCrashCommand implements Command {
   }
   async run(_model: ModelState, world: World): Promise<void> {
     await world.cluster.restartController();
-    world.injected('controller-crash');
   }
   toString(): string {
     return 'controller-crash';
@@ -349,9 +347,180 @@ class HealCommand implements Command {
   }
   async run(_model: ModelState, world: World): Promise<void> {
     world.cluster.setFaults(null);
+    world.cluster.faults.healAll();
+    await world.cluster.resubscribeNodes();
   }
   toString(): string {
     return 'heal';
+  }
+}
+
+/**
+ * A network partition between broker `a` and broker `b` (or the controller, -1): every message from
+ * one side to the other dropped, one way (`a` to `b`) or both, until a heal.
+ */
+class NetworkPartitionCommand implements Command {
+  constructor(
+    readonly a: number,
+    readonly b: number,
+    readonly direction: 'both' | 'a-to-b',
+  ) {}
+  check(): boolean {
+    return this.a !== this.b;
+  }
+  async run(_model: ModelState, world: World): Promise<void> {
+    world.cluster.faults.partition(this.a, this.b, this.direction);
+  }
+  toString(): string {
+    const other = this.b === -1 ? 'controller' : `broker ${this.b}`;
+    return `partition(broker ${this.a} ${this.direction === 'both' ? '<->' : '->'} ${other})`;
+  }
+}
+
+/** Broker `broker`'s followers fetch `delayMs` late (past replica.lag.time.max.ms, 3 s here) until a heal. */
+class SlowFollowerCommand implements Command {
+  constructor(
+    readonly broker: number,
+    readonly delayMs: number,
+  ) {}
+  check(): boolean {
+    return true;
+  }
+  async run(_model: ModelState, world: World): Promise<void> {
+    world.cluster.faults.slowFollower(this.broker, this.delayMs);
+  }
+  toString(): string {
+    return `slow-follower(${this.broker}, ${this.delayMs} ms)`;
+  }
+}
+
+/**
+ * Message chaos until a heal: replica-to-replica messages dropped, or any message between the
+ * cluster's actors duplicated, delayed or reordered, with the given probability (production's
+ * MessagePorts never do any of it; the invariants must hold anyway). Drops stay on the data path: a
+ * control-plane request dropped is never retried by its sender, which stalls a run and says nothing
+ * about safety.
+ */
+class ChaosCommand implements Command {
+  constructor(
+    readonly kind: 'drop' | 'duplicate' | 'delay' | 'reorder',
+    readonly probability: number,
+  ) {}
+  check(): boolean {
+    return true;
+  }
+  async run(_model: ModelState, world: World): Promise<void> {
+    world.cluster.faults.chaos({
+      [this.kind]: this.probability,
+      maxDelayMs: 2_000,
+      filter: this.kind === 'drop' ? 'replica-to-replica' : 'cluster',
+    });
+  }
+  toString(): string {
+    return `chaos(${this.kind} ${this.probability})`;
+  }
+}
+
+/**
+ * The metadata pushes to broker `broker`'s network node are dropped until a heal: its cache goes
+ * stale, so a client that asks it for the leader may send to a demoted one, which must refuse.
+ */
+class StaleMetadataCommand implements Command {
+  constructor(readonly broker: number) {}
+  check(): boolean {
+    return true;
+  }
+  async run(_model: ModelState, world: World): Promise<void> {
+    const to = `net/${this.broker}`;
+    world.cluster.faults.chaos({ drop: 1, filter: (e) => e.type === 'metadata.update' && e.to === to });
+  }
+  toString(): string {
+    return `stale-metadata(net/${this.broker})`;
+  }
+}
+
+/** A preferred-leader election of every partition (ElectLeaders PREFERRED): live leaders may be demoted. */
+class ElectPreferredCommand implements Command {
+  check(): boolean {
+    return true;
+  }
+  async run(_model: ModelState, world: World): Promise<void> {
+    await world.cluster
+      .ask(CONTROLLER_ACTOR_ID, 'controller.elect-leaders', { electionType: 0, partitions: null })
+      .catch(() => undefined);
+  }
+  toString(): string {
+    return 'elect-preferred';
+  }
+}
+
+/** fsyncs complete as scheduled events up to `maxDelayMs` late, failing with EIO at `failProbability`, until a heal. */
+class FsyncScheduleCommand implements Command {
+  constructor(
+    readonly maxDelayMs: number,
+    readonly failProbability: number,
+  ) {}
+  check(): boolean {
+    return true;
+  }
+  async run(_model: ModelState, world: World): Promise<void> {
+    if (this.failProbability > 0) world.storageFaults = true;
+    world.cluster.faults.fsyncSchedule({ maxDelayMs: this.maxDelayMs, failProbability: this.failProbability });
+  }
+  toString(): string {
+    return `fsync-schedule(late up to ${this.maxDelayMs} ms, fail ${this.failProbability})`;
+  }
+}
+
+/** Broker `broker`'s disk is full (ENOSPC on write and fsync), or freed. */
+class DiskFullCommand implements Command {
+  constructor(
+    readonly broker: number,
+    readonly full: boolean,
+  ) {}
+  check(): boolean {
+    return true;
+  }
+  async run(_model: ModelState, world: World): Promise<void> {
+    if (this.full) world.storageFaults = true;
+    world.cluster.faults.diskFull(this.broker, this.full);
+  }
+  toString(): string {
+    return `disk-${this.full ? 'full' : 'freed'}(${this.broker})`;
+  }
+}
+
+/** Broker `broker`'s wall clock jumps by `deltaMs` (forward or back); its monotonic time does not. */
+class ClockJumpCommand implements Command {
+  constructor(
+    readonly broker: number,
+    readonly deltaMs: number,
+  ) {}
+  check(): boolean {
+    return true;
+  }
+  async run(_model: ModelState, world: World): Promise<void> {
+    world.cluster.faults.jumpClock(this.broker, this.deltaMs);
+  }
+  toString(): string {
+    return `clock-jump(${this.broker}, ${this.deltaMs > 0 ? '+' : ''}${this.deltaMs} ms)`;
+  }
+}
+
+/** One replica actor of the main topic crashes and its supervisor restarts it (log recovery, role from its manager). */
+class ReplicaCrashCommand implements Command {
+  constructor(
+    readonly broker: number,
+    readonly partition: number,
+  ) {}
+  check(model: ModelState): boolean {
+    return model.up[this.broker] === true;
+  }
+  async run(model: ModelState, world: World): Promise<void> {
+    await world.cluster.crashReplica(this.broker, MAIN_TOPIC, this.partition % model.partitions);
+  }
+  toString(): string {
+    return `replica-crash(${this.broker}, t-${this.partition})`;
   }
 }
 
@@ -440,12 +609,8 @@ export function modelCommands(options: ModelOptions): fc.Arbitrary<Iterable<Comm
   const fetch = fc.tuple(fc.constantFrom(MAIN_TOPIC, UNCLEAN_TOPIC), fc.nat(3)).map(([t, p]) => new FetchCommand(t, p));
   // fc.commands picks among its arbitraries uniformly: repeating one weighs it.
   const arbitraries: fc.Arbitrary<Command>[] = [
-    produce,
-    produce,
-    produce,
-    produce,
-    fetch,
-    fetch,
+    ...Array.from({ length: 8 }, () => produce),
+    ...Array.from({ length: 3 }, () => fetch),
     broker.map((b) => new StartBrokerCommand(b)),
     broker.map((b) => new StartBrokerCommand(b)),
     fc.integer({ min: 0, max: 8000 }).map((ms) => new AdvanceCommand(ms)),
@@ -456,11 +621,61 @@ export function modelCommands(options: ModelOptions): fc.Arbitrary<Iterable<Comm
   if (on('broker-stop')) arbitraries.push(broker.map((b) => new StopBrokerCommand(b)));
   if (on('power-loss')) arbitraries.push(fc.boolean().map((t) => new PowerLossCommand(t)));
   if (on('controller-crash')) arbitraries.push(fc.constant(new ControllerCrashCommand()));
+  const heal = fc.constant(new HealCommand());
   if (on('network-partition'))
     arbitraries.push(
       broker.map((b) => new IsolateCommand(b)),
-      fc.constant(new HealCommand()),
+      fc
+        .tuple(
+          broker,
+          fc.integer({ min: -1, max: options.nodes - 1 }),
+          fc.constantFrom('both' as const, 'a-to-b' as const),
+        )
+        .map(([a, b, d]) => new NetworkPartitionCommand(a, b, d)),
+      heal,
     );
+  if (on('slow-follower'))
+    arbitraries.push(
+      fc.tuple(broker, fc.integer({ min: 3_500, max: 10_000 })).map(([b, ms]) => new SlowFollowerCommand(b, ms)),
+      heal,
+    );
+  for (const [kind, name] of [
+    ['message-drop', 'drop'],
+    ['message-duplicate', 'duplicate'],
+    ['message-delay', 'delay'],
+    ['message-reorder', 'reorder'],
+  ] as const)
+    if (on(kind))
+      arbitraries.push(
+        fc.constantFrom(0.05, 0.2).map((p) => new ChaosCommand(name, p)),
+        heal,
+      );
+  if (on('message-drop'))
+    arbitraries.push(
+      broker.map((b) => new StaleMetadataCommand(b)),
+      fc.constant(new ElectPreferredCommand()),
+    );
+  if (on('fsync-delay'))
+    arbitraries.push(
+      fc.integer({ min: 1, max: 500 }).map((ms) => new FsyncScheduleCommand(ms, 0)),
+      heal,
+    );
+  if (on('fsync-failure'))
+    arbitraries.push(
+      fc.constantFrom(0.05, 0.3).map((p) => new FsyncScheduleCommand(50, p)),
+      heal,
+    );
+  if (on('disk-full'))
+    arbitraries.push(
+      fc.tuple(broker, fc.boolean()).map(([b, full]) => new DiskFullCommand(b, full)),
+      heal,
+    );
+  if (on('clock-jump'))
+    arbitraries.push(
+      fc.tuple(broker, fc.integer({ min: -3_600_000, max: 3_600_000 })).map(([b, ms]) => new ClockJumpCommand(b, ms)),
+    );
+  if (on('replica-crash')) arbitraries.push(fc.tuple(broker, fc.nat(3)).map(([b, p]) => new ReplicaCrashCommand(b, p)));
+
   return fc.commands(arbitraries, { maxCommands: options.maxCommands, size: 'max' });
 }
 
@@ -516,6 +731,11 @@ export function logRows(
 export async function finishRun(model: ModelState, world: World): Promise<StrategyCounts[]> {
   const { cluster, checker } = world;
   cluster.setFaults(null);
+  cluster.faults.healAll();
+  await cluster.resubscribeNodes();
+  // A replica a storage fault took offline stays offline until its broker restarts (as Kafka's log
+  // dir does): the operator's restart, once the disk is healthy again.
+  if (world.storageFaults) for (const b of [...cluster.up]) await cluster.crashBroker(b);
   for (let b = 0; b < world.nodes; b++) if (!cluster.up.has(b)) await cluster.startBroker(b);
   const finals = new Map<string, { offset: number; value: string }[]>();
   for (const { topic, partition } of partitionsOf(model)) {
