@@ -57,7 +57,12 @@ async function execute(
 ): Promise<void> {
   const cluster = await bootCluster(simSeed, {
     nodes,
-    properties: { 'replica.lag.time.max.ms': '3000', 'broker.session.timeout.ms': '6000' },
+    properties: {
+      'replica.lag.time.max.ms': '3000',
+      'broker.session.timeout.ms': '6000',
+      // One partition of __consumer_offsets for the consumers' groups: Kafka's 50 would be 150 replicas to simulate.
+      'offsets.topic.num.partitions': '1',
+    },
   });
   const checker = new Checker();
   const world = new World(cluster, checker, nodes);

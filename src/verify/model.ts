@@ -12,6 +12,7 @@
 import fc from 'fast-check';
 import { ClusterSim } from './cluster-sim';
 import { SimClient } from './sim-network';
+import { consumerCommands, finishConsumers } from './consumer-model';
 import type { Checker } from './checker';
 import type { FaultKind, InvariantName, StrategyCounts } from './report';
 import { PRODUCER_STRATEGIES } from './report';
@@ -616,6 +617,7 @@ export function modelCommands(options: ModelOptions): fc.Arbitrary<Iterable<Comm
     fc.integer({ min: 0, max: 8000 }).map((ms) => new AdvanceCommand(ms)),
     fc.tuple(fc.integer({ min: 1, max: 3 }), fc.boolean()).map(([m, w]) => new AlterConfigCommand(m, w)),
     fc.constant(new CreatePartitionCommand()),
+    ...consumerCommands(MAIN_TOPIC),
   ];
   if (on('broker-crash')) arbitraries.push(broker.map((b) => new CrashBrokerCommand(b)));
   if (on('broker-stop')) arbitraries.push(broker.map((b) => new StopBrokerCommand(b)));
@@ -806,7 +808,7 @@ export async function finishRun(model: ModelState, world: World): Promise<Strate
         () => `${r.topic}-${r.partition}: idempotent record ${r.value} is stored ${n} times`,
       );
   }
-  return [...counts.values()];
+  return [...counts.values(), ...(await finishConsumers(world, MAIN_TOPIC))];
 }
 
 /**
