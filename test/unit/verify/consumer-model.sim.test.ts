@@ -158,3 +158,43 @@ test('a campaign of 50 runs counts every consumer strategy and breaks no invaria
   assert.ok((report.checks['dense-offsets'] ?? 0) > 0);
   console.log(JSON.stringify(report.strategies.filter((s) => CONSUMER_STRATEGIES.includes(s.strategy as never))));
 });
+
+test('committed offsets of every strategy are served back after a torn power loss of the whole host (write.caching=false on __consumer_offsets)', async () => {
+  await withWorld(14, async (model, world) => {
+    await produceAll(world, ['a', 'b', 'c']);
+    for (const s of CONSUMER_STRATEGIES) {
+      await poll(s).run(model, world);
+      await processPolled(s).run(model, world);
+    }
+    await world.cluster.advance(AUTO_COMMIT_INTERVAL_MS);
+    // commit-after commits at its next poll, auto-commit once the interval has passed: each has committed 3 now.
+    for (const s of CONSUMER_STRATEGIES) await poll(s).run(model, world);
+    assert.equal(world.cluster.base.writeCachingDefault, false);
+    await world.cluster.powerLoss({ kind: 'torn-last-write' });
+    world.injected('power-loss');
+    for (const s of CONSUMER_STRATEGIES) await crash(s).run(model, world);
+    const before = world.checker.checks['committed-offsets-durable'] ?? 0;
+    for (const s of CONSUMER_STRATEGIES) await poll(s).run(model, world);
+    // Each restart fetched both partitions' committed offsets, and each was the acknowledged one.
+    assert.equal((world.checker.checks['committed-offsets-durable'] ?? 0) - before, 2 * CONSUMER_STRATEGIES.length);
+
+    const counts = await finishRun(model, world);
+    for (const s of CONSUMER_STRATEGIES)
+      assert.deepEqual(countsOf(counts, s), { strategy: s, records: 3, lost: 0, duplicated: 0 });
+  });
+});
+
+test('an offset rewound behind a consumer by another client is reported as a committed-offsets-durable violation', async () => {
+  await withWorld(15, async (model, world) => {
+    await produceAll(world, ['a', 'b', 'c']);
+    await poll('commit-before-processing').run(model, world);
+    const group = 'verify-commit-before-processing';
+    const coordinator = await world.client.findCoordinator(world.anyBroker(), group);
+    assert.equal(await world.client.offsetCommit(coordinator.nodeId, group, MAIN_TOPIC, 0, 1), ErrorCode.NONE);
+    await crash('commit-before-processing').run(model, world);
+    await assert.rejects(poll('commit-before-processing').run(model, world), {
+      name: 'InvariantViolation',
+      message: `committed-offsets-durable: group ${group} ${MAIN_TOPIC}-0: OffsetFetch served 1, the last acknowledged commit is 3`,
+    });
+  });
+});
