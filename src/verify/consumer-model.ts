@@ -24,15 +24,31 @@
  * that within one incarnation a consumer processes each partition's offsets densely from where it
  * started; and, under `dense-offsets` too, that commit-after-processing never loses a record.
  *
- * The consumers' state lives beside the run's {@link World} (a WeakMap), so the model's World needs
- * no field of theirs; {@link finishConsumers} consumes to the end and counts what each strategy cost.
+ * The consumers' state lives beside the run's world (model.ts's `World`, a WeakMap), so the World
+ * needs no field of theirs; {@link finishConsumers} consumes to the end and counts what each strategy cost.
  */
 import fc from 'fast-check';
-import type { ModelState, World } from './model';
-import type { StrategyCounts } from './report';
+import type { ClusterSim } from './cluster-sim';
+import type { SimClient } from './sim-network';
+import type { Checker } from './checker';
+import type { FaultKind, StrategyCounts } from './report';
 import { CONSUMER_STRATEGIES } from './report';
 import { ErrorCode } from '../protocol/error-codes';
 import { decodeRecordBatches } from '../protocol/record-batch/decode';
+
+/**
+ * What the consumers use of a run's world: model.ts's `World` is one (named here, not imported, so
+ * this file and model.ts, which registers its commands, do not import each other).
+ */
+export interface World {
+  readonly client: SimClient;
+  readonly cluster: ClusterSim;
+  readonly checker: Checker;
+  /** Faults injected so far by kind (a power loss after a commit excuses it when the offsets topic caches writes). */
+  readonly faults: Partial<Record<FaultKind, number>>;
+  /** Any running broker, -1 when none is up. */
+  anyBroker(): number;
+}
 
 /** One of report.ts's consumer strategies. */
 export type ConsumerStrategy = (typeof CONSUMER_STRATEGIES)[number];
@@ -318,7 +334,8 @@ async function processPolled(world: World, consumer: SimConsumer, topic: string)
   consumer.pending = [];
 }
 
-type Command = fc.AsyncCommand<ModelState, World>;
+/** A consumer command: it reads no model state (its preconditions always hold). */
+type Command = fc.AsyncCommand<object, World>;
 
 /** `poll(strategy)`: the consumer's poll of its partitions (see {@link poll}). */
 export class PollCommand implements Command {
@@ -329,7 +346,7 @@ export class PollCommand implements Command {
   check(): boolean {
     return true;
   }
-  async run(_model: ModelState, world: World): Promise<void> {
+  async run(_model: object, world: World): Promise<void> {
     await poll(world, consumerOf(world, this.topic, this.strategy), this.topic);
   }
   toString(): string {
@@ -346,7 +363,7 @@ export class ProcessCommand implements Command {
   check(): boolean {
     return true;
   }
-  async run(_model: ModelState, world: World): Promise<void> {
+  async run(_model: object, world: World): Promise<void> {
     const consumer = consumerOf(world, this.topic, this.strategy);
     if (consumer.position === null) return;
     await processPolled(world, consumer, this.topic);
@@ -365,7 +382,7 @@ export class ConsumerCrashCommand implements Command {
   check(): boolean {
     return true;
   }
-  async run(_model: ModelState, world: World): Promise<void> {
+  async run(_model: object, world: World): Promise<void> {
     const consumer = consumerOf(world, this.topic, this.strategy);
     consumer.position = null;
     consumer.pending = [];
@@ -403,7 +420,8 @@ const CATCH_UP_ROUNDS = 50;
  * each partition, and the counts: `records` the final log holds below the final HW, `lost` those its
  * consumer never processed (not counting an offset the log rewrote after the consumer processed it:
  * that is the broker's loss, which the model's read checks judge), `duplicated` those processed more
- * than once. A commit-after-processing loss is a `dense-offsets` violation.
+ * than once. A commit-after-processing loss is a `dense-offsets` violation; a partition whose HW never
+ * reaches its log end, or a consumer that never reaches the HW, a `converges` one.
  */
 export async function finishConsumers(world: World, topic: string): Promise<StrategyCounts[]> {
   const { cluster, checker } = world;
@@ -413,14 +431,16 @@ export async function finishConsumers(world: World, topic: string): Promise<Stra
   for (const p of CONSUMED_PARTITIONS) {
     let hw = -1;
     let leader = -1;
-    await cluster.waitFor(`${topic}-${p}: the high watermark reaches the log end`, async () => {
-      const state = await cluster.partition(topic, p);
-      if (state.leader < 0 || !cluster.up.has(state.leader)) return false;
-      const d = await cluster.ask(cluster.replica(state.leader, state.topicId, p), 'replica.describe', {});
-      hw = d.highWatermark;
-      leader = state.leader;
-      return d.highWatermark === d.logEndOffset;
-    });
+    await checker.checkAssertion('converges', () =>
+      cluster.waitFor(`${topic}-${p}: the high watermark reaches the log end`, async () => {
+        const state = await cluster.partition(topic, p);
+        if (state.leader < 0 || !cluster.up.has(state.leader)) return false;
+        const d = await cluster.ask(cluster.replica(state.leader, state.topicId, p), 'replica.describe', {});
+        hw = d.highWatermark;
+        leader = state.leader;
+        return d.highWatermark === d.logEndOffset;
+      }),
+    );
     finalHighWatermark.set(p, hw);
     finalLog.set(p, new Map(cluster.logValues(leader, topic, p).map((r) => [r.offset, r.value])));
   }
@@ -439,10 +459,11 @@ export async function finishConsumers(world: World, topic: string): Promise<Stra
       if (consumer.position !== null) await processPolled(world, consumer, topic);
       if (polled === 0) await cluster.advance(RETRY_BACKOFF_MS);
     }
-    if (!caughtUp())
-      throw new Error(
-        `consumer ${consumer.strategy} did not reach the final high watermarks within ${CATCH_UP_ROUNDS} polls`,
-      );
+    checker.check(
+      'converges',
+      caughtUp(),
+      () => `consumer ${consumer.strategy} did not reach the final high watermarks within ${CATCH_UP_ROUNDS} polls`,
+    );
 
     const c: StrategyCounts = { strategy: consumer.strategy, records: 0, lost: 0, duplicated: 0 };
     const lostOffsets: string[] = [];
