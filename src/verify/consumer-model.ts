@@ -399,7 +399,8 @@ export class ConsumerCrashCommand implements Command {
 
 /**
  * The consumer commands' arbitraries for the model's list (fc.commands picks among them uniformly):
- * poll and process twice as likely as a crash, the strategy uniform.
+ * poll, process and crash equally likely (a crash as often as a poll makes each strategy's cost show
+ * in a short schedule), the strategy uniform.
  */
 export function consumerCommands(topic: string): fc.Arbitrary<Command>[] {
   const strategy = fc.constantFrom(...CONSUMER_STRATEGIES);
