@@ -140,11 +140,19 @@ export async function runCampaign(options: CampaignOptions): Promise<VerifyRepor
     for (const run of indexes) {
       if (options.timeLimitMs !== undefined && Date.now() - started > options.timeLimitMs) break;
       const seed = options.replay?.seed ?? runSeed(options.seed, run);
+      // A printed path is fast-check's path, then `@` and fc.commands' replay path (which commands of
+      // the shrunk schedule ran): both are needed to replay a schedule of commands exactly.
+      const [path, replayPath] = options.replay ? splitReplayPath(options.replay.path) : [undefined, undefined];
       let first: Execution | null = null;
       let lastFailing: Execution | null = null;
       const property = fc.asyncProperty(
         fc.integer({ min: 1, max: 2 ** 31 - 1 }),
-        modelCommands({ nodes, faults, maxCommands: options.maxCommands ?? 25 }),
+        modelCommands({
+          nodes,
+          faults,
+          maxCommands: options.maxCommands ?? 25,
+          ...(replayPath !== undefined ? { replayPath } : {}),
+        }),
         (simSeed, commands) =>
           execute(simSeed, commands, nodes, (e) => {
             if (first === null) first = e;
@@ -154,7 +162,7 @@ export async function runCampaign(options: CampaignOptions): Promise<VerifyRepor
       const result = await fc.check(property, {
         seed,
         numRuns: 1,
-        ...(options.replay ? { path: options.replay.path } : {}),
+        ...(path !== undefined ? { path } : {}),
       });
       report.runs++;
       if (first !== null) addExecution(report, first);
@@ -167,7 +175,7 @@ export async function runCampaign(options: CampaignOptions): Promise<VerifyRepor
         };
         const counterexample: Counterexample = {
           seed,
-          path: result.counterexamplePath ?? '',
+          path: joinReplayPath(result.counterexamplePath ?? '', result.counterexample),
           commands: failing?.commands ?? [],
           logs: failing?.logs ?? '',
           violation,
@@ -199,4 +207,17 @@ function addExecution(report: VerifyReport, e: Execution): void {
       mine.duplicated += s.duplicated;
     }
   }
+}
+
+/** `path@replayPath` (module comment of {@link runCampaign}'s replay): fast-check's path and the commands' replay path. */
+function joinReplayPath(path: string, counterexample: unknown): string {
+  const commands = Array.isArray(counterexample) ? String(counterexample[1]) : '';
+  const replay = /replayPath="([^"]*)"/.exec(commands)?.[1];
+  return replay === undefined ? path : `${path}@${replay}`;
+}
+
+/** Splits a printed replay path into fast-check's path and the commands' replay path (undefined when absent). */
+function splitReplayPath(printed: string): [string, string | undefined] {
+  const at = printed.indexOf('@');
+  return at < 0 ? [printed, undefined] : [printed.slice(0, at), printed.slice(at + 1)];
 }

@@ -225,7 +225,12 @@ export class ClusterSim {
     this.fs.crash(mode, this.sim.faultRandom);
     await this.sim.restart(CONTROLLER_ACTOR_ID);
     await this.subscribeNodes();
-    for (let i = 0; i < this.nodes; i++) await this.startBroker(i);
+    // A broker that cannot register (cut off from the controller by a fault) stays down.
+    for (let i = 0; i < this.nodes; i++)
+      await this.startBroker(i).catch(async () => {
+        await this.sim.crashBroker(i, 'start failed after power loss');
+        this.up.delete(i);
+      });
   }
 
   /** Crashes broker `i` (every actor on it dies at once) and tells the controller, as the cluster does. */

@@ -81,6 +81,11 @@ export class World {
     this.client = new SimClient(cluster);
   }
 
+  /** Faults injected so far, by kind (counted by the cluster's SimFaults). */
+  get faults(): Partial<Record<FaultKind, number>> {
+    return this.cluster.faults.counts();
+  }
+
   /** Counts one injected fault of `kind` that the cluster does not count itself (ClusterSim.faults). */
   injected(kind: FaultKind): void {
     this.cluster.faults.record(kind);
@@ -284,7 +289,16 @@ class StartBrokerCommand implements Command {
     return model.up[this.broker] === false;
   }
   async run(model: ModelState, world: World): Promise<void> {
-    await world.cluster.startBroker(this.broker);
+    // A broker cut off from the controller cannot register: its start fails, as it would in
+    // production, and it stays down (the model's next start may find the way clear).
+    const started = await world.cluster.startBroker(this.broker).then(
+      () => true,
+      () => false,
+    );
+    if (!started) {
+      await world.cluster.crashBroker(this.broker).catch(() => undefined);
+      return;
+    }
     model.up[this.broker] = true;
   }
   toString(): string {
@@ -306,7 +320,7 @@ class PowerLossCommand implements Command {
     }
     world.cachedSincePowerLoss = world.writeCaching;
     await world.cluster.powerLoss(this.torn ? { kind: 'torn-last-write' } : { kind: 'lose-unsynced' });
-    model.up.fill(true);
+    for (let b = 0; b < model.up.length; b++) model.up[b] = world.cluster.up.has(b);
   }
   toString(): string {
     return `power-loss(${this.torn ? 'torn' : 'clean'})`;
@@ -594,6 +608,8 @@ export interface ModelOptions {
   nodes: number;
   faults: ReadonlySet<FaultKind>;
   maxCommands: number;
+  /** fast-check's replay path of the commands (a shrunk counterexample's), when replaying one. */
+  replayPath?: string;
 }
 
 /**
@@ -678,7 +694,11 @@ export function modelCommands(options: ModelOptions): fc.Arbitrary<Iterable<Comm
     );
   if (on('replica-crash')) arbitraries.push(fc.tuple(broker, fc.nat(3)).map(([b, p]) => new ReplicaCrashCommand(b, p)));
 
-  return fc.commands(arbitraries, { maxCommands: options.maxCommands, size: 'max' });
+  return fc.commands(arbitraries, {
+    maxCommands: options.maxCommands,
+    size: 'max',
+    ...(options.replayPath !== undefined ? { replayPath: options.replayPath } : {}),
+  });
 }
 
 /** The topic-partitions a run's checks cover. */
