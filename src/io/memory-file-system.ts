@@ -677,6 +677,15 @@ export class MemoryFileSystem implements FileSystem {
     return this.file(path, 'stat').pendingWriteBytes();
   }
 
+  /**
+   * What of `path` a power loss would leave now: its durable content when its directory entry is
+   * durable, else nothing (the checker's view of what a replica fsynced).
+   */
+  durableContent(path: string): Buffer {
+    if (!this.exists(path) || !this.isDurableEntry(path)) return Buffer.alloc(0);
+    return Buffer.from(this.file(path, 'stat').durableContent());
+  }
+
   /** Whether `path` would survive a crash now (its directory entry is durable). */
   isDurableEntry(path: string): boolean {
     const { dir, name } = this.parentOf(path, 'stat');

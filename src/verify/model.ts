@@ -20,6 +20,7 @@ import { ErrorCode } from '../protocol/error-codes';
 import { CONTROLLER_ACTOR_ID } from '../controller/messages';
 import { buildRecordBatch } from '../protocol/record-batch/builder';
 import { decodeRecordBatches } from '../protocol/record-batch/decode';
+import { crcValid } from '../protocol/record-batch/view';
 
 /** The topics every run creates: `t` (RF 3, min.insync.replicas 2, two partitions) and `u` (the same, unclean election on). */
 export const MAIN_TOPIC = 't';
@@ -93,6 +94,46 @@ export class World {
 
   /** Whether a storage fault (disk full, a failed fsync) may have taken a replica offline this run. */
   storageFaults = false;
+
+  /**
+   * Per replica (`broker/topic/partition`) of a crashed broker or replica: the end offset of the
+   * record batches it had fsynced when it went down, checked against its recovery when it starts.
+   */
+  readonly fsyncedAtCrash = new Map<string, number>();
+
+  /**
+   * Remembers what broker `broker`'s replicas (`partitions`, or all of the run's) had fsynced, before
+   * a crash or power loss: the valid record batches of their durable segment bytes, in offset order.
+   */
+  rememberFsynced(broker: number, partitions: { topic: string; partition: number }[]): void {
+    for (const { topic, partition } of partitions)
+      this.fsyncedAtCrash.set(`${broker}/${topic}/${partition}`, fsyncedEnd(this.cluster, broker, topic, partition));
+  }
+
+  /**
+   * DESIGN.md's recovery invariant for broker `broker`'s replicas remembered by {@link rememberFsynced}:
+   * each recovered (before any truncation a leader orders) at least every batch it had fsynced.
+   */
+  async checkRecovered(broker: number): Promise<void> {
+    for (const [key, fsynced] of [...this.fsyncedAtCrash]) {
+      const [b, topic, partition] = key.split('/') as [string, string, string];
+      if (Number(b) !== broker) continue;
+      this.fsyncedAtCrash.delete(key);
+      if (fsynced <= 0) continue;
+      const p = await this.cluster.partition(topic, Number(partition)).catch(() => null);
+      if (p === null) continue;
+      const described = await this.cluster
+        .ask(this.cluster.replica(broker, p.topicId, Number(partition)), 'replica.describe', {}, 5_000)
+        .catch(() => null);
+      if (described === null || described.recoveredLogEndOffset < 0) continue;
+      this.checker.check(
+        'recovery-keeps-fsynced',
+        described.recoveredLogEndOffset >= fsynced,
+        () =>
+          `${topic}-${partition} on broker ${broker}: recovered to offset ${described.recoveredLogEndOffset} but had fsynced batches up to ${fsynced}`,
+      );
+    }
+  }
 
   /** A value no other record of the run has. */
   freshValue(strategy: ProducerStrategy): string {
@@ -259,6 +300,7 @@ class CrashBrokerCommand implements Command {
     return model.up[this.broker] === true;
   }
   async run(model: ModelState, world: World): Promise<void> {
+    world.rememberFsynced(this.broker, partitionsOf(model));
     await world.cluster.crashBroker(this.broker);
     model.up[this.broker] = false;
   }
@@ -300,6 +342,7 @@ class StartBrokerCommand implements Command {
       return;
     }
     model.up[this.broker] = true;
+    await world.checkRecovered(this.broker);
   }
   toString(): string {
     return `start-broker(${this.broker})`;
@@ -319,8 +362,10 @@ class PowerLossCommand implements Command {
       for (const [key, r] of world.read) if (key.startsWith(`${MAIN_TOPIC}/`)) r.excused = true;
     }
     world.cachedSincePowerLoss = world.writeCaching;
+    for (const b of world.cluster.up) world.rememberFsynced(b, partitionsOf(model));
     await world.cluster.powerLoss(this.torn ? { kind: 'torn-last-write' } : { kind: 'lose-unsynced' });
     for (let b = 0; b < model.up.length; b++) model.up[b] = world.cluster.up.has(b);
+    for (const b of world.cluster.up) await world.checkRecovered(b);
   }
   toString(): string {
     return `power-loss(${this.torn ? 'torn' : 'clean'})`;
@@ -532,7 +577,10 @@ class ReplicaCrashCommand implements Command {
     return model.up[this.broker] === true;
   }
   async run(model: ModelState, world: World): Promise<void> {
-    await world.cluster.crashReplica(this.broker, MAIN_TOPIC, this.partition % model.partitions);
+    const partition = this.partition % model.partitions;
+    world.rememberFsynced(this.broker, [{ topic: MAIN_TOPIC, partition }]);
+    await world.cluster.crashReplica(this.broker, MAIN_TOPIC, partition);
+    await world.checkRecovered(this.broker);
   }
   toString(): string {
     return `replica-crash(${this.broker}, t-${this.partition})`;
@@ -729,6 +777,32 @@ export async function setUpWorld(world: World): Promise<ModelState> {
   }
   await world.cluster.awaitApplied((await world.cluster.image()).offset);
   return { up: Array.from({ length: world.nodes }, () => true), partitions: 2 };
+}
+
+/**
+ * The end offset (last offset + 1) of the valid record batches in broker `broker`'s durable segment
+ * bytes of `topic`-`partition` (what a power loss would leave), read segment by segment from each
+ * file's base offset; 0 when none. Reads the v2 header: baseOffset int64 at 0, batchLength int32 at 8,
+ * lastOffsetDelta int32 at 23, and checks each batch's CRC-32C.
+ */
+export function fsyncedEnd(cluster: ClusterSim, broker: number, topic: string, partition: number): number {
+  const fs = cluster.fs;
+  const dir = `${cluster.configs[broker]!.logDirs[0]}/${topic}-${partition}`;
+  if (!fs.exists(dir)) return 0;
+  let end = 0;
+  for (const name of fs
+    .readdir(dir)
+    .filter((n) => n.endsWith('.log'))
+    .sort()) {
+    const bytes = fs.durableContent(`${dir}/${name}`);
+    for (let position = 0; position + 61 <= bytes.length;) {
+      const size = 12 + bytes.readInt32BE(position + 8);
+      if (size < 61 || position + size > bytes.length || !crcValid(bytes, position, size)) break;
+      end = Number(bytes.readBigInt64BE(position)) + bytes.readInt32BE(position + 23) + 1;
+      position += size;
+    }
+  }
+  return end;
 }
 
 /** One broker's log of a partition as (offset, leader epoch, value) rows, read from its segment files. */
