@@ -62,6 +62,9 @@ async function execute(
       'broker.session.timeout.ms': '6000',
       // One partition of __consumer_offsets for the consumers' groups: Kafka's 50 would be 150 replicas to simulate.
       'offsets.topic.num.partitions': '1',
+      // Kafka's auto leader rebalance, checked every 5 s instead of 300: a leader that took over from
+      // a broker that returned is demoted while it lives, as the preferred replica rejoins.
+      'leader.imbalance.check.interval.seconds': '5',
     },
   });
   const checker = new Checker();

@@ -287,7 +287,11 @@ async function poll(world: World, consumer: SimConsumer, topic: string): Promise
       .catch(() => null);
     if (r === null) continue;
     if (r.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE) {
-      const earliest = Math.max(0, r.logStartOffset);
+      // auto.offset.reset=earliest: the consumer asks the leader for the log start (the fetch
+      // response's logStartOffset is -1 with this error, as Kafka's).
+      const listed = await world.client.listOffset(leader.leader, topic, p, -2).catch(() => null);
+      if (listed === null || listed.errorCode !== ErrorCode.NONE) continue;
+      const earliest = Math.max(0, listed.offset);
       position.set(p, earliest);
       consumer.pending.push({ partition: p, resetTo: earliest });
       continue;

@@ -72,6 +72,8 @@ export class World {
    */
   cachedSincePowerLoss = false;
   private nextValue = 0;
+  /** The producers' metadata cache: `topic/partition` -> the leader it last learned. */
+  private readonly producerMetadata = new Map<string, number>();
   private producer: { producerId: number; producerEpoch: number; sequences: Map<string, number> } | null = null;
 
   constructor(
@@ -147,8 +149,12 @@ export class World {
   }
 
   /** The leader of `topic`-`partition` as a running broker's metadata cache names it (-1: none known). */
-  async leaderOf(topic: string, partition: number): Promise<{ leader: number; leaderEpoch: number }> {
-    const broker = this.anyBroker();
+  async leaderOf(
+    topic: string,
+    partition: number,
+    via = this.anyBroker(),
+  ): Promise<{ leader: number; leaderEpoch: number }> {
+    const broker = this.cluster.up.has(via) ? via : this.anyBroker();
     if (broker < 0) return { leader: -1, leaderEpoch: -1 };
     const m = await this.client.metadata(broker, topic);
     const p = m.partitions.find((x) => x.partition === partition);
@@ -161,29 +167,46 @@ export class World {
    * idempotent producer resends the same batch with the same sequence, the others resend it as new.
    * Returns the acknowledged offset, or -1 (not acknowledged; acks=0: never known).
    */
-  async produce(strategy: ProducerStrategy, topic: string, partition: number, value: string): Promise<number> {
+  async produce(
+    strategy: ProducerStrategy,
+    topic: string,
+    partition: number,
+    value: string,
+    via = this.anyBroker(),
+  ): Promise<number> {
     const acks = strategy === 'acks=0' ? 0 : strategy === 'acks=1' ? 1 : -1;
     const idempotent = strategy === 'acks=all idempotent';
-    let batch = buildRecordBatch([{ key: null, value: Buffer.from(value), headers: [] }]);
+    // CreateTime from the client's clock (the simulation's wall clock), as a producer stamps it: a
+    // timestamp of 0 would put every record past retention.ms at once.
+    const record = { key: null, value: Buffer.from(value), headers: [], timestamp: this.cluster.sim.clock.nowMs() };
+    let batch = buildRecordBatch([record]);
     if (idempotent) {
       const producer = await this.idempotentProducer();
       if (producer === null) return -1;
       const key = `${topic}/${partition}`;
       const sequence = producer.sequences.get(key) ?? 0;
-      batch = buildRecordBatch([{ key: null, value: Buffer.from(value), headers: [] }], {
+      batch = buildRecordBatch([record], {
         producerId: producer.producerId,
         producerEpoch: producer.producerEpoch,
         baseSequence: sequence,
       });
       producer.sequences.set(key, sequence + 1);
     }
+    const key = `${topic}/${partition}`;
     for (let attempt = 0; attempt < 5; attempt++) {
-      const { leader } = await this.leaderOf(topic, partition);
+      // As a Kafka producer does: the leader from its metadata cache, refreshed (from `via`) only when
+      // it has none or the last send to that leader failed, so it may well send to a demoted leader.
+      let leader = this.producerMetadata.get(key) ?? -1;
+      if (leader < 0 || !this.cluster.up.has(leader)) {
+        leader = (await this.leaderOf(topic, partition, via)).leader;
+        this.producerMetadata.set(key, leader);
+      }
       if (leader >= 0 && this.cluster.up.has(leader)) {
         const reply = await this.client
           .produce(leader, topic, partition, batch, acks, 3_000)
           .catch(() => ({ errorCode: ErrorCode.REQUEST_TIMED_OUT, baseOffset: -1 }));
         if (reply.errorCode === ErrorCode.NONE) return reply.baseOffset;
+        this.producerMetadata.delete(key);
         if (!RETRIABLE.has(reply.errorCode)) break;
       }
       await this.cluster.advance(100);
@@ -223,6 +246,8 @@ class ProduceCommand implements Command {
     readonly strategy: ProducerStrategy,
     readonly partition: number,
     readonly count: number,
+    /** The broker the client asks for metadata (its bootstrap; another up broker when it is down). */
+    readonly via: number,
   ) {}
   check(): boolean {
     return true;
@@ -232,7 +257,7 @@ class ProduceCommand implements Command {
     const partition = topic === UNCLEAN_TOPIC ? 0 : this.partition % model.partitions;
     for (let i = 0; i < this.count; i++) {
       const value = world.freshValue(this.strategy);
-      const offset = await world.produce(this.strategy, topic, partition, value);
+      const offset = await world.produce(this.strategy, topic, partition, value, this.via);
       // Acknowledged with write.caching=true: before any fsync, so counted apart (a power loss may take it).
       const cached = topic === MAIN_TOPIC && world.writeCaching && this.strategy.startsWith('acks=all');
       const strategy: ProducerStrategy = cached ? 'acks=all write.caching' : this.strategy;
@@ -242,7 +267,7 @@ class ProduceCommand implements Command {
     }
   }
   toString(): string {
-    return `produce(${this.strategy}, p${this.partition}, ${this.count})`;
+    return `produce(${this.strategy}, p${this.partition}, ${this.count}, via ${this.via})`;
   }
 }
 
@@ -669,8 +694,8 @@ export function modelCommands(options: ModelOptions): fc.Arbitrary<Iterable<Comm
   const broker = fc.integer({ min: 0, max: options.nodes - 1 });
   const on = (kind: FaultKind) => options.faults.has(kind);
   const produce = fc
-    .tuple(fc.constantFrom(...SENDER_STRATEGIES), fc.nat(3), fc.integer({ min: 1, max: 3 }))
-    .map(([s, p, n]) => new ProduceCommand(s, p, n));
+    .tuple(fc.constantFrom(...SENDER_STRATEGIES), fc.nat(3), fc.integer({ min: 1, max: 3 }), broker)
+    .map(([s, p, n, via]) => new ProduceCommand(s, p, n, via));
   const fetch = fc.tuple(fc.constantFrom(MAIN_TOPIC, UNCLEAN_TOPIC), fc.nat(3)).map(([t, p]) => new FetchCommand(t, p));
   // fc.commands picks among its arbitraries uniformly: repeating one weighs it.
   const arbitraries: fc.Arbitrary<Command>[] = [
@@ -718,6 +743,7 @@ export function modelCommands(options: ModelOptions): fc.Arbitrary<Iterable<Comm
       );
   if (on('message-drop'))
     arbitraries.push(
+      broker.map((b) => new StaleMetadataCommand(b)),
       broker.map((b) => new StaleMetadataCommand(b)),
       fc.constant(new ElectPreferredCommand()),
     );

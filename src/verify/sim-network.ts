@@ -19,6 +19,7 @@ import { createTopicsHandler } from '../network/handlers/create-topics';
 import { createPartitionsHandler } from '../network/handlers/create-partitions';
 import { incrementalAlterConfigsHandler } from '../network/handlers/incremental-alter-configs';
 import { metadataHandler } from '../network/handlers/metadata';
+import { listOffsetsHandler } from '../network/handlers/list-offsets';
 import type { ClusterSim } from './cluster-sim';
 
 /** One partition's answer to a Produce (ProduceResponse v9 fields). */
@@ -49,6 +50,7 @@ const VERSIONS = {
   createPartitions: 3,
   incrementalAlterConfigs: 1,
   metadata: 12,
+  listOffsets: 7,
 } as const;
 
 /** KIP-320's "no leader-epoch check" value of currentLeaderEpoch. */
@@ -159,6 +161,30 @@ export class SimClient {
       logStartOffset: Number(p.logStartOffset),
       records: records !== null && records.length > 0 ? records : null,
     };
+  }
+
+  /**
+   * ListOffsets (v7) of `topic`-`partition` at `timestamp` (-2 earliest, -1 latest), as a consumer's
+   * auto.offset.reset asks it: the offset, or -1 with the error.
+   */
+  async listOffset(
+    brokerId: number,
+    topic: string,
+    partition: number,
+    timestamp: -1 | -2,
+  ): Promise<{ errorCode: number; offset: number }> {
+    const r = await this.call(brokerId, listOffsetsHandler as unknown as AnyApiHandler, VERSIONS.listOffsets, {
+      replicaId: -1,
+      isolationLevel: 0,
+      topics: [
+        {
+          name: topic,
+          partitions: [{ partitionIndex: partition, currentLeaderEpoch: -1, timestamp, maxNumOffsets: 1 }],
+        },
+      ],
+    });
+    const p = r.topics[0].partitions[0];
+    return { errorCode: p.errorCode, offset: p.errorCode === 0 ? Number(p.offset) : -1 };
   }
 
   /** InitProducerId without a transactional id (an idempotent producer): its producer id and epoch. */
