@@ -3,11 +3,18 @@
  * in the partition's `leader-epoch-checkpoint`. A follower truncates a divergent suffix to the end of
  * the largest epoch it shares with its leader (KIP-101, KIP-279) instead of trusting the HW; a new
  * leader assigns its epoch at its LEO, and a follower assigns each epoch it appends batches of.
+ *
+ * A change is made in memory first, then the whole file is rewritten (Kafka's LeaderEpochFileCache
+ * under its LeaderEpochCheckpointFile). When the disk refuses the write (a full disk, an I/O error) the
+ * change stays in memory and the method throws a KafkaStorageError: the caller takes the log dir's
+ * replica offline, as Kafka's LogDirFailureChannel does for any IOException on a log dir's file; the
+ * next successful write (or {@link LeaderEpochCache.persistIfStale}) brings the file up to date.
  */
 import assert from 'node:assert/strict';
 import type { FileSystem } from '../io/file-system';
 import { readLeaderEpochCheckpoint, writeLeaderEpochCheckpoint } from '../storage/checkpoint';
 import { NO_PARTITION_LEADER_EPOCH, UNDEFINED_EPOCH_OFFSET } from '../protocol/sentinels';
+import { asStorageError } from '../storage/storage-error';
 
 /** OffsetsForLeaderEpoch's answer for an epoch the cache cannot place (EpochEndOffset.UNDEFINED_*). */
 const UNDEFINED_EPOCH_END_OFFSET = { leaderEpoch: NO_PARTITION_LEADER_EPOCH, endOffset: UNDEFINED_EPOCH_OFFSET };
@@ -23,6 +30,9 @@ export class LeaderEpochCache {
     private readonly dir: string,
     private readonly entries: EpochEntry[],
   ) {}
+
+  /** The last write of the checkpoint failed: the file lags behind the entries in memory. */
+  private stale = false;
 
   /**
    * Loads `<dir>/leader-epoch-checkpoint`. When it holds no entry (missing, unreadable or empty),
@@ -100,8 +110,24 @@ export class LeaderEpochCache {
     this.persist();
   }
 
+  /**
+   * Rewrites the checkpoint when its last write failed (the file then lags behind memory); a no-op
+   * otherwise. Throws a KafkaStorageError when the disk still refuses.
+   */
+  persistIfStale(): void {
+    if (this.stale) this.persist();
+  }
+
+  /** Writes every entry to the checkpoint; on a disk error marks it stale and throws a KafkaStorageError. */
   private persist(): void {
-    writeLeaderEpochCheckpoint(this.fs, `${this.dir}/leader-epoch-checkpoint`, this.entries);
+    const path = `${this.dir}/leader-epoch-checkpoint`;
+    try {
+      writeLeaderEpochCheckpoint(this.fs, path, this.entries);
+    } catch (error) {
+      this.stale = true;
+      throw asStorageError(error, `writing ${path}`);
+    }
+    this.stale = false;
   }
 
   /**

@@ -247,10 +247,13 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
         // Idempotent-producer state may name batches that were cut: rebuilt from what is left (Kafka's truncateTo).
         const log = this.openLog();
         const leo = log.logEndOffset;
-        if (leo < previousLogEndOffset) {
-          rebuildProducerState(this.producerStates, log);
-          this.epochs.truncateFromEnd(leo);
-        }
+        if (leo < previousLogEndOffset) rebuildProducerState(this.producerStates, log);
+        // The leader-epoch checkpoint too, when a write of it failed (it is what sent the log here).
+        const epochsWritten = this.writeOrGoOffline(ctx, 'the leader-epoch checkpoint after healing', () => {
+          if (leo < previousLogEndOffset) this.epochs.truncateFromEnd(leo);
+          this.epochs.persistIfStale();
+        });
+        if (!epochsWritten) return; // the log refuses writes again: the probe runs again
         this.updateHighWatermark(ctx);
         // A follower stopped fetching while its log refused writes.
         if (!this.isLeader) this.fetcher.resume(ctx);
@@ -1060,8 +1063,13 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     const role = this.role!;
     const log = this.openLog();
     this.fetcher.stop(ctx);
-    if (role.leaderEpoch > this.epochs.latestEpoch) this.epochs.assign(role.leaderEpoch, log.logEndOffset);
-    else if (role.leaderEpoch < this.epochs.latestEpoch)
+    if (role.leaderEpoch > this.epochs.latestEpoch) {
+      const assigned = this.writeOrGoOffline(ctx, `assigning leader epoch ${role.leaderEpoch}`, () =>
+        this.epochs.assign(role.leaderEpoch, log.logEndOffset),
+      );
+      // Offline (replicated): another ISR member leads. With one replica it leads a log refusing writes until the probe heals it.
+      if (!assigned && this.storageProbe.isOffline) return;
+    } else if (role.leaderEpoch < this.epochs.latestEpoch)
       ctx.log.warn(
         { dir: this.dir, leaderEpoch: role.leaderEpoch, latestEpoch: this.epochs.latestEpoch },
         'leading in an epoch older than the log holds',
@@ -1125,11 +1133,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
           return;
         const before = log.logEndOffset;
         const offset = Math.max(log.logStartOffset, this.highWatermark);
-        if (offset < before) {
-          log.truncateTo(offset);
-          this.epochs.truncateFromEnd(log.logEndOffset);
-          rebuildProducerState(this.producerStates, log);
-        }
+        if (offset < before && !this.truncateOrGoOffline(ctx, log, offset, 'log-end')) return;
         ctx.log.info(
           {
             dir: this.dir,
@@ -1251,6 +1255,49 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
    */
   private get storageFailureMarker(): string {
     return `${this.dir}.storage-failure`;
+  }
+
+  /**
+   * Runs `write`, a change on the role-change, truncation or follower-append path that writes to the
+   * disk (the log, the leader-epoch checkpoint). An I/O error there is Kafka's maybeHandleIOException
+   * (UnifiedLog, LeaderEpochFileCache under LogDirFailureChannel): the log refuses writes
+   * (Log.failStorage) and the storage probe takes a replicated partition's replica offline
+   * ({@link goOffline}: out of the ISR, another replica leads) or, with one replica, arms its probe.
+   * Returns false after such an error; anything else is rethrown (a programmer error crashes the actor).
+   */
+  private writeOrGoOffline(ctx: ActorContext, what: string, write: () => void): boolean {
+    try {
+      write();
+      return true;
+    } catch (error) {
+      const failure = this.openLog().failStorage(error, what);
+      ctx.log.warn({ dir: this.dir, errno: failure.code, error: failure.message }, `${what} failed on the disk`);
+      this.storageProbe.onStorageFailure(ctx, failure);
+      return false;
+    }
+  }
+
+  /**
+   * A follower's truncation (KIP-101/320, or a planted bug's): the log is cut at `offset` (when below
+   * its LEO), the epoch cache trimmed from `offset` (`'target'`, even when the log is not cut) or from
+   * the new LEO (`'log-end'`), producer state rebuilt from what is left, the HW lowered to the LEO. Returns false when the disk
+   * refused ({@link writeOrGoOffline}: the replica is offline, or its log refuses writes).
+   */
+  private truncateOrGoOffline(
+    ctx: ActorContext,
+    log: Log,
+    offset: number,
+    trimEpochsFrom: 'target' | 'log-end',
+  ): boolean {
+    const before = log.logEndOffset;
+    const done = this.writeOrGoOffline(ctx, `truncating the log to ${offset}`, () => {
+      if (offset < log.logEndOffset) log.truncateTo(offset);
+      this.epochs.truncateFromEnd(trimEpochsFrom === 'target' ? offset : log.logEndOffset);
+    });
+    if (log.logEndOffset < before) rebuildProducerState(this.producerStates, log);
+    // A follower's HW follows its log down (also where a failed truncation left it).
+    if (this.highWatermark > log.logEndOffset) this.highWatermark = Math.max(log.logStartOffset, log.logEndOffset);
+    return done;
   }
 
   /**
@@ -1493,11 +1540,17 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       if (reply.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE && reply.logStartOffset > log.logEndOffset) {
         await log.whenFlushed();
         if (this.log !== log || this.isLeader) return 'stop';
-        log.truncateFullyAndStartAt(reply.logStartOffset);
-        this.epochs.truncateFromEnd(0);
+        const current = log;
+        const restarted = this.writeOrGoOffline(ctx, `restarting the log at ${reply.logStartOffset}`, () => {
+          current.truncateFullyAndStartAt(reply.logStartOffset);
+          this.epochs.truncateFromEnd(0);
+        });
         this.producerStates.clear();
-        this.highWatermark = log.logEndOffset;
-        return 'now';
+        // Within the log whatever the disk did (the fresh segment, or the log as the error left it).
+        this.highWatermark = restarted
+          ? current.logEndOffset
+          : Math.max(current.logStartOffset, Math.min(this.highWatermark, current.logEndOffset));
+        return restarted ? 'now' : 'stop';
       }
       // Pre-KIP-101 (planted bug): this LEO is past the leader's, which no diverging epoch will say.
       if (plantedBugs.truncateToHighWatermark && reply.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE)
@@ -1530,10 +1583,11 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
         if (!(error instanceof KafkaStorageError)) throw error;
         ctx.log.warn({ dir: this.dir, error: error.message }, 'follower append failed on the disk');
         if (log.storageFailure !== null) this.storageProbe.onStorageFailure(ctx, log.storageFailure);
-        this.afterFollowerAppend(log, records);
+        this.afterFollowerAppend(ctx, log, records);
         return log.storageFailure !== null ? 'stop' : 'back-off';
       }
-      const count = this.afterFollowerAppend(log, records);
+      const count = this.afterFollowerAppend(ctx, log, records);
+      if (log.storageFailure !== null) return 'stop';
       this.groupCommit.appended(ctx, log, count);
     }
     const leaderHighWatermark = Math.min(reply.highWatermark, log.logEndOffset);
@@ -1570,10 +1624,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     await log.whenFlushed();
     if (this.log !== log || this.isLeader) return 'stop';
     const before = log.logEndOffset;
-    log.truncateTo(Math.max(end.offset, log.logStartOffset));
-    this.epochs.truncateFromEnd(log.logEndOffset);
-    rebuildProducerState(this.producerStates, log);
-    if (this.highWatermark > log.logEndOffset) this.highWatermark = Math.max(log.logStartOffset, log.logEndOffset);
+    if (!this.truncateOrGoOffline(ctx, log, Math.max(end.offset, log.logStartOffset), 'log-end')) return 'stop';
     ctx.log.info(
       { dir: this.dir, leaderLogEndOffset: end.offset, logEndOffset: log.logEndOffset, previousLogEndOffset: before },
       "planted bug truncateToHighWatermark: follower past its leader's LEO truncated to it",
@@ -1586,7 +1637,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
    * failed append keeps a prefix; producer state learnt them during the append). Returns the records
    * appended.
    */
-  private afterFollowerAppend(log: Log, records: Buffer): number {
+  private afterFollowerAppend(ctx: ActorContext, log: Log, records: Buffer): number {
     let count = 0;
     for (let pos = 0; pos < records.length;) {
       const size = batchSizeAt(records, pos);
@@ -1594,7 +1645,9 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       const lastOffset = baseOffset + lastOffsetDeltaOf(records, pos);
       if (lastOffset >= log.logEndOffset) break;
       const epoch = partitionLeaderEpochOf(records, pos);
-      if (epoch > this.epochs.latestEpoch) this.epochs.assign(epoch, baseOffset);
+      // A failed checkpoint write keeps the entry in memory; the log refuses writes from then on (the caller stops fetching).
+      if (epoch > this.epochs.latestEpoch)
+        this.writeOrGoOffline(ctx, `assigning leader epoch ${epoch}`, () => this.epochs.assign(epoch, baseOffset));
       count += recordsCountOf(records.subarray(pos, pos + size));
       pos += size;
     }
@@ -1626,10 +1679,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     await log.whenFlushed();
     if (this.log !== log || this.isLeader) return;
     const before = log.logEndOffset;
-    if (offset < log.logEndOffset) log.truncateTo(offset);
-    this.epochs.truncateFromEnd(offset);
-    if (log.logEndOffset < before) rebuildProducerState(this.producerStates, log);
-    if (this.highWatermark > log.logEndOffset) this.highWatermark = Math.max(log.logStartOffset, log.logEndOffset);
+    if (!this.truncateOrGoOffline(ctx, log, offset, 'target')) return;
     ctx.log.info(
       {
         dir: this.dir,

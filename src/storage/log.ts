@@ -755,6 +755,12 @@ export class Log {
    * emptied and restarts at `offset`. No-op when `offset` >= LEO. Made durable at once (truncated
    * segment fsynced, directory synced) so a crash cannot bring the dropped batches back. The
    * recovery point and logStartOffset are lowered to the new LEO if above it.
+   *
+   * Throws a {@link KafkaStorageError} when the disk refuses (Kafka's UnifiedLog.truncateTo under
+   * maybeHandleIOException): the log then refuses writes ({@link storageFailure}), ends where the
+   * truncation got to in memory (nothing past `offset` is read again), and its recovery point is
+   * at most `offset`, so a restart's recovery (the storage-failure marker's cut) drops whatever
+   * of the truncated suffix is still on the disk.
    */
   truncateTo(offset: number): void {
     this.assertOpen();
@@ -763,23 +769,29 @@ export class Log {
     if (offset >= this.#logEndOffset) return;
     this.finishPendingSwap();
     const before = this.#logEndOffset;
-    if (offset < this.segments[0]!.baseOffset) {
-      this.replaceWithEmptySegmentAt(offset);
-    } else {
-      let deleted = false;
-      while (this.segments.length > 1 && this.active.baseOffset > offset) {
-        this.popActiveSegment();
-        deleted = true;
+    try {
+      if (offset < this.segments[0]!.baseOffset) {
+        this.replaceWithEmptySegmentAt(offset);
+      } else {
+        let deleted = false;
+        while (this.segments.length > 1 && this.active.baseOffset > offset) {
+          this.dirDirty = true;
+          this.popActiveSegment();
+          deleted = true;
+        }
+        this.active.truncateTo(offset);
+        // The log ends here in memory before the fsyncs: a failed one leaves it so (see the catch).
+        this.#logEndOffset = this.active.nextOffset;
+        this.#recoveryPoint = Math.min(this.#recoveryPoint, this.#logEndOffset);
+        this.#logStartOffset = Math.min(this.#logStartOffset, this.#logEndOffset);
+        this.active.sync();
+        if (deleted || this.dirDirty) {
+          this.fs.syncDir(this.dir);
+          this.dirDirty = false;
+        }
       }
-      this.active.truncateTo(offset);
-      this.active.sync();
-      if (deleted || this.dirDirty) {
-        this.fs.syncDir(this.dir);
-        this.dirDirty = false;
-      }
-      this.#logEndOffset = this.active.nextOffset;
-      this.#recoveryPoint = Math.min(this.#recoveryPoint, this.#logEndOffset);
-      this.#logStartOffset = Math.min(this.#logStartOffset, this.#logEndOffset);
+    } catch (error) {
+      throw this.failTruncation(error, offset, `truncating ${this.dir} to ${offset}`);
     }
     if (this.#recoveryPoint === this.#logEndOffset)
       this.recoveryPosition = { baseOffset: this.active.baseOffset, position: this.active.sizeBytes };
@@ -801,7 +813,8 @@ export class Log {
    * Kafka's UnifiedLog.truncateFullyAndStartAt: drops every segment and restarts the log, empty, at
    * `offset` (which may be past the LEO: a follower whose leader's log start passed its LEO). The log
    * start offset, LEO and recovery point become `offset`; made durable at once. Asserts no flush is
-   * in flight.
+   * in flight. Throws a {@link KafkaStorageError} when the disk refuses, the log then refusing writes
+   * as after a failed {@link truncateTo}.
    */
   truncateFullyAndStartAt(offset: number): void {
     this.assertOpen();
@@ -809,12 +822,43 @@ export class Log {
     assert.ok(Number.isSafeInteger(offset) && offset >= 0, `start offset ${offset}`);
     this.finishPendingSwap();
     const before = this.#logEndOffset;
-    this.replaceWithEmptySegmentAt(offset);
+    try {
+      this.replaceWithEmptySegmentAt(offset);
+    } catch (error) {
+      throw this.failTruncation(error, Math.min(offset, this.#logEndOffset), `restarting ${this.dir} at ${offset}`);
+    }
     this.recoveryPosition = { baseOffset: this.active.baseOffset, position: 0 };
     this.firstDirty = offset;
     this.deleteProducerSnapshots(() => true, 'full truncation');
     this.logger.info({ dir: this.dir, offset, previousLogEndOffset: before }, 'log truncated fully');
     this.checkInvariants();
+  }
+
+  /**
+   * A truncation the disk refused (an I/O error; anything else is rethrown): nothing at or past
+   * `durableAtMost` counts as durable any more (the truncation may or may not have reached the disk),
+   * and the log refuses writes. Returns the {@link KafkaStorageError} to throw.
+   */
+  private failTruncation(error: unknown, durableAtMost: number, what: string): KafkaStorageError {
+    const failure = asStorageError(error, what);
+    // Segments popped before the error are gone from the log: it ends at what is left.
+    this.#logEndOffset = this.active.nextOffset;
+    this.#logStartOffset = Math.min(this.#logStartOffset, this.#logEndOffset);
+    this.#recoveryPoint = Math.min(this.#recoveryPoint, durableAtMost, this.#logEndOffset);
+    this.recoveryPosition = null;
+    return this.failure.failWith(failure);
+  }
+
+  /**
+   * Makes the log refuse writes after an I/O error on a file of its partition that the log does not
+   * own (the leader-epoch checkpoint): Kafka's LogDirFailureChannel.maybeAddOfflineLogDir, which takes
+   * the log dir offline for an IOException on any of its files. Returns the {@link KafkaStorageError}
+   * the log now holds (the first failure, when it held one already). Rethrows anything that is not
+   * an I/O error unchanged (a programmer error crashes the actor).
+   */
+  failStorage(error: unknown, what: string): KafkaStorageError {
+    this.assertOpen();
+    return this.failure.failWith(asStorageError(error, what));
   }
 
   /**
@@ -937,12 +981,14 @@ export class Log {
     const fresh = LogSegment.create(this.segmentArgs(offset));
     for (const s of this.segments.splice(0)) s.delete(); // closes; the files are gone already
     this.segments.push(fresh);
-    this.active.sync();
-    this.fs.syncDir(this.dir);
-    this.dirDirty = false;
+    // The log is the fresh segment in memory before the fsyncs: a failed one leaves it so.
+    this.dirDirty = true;
     this.#logEndOffset = offset;
     this.#logStartOffset = offset;
     this.#recoveryPoint = offset;
+    this.active.sync();
+    this.fs.syncDir(this.dir);
+    this.dirDirty = false;
   }
 
   // ---- log cleaner (log-cleaner.ts drives these) -------------------------------------------

@@ -244,3 +244,88 @@ describe('Log: ENOSPC and EIO (issue 10)', () => {
     }
   }
 });
+
+describe('Log: a truncation the disk refuses (Kafka: UnifiedLog.truncateTo under maybeHandleIOException)', () => {
+  for (const code of ['ENOSPC', 'EIO'])
+    it(`an fsync of truncateTo failing with ${code} throws a KafkaStorageError, the log refuses writes, ends at the cut and counts nothing past it durable`, () => {
+      const fs = new MemoryFileSystem();
+      const log = open(fs, { segmentBytes: 350 }); // three 100-byte batches per segment
+      const stored = appendMany(log, 5); // offsets 0-9, segments at 0 and 6
+      log.flush();
+      assert.deepEqual(log.segmentBaseOffsets(), [0, 6]);
+      assert.equal(log.recoveryPoint, 10);
+      fs.fault = (op) => (op.syscall === 'fsync' ? code : null);
+      assert.throws(
+        () => log.truncateTo(4),
+        (error: unknown) => error instanceof KafkaStorageError && error.code === code,
+      );
+      fs.fault = null;
+      assert.equal(log.storageFailure?.code, code, 'the log refuses writes');
+      assert.equal(log.logEndOffset, 4, 'the log ends at the cut in memory');
+      assert.deepEqual(log.segmentBaseOffsets(), [0], 'the segment past the cut is gone');
+      assert.ok(log.recoveryPoint <= 4, `nothing past the cut counts as durable (${log.recoveryPoint})`);
+      assertHolds(log, fs, stored.slice(0, 2));
+      assert.throws(() => log.append(makeBatch({ records: 2, payloadBytes: 39, seed: 7 }), 1), KafkaStorageError);
+      // Healing (one replica's probe) re-establishes the cut as the durable prefix.
+      assert.equal(log.reestablishDurablePrefix(0), true);
+      assert.equal(log.storageFailure, null);
+      assert.equal(log.logEndOffset, 4);
+      fs.crash({ kind: 'lose-unsynced' });
+      log.close();
+      const reopened = open(fs, { segmentBytes: 350 });
+      assertHolds(reopened, fs, stored.slice(0, 2));
+      reopened.close();
+    });
+
+  it('an ftruncate failing with EIO half-way through truncateTo (the later segments gone) leaves the log ending at the segment left, refusing writes', () => {
+    const fs = new MemoryFileSystem();
+    const log = open(fs, { segmentBytes: 350 });
+    const stored = appendMany(log, 8); // offsets 0-15, segments at 0, 6 and 12
+    log.flush();
+    assert.deepEqual(log.segmentBaseOffsets(), [0, 6, 12]);
+    fs.fault = (op) => (op.syscall === 'ftruncate' ? 'EIO' : null);
+    assert.throws(() => log.truncateTo(2), { name: 'KafkaStorageError', code: 'EIO' });
+    fs.fault = null;
+    assert.deepEqual(log.segmentBaseOffsets(), [0], 'the segments past the target went before the error');
+    assert.equal(log.logEndOffset, 6, 'the log ends where its last segment does');
+    assert.ok(log.recoveryPoint <= 2, `nothing past the target counts as durable (${log.recoveryPoint})`);
+    assert.notEqual(log.storageFailure, null);
+    assertHolds(log, fs, stored.slice(0, 3));
+    log.close();
+  });
+
+  it('an fsync of truncateFullyAndStartAt failing throws a KafkaStorageError, the log refuses writes and is the fresh segment', () => {
+    const fs = new MemoryFileSystem();
+    const log = open(fs);
+    appendMany(log, 3);
+    log.flush();
+    fs.fault = (op) => (op.syscall === 'fsync' ? 'EIO' : null);
+    assert.throws(() => log.truncateFullyAndStartAt(40), { name: 'KafkaStorageError', code: 'EIO' });
+    fs.fault = null;
+    assert.notEqual(log.storageFailure, null);
+    assert.deepEqual(log.segmentBaseOffsets(), [40]);
+    assert.equal(log.logStartOffset, 40);
+    assert.equal(log.logEndOffset, 40);
+    assert.equal(log.recoveryPoint, 40);
+    log.close();
+  });
+
+  it('failStorage (an I/O error on a file beside the log, the leader-epoch checkpoint) makes the log refuse writes; anything else is rethrown', () => {
+    const fs = new MemoryFileSystem();
+    const log = open(fs);
+    appendMany(log, 1);
+    const bug = new RangeError('not an I/O error');
+    assert.throws(
+      () => log.failStorage(bug, 'writing x'),
+      (e: unknown) => e === bug,
+    );
+    assert.equal(log.storageFailure, null);
+    const enospc = Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+    const failure = log.failStorage(enospc, 'writing the leader-epoch checkpoint');
+    assert.ok(failure instanceof KafkaStorageError);
+    assert.equal(failure.code, 'ENOSPC');
+    assert.equal(log.storageFailure, failure);
+    assert.throws(() => log.append(makeBatch({ records: 2, payloadBytes: 39, seed: 3 }), 1), KafkaStorageError);
+    log.close();
+  });
+});
