@@ -80,7 +80,8 @@ export class CleanerSchedule {
   /** Plans a cleaning and, if there is one and none runs, starts it (the CPU work runs on ctx.cpu). */
   private tick(ctx: ActorContext, log: Log): void {
     const config = this.host.config();
-    if (this.cleaning || !config.compactEnabled || !config.cleanerEnable) return;
+    // Not marked compacted (the disk refused the marker): offset gaps would not survive a restart.
+    if (this.cleaning || !config.compactEnabled || !config.cleanerEnable || !log.isCompacted) return;
     const cleanerConfig: CleanerConfig = {
       minCleanableDirtyRatio: config.minCleanableDirtyRatio,
       minCompactionLagMs: config.minCompactionLagMs,

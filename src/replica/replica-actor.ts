@@ -36,7 +36,9 @@
  *   produces get KAFKA_STORAGE_ERROR, those waiting for the HW are answered so, reads go on up to the
  *   HW, and a probe every STORAGE_PROBE_INTERVAL_MS re-establishes a durable prefix (the log cut back
  *   to its last fsynced point, which the HW never passed under write.caching=false) and reopens the
- *   partition for writes.
+ *   partition for writes; a replica of a replicated partition goes offline instead (KIP-112). An I/O
+ *   error writing the leader-epoch checkpoint or truncating the log (role changes, follower
+ *   truncation: {@link ReplicaActor.writeOrGoOffline}) is handled as a failed fsync, never thrown.
  *
  * Its messages (`replica.produce`, `replica.fetch`, `replica.watch`, `replica.list-offsets`,
  * `replica.delete`, `replica.update-config`, `replica.delete-records`, `replica.offset-for-epoch`,
@@ -248,10 +250,12 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
         const log = this.openLog();
         const leo = log.logEndOffset;
         if (leo < previousLogEndOffset) rebuildProducerState(this.producerStates, log);
-        // The leader-epoch checkpoint too, when a write of it failed (it is what sent the log here).
-        const epochsWritten = this.writeOrGoOffline(ctx, 'the leader-epoch checkpoint after healing', () => {
+        // The leader-epoch checkpoint too, when a write of it failed (it may be what sent the log here).
+        // So is the compacted marker.
+        const epochsWritten = this.writeOrGoOffline(ctx, 'the partition files after healing', () => {
           if (leo < previousLogEndOffset) this.epochs.truncateFromEnd(leo);
           this.epochs.persistIfStale();
+          if (this.config.compactEnabled && !log.isCompacted) log.enableCompaction();
         });
         if (!epochsWritten) return; // the log refuses writes again: the probe runs again
         this.updateHighWatermark(ctx);
@@ -834,7 +838,9 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     this.config = config;
     const log = this.openLog();
     log.updateConfig(this.logConfig());
-    if (config.compactEnabled && !log.isCompacted) log.enableCompaction();
+    // The compacted marker is a write on the role-change path too; the cleaner leaves an unmarked log alone.
+    if (config.compactEnabled && !log.isCompacted)
+      this.writeOrGoOffline(ctx, 'marking the log compacted', () => log.enableCompaction());
     this.cleaner.schedule(ctx);
     if (flushMsChanged) this.groupCommit.restartTimedFlush(ctx);
     // write.caching may have turned on: the HW can now count the page cache; or off: flush the rest.

@@ -12,7 +12,9 @@
  *   That is for a partition with a single assigned replica only (nobody else can lead it). A replica of
  *   a partition with more replicas goes offline instead, as Kafka's does (KIP-112): the host answers
  *   KAFKA_STORAGE_ERROR, leaves the ISR through the controller, and stays so until its broker restarts,
- *   so it never rejoins with an HW over bytes whose fsync failed.
+ *   so it never rejoins with an HW over bytes whose fsync failed. An I/O error on the leader-epoch
+ *   checkpoint or in a truncation (the replica's writeOrGoOffline: Log.failStorage, then
+ *   {@link StorageProbe.onStorageFailure}) takes the same way.
  *
  * Durability: the cut never goes below the high watermark. The probe passes the HW as the floor, and
  * the log refuses (changing nothing) when its recovery point is below it: under write.caching=false

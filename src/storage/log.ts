@@ -852,9 +852,9 @@ export class Log {
   /**
    * Makes the log refuse writes after an I/O error on a file of its partition that the log does not
    * own (the leader-epoch checkpoint): Kafka's LogDirFailureChannel.maybeAddOfflineLogDir, which takes
-   * the log dir offline for an IOException on any of its files. Returns the {@link KafkaStorageError}
-   * the log now holds (the first failure, when it held one already). Rethrows anything that is not
-   * an I/O error unchanged (a programmer error crashes the actor).
+   * the log dir offline for an IOException on any of its files. Returns `error` as a
+   * {@link KafkaStorageError} (the log keeps its first failure, when it held one already). Rethrows
+   * anything that is not an I/O error unchanged (a programmer error crashes the actor).
    */
   failStorage(error: unknown, what: string): KafkaStorageError {
     this.assertOpen();

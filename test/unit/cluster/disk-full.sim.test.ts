@@ -17,13 +17,34 @@ import type { ClusterSim } from '../../helpers/cluster-harness';
 import { ErrorCode } from '../../../src/protocol/error-codes';
 import { LATEST_TIMESTAMP } from '../../../src/protocol/sentinels';
 import { readLeaderEpochCheckpoint } from '../../../src/storage/checkpoint';
+import type { Logger } from '../../../src/io/logger';
 
 const TOPIC = 't';
 const LAG_MAX_MS = 10_000;
 
-/** Three brokers (replica.lag.time.max.ms = LAG_MAX_MS) with TOPIC (one partition, RF=3, min.insync.replicas=1). */
+/** A silent logger that keeps the messages of the warn lines, for the check of which write failed. */
+function warnRecorder(): { logger: Logger; warnings: string[] } {
+  const warnings: string[] = [];
+  const logger: Logger = {
+    debug: () => undefined,
+    info: () => undefined,
+    error: () => undefined,
+    warn: (_fields, msg) => {
+      warnings.push(msg ?? '');
+    },
+    child: () => logger,
+  };
+  return { logger, warnings };
+}
+
+/**
+ * Three brokers (replica.lag.time.max.ms = LAG_MAX_MS) with TOPIC (one partition, RF=3,
+ * min.insync.replicas=1); their warn lines go to `warnings`.
+ */
 async function bootWithTopic(seed: number, onActorError: 'fail' | 'restart' = 'fail') {
+  const { logger, warnings } = warnRecorder();
   const cluster = await bootCluster(seed, {
+    logger,
     onActorError,
     properties: { 'replica.lag.time.max.ms': String(LAG_MAX_MS) },
   });
@@ -31,7 +52,7 @@ async function bootWithTopic(seed: number, onActorError: 'fail' | 'restart' = 'f
   const start = await cluster.partition(TOPIC);
   // The controller elects the first live ISR member in replica order: `next` leads after the leader.
   const [next, other] = start.replicas.filter((b) => b !== start.leader) as [number, number];
-  return { cluster, start, next, other };
+  return { cluster, start, next, other, warnings };
 }
 
 /** Values produced with acks=all (retrying while the leader moves), each answered NONE. */
@@ -78,12 +99,31 @@ function assertHolds(cluster: ClusterSim, brokerId: number, acked: string[]): vo
 }
 
 /**
- * The operator frees the disk of `failed` and its broker (and `crashed`, when down) restart: each
+ * Makes broker `brokerId`'s disk refuse: `ENOSPC` on every write and fsync (SimFaults.diskFull), or
+ * `EIO` on every fsync of its files of TOPIC-0. Returns the function that heals it.
+ */
+function failDisk(cluster: ClusterSim, brokerId: number, code: 'ENOSPC' | 'EIO'): () => void {
+  if (code === 'ENOSPC') {
+    cluster.faults.diskFull(brokerId, true);
+    return () => cluster.faults.diskFull(brokerId, false);
+  }
+  const dir = `${cluster.configs[brokerId]!.logDirs[0]}/${TOPIC}-0/`;
+  return cluster.fs.addFault((op) => (op.syscall === 'fsync' && op.path.startsWith(dir) ? 'EIO' : null));
+}
+
+/**
+ * The operator mends the disk of `failed` (`heal`) and its broker (and `crashed`, when down) restart: each
  * rejoins the ISR, the three logs end identical, every acknowledged value is in them, and at most one
  * leader led each epoch.
  */
-async function assertRejoin(cluster: ClusterSim, failed: number, crashed: number | null, acked: string[]) {
-  cluster.faults.diskFull(failed, false);
+async function assertRejoin(
+  cluster: ClusterSim,
+  failed: number,
+  heal: () => void,
+  crashed: number | null,
+  acked: string[],
+) {
+  heal();
   await cluster.crashBroker(failed);
   await cluster.startBroker(failed);
   if (crashed !== null) await cluster.startBroker(crashed);
@@ -108,15 +148,19 @@ describe('a full disk on a replica becoming leader or truncating takes it offlin
     [1, 'restart'],
   ] as const)
     test(`seed ${seed} (onActorError ${onActorError}): the follower elected after the leader crashes cannot write its leader-epoch checkpoint: it goes offline and the other follower leads`, async () => {
-      const { cluster, start, next, other } = await bootWithTopic(seed, onActorError);
+      const { cluster, start, next, other, warnings } = await bootWithTopic(seed, onActorError);
       const acked = await produceAcked(cluster, ['a0', 'a1']);
       await cluster.converge(TOPIC);
 
-      cluster.faults.diskFull(next, true);
+      const heal = failDisk(cluster, next, 'ENOSPC');
       await cluster.crashBroker(start.leader);
       // `next` is elected first; assigning its epoch writes the checkpoint, which the disk refuses.
       await cluster.waitFor(`broker ${other} leads`, async () => (await cluster.partition(TOPIC)).leader === other);
       await assertOffline(cluster, next, other, start.leaderEpoch + 1);
+      assert.ok(
+        warnings.includes(`assigning leader epoch ${start.leaderEpoch + 1} failed on the disk`),
+        'the epoch checkpoint is what failed',
+      );
       const epochsOfNext = readLeaderEpochCheckpoint(
         cluster.fs,
         `${cluster.configs[next]!.logDirs[0]}/${TOPIC}-0/leader-epoch-checkpoint`,
@@ -134,13 +178,17 @@ describe('a full disk on a replica becoming leader or truncating takes it offlin
         0,
         'the offline replica fetches nothing',
       );
-      await assertRejoin(cluster, next, start.leader, acked);
+      await assertRejoin(cluster, next, heal, start.leader, acked);
       await cluster.sim.shutdown();
     });
 
-  for (const seed of [2, 3])
-    test(`seed ${seed}: a follower truncating its divergent suffix after a leader change cannot fsync the truncation: it goes offline and acks=all goes on`, async () => {
-      const { cluster, start, next, other } = await bootWithTopic(seed);
+  for (const [seed, code] of [
+    [2, 'ENOSPC'],
+    [3, 'ENOSPC'],
+    [2, 'EIO'],
+  ] as const)
+    test(`seed ${seed}: a follower truncating its divergent suffix after a leader change cannot fsync the truncation (${code}): it goes offline and acks=all goes on`, async () => {
+      const { cluster, start, next, other, warnings } = await bootWithTopic(seed);
       const acked = await produceAcked(cluster, ['a0']);
       await cluster.converge(TOPIC);
       // `next` misses b0 (cut for less than the lag time: it stays in the ISR); `other` holds it.
@@ -148,17 +196,18 @@ describe('a full disk on a replica becoming leader or truncating takes it offlin
       await produceAcked(cluster, ['b0'], 1);
       await cluster.waitFor('the other follower holds b0', () => cluster.logValues(other, TOPIC).length === 2, 5_000);
       cluster.faults.remove(cut);
-      cluster.faults.diskFull(other, true);
+      const heal = failDisk(cluster, other, code);
       await cluster.crashBroker(start.leader);
       assert.equal((await cluster.partition(TOPIC)).leader, next, 'the follower without b0 leads');
 
-      // `other` finds its b0 past the new epoch's start and truncates it: the truncation's fsync hits ENOSPC.
+      // `other` finds its b0 past the new epoch's start and truncates it: the truncation's fsync fails.
       await cluster.waitFor(
         `broker ${other} leaves the ISR`,
         async () => !(await cluster.partition(TOPIC)).isr.includes(other),
         LAG_MAX_MS / 2,
       );
       await assertOffline(cluster, other, next, start.leaderEpoch);
+      assert.ok(warnings.includes('truncating the log to 1 failed on the disk'), 'the truncation is what failed');
       acked.push(...(await produceAcked(cluster, ['c0', 'c1'])));
       assertHolds(cluster, next, acked);
       assert.deepEqual(
@@ -166,7 +215,7 @@ describe('a full disk on a replica becoming leader or truncating takes it offlin
         ['a0', 'c0', 'c1'],
         "the new leader's log: b0 (acks=1, on no ISR member that leads) is gone",
       );
-      await assertRejoin(cluster, other, start.leader, acked);
+      await assertRejoin(cluster, other, heal, start.leader, acked);
       assert.ok(!cluster.logValues(other, TOPIC).some((r) => r.value === 'b0'), 'the rejoined replica dropped b0');
       await cluster.sim.shutdown();
     });
