@@ -5,9 +5,10 @@
  * leader assigns its epoch at its LEO, and a follower assigns each epoch it appends batches of.
  *
  * A change is made in memory first, then the whole file is rewritten (Kafka's LeaderEpochFileCache
- * under its LeaderEpochCheckpointFile). When the disk refuses the write (a full disk, an I/O error) the
+ * over LeaderEpochCheckpointFile). When the disk refuses the write (a full disk, an I/O error) the
  * change stays in memory and the method throws a KafkaStorageError: the caller takes the log dir's
- * replica offline, as Kafka's LogDirFailureChannel does for any IOException on a log dir's file; the
+ * replica offline, as Kafka's CheckpointFileWithFailureHandler does (LogDirFailureChannel
+ * .maybeAddOfflineLogDir, then a KafkaStorageException) for an IOException on the file; the
  * next successful write (or {@link LeaderEpochCache.persistIfStale}) brings the file up to date.
  */
 import assert from 'node:assert/strict';
