@@ -281,6 +281,8 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
     const role = this.roleFor(topic.topicId, p.partition);
     if (role === null) return;
     const roleKey = `${role.leaderEpoch}/${role.partitionEpoch}/${JSON.stringify(topic.configs)}`;
+    // Offline until this broker restarts (it could not start on the disk): not retried.
+    if (this.failedReplicas.has(key) && !this.replicas.has(key)) return;
     try {
       let hosted = this.replicas.get(key);
       if (hosted === undefined) {
@@ -303,6 +305,28 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
     } catch (error) {
       if (!isDiskError(error)) throw error;
       const reason = (error as Error).message;
+      // A replicated partition's replica that cannot start on its disk is an offline log dir's
+      // (KIP-112): reported to the controller, which moves leadership and the ISR to the other
+      // replicas, and not retried until this broker starts again (the failed-fsync case's path).
+      if (p.replicas.length > 1) {
+        if (!this.failedReplicas.has(key)) {
+          ctx.log.error(
+            { topic: topic.name, partition: p.partition, error: reason },
+            `replica of ${topic.name}-${p.partition} could not start on the disk and is offline until this broker restarts: ` +
+              'requests for it answer KAFKA_STORAGE_ERROR',
+          );
+          this.failedReplicas.set(key, {
+            topic: topic.name,
+            partition: p.partition,
+            reason,
+            topicId: topic.topicId,
+            reported: false,
+          });
+          this.pushLocalState(ctx);
+          void this.reportOfflineReplicas(ctx);
+        }
+        return;
+      }
       if (!this.offline.has(key))
         ctx.log.error(
           { topic: topic.name, partition: p.partition, error: reason },
