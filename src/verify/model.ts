@@ -107,9 +107,21 @@ export class World {
    * Remembers what broker `broker`'s replicas (`partitions`, or all of the run's) had fsynced, before
    * a crash or power loss: the valid record batches of their durable segment bytes, in offset order.
    */
-  rememberFsynced(broker: number, partitions: { topic: string; partition: number }[]): void {
-    for (const { topic, partition } of partitions)
-      this.fsyncedAtCrash.set(`${broker}/${topic}/${partition}`, fsyncedEnd(this.cluster, broker, topic, partition));
+  async rememberFsynced(broker: number, partitions: { topic: string; partition: number }[]): Promise<void> {
+    for (const { topic, partition } of partitions) {
+      let fsynced = fsyncedEnd(this.cluster, broker, topic, partition);
+      // What the replica itself saw fsynced (its fsyncedOffset): an fsync that completed after the
+      // replica went offline on a failed one never counted for it, and its restart may cut back to
+      // its own durable point (a failed fsync leaves the page cache untrustworthy).
+      const p = await this.cluster.partition(topic, partition).catch(() => null);
+      if (p !== null && this.cluster.up.has(broker)) {
+        const own = await this.cluster
+          .ask(this.cluster.replica(broker, p.topicId, partition), 'replica.describe', {}, 5_000)
+          .catch(() => null);
+        if (own !== null) fsynced = Math.min(fsynced, own.fsyncedOffset);
+      }
+      this.fsyncedAtCrash.set(`${broker}/${topic}/${partition}`, fsynced);
+    }
   }
 
   /**
@@ -325,7 +337,7 @@ class CrashBrokerCommand implements Command {
     return model.up[this.broker] === true;
   }
   async run(model: ModelState, world: World): Promise<void> {
-    world.rememberFsynced(this.broker, partitionsOf(model));
+    await world.rememberFsynced(this.broker, partitionsOf(model));
     await world.cluster.crashBroker(this.broker);
     model.up[this.broker] = false;
   }
@@ -387,7 +399,7 @@ class PowerLossCommand implements Command {
       for (const [key, r] of world.read) if (key.startsWith(`${MAIN_TOPIC}/`)) r.excused = true;
     }
     world.cachedSincePowerLoss = world.writeCaching;
-    for (const b of world.cluster.up) world.rememberFsynced(b, partitionsOf(model));
+    for (const b of world.cluster.up) await world.rememberFsynced(b, partitionsOf(model));
     await world.cluster.powerLoss(this.torn ? { kind: 'torn-last-write' } : { kind: 'lose-unsynced' });
     for (let b = 0; b < model.up.length; b++) model.up[b] = world.cluster.up.has(b);
     for (const b of world.cluster.up) await world.checkRecovered(b);
@@ -603,7 +615,7 @@ class ReplicaCrashCommand implements Command {
   }
   async run(model: ModelState, world: World): Promise<void> {
     const partition = this.partition % model.partitions;
-    world.rememberFsynced(this.broker, [{ topic: MAIN_TOPIC, partition }]);
+    await world.rememberFsynced(this.broker, [{ topic: MAIN_TOPIC, partition }]);
     await world.cluster.crashReplica(this.broker, MAIN_TOPIC, partition);
     await world.checkRecovered(this.broker);
   }
