@@ -324,6 +324,17 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       // retries of the start (it keeps the partition offline meanwhile) leak no descriptors. The files
       // written so far are whole (atomic writes) and the next start reopens them as they are.
       log.close();
+      // A replicated partition's replica restarted by its supervisor (its manager spawned it before)
+      // that cannot start on its disk tells its manager, which reports it offline to the controller
+      // so leadership moves (KIP-112) instead of the controller naming a replica that is not there.
+      // A first start's failure reaches the manager as the spawn's error instead.
+      const code = (error as { code?: unknown } | null)?.code;
+      if (typeof code === 'string' && /^E[A-Z0-9]+$/.test(code) && role.replicas.length > 1)
+        ctx.send(this.args.manager, 'replica-manager.replica-offline', {
+          topicId: this.args.topicId,
+          partition: this.args.partition,
+          reason: `${code}: ${(error as Error).message}`,
+        });
       throw error;
     }
     this.log = log;
