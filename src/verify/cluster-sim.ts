@@ -265,6 +265,8 @@ export class ClusterSim {
   async crashReplica(brokerId: number, topic: string, partition = 0): Promise<void> {
     const p = await this.partition(topic, partition);
     const id = this.replica(brokerId, p.topicId, partition);
+    // Not running (offline after a restart its disk refused, or its broker is down): nothing to crash.
+    if (!this.sim.actorIds().includes(id)) return;
     this.faults.record('replica-crash');
     this.sim.crash(id, 'simulated replica crash');
     // A restart that fails (its disk refuses the start) leaves the actor gone, as production's
