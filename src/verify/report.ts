@@ -125,3 +125,140 @@ export function runSeed(seed: number, run: number): number {
   h ^= h >>> 16;
   return h & 0x7fffffff || 1;
 }
+
+/**
+ * Whether a strategy may lose records by design (issue 12 item 3): acks=0 and acks=1 (a leader that
+ * dies before its followers fetch), unclean election (an out-of-sync replica becomes leader),
+ * committing before processing and auto-commit (a commit can pass records never processed). The
+ * others must lose none; a loss there is also an invariant violation.
+ */
+export const LOSS_EXPECTED: Readonly<Record<Strategy, boolean>> = {
+  'acks=0': true,
+  'acks=1': true,
+  'acks=all': false,
+  'acks=all idempotent': false,
+  'acks=all unclean-election': true,
+  'commit-after-processing': false,
+  'commit-before-processing': true,
+  'auto-commit-5s': true,
+};
+
+/** Every strategy in printing order: producers, then consumers. */
+const STRATEGY_ORDER: readonly Strategy[] = [...PRODUCER_STRATEGIES, ...CONSUMER_STRATEGIES];
+
+/** An empty report of `mode`: no runs, nothing counted. */
+export function emptyReport(mode: VerifyReport['mode'] = 'sim'): VerifyReport {
+  return { mode, runs: 0, faults: {}, checks: {}, strategies: [], violations: [], counterexample: null };
+}
+
+/**
+ * Merges the reports of consecutive runs, given in run order, into one: runs, faults, checks and
+ * strategy counts summed (strategies in {@link PRODUCER_STRATEGIES} then {@link CONSUMER_STRATEGIES}
+ * order, those any report has), violations concatenated in run order, and the first counterexample.
+ * An empty list merges to {@link emptyReport}. Throws when the reports' modes differ.
+ */
+export function mergeReports(reports: readonly VerifyReport[]): VerifyReport {
+  const first = reports[0];
+  const merged = emptyReport(first?.mode ?? 'sim');
+  const strategies = new Map<Strategy, StrategyCounts>();
+  for (const report of reports) {
+    if (report.mode !== merged.mode) throw new Error(`cannot merge a ${report.mode} report into a ${merged.mode} one`);
+    merged.runs += report.runs;
+    addCounts(merged.faults, report.faults);
+    addCounts(merged.checks, report.checks);
+    for (const counts of report.strategies) {
+      const total = strategies.get(counts.strategy) ?? {
+        strategy: counts.strategy,
+        records: 0,
+        lost: 0,
+        duplicated: 0,
+      };
+      total.records += counts.records;
+      total.lost += counts.lost;
+      total.duplicated += counts.duplicated;
+      strategies.set(counts.strategy, total);
+    }
+    merged.violations.push(...report.violations);
+    merged.counterexample ??= report.counterexample;
+  }
+  for (const strategy of STRATEGY_ORDER) {
+    const counts = strategies.get(strategy);
+    if (counts !== undefined) merged.strategies.push(counts);
+  }
+  return merged;
+}
+
+function addCounts<K extends string>(into: Partial<Record<K, number>>, from: Partial<Record<K, number>>): void {
+  for (const [key, n] of Object.entries(from) as Array<[K, number | undefined]>) {
+    if (n !== undefined) into[key] = (into[key] ?? 0) + n;
+  }
+}
+
+/**
+ * The report as printed by `skiff verify` (stdout): runs, faults injected by kind (in
+ * {@link FAULT_KINDS} order), invariant checks by invariant ({@link INVARIANTS} order), the
+ * per-strategy table (records, lost, duplicated, whether loss is expected: {@link LOSS_EXPECTED}),
+ * the violations and the counterexample (its `--replay SEED:PATH`, shrunk commands and log table).
+ * A pure function of the report, so the same seed prints the same text; ends with a newline.
+ */
+export function formatReport(report: VerifyReport): string {
+  const lines: string[] = [`mode: ${report.mode === 'sim' ? 'simulated cluster' : 'real brokers'}`];
+  lines.push(`runs: ${report.runs}`);
+  lines.push(...countsSection('faults injected', FAULT_KINDS, report.faults));
+  lines.push(...countsSection('invariant checks', INVARIANTS, report.checks));
+  lines.push('strategies:');
+  if (report.strategies.length === 0) lines.push('  (none exercised)');
+  else {
+    const rows: string[][] = [['strategy', 'records', 'lost', 'duplicated', 'loss expected']];
+    for (const s of report.strategies) {
+      const expected = LOSS_EXPECTED[s.strategy];
+      const note = expected ? 'yes' : s.lost > 0 ? 'no (UNEXPECTED LOSS)' : 'no';
+      rows.push([s.strategy, String(s.records), String(s.lost), String(s.duplicated), note]);
+    }
+    lines.push(...alignedRows(rows, [false, true, true, true, false]).map((row) => `  ${row}`));
+  }
+  if (report.violations.length === 0) lines.push('violations: none');
+  else {
+    lines.push(`violations: ${report.violations.length}`);
+    for (const v of report.violations) lines.push(`  ${v.invariant}: ${v.message}`);
+  }
+  const cx = report.counterexample;
+  if (cx === null) lines.push('counterexample: none');
+  else {
+    lines.push('counterexample:');
+    lines.push(`  replay: ${cx.seed}:${cx.path}`);
+    lines.push(`  violation: ${cx.violation.invariant}: ${cx.violation.message}`);
+    lines.push(`  commands (${cx.commands.length}):`);
+    cx.commands.forEach((command, i) => lines.push(`    ${i + 1}. ${command}`));
+    lines.push('  logs:');
+    for (const line of cx.logs.replace(/\n+$/, '').split('\n')) lines.push(`    ${line}`.trimEnd());
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** `title: none`, or `title:` and one aligned `  name  count` line per key present, in `order`. */
+function countsSection<K extends string>(
+  title: string,
+  order: readonly K[],
+  counts: Partial<Record<K, number>>,
+): string[] {
+  const rows = order.filter((k) => counts[k] !== undefined).map((k) => [k, String(counts[k])]);
+  if (rows.length === 0) return [`${title}: none`];
+  const total = rows.reduce((sum, [, n]) => sum + Number(n), 0);
+  return [`${title}: ${total}`, ...alignedRows(rows, [false, true]).map((row) => `  ${row}`)];
+}
+
+/** Rows as space-aligned columns (two spaces apart), numbers right-aligned where `right[i]`. */
+function alignedRows(rows: readonly string[][], right: readonly boolean[]): string[] {
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
+  return rows.map((row) =>
+    row
+      .map((cell, i) => {
+        const width = widths[i] ?? cell.length;
+        return right[i] === true ? cell.padStart(width) : cell.padEnd(width);
+      })
+      .join('  ')
+      .trimEnd(),
+  );
+}
