@@ -57,22 +57,20 @@ counterexample:
 `;
 
 describe('verify report', () => {
-  test('runSeed: fixed values for campaign seed 1 and 0, unsigned 32-bit, distinct per run', () => {
+  test('runSeed: fixed values for campaign seed 1 and 0, positive below 2^31, distinct per run', () => {
     assert.deepEqual(
       [0, 1, 2, 3].map((r) => runSeed(1, r)),
-      [3222942338, 360995440, 2480474, 1446340233],
+      [1243347218, 43495197, 273827428, 934906588],
     );
     const seeds = new Set<number>();
     for (let r = 0; r < 1000; r++) {
       const s = runSeed(0, r);
-      assert.ok(Number.isInteger(s) && s >= 0 && s < 2 ** 32, `runSeed(0, ${r}) = ${s}`);
+      assert.ok(Number.isInteger(s) && s > 0 && s < 2 ** 31, `runSeed(0, ${r}) = ${s}`);
       seeds.add(s);
     }
     assert.equal(seeds.size, 1000);
     assert.notEqual(runSeed(1, 5), runSeed(2, 5));
     assert.equal(runSeed(2 ** 32 + 1, 5), runSeed(1, 5), 'the campaign seed is taken modulo 2^32');
-    assert.throws(() => runSeed(1.5, 0), RangeError);
-    assert.throws(() => runSeed(1, -1), RangeError);
   });
 
   test('formatReport: golden text of a three-run report with a counterexample', () => {

@@ -31,11 +31,11 @@ describe('verify runner', () => {
     assert.deepEqual(finished, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
   });
 
-  test('seed 1, 12 runs, runs 3, 4, 6, 7, 11 fail: the report ends at run 3 with its counterexample, for 1, 2 and 3 workers', async () => {
+  test('seed 1, 12 runs, runs 5, 8, 11 fail: the report ends at run 5 with its counterexample, for 1, 2 and 3 workers', async () => {
     const campaign = { seed: 1, runs: 12 };
-    const expected = mergeReports([0, 1, 2, 3].map((r) => fakeRunReport(1, r, true)));
-    assert.equal(expected.runs, 4);
-    assert.equal(expected.counterexample?.path, '3:0');
+    const expected = mergeReports([0, 1, 2, 3, 4, 5].map((r) => fakeRunReport(1, r, true)));
+    assert.equal(expected.runs, 6);
+    assert.equal(expected.counterexample?.path, '5:0');
     assert.deepEqual(
       expected.violations.map((v) => v.message),
       [expected.counterexample?.violation.message],
