@@ -18,6 +18,7 @@ import {
 } from '../config/broker-config';
 import { registerClientCommands } from './client-commands';
 import type { ClientCommandRun } from './client-io';
+import { registerVerifyCommand } from './verify-command';
 
 /** Arguments of `skiff start`. */
 export interface StartArgs {
@@ -127,6 +128,9 @@ export function parseCliArgs(argv: readonly string[], output: CliOutput = defaul
       },
     );
   registerClientCommands(program, (run) => {
+    command = { kind: 'client', run };
+  });
+  registerVerifyCommand(program, (run) => {
     command = { kind: 'client', run };
   });
   try {

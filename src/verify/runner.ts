@@ -36,6 +36,8 @@ export interface CampaignSettings {
 export interface CampaignCall extends CampaignSettings {
   firstRun: number;
   stride: number;
+  /** That one run (`skiff verify --replay SEED:PATH`); the runner itself never sets it. */
+  replay?: { seed: number; path: string };
 }
 
 /**
