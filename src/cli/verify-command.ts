@@ -180,11 +180,14 @@ function verifyArgs(command: Command, o: VerifyOptions): VerifyArgs {
   if (o.bootstrap !== undefined) {
     const simFlags = given(o, SIM_ONLY);
     if (simFlags.length > 0)
-      command.error(`error: ${simFlags.join(', ')} only go with a simulated campaign, not --bootstrap`);
+      command.error(
+        `error: --bootstrap (the real mode) does not take ${simFlags.join(', ')}: simulated campaigns only`,
+      );
     return { kind: 'real', options: realOptions(command, o), quiet };
   }
   const realFlags = given(o, REAL_ONLY);
-  if (realFlags.length > 0) command.error(`error: ${realFlags.join(', ')} need --bootstrap (the real mode)`);
+  if (realFlags.length > 0)
+    command.error(`error: ${realFlags.join(', ')}: real mode only, give --bootstrap HOST:PORT[,...]`);
   const sim: SimSettings = {
     nodes: o.nodes ?? DEFAULT_SIM_NODES,
     faults: o.faults ?? null,
