@@ -202,10 +202,13 @@ function runThreads(workers: number, data: RunnerWorkerData, state: RunQueue): P
         running.set(thread, run);
         thread.postMessage({ run } satisfies RunRequest);
       }
-      if (state.done()) finish(null);
-      else
-        for (const [other, otherRun] of running)
-          if (state.moot(otherRun)) (running.delete(other), void other.terminate());
+      if (state.done()) return finish(null);
+      // Runs past a counterexample cannot change the report: stop the workers busy with them.
+      for (const [other, otherRun] of running) {
+        if (!state.moot(otherRun)) continue;
+        running.delete(other);
+        void other.terminate();
+      }
     };
     for (let k = 0; k < workers; k++) {
       const thread = new Worker(script, { workerData: data satisfies RunnerWorkerData });

@@ -14,6 +14,9 @@ import type { RealVerifyOptions } from '../../src/verify/real/run';
 import { emptyReport, FAULT_KINDS, formatReport, type VerifyReport } from '../../src/verify/report';
 import type { CampaignCall, RunnerOptions } from '../../src/verify/runner';
 
+/** The escape that starts the terminal's erase-line sequence. */
+const ESC = String.fromCharCode(0x1b);
+
 /** parseCliArgs with commander's output captured. */
 function parse(argv: string[]): { exitCode: number | null; err: string } {
   let err = '';
@@ -221,8 +224,9 @@ describe('skiff verify flags', () => {
   test('on a terminal the progress bar is redrawn on stderr and cleared at the end', async () => {
     const c = await runVerify(['--seed', '1', '--runs', '3', '--workers', '1'], CLEAN, true);
     assert.equal(c.code, 0);
-    assert.match(c.stderrRaw, /\r\x1b\[K\[#{30}\] 3\/3 runs, [\d.]+ runs\/s/);
-    assert.ok(c.stderrRaw.endsWith('\r\x1b[K'), JSON.stringify(c.stderrRaw));
+    const bar = `\r${ESC}[K[${'#'.repeat(30)}] 3/3 runs, `;
+    assert.ok(c.stderrRaw.includes(bar), JSON.stringify(c.stderrRaw));
+    assert.ok(c.stderrRaw.endsWith(`\r${ESC}[K`), JSON.stringify(c.stderrRaw));
   });
 
   test('--replay runs that one run on this thread with the given settings', async () => {
