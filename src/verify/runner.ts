@@ -13,32 +13,22 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { PlantedBug } from '../replica/planted-bugs';
-import { mergeReports, type FaultKind, type VerifyReport } from './report';
+import type { CampaignOptions, runCampaign } from './campaign';
+import { mergeReports, type VerifyReport } from './report';
 
 export { PLANTED_BUGS, type PlantedBug } from '../replica/planted-bugs';
 
 /**
- * The options of a campaign that are the same for every run (src/verify/README.md, `CampaignOptions`
- * of campaign.ts without `firstRun`, `stride`, `onRun` and `replay`, which the runner sets).
+ * The options of a campaign that are the same for every run: campaign.ts's `CampaignOptions` without
+ * `firstRun`, `stride` and `replay` (the runner sets them per run) and `onRun` (a function does not
+ * cross to a worker thread; {@link RunnerOptions.onRun} reports progress instead).
  */
-export interface CampaignSettings {
-  seed: number;
-  runs: number;
-  nodes?: number;
-  faults?: FaultKind[];
-  maxCommands?: number;
-  plantedBug?: PlantedBug | null;
-  timeLimitMs?: number;
-}
+export type CampaignSettings = Omit<CampaignOptions, 'firstRun' | 'stride' | 'replay' | 'onRun'>;
 
-/** What the runner passes to the campaign function for one run. */
-export interface CampaignCall extends CampaignSettings {
-  firstRun: number;
-  stride: number;
-  /** That one run (`skiff verify --replay SEED:PATH`); the runner itself never sets it. */
-  replay?: { seed: number; path: string };
-}
+/** What the runner passes to the campaign function for one run (or `skiff verify --replay` for a replay). */
+export type CampaignCall = CampaignSettings &
+  Required<Pick<CampaignOptions, 'firstRun' | 'stride'>> &
+  Pick<CampaignOptions, 'replay'>;
 
 /**
  * Where the campaign function lives: a module path (absolute, or `require`-resolvable from here) and
@@ -50,7 +40,7 @@ export interface CampaignModule {
   exportName: string;
 }
 
-/** The real campaign, src/verify/campaign.ts. */
+/** The real campaign, src/verify/campaign.ts (loaded only when a campaign runs: it brings fast-check). */
 export const DEFAULT_CAMPAIGN_MODULE: CampaignModule = {
   module: path.join(__dirname, 'campaign'),
   exportName: 'runCampaign',
@@ -85,13 +75,17 @@ export interface RunnerWorkerData {
   campaignModule: CampaignModule;
 }
 
+/** The shape of the campaign function, which campaign.ts's `runCampaign` has (loadCampaign checks it). */
+export type CampaignFunction = (options: CampaignCall) => Promise<VerifyReport>;
+
 /** Loads the campaign function of `ref` (for this thread). */
-export function loadCampaign(ref: CampaignModule): (options: CampaignCall) => Promise<VerifyReport> {
+export function loadCampaign(ref: CampaignModule): CampaignFunction {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const loaded = require(ref.module) as Record<string, unknown>;
   const fn = loaded[ref.exportName];
   if (typeof fn !== 'function') throw new Error(`${ref.module} exports no function ${ref.exportName}`);
-  return fn as (options: CampaignCall) => Promise<VerifyReport>;
+  // Whatever module the ref names, it must take what runCampaign takes.
+  return fn as typeof runCampaign satisfies CampaignFunction;
 }
 
 /** The options of run `run` alone. */

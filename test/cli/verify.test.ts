@@ -1,0 +1,53 @@
+/**
+ * `skiff verify` end to end: the real `node bin/skiff.js verify` over the real campaign
+ * (src/verify/campaign.ts) in the simulated cluster. The same seed prints the same stdout on one
+ * worker thread and on two; usage errors exit 2.
+ */
+import * as assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { runCommand, SKIFF_BIN, type RunResult } from '../helpers/run-command';
+
+const TIMEOUT_MS = 240_000;
+
+/** `node bin/skiff.js verify ARGS` (killed after 200 s). */
+function verify(args: string[]): Promise<RunResult> {
+  return runCommand(process.execPath, [SKIFF_BIN, 'verify', ...args], '', { timeoutMs: 200_000 });
+}
+
+describe('skiff verify', () => {
+  test(
+    'seed 1, 4 runs: exit 0 and the same stdout twice, on one worker and on two',
+    { timeout: TIMEOUT_MS },
+    async () => {
+      const one = await verify(['--seed', '1', '--runs', '4', '--workers', '1']);
+      assert.equal(one.code, 0, `stdout: ${one.stdout}\nstderr: ${one.stderr}`);
+      const again = await verify(['--seed', '1', '--runs', '4', '--workers', '1']);
+      const two = await verify(['--seed', '1', '--runs', '4', '--workers', '2']);
+      assert.equal(again.code, 0, again.stderr);
+      assert.equal(two.code, 0, two.stderr);
+      assert.equal(again.stdout, one.stdout);
+      assert.equal(two.stdout, one.stdout);
+      const lines = one.stdout.split('\n');
+      assert.equal(lines[0], 'campaign: seed 1, 4 runs, 3 nodes, faults all');
+      assert.equal(lines[1], 'mode: simulated cluster');
+      assert.equal(lines[2], 'runs: 4');
+      assert.match(one.stdout, /^invariant checks: [1-9]\d*$/m);
+      assert.match(one.stdout, /^ {2}strategy +records +lost +duplicated +loss expected$/m);
+      assert.match(one.stdout, /^violations: none\ncounterexample: none\n$/m);
+      // Timing is on stderr only (it differs between runs).
+      assert.match(one.stderr, /^skiff verify: 4 runs in \d+\.\d s, \d+\.\d\d runs\/s on 1 worker$/m);
+      assert.match(two.stderr, /on 2 workers$/m);
+      assert.doesNotMatch(one.stdout, /runs\/s/);
+    },
+  );
+
+  test('usage errors exit 2 from the process: a bad --faults name, --runs 0', { timeout: TIMEOUT_MS }, async () => {
+    const faults = await verify(['--faults', 'broker-crash,meteor']);
+    assert.equal(faults.code, 2);
+    assert.equal(faults.stdout, '');
+    assert.match(faults.stderr, /Unknown fault kind "meteor"; valid kinds: broker-crash, broker-stop, /);
+    const runs = await verify(['--runs', '0']);
+    assert.equal(runs.code, 2);
+    assert.match(runs.stderr, /--runs <n>' argument '0' is invalid\. Expected a positive integer\./);
+  });
+});
