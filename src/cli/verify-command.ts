@@ -290,7 +290,7 @@ export async function verifyCommand(args: VerifyArgs, io: CliIo, deps: VerifyDep
     await io.out(formatReport(report));
   } else {
     const workers = args.workers ?? defaultWorkers(args.runs);
-    await io.out(`campaign: seed ${args.seed}, ${args.runs} runs${settingsText(args)}\n`);
+    await io.out(`campaign: seed ${args.seed}, ${args.runs} run${args.runs === 1 ? '' : 's'}${settingsText(args)}\n`);
     const progress = args.quiet ? null : new Progress(args.runs, deps, io);
     try {
       report = await deps.runOnWorkers({

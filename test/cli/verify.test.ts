@@ -5,6 +5,7 @@
  */
 import * as assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { runSeed } from '../../src/verify/report';
 import { runCommand, SKIFF_BIN, type RunResult } from '../helpers/run-command';
 
 const TIMEOUT_MS = 240_000;
@@ -38,6 +39,34 @@ describe('skiff verify', () => {
       assert.match(one.stderr, /^skiff verify: 4 runs in \d+\.\d s, \d+\.\d\d runs\/s on 1 worker$/m);
       assert.match(two.stderr, /on 2 workers$/m);
       assert.doesNotMatch(one.stdout, /runs\/s/);
+    },
+  );
+
+  test(
+    '--replay of run 0 (its run seed, path 0) prints the report of a one-run campaign',
+    { timeout: TIMEOUT_MS },
+    async () => {
+      const seed = runSeed(1, 0);
+      const replay = await verify(['--replay', `${seed}:0`, '--faults', 'broker-crash,power-loss,network-partition']);
+      const campaign = await verify([
+        '--seed',
+        '1',
+        '--runs',
+        '1',
+        '--faults',
+        'broker-crash,power-loss,network-partition',
+      ]);
+      assert.equal(replay.code, 0, `stdout: ${replay.stdout}\nstderr: ${replay.stderr}`);
+      assert.equal(campaign.code, 0, campaign.stderr);
+      const [replayHeader, ...replayReport] = replay.stdout.split('\n');
+      const [campaignHeader, ...campaignReport] = campaign.stdout.split('\n');
+      assert.equal(replayHeader, `replay: ${seed}:0, 3 nodes, faults broker-crash,power-loss,network-partition`);
+      assert.equal(
+        campaignHeader,
+        'campaign: seed 1, 1 run, 3 nodes, faults broker-crash,power-loss,network-partition',
+      );
+      assert.match(replay.stdout, /^runs: 1$/m);
+      assert.deepEqual(replayReport, campaignReport);
     },
   );
 
