@@ -34,6 +34,9 @@ import {
 } from '../verify/runner';
 import { EXIT_FAILURE, startProgress, type CliIo, type ClientCommandRun } from './client-io';
 
+/** Exit code of a usage error (args.ts's EXIT_USAGE; args.ts imports this file). */
+const EXIT_USAGE = 2;
+
 /** Exit code when the campaign found a violation. */
 export const EXIT_VIOLATION = EXIT_FAILURE;
 
@@ -281,12 +284,22 @@ export async function verifyCommand(args: VerifyArgs, io: CliIo, deps: VerifyDep
     await io.out(formatReport(report));
   } else if (args.kind === 'replay') {
     await io.out(`replay: ${args.seed}:${args.path}${settingsText(args)}\n`);
-    report = await deps.runCampaign({
-      ...campaignSettings(args.seed, 1, args),
-      firstRun: 0,
-      stride: 1,
-      replay: { seed: args.seed, path: args.path },
-    });
+    try {
+      report = await deps.runCampaign({
+        ...campaignSettings(args.seed, 1, args),
+        firstRun: 0,
+        stride: 1,
+        replay: { seed: args.seed, path: args.path },
+      });
+    } catch (err) {
+      // fast-check's answer to a path that its shrink tree does not have: other settings, or a typo.
+      if (!/^Unable to replay/.test((err as Error).message)) throw err;
+      io.err(
+        `skiff: cannot replay ${args.seed}:${args.path}: ${(err as Error).message}; ` +
+          'give the --nodes, --faults, --planted-bug and --max-commands of the campaign that printed it',
+      );
+      return EXIT_USAGE;
+    }
     await io.out(formatReport(report));
   } else {
     const workers = args.workers ?? defaultWorkers(args.runs);
@@ -431,11 +444,14 @@ function parseBrokerIds(text: string): number[] {
   return [...new Set(ids.map(Number))];
 }
 
-/** `--replay SEED:PATH` (the path is fast-check's, itself colon-separated, e.g. `12345:3:0:1`). */
+/**
+ * `--replay SEED:PATH` as a counterexample prints it: the run seed, fast-check's colon-separated path,
+ * and after a `/` fc.commands' replay path (base64 digits and a colon), e.g. `12345:3:0:1/ABC:D`.
+ */
 function parseReplay(text: string): { seed: number; path: string } {
-  const m = /^(\d+):(\d+(?::\d+)*)$/.exec(text.trim());
+  const m = /^(\d+):(\d+(?::\d+)*(?:\/[A-Za-z0-9+/:]+)?)$/.exec(text.trim());
   const seed = m === null ? NaN : Number(m[1]);
   if (m === null || !Number.isSafeInteger(seed))
-    throw new InvalidArgumentError('Expected SEED:PATH as a counterexample prints it, e.g. 12345:3:0:1.');
+    throw new InvalidArgumentError('Expected SEED:PATH as a counterexample prints it, e.g. 12345:3:0:1/ABC:D.');
   return { seed, path: m[2]! };
 }

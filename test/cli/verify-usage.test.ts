@@ -63,7 +63,12 @@ const FAILED: VerifyReport = {
 };
 
 /** Parses `argv` with fake deps (reports `report` from every mode), runs it and captures everything. */
-async function runVerify(argv: string[], report: VerifyReport, tty = false): Promise<Captured> {
+async function runVerify(
+  argv: string[],
+  report: VerifyReport,
+  tty = false,
+  campaignError: Error | null = null,
+): Promise<Captured> {
   const captured: Captured = { code: -1, stdout: '', stderr: [], stderrRaw: '', runner: [], campaign: [], real: [] };
   let clock = 0;
   const deps: VerifyDeps = {
@@ -74,7 +79,7 @@ async function runVerify(argv: string[], report: VerifyReport, tty = false): Pro
     },
     runCampaign: (options) => {
       captured.campaign.push(options);
-      return Promise.resolve(report);
+      return campaignError === null ? Promise.resolve(report) : Promise.reject(campaignError);
     },
     runRealVerify: (options, io) => {
       captured.real.push(options);
@@ -120,6 +125,7 @@ describe('skiff verify flags', () => {
       /Allowed choices are truncateToHighWatermark, ackBeforeHighWatermark, fencedLeaderAppends/,
     );
     assertUsageError(['verify', '--replay', '12'], /Expected SEED:PATH/);
+    assertUsageError(['verify', '--replay', '12:0/'], /Expected SEED:PATH/);
     assertUsageError(['verify', '--replay', '12:0', '--runs', '3'], /--replay re-runs one run: drop --runs/);
     assertUsageError(['verify', '--duration', '10'], /--duration: real mode only, give --bootstrap HOST:PORT/);
     assertUsageError(
@@ -248,6 +254,21 @@ describe('skiff verify flags', () => {
       c.stdout,
       `replay: 777:1:0, 4 nodes, faults all, planted bug fencedLeaderAppends\n${formatReport(FAILED)}`,
     );
+  });
+
+  test('--replay of a path fast-check cannot walk: exit 2, the reason and what to give', async () => {
+    const c = await runVerify(
+      ['--replay', '5:0:9/AB:C'],
+      CLEAN,
+      false,
+      new Error('Unable to replay, got wrong path=0:9'),
+    );
+    assert.equal(c.code, 2);
+    assert.deepEqual(c.campaign[0]?.replay, { seed: 5, path: '0:9/AB:C' });
+    assert.deepEqual(c.stderr, [
+      'skiff: cannot replay 5:0:9/AB:C: Unable to replay, got wrong path=0:9; ' +
+        'give the --nodes, --faults, --planted-bug and --max-commands of the campaign that printed it',
+    ]);
   });
 
   test('--bootstrap with kill and start commands: runRealVerify gets the commands driver, hard bounce as process-kill', async () => {

@@ -1,7 +1,9 @@
 /**
  * `skiff verify` end to end: the real `node bin/skiff.js verify` over the real campaign
  * (src/verify/campaign.ts) in the simulated cluster. The same seed prints the same stdout on one
- * worker thread and on two; usage errors exit 2.
+ * worker thread and on two; a planted bug is found (exit 1, a counterexample) and its printed replay
+ * command prints the same violation again; a replay of run 0 prints what a one-run campaign does;
+ * usage errors exit 2.
  */
 import * as assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -9,6 +11,12 @@ import { runSeed } from '../../src/verify/report';
 import { runCommand, SKIFF_BIN, type RunResult } from '../helpers/run-command';
 
 const TIMEOUT_MS = 240_000;
+
+/**
+ * The planted bug this test plants, and a campaign that finds it: with seed 1, run 42 is the first
+ * to fail (43 runs, shrunk to 3 commands: an acks=all produce, a power loss, a config change).
+ */
+const PLANTED = { bug: 'ackBeforeHighWatermark', seed: '1', runs: '60' } as const;
 
 /** `node bin/skiff.js verify ARGS` (killed after 200 s). */
 function verify(args: string[]): Promise<RunResult> {
@@ -39,6 +47,40 @@ describe('skiff verify', () => {
       assert.match(one.stderr, /^skiff verify: 4 runs in \d+\.\d s, \d+\.\d\d runs\/s on 1 worker$/m);
       assert.match(two.stderr, /on 2 workers$/m);
       assert.doesNotMatch(one.stdout, /runs\/s/);
+    },
+  );
+
+  test(
+    `--planted-bug ${PLANTED.bug}: exit 1 with a counterexample, and its --replay prints the same violation`,
+    { timeout: TIMEOUT_MS },
+    async () => {
+      const found = await verify([
+        '--seed',
+        PLANTED.seed,
+        '--runs',
+        PLANTED.runs,
+        '--planted-bug',
+        PLANTED.bug,
+        '--quiet',
+      ]);
+      assert.equal(found.code, 1, `stdout: ${found.stdout}\nstderr: ${found.stderr}`);
+      const replayAt = /^ {2}replay: (\d+:[\d:]+\/[A-Za-z0-9+/:]+)$/m.exec(found.stdout);
+      assert.ok(replayAt !== null, found.stdout);
+      const violation = /^ {2}violation: (.+)$/m.exec(found.stdout)?.[1];
+      assert.ok(violation !== undefined, found.stdout);
+      assert.match(found.stdout, /^ {2}commands \(\d+\):\n {4}1\. /m);
+      const command = /^replay with: skiff verify (.+)$/m.exec(found.stdout)?.[1];
+      assert.equal(command, `--replay ${replayAt[1]} --planted-bug ${PLANTED.bug}`);
+
+      const replayed = await verify([...command.split(' '), '--quiet']);
+      assert.equal(replayed.code, 1, `stdout: ${replayed.stdout}\nstderr: ${replayed.stderr}`);
+      assert.equal(
+        replayed.stdout.split('\n')[0],
+        `replay: ${replayAt[1]}, 3 nodes, faults all, planted bug ${PLANTED.bug}`,
+      );
+      assert.match(replayed.stdout, /^runs: 1$/m);
+      assert.equal(/^ {2}violation: (.+)$/m.exec(replayed.stdout)?.[1], violation);
+      assert.equal(/^ {2}replay: (.+)$/m.exec(replayed.stdout)?.[1], replayAt[1]);
     },
   );
 
