@@ -9,6 +9,7 @@
  *   skiff verify --bootstrap HOST:PORT[,...] [--duration S] [--clients librdkafka,java]
  *                [--kill-command CMD --start-command CMD --brokers 0,1,2 | --admin URL]
  *                [--bounce clean|hard|none] [--replication-factor N] [--faults LIST] [--seed S]
+ *                [--topic-prefix NAME] [--data-dir DIR (with --admin)]
  *     real clients against any Kafka-compatible brokers, faults caused from outside (src/verify/real/)
  *
  * stdout gets a header line naming the campaign, then the report (formatReport: runs, faults by kind,
@@ -111,6 +112,7 @@ interface VerifyOptions {
   bounce?: (typeof BOUNCE_KINDS)[number];
   replicationFactor?: number;
   topicPrefix?: string;
+  dataDir?: string;
 }
 
 /** The flags only a simulated campaign or replay takes, and those only a real run takes. */
@@ -125,6 +127,7 @@ const REAL_ONLY = [
   'bounce',
   'replicationFactor',
   'topicPrefix',
+  'dataDir',
 ] as const;
 
 /** Adds `skiff verify`; `setRun` receives the command to run (args.ts runs nothing itself). */
@@ -171,6 +174,10 @@ export function registerVerifyCommand(
     )
     .option('--replication-factor <n>', 'real mode: replication factor of the topics (default 3)', positiveInt)
     .option('--topic-prefix <name>', 'real mode: prefix of the topics each run creates (default skiff-verify)')
+    .option(
+      '--data-dir <dir>',
+      "real mode with --admin: the skiff start --data-dir, to check log matching from the brokers' segment files",
+    )
     .action(function (this: Command, o: VerifyOptions) {
       const args = verifyArgs(this, o);
       setRun((io) => verifyCommand(args, io, deps()));
@@ -216,6 +223,8 @@ function realOptions(command: Command, o: VerifyOptions): RealVerifyOptions {
   const commandFlags = given(o, ['killCommand', 'startCommand', 'brokers']);
   if (commandFlags.length > 0 && commandFlags.length < 3)
     command.error('error: --kill-command, --start-command and --brokers go together');
+  if (o.dataDir !== undefined && o.admin === undefined)
+    command.error("error: --data-dir goes with --admin (Skiff's segment files are checked for log matching)");
   if (commandFlags.length > 0 && o.admin !== undefined)
     command.error('error: give --admin or --kill-command/--start-command/--brokers, not both');
   let driver: FaultDriver = { kind: 'none' };
@@ -240,11 +249,13 @@ function realOptions(command: Command, o: VerifyOptions): RealVerifyOptions {
     bootstrap: o.bootstrap!,
     durationS: o.duration ?? 60,
     clients: o.clients ?? [...REAL_CLIENTS],
-    faults: bounce === 'none' ? { kind: 'none' } : driver,
+    // The commands driver counts the user's kill as a clean stop or a hard kill as --bounce says.
+    faults: bounce === 'none' ? { kind: 'none' } : driver.kind === 'commands' ? { ...driver, bounce } : driver,
     faultKinds,
     seed: o.seed ?? Math.floor(Math.random() * 2 ** 32),
     topicPrefix: o.topicPrefix ?? 'skiff-verify',
     replicationFactor: o.replicationFactor ?? 3,
+    ...(o.dataDir !== undefined ? { dataDir: o.dataDir } : {}),
   };
 }
 

@@ -133,6 +133,8 @@ describe('skiff verify flags', () => {
       /--bootstrap \(the real mode\) does not take --runs: simulated campaigns only/,
     );
     assertUsageError(['verify', '--bootstrap', 'h:9092', '--kill-command', 'k'], /go together/);
+    assertUsageError(['verify', '--bootstrap', 'h:9092', '--data-dir', '/d'], /--data-dir goes with --admin/);
+    assertUsageError(['verify', '--data-dir', '/d'], /--data-dir: real mode only/);
     assertUsageError(
       ['verify', '--bootstrap', 'h:9092', '--bounce', 'hard'],
       /--bounce hard needs a way to take brokers down/,
@@ -305,6 +307,7 @@ describe('skiff verify flags', () => {
           killCommand: 'kill-broker {broker}',
           startCommand: 'start-broker {broker}',
           brokers: [0, 1, 2],
+          bounce: 'hard',
         },
         faultKinds: ['process-kill'],
         seed: 5,
@@ -326,6 +329,34 @@ describe('skiff verify flags', () => {
     );
     assert.deepEqual(admin.real[0]?.faults, { kind: 'skiff-admin', adminUrl: 'http://127.0.0.1:9644' });
     assert.deepEqual(admin.real[0]?.faultKinds, ['broker-stop']);
+    const withData = await runVerify(
+      ['--bootstrap', 'h:1', '--admin', '127.0.0.1:9644', '--data-dir', '/tmp/skiff-data', '--seed', '1'],
+      emptyReport('real'),
+    );
+    assert.equal(withData.real[0]?.dataDir, '/tmp/skiff-data');
+    const clean = await runVerify(
+      [
+        '--bootstrap',
+        'h:1',
+        '--kill-command',
+        'k {broker}',
+        '--start-command',
+        's {broker}',
+        '--brokers',
+        '1',
+        '--bounce',
+        'clean',
+      ],
+      emptyReport('real'),
+    );
+    assert.deepEqual(clean.real[0]?.faults, {
+      kind: 'commands',
+      killCommand: 'k {broker}',
+      startCommand: 's {broker}',
+      brokers: [1],
+      bounce: 'clean',
+    });
+    assert.deepEqual(clean.real[0]?.faultKinds, ['broker-stop']);
     const hard = await runVerify(
       ['--bootstrap', 'h:1', '--admin', 'http://127.0.0.1:9644/', '--seed', '1'],
       emptyReport('real'),
