@@ -173,7 +173,10 @@ export function registerVerifyCommand(
       ).choices(BOUNCE_KINDS),
     )
     .option('--replication-factor <n>', 'real mode: replication factor of the topics (default 3)', positiveInt)
-    .option('--topic-prefix <name>', 'real mode: prefix of the topics each run creates (default skiff-verify)')
+    .option(
+      '--topic-prefix <name>',
+      'real mode: prefix of the topics the run creates, which must not exist (default skiff-verify-SEED-TIME)',
+    )
     .option(
       '--data-dir <dir>',
       "real mode with --admin: the skiff start --data-dir, to check log matching from the brokers' segment files",
@@ -245,6 +248,7 @@ function realOptions(command: Command, o: VerifyOptions): RealVerifyOptions {
         : driver.kind === 'skiff-admin'
           ? ['broker-crash']
           : ['process-kill']);
+  const seed = o.seed ?? Math.floor(Math.random() * 2 ** 32);
   return {
     bootstrap: o.bootstrap!,
     durationS: o.duration ?? 60,
@@ -252,8 +256,9 @@ function realOptions(command: Command, o: VerifyOptions): RealVerifyOptions {
     // The commands driver counts the user's kill as a clean stop or a hard kill as --bounce says.
     faults: bounce === 'none' ? { kind: 'none' } : driver.kind === 'commands' ? { ...driver, bounce } : driver,
     faultKinds,
-    seed: o.seed ?? Math.floor(Math.random() * 2 ** 32),
-    topicPrefix: o.topicPrefix ?? 'skiff-verify',
+    seed,
+    // Each run needs fresh topics: the seed and the time (base 36 ms) keep two runs' names apart.
+    topicPrefix: o.topicPrefix ?? `skiff-verify-${seed}-${Date.now().toString(36)}`,
     replicationFactor: o.replicationFactor ?? 3,
     ...(o.dataDir !== undefined ? { dataDir: o.dataDir } : {}),
   };

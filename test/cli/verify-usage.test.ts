@@ -293,6 +293,8 @@ describe('skiff verify flags', () => {
         '2',
         '--seed',
         '5',
+        '--topic-prefix',
+        'run-a',
       ],
       report,
     );
@@ -311,7 +313,7 @@ describe('skiff verify flags', () => {
         },
         faultKinds: ['process-kill'],
         seed: 5,
-        topicPrefix: 'skiff-verify',
+        topicPrefix: 'run-a',
         replicationFactor: 2,
       },
     ]);
@@ -371,6 +373,8 @@ describe('skiff verify flags', () => {
     assert.deepEqual(none.real[0]?.faultKinds, []);
     assert.equal(none.code, 1, 'a violation in a real run exits 1 too');
     const defaults = await runVerify(['--bootstrap', 'h:1', '--seed', '3'], emptyReport('real'));
+    const prefix = defaults.real[0]?.topicPrefix ?? '';
+    assert.match(prefix, /^skiff-verify-3-[0-9a-z]+$/, 'fresh topics: the seed and the time in base 36');
     assert.deepEqual(defaults.real[0], {
       bootstrap: 'h:1',
       durationS: 60,
@@ -378,7 +382,7 @@ describe('skiff verify flags', () => {
       faults: { kind: 'none' },
       faultKinds: [],
       seed: 3,
-      topicPrefix: 'skiff-verify',
+      topicPrefix: prefix,
       replicationFactor: 3,
     });
   });
