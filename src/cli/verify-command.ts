@@ -338,7 +338,7 @@ export async function verifyCommand(args: VerifyArgs, io: CliIo, deps: VerifyDep
     if (!args.quiet) {
       const seconds = (deps.nowMs() - startMs) / 1000;
       io.err(
-        `skiff verify: ${report.runs} runs in ${seconds.toFixed(1)} s, ` +
+        `skiff verify: ${report.runs} run${report.runs === 1 ? '' : 's'} in ${seconds.toFixed(1)} s, ` +
           `${(report.runs / Math.max(seconds, 1e-3)).toFixed(2)} runs/s on ${workers} worker${workers === 1 ? '' : 's'}`,
       );
     }
