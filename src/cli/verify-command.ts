@@ -462,12 +462,12 @@ function parseBrokerIds(text: string): number[] {
 
 /**
  * `--replay SEED:PATH` as a counterexample prints it: the run seed, fast-check's colon-separated path,
- * and after a `/` fc.commands' replay path (base64 digits and a colon), e.g. `12345:3:0:1/ABC:D`.
+ * and after an `@` fc.commands' replay path (base64 digits and a colon), e.g. `12345:3:0:1@ABC:D`.
  */
 function parseReplay(text: string): { seed: number; path: string } {
-  const m = /^(\d+):(\d+(?::\d+)*(?:\/[A-Za-z0-9+/:]+)?)$/.exec(text.trim());
+  const m = /^(\d+):(\d+(?::\d+)*(?:@[A-Za-z0-9+/:]+)?)$/.exec(text.trim());
   const seed = m === null ? NaN : Number(m[1]);
   if (m === null || !Number.isSafeInteger(seed))
-    throw new InvalidArgumentError('Expected SEED:PATH as a counterexample prints it, e.g. 12345:3:0:1/ABC:D.');
+    throw new InvalidArgumentError('Expected SEED:PATH as a counterexample prints it, e.g. 12345:3:0:1@ABC:D.');
   return { seed, path: m[2]! };
 }

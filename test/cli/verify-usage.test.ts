@@ -125,7 +125,7 @@ describe('skiff verify flags', () => {
       /Allowed choices are truncateToHighWatermark, ackBeforeHighWatermark, fencedLeaderAppends/,
     );
     assertUsageError(['verify', '--replay', '12'], /Expected SEED:PATH/);
-    assertUsageError(['verify', '--replay', '12:0/'], /Expected SEED:PATH/);
+    assertUsageError(['verify', '--replay', '12:0@'], /Expected SEED:PATH/);
     assertUsageError(['verify', '--replay', '12:0', '--runs', '3'], /--replay re-runs one run: drop --runs/);
     assertUsageError(['verify', '--duration', '10'], /--duration: real mode only, give --bootstrap HOST:PORT/);
     assertUsageError(
@@ -260,15 +260,15 @@ describe('skiff verify flags', () => {
 
   test('--replay of a path fast-check cannot walk: exit 2, the reason and what to give', async () => {
     const c = await runVerify(
-      ['--replay', '5:0:9/AB:C'],
+      ['--replay', '5:0:9@AB:C'],
       CLEAN,
       false,
       new Error('Unable to replay, got wrong path=0:9'),
     );
     assert.equal(c.code, 2);
-    assert.deepEqual(c.campaign[0]?.replay, { seed: 5, path: '0:9/AB:C' });
+    assert.deepEqual(c.campaign[0]?.replay, { seed: 5, path: '0:9@AB:C' });
     assert.deepEqual(c.stderr, [
-      'skiff: cannot replay 5:0:9/AB:C: Unable to replay, got wrong path=0:9; ' +
+      'skiff: cannot replay 5:0:9@AB:C: Unable to replay, got wrong path=0:9; ' +
         'give the --nodes, --faults, --planted-bug and --max-commands of the campaign that printed it',
     ]);
   });
