@@ -74,6 +74,11 @@ export class World {
   private nextValue = 0;
   /** The producers' metadata cache: `topic/partition` -> the leader it last learned. */
   private readonly producerMetadata = new Map<string, number>();
+
+  /** The leader of `topic`-`partition` in the producers' metadata cache (-1: none cached). */
+  cachedLeader(topic: string, partition: number): number {
+    return this.producerMetadata.get(`${topic}/${partition}`) ?? -1;
+  }
   private producer: { producerId: number; producerEpoch: number; sequences: Map<string, number> } | null = null;
 
   constructor(
@@ -280,6 +285,59 @@ class ProduceCommand implements Command {
   }
   toString(): string {
     return `produce(${this.strategy}, p${this.partition}, ${this.count}, via ${this.via})`;
+  }
+}
+
+/**
+ * Two producers of one strategy send to the same partition at once: the first from its cached
+ * metadata (the leader `viaA` names, or the one it last used), the second through broker `viaB`, so
+ * a record sent to a demoted leader is in flight while the new leader takes writes (what a fenced
+ * leader must refuse). Each is a single send, no retries.
+ */
+class ProducePairCommand implements Command {
+  constructor(
+    readonly strategy: ProducerStrategy,
+    readonly partition: number,
+    readonly viaA: number,
+    readonly viaB: number,
+  ) {}
+  check(): boolean {
+    return true;
+  }
+  async run(model: ModelState, world: World): Promise<void> {
+    const partition = this.partition % model.partitions;
+    const acks = this.strategy === 'acks=0' ? 0 : this.strategy === 'acks=1' ? 1 : -1;
+    const cached = world.writeCaching && acks === -1;
+    const strategy: ProducerStrategy = cached ? 'acks=all write.caching' : this.strategy;
+    const sends = [];
+    for (const [i, via] of [this.viaA, this.viaB].entries()) {
+      // The first producer sends where its metadata cache says (a client that has not refreshed).
+      const cachedLeader = i === 0 ? world.cachedLeader(MAIN_TOPIC, partition) : -1;
+      const leader = cachedLeader >= 0 ? cachedLeader : (await world.leaderOf(MAIN_TOPIC, partition, via)).leader;
+      if (leader < 0 || !world.cluster.up.has(leader)) continue;
+      const value = world.freshValue(this.strategy);
+      const record = { key: null, value: Buffer.from(value), headers: [], timestamp: world.cluster.sim.clock.nowMs() };
+      const reply = world.client
+        .produce(leader, MAIN_TOPIC, partition, buildRecordBatch([record]), acks, 3_000, false)
+        .catch(() => ({ errorCode: ErrorCode.REQUEST_TIMED_OUT, baseOffset: -1 }));
+      sends.push({ value, reply });
+    }
+    for (const { value, reply } of sends) {
+      const r = await world.cluster.sim.runUntil(reply);
+      if (r.errorCode === ErrorCode.NONE && (r.baseOffset >= 0 || acks === 0))
+        world.sent.push({
+          value,
+          strategy,
+          topic: MAIN_TOPIC,
+          partition,
+          offset: r.baseOffset,
+          idempotent: false,
+          excused: false,
+        });
+    }
+  }
+  toString(): string {
+    return `produce-pair(${this.strategy}, p${this.partition}, via ${this.viaA} and ${this.viaB})`;
   }
 }
 
@@ -523,16 +581,49 @@ class ChaosCommand implements Command {
  * stale, so a client that asks it for the leader may send to a demoted one, which must refuse.
  */
 class StaleMetadataCommand implements Command {
-  constructor(readonly broker: number) {}
+  /** `broker` -1: the broker that leads main-topic partition `partition` now (the one a demotion would fence). */
+  constructor(
+    readonly broker: number,
+    readonly partition = 0,
+  ) {}
   check(): boolean {
     return true;
   }
-  async run(_model: ModelState, world: World): Promise<void> {
-    const to = `net/${this.broker}`;
+  async run(model: ModelState, world: World): Promise<void> {
+    const broker =
+      this.broker >= 0
+        ? this.broker
+        : (await world.cluster.partition(MAIN_TOPIC, this.partition % model.partitions)).leader;
+    if (broker < 0) return;
+    const to = `net/${broker}`;
     world.cluster.faults.chaos({ drop: 1, filter: (e) => e.type === 'metadata.update' && e.to === to });
   }
   toString(): string {
-    return `stale-metadata(net/${this.broker})`;
+    return this.broker >= 0 ? `stale-metadata(net/${this.broker})` : `stale-metadata(leader of t-${this.partition})`;
+  }
+}
+
+/**
+ * The zombie leader: the broker leading main-topic partition `partition` loses its way to the
+ * controller (its heartbeats and requests dropped; the controller's pushes still reach its replica
+ * manager) and its network node's metadata goes stale, until a heal. After
+ * broker.session.timeout.ms the controller fences it and elects another leader, which its replicas
+ * learn from the pushes while clients that ask it still see it leading: what it must now refuse.
+ */
+class ZombieLeaderCommand implements Command {
+  constructor(readonly partition: number) {}
+  check(): boolean {
+    return true;
+  }
+  async run(model: ModelState, world: World): Promise<void> {
+    const leader = (await world.cluster.partition(MAIN_TOPIC, this.partition % model.partitions)).leader;
+    if (leader < 0) return;
+    world.cluster.faults.partition(leader, -1, 'a-to-b');
+    const to = `net/${leader}`;
+    world.cluster.faults.chaos({ drop: 1, filter: (e) => e.type === 'metadata.update' && e.to === to });
+  }
+  toString(): string {
+    return `zombie-leader(t-${this.partition})`;
   }
 }
 
@@ -710,8 +801,12 @@ export function modelCommands(options: ModelOptions): fc.Arbitrary<Iterable<Comm
     .map(([s, p, n, via]) => new ProduceCommand(s, p, n, via));
   const fetch = fc.tuple(fc.constantFrom(MAIN_TOPIC, UNCLEAN_TOPIC), fc.nat(3)).map(([t, p]) => new FetchCommand(t, p));
   // fc.commands picks among its arbitraries uniformly: repeating one weighs it.
+  const pair = fc
+    .tuple(fc.constantFrom('acks=1' as const, 'acks=all' as const), fc.nat(3), broker, broker)
+    .map(([s, p, a, b]) => new ProducePairCommand(s, p, a, b));
   const arbitraries: fc.Arbitrary<Command>[] = [
-    ...Array.from({ length: 8 }, () => produce),
+    ...Array.from({ length: 7 }, () => produce),
+    pair,
     ...Array.from({ length: 3 }, () => fetch),
     broker.map((b) => new StartBrokerCommand(b)),
     broker.map((b) => new StartBrokerCommand(b)),
@@ -756,7 +851,8 @@ export function modelCommands(options: ModelOptions): fc.Arbitrary<Iterable<Comm
   if (on('message-drop'))
     arbitraries.push(
       broker.map((b) => new StaleMetadataCommand(b)),
-      broker.map((b) => new StaleMetadataCommand(b)),
+      fc.nat(3).map((p) => new StaleMetadataCommand(-1, p)),
+      fc.nat(3).map((p) => new ZombieLeaderCommand(p)),
       fc.constant(new ElectPreferredCommand()),
     );
   if (on('fsync-delay'))

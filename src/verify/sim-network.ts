@@ -71,6 +71,8 @@ export class SimClient {
     handler: AnyApiHandler,
     apiVersion: number,
     body: Record<string, unknown>,
+    /** false: only start the request; the caller drives the simulation (a request in flight beside others). */
+    drive = true,
     // The handler's schema-typed response; each method below reads the fields of its own API.
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
   ): Promise<any> {
@@ -86,7 +88,7 @@ export class SimClient {
         remote: 'sim',
       }),
     );
-    return this.cluster.sim.runUntil(response);
+    return drive ? this.cluster.sim.runUntil(response) : response;
   }
 
   /**
@@ -101,13 +103,20 @@ export class SimClient {
     records: Buffer,
     acks: -1 | 0 | 1,
     timeoutMs = 10_000,
+    drive = true,
   ): Promise<SimProduceResult> {
-    const response = await this.call(brokerId, produceHandler as unknown as AnyApiHandler, VERSIONS.produce, {
-      transactionalId: null,
-      acks,
-      timeoutMs,
-      topicData: [{ name: topic, partitionData: [{ index: partition, records }] }],
-    });
+    const response = await this.call(
+      brokerId,
+      produceHandler as unknown as AnyApiHandler,
+      VERSIONS.produce,
+      {
+        transactionalId: null,
+        acks,
+        timeoutMs,
+        topicData: [{ name: topic, partitionData: [{ index: partition, records }] }],
+      },
+      drive,
+    );
     if (response === null) return { errorCode: 0, baseOffset: -1, logAppendTimeMs: -1, logStartOffset: -1 };
     const p = response.responses[0].partitionResponses[0];
     return {
