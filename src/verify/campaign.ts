@@ -31,6 +31,8 @@ export interface CampaignOptions {
   replay?: { seed: number; path: string };
   /** Called after each run with its index. */
   onRun?: (run: number) => void;
+  /** Shrink a failing run to a short counterexample (default true); false reports the run as found. */
+  shrink?: boolean;
   /** Stops starting new runs after this long (ms of wall time); the report covers the runs made. */
   timeLimitMs?: number;
 }
@@ -166,6 +168,7 @@ export async function runCampaign(options: CampaignOptions): Promise<VerifyRepor
         seed,
         numRuns: 1,
         ...(path !== undefined ? { path } : {}),
+        ...(options.shrink === false ? { endOnFailure: true } : {}),
       });
       report.runs++;
       if (first !== null) addExecution(report, first);
