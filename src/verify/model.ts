@@ -830,12 +830,10 @@ export function modelCommands(options: ModelOptions): fc.Arbitrary<Iterable<Comm
           fc.constantFrom('both' as const, 'a-to-b' as const),
         )
         .map(([a, b, d]) => new NetworkPartitionCommand(a, b, d)),
-      heal,
     );
   if (on('slow-follower'))
     arbitraries.push(
       fc.tuple(broker, fc.integer({ min: 3_500, max: 10_000 })).map(([b, ms]) => new SlowFollowerCommand(b, ms)),
-      heal,
     );
   for (const [kind, name] of [
     ['message-drop', 'drop'],
@@ -843,11 +841,7 @@ export function modelCommands(options: ModelOptions): fc.Arbitrary<Iterable<Comm
     ['message-delay', 'delay'],
     ['message-reorder', 'reorder'],
   ] as const)
-    if (on(kind))
-      arbitraries.push(
-        fc.constantFrom(0.05, 0.2).map((p) => new ChaosCommand(name, p)),
-        heal,
-      );
+    if (on(kind)) arbitraries.push(fc.constantFrom(0.05, 0.2).map((p) => new ChaosCommand(name, p)));
   if (on('message-drop'))
     arbitraries.push(
       broker.map((b) => new StaleMetadataCommand(b)),
@@ -856,26 +850,32 @@ export function modelCommands(options: ModelOptions): fc.Arbitrary<Iterable<Comm
       fc.constant(new ElectPreferredCommand()),
     );
   if (on('fsync-delay'))
-    arbitraries.push(
-      fc.integer({ min: 1, max: 500 }).map((ms) => new FsyncScheduleCommand(ms, 0)),
-      heal,
-    );
-  if (on('fsync-failure'))
-    arbitraries.push(
-      fc.constantFrom(0.05, 0.3).map((p) => new FsyncScheduleCommand(50, p)),
-      heal,
-    );
+    arbitraries.push(fc.integer({ min: 1, max: 500 }).map((ms) => new FsyncScheduleCommand(ms, 0)));
+  if (on('fsync-failure')) arbitraries.push(fc.constantFrom(0.05, 0.3).map((p) => new FsyncScheduleCommand(50, p)));
   if (on('disk-full'))
-    arbitraries.push(
-      fc.tuple(broker, fc.boolean()).map(([b, full]) => new DiskFullCommand(b, full)),
-      heal,
-    );
+    arbitraries.push(fc.tuple(broker, fc.boolean()).map(([b, full]) => new DiskFullCommand(b, full)));
   if (on('clock-jump'))
     arbitraries.push(
       fc.tuple(broker, fc.integer({ min: -3_600_000, max: 3_600_000 })).map(([b, ms]) => new ClockJumpCommand(b, ms)),
     );
   if (on('replica-crash')) arbitraries.push(fc.tuple(broker, fc.nat(3)).map(([b, p]) => new ReplicaCrashCommand(b, p)));
 
+  // One heal for all the faults that last until healed, twice as likely as each of them: a fault
+  // stays on for a few commands, long enough for a client to meet it.
+  if (
+    [
+      'network-partition',
+      'slow-follower',
+      'message-drop',
+      'message-duplicate',
+      'message-delay',
+      'message-reorder',
+      'fsync-delay',
+      'fsync-failure',
+      'disk-full',
+    ].some((k) => on(k as FaultKind))
+  )
+    arbitraries.push(heal, heal);
   return fc.commands(arbitraries, {
     maxCommands: options.maxCommands,
     size: 'max',
