@@ -108,6 +108,11 @@ interface SimMessage {
   bytes: Uint8Array;
   /** A reply: delivered to a starting actor too (its start may await a request), as on worker threads. */
   isReply: boolean;
+  /**
+   * How many incarnations of `to` had crashed when the message was sent: a message a fault delayed or held
+   * back past a crash of its target is dropped instead of reaching the next incarnation (see enqueueOnChannel).
+   */
+  targetKills: number;
 }
 
 interface SimCell {
@@ -156,6 +161,8 @@ export class SimRuntime implements Runtime, EndpointTransport {
   private readonly brokerDownHandlers: Array<(info: BrokerDownInfo) => void> = [];
   /** Messages a `reorder` decision holds back, by (from, to), oldest first. */
   private readonly heldForReorder = new Map<string, SimMessage[]>();
+  /** Per actor id, how many of its incarnations crashed ({@link crash}, {@link crashBroker}): SimMessage.targetKills. */
+  private readonly kills = new Map<ActorId, number>();
   /** Wall-clock offset of each broker's actors (key -1: actors not placed on a broker), in ms. */
   private readonly wallClockOffsets = new Map<number, number>();
   private readonly onActorError: 'fail' | 'restart';
@@ -399,6 +406,7 @@ export class SimRuntime implements Runtime, EndpointTransport {
       const cell = this.actors.get(id);
       assert(cell !== undefined, `cannot crash ${id}: no such actor`);
       this.kill(cell);
+      this.countCrash(id);
       this.crashed.set(id, { spec: cell.spec, reason });
       this.dropInbound(id, null);
       this.traceLine(`crash ${id}`);
@@ -421,6 +429,7 @@ export class SimRuntime implements Runtime, EndpointTransport {
     for (const [id, crashed] of [...this.crashed]) if (onBroker(crashed.spec.placement)) this.crashed.delete(id);
     for (const cell of cells) {
       this.kill(cell);
+      this.countCrash(cell.spec.id);
       this.dropInbound(cell.spec.id, null);
     }
     this.traceLine(`crash broker ${brokerId}`);
@@ -477,6 +486,7 @@ export class SimRuntime implements Runtime, EndpointTransport {
       to: envelope.to,
       bytes: encodeEnvelope(envelope),
       isReply: envelope.isReply === true,
+      targetKills: this.kills.get(envelope.to) ?? 0,
     };
     const decision = this.faults === null ? 'deliver' : this.faults(envelope, this.faultPrng);
     if (decision === 'deliver') {
@@ -540,6 +550,13 @@ export class SimRuntime implements Runtime, EndpointTransport {
   }
 
   private enqueueOnChannel(message: SimMessage): void {
+    // Its target crashed while a fault held it (delayed, reordered): the message was addressed to the
+    // dead incarnation, whose process (or connection) it dies with, as a broker's internal messages and
+    // the TCP connections to it do; the requests among them already failed for their senders (crash).
+    if (message.targetKills !== (this.kills.get(message.to) ?? 0)) {
+      this.traceLine(`drop ${message.from}>${message.to} (target crashed while the message was held)`);
+      return;
+    }
     message.seq = ++this.seq;
     // Replies to a starting actor travel on a channel of their own: its mailbox holds messages until
     // its start is done, but a start that awaits a request must get the reply (a worker resolves
@@ -738,6 +755,11 @@ export class SimRuntime implements Runtime, EndpointTransport {
       this.log.error({ err: error, actor: cell.spec.id }, 'actor stop failed');
     }
     this.kill(cell);
+  }
+
+  /** One more crashed incarnation of `id`: messages held by a fault for it are dropped (SimMessage.targetKills). */
+  private countCrash(id: ActorId): void {
+    this.kills.set(id, (this.kills.get(id) ?? 0) + 1);
   }
 
   /** Removes a cell: its timers and pending requests are dropped; its context goes inert. */

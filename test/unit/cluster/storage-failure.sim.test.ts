@@ -228,3 +228,46 @@ describe('a replica whose fsync failed stays offline until its broker restarts (
       await cluster.sim.shutdown();
     });
 });
+
+describe('a storage failure of a crashed incarnation does not reach the restarted one (simulation)', () => {
+  for (const seed of SEEDS)
+    test(`seed ${seed}: the replica-offline message a fault delays past its broker's crash and restart is lost with the crashed broker: the restarted replica stays online and rejoins the ISR`, async () => {
+      // Campaign counterexample 1165575262:0:79:76:81:73:82:89:89:89@//C:H: the old replica's
+      // replica-offline, delayed 1587 ms, reached the restarted replica manager, which reported the
+      // healthy new replica offline; with the other replicas offline too, the partition had no leader.
+      const { cluster, start } = await bootWithTopic(seed);
+      const follower = start.replicas.filter((b) => b !== start.leader)[seed % 2]!;
+      const acked = await produceAcked(cluster, ['a0']);
+      let delayed = 0;
+      cluster.setFaults((envelope) => {
+        if (envelope.type !== 'replica-manager.replica-offline') return 'deliver';
+        delayed++;
+        return { delayMs: 5_000 };
+      });
+
+      failFsyncsOf(cluster, follower);
+      // acks=1: the leader answers at once; the follower fetches b0 and fails to fsync it.
+      const replies = await cluster.produce(TOPIC, ['b0'], 1);
+      assert.equal(replies[0]?.errorCode, ErrorCode.NONE, 'the acks=1 produce');
+      await cluster.waitFor(`broker ${follower}'s replica goes offline`, async () =>
+        cluster.fs.exists(markerOf(cluster, follower)),
+      );
+      assert.equal(delayed, 1, 'its replica-offline is held by the fault');
+
+      cluster.fs.fault = null;
+      await cluster.crashBroker(follower);
+      await cluster.startBroker(follower);
+      await cluster.advance(10_000); // past the held message's due time
+      const local = await cluster.ask(replicaManagerRef(follower), 'replica-manager.await-applied', { offset: 0 });
+      assert.deepEqual(local.offline, [], 'the restarted broker lists no replica offline');
+      const image = await cluster.image();
+      assert.equal(
+        image.brokers.find((b) => b.nodeId === follower)?.offlineReplicas,
+        undefined,
+        'the controller holds no replica of the restarted broker offline',
+      );
+      cluster.setFaults(null);
+      await assertRejoins(cluster, follower, acked);
+      await cluster.sim.shutdown();
+    });
+});
