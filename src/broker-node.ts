@@ -71,7 +71,7 @@ export class BrokerNode implements BrokerContext {
   readonly clock: Clock;
   readonly timers: Timers;
   private image: MetadataImage | null = null;
-  private local: LocalBrokerState = { appliedOffset: -1, brokerEpoch: -1, offline: [], coordinators: [] };
+  private local: LocalBrokerState = { appliedOffset: -1, brokerEpoch: -1, offline: [], coordinators: [], version: 0 };
   private topicsByName = new Map<string, TopicState>();
   private topicsById = new Map<string, TopicState>();
   private offlineReasons = new Map<string, string>();
@@ -191,8 +191,17 @@ export class BrokerNode implements BrokerContext {
     return this.image;
   }
 
-  /** Takes the replica manager's local state (offline partitions, running coordinators). */
+  /**
+   * Takes the replica manager's local state (offline partitions, running coordinators), unless it is
+   * older than the one held (LocalBrokerState.version: a push that arrives after a newer state).
+   */
   applyLocalState(state: LocalBrokerState): void {
+    const held = this.local;
+    if (
+      state.brokerEpoch < held.brokerEpoch ||
+      (state.brokerEpoch === held.brokerEpoch && state.version <= held.version)
+    )
+      return;
     this.local = state;
     this.offlineReasons = new Map(state.offline.map((o) => [`${o.topic}\0${o.partition}`, o.reason]));
   }

@@ -28,6 +28,14 @@ export interface LocalBrokerState {
   brokerEpoch: number;
   offline: OfflinePartition[];
   coordinators: number[];
+  /**
+   * The manager numbers every state it hands out (a push or an `await-applied` reply) 1, 2, ... in
+   * its incarnation. With `brokerEpoch` it orders them: an incarnation's epoch never goes down and
+   * the next incarnation registers with a higher one, so the network layer takes a state only when
+   * (brokerEpoch, version) is past the one it holds. A push delayed behind a newer state (a reply, or
+   * a later push) would otherwise take back what the newer one said, e.g. a running coordinator.
+   */
+  version: number;
 }
 
 /** A partition hosted by this broker and where its directory is (DescribeLogDirs). */

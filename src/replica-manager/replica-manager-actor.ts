@@ -90,6 +90,8 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
   private image: MetadataImage | null = null;
   /** The offset of the last image whose application finished (replicas started, deleted logs gone). */
   private appliedOffset = -1;
+  /** The last LocalBrokerState.version handed out. */
+  private localStateVersion = 0;
   private readonly replicas = new Map<string, HostedReplica>();
   /** `${topic}-${partition}` -> the log dir holding it (found on disk at start, or chosen). */
   private readonly partitionDirs = new Map<string, string>();
@@ -649,6 +651,7 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
         ...[...this.failedReplicas.values()].map(({ topic, partition, reason }) => ({ topic, partition, reason })),
       ],
       coordinators: [...this.coordinators.keys()],
+      version: ++this.localStateVersion,
     };
   }
 
