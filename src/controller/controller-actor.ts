@@ -57,6 +57,9 @@ import { randomUuid } from './uuid';
 import { validateTopicConfigs } from '../config/topic-config';
 import { isIoError } from '../storage/storage-error';
 
+/** Above this many leader changes in one metadata change, they are logged as one info line (each at debug). */
+const LEADER_CHANGES_LOGGED_ONE_BY_ONE = 5;
+
 /** Spawn arguments of the controller. */
 export interface ControllerArgs {
   /** Directory of the metadata log (under the first log dir). */
@@ -292,8 +295,15 @@ export class ControllerActor implements Actor<ControllerMessages> {
   ): number {
     const errorCode = this.commit([...before, ...decision.records, ...after]);
     if (errorCode !== ErrorCode.NONE) return errorCode;
+    // One info line per change when few partitions move; a broker's restart or fencing moves all it
+    // led: one summary line at info then, each partition at debug.
+    const clean = decision.elected.filter((e) => !e.unclean);
+    if (clean.length > LEADER_CHANGES_LOGGED_ONE_BY_ONE)
+      this.ctx.log.info({ partitions: clean.length, cause }, 'partition leaders changed');
     for (const e of decision.elected) {
       if (e.unclean) this.ctx.log.warn({ ...e, cause }, 'unclean leader election: acknowledged records may be lost');
+      else if (clean.length > LEADER_CHANGES_LOGGED_ONE_BY_ONE)
+        this.ctx.log.debug({ ...e, cause }, 'partition leader changed');
       else this.ctx.log.info({ ...e, cause }, 'partition leader changed');
     }
     return ErrorCode.NONE;
