@@ -208,7 +208,12 @@ export function formatReport(report: VerifyReport): string {
   lines.push(`runs: ${report.runs}`);
   lines.push(...countsSection('faults injected', FAULT_KINDS, report.faults));
   lines.push(...countsSection('invariant checks', INVARIANTS, report.checks));
-  lines.push('strategies:');
+  // A run that breaks an invariant stops before its final counts: its cost shows in its violation.
+  lines.push(
+    report.mode === 'sim' && report.counterexample !== null
+      ? 'strategies (the runs before the failing one; the failing run stops before its counts):'
+      : 'strategies:',
+  );
   if (report.strategies.length === 0) lines.push('  (none exercised)');
   else {
     const rows: string[][] = [['strategy', 'records', 'lost', 'duplicated', 'loss expected']];

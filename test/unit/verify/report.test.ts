@@ -38,7 +38,7 @@ faults injected: 6
 invariant checks: 150
   dense-offsets  120
   log-matching    30
-strategies:
+strategies (the runs before the failing one; the failing run stops before its counts):
   strategy                  records  lost  duplicated  loss expected
   acks=1                         40     2           0  yes
   acks=all                       38     1           3  no (UNEXPECTED LOSS)
