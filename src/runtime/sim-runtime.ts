@@ -30,6 +30,7 @@ import type { Logger } from '../io/logger';
 import type { Random } from '../io/random';
 import type { FileSystem } from '../io/file-system';
 import { MemoryFileSystem } from '../io/memory-file-system';
+import { deadActorGuardedFileSystem } from './dead-actor-file-system';
 import { decodeEnvelope, decodeValue, encodeEnvelope, encodeValue } from './envelope';
 import { Fifo } from './fifo';
 import { LocalEndpoint } from './local-endpoint';
@@ -600,7 +601,7 @@ export class SimRuntime implements Runtime, EndpointTransport {
     try {
       timer.fn();
     } catch (error) {
-      this.fail(error, cell.spec.id);
+      this.fail(error, cell);
     }
   }
 
@@ -631,9 +632,9 @@ export class SimRuntime implements Runtime, EndpointTransport {
     }
     try {
       const result = cell.actor.receive(envelope, cell.ctx);
-      if (isPromiseLike(result)) result.then(undefined, (error: unknown) => this.fail(error, cell.spec.id));
+      if (isPromiseLike(result)) result.then(undefined, (error: unknown) => this.fail(error, cell));
     } catch (error) {
-      this.fail(error, cell.spec.id);
+      this.fail(error, cell);
     }
   }
 
@@ -646,8 +647,15 @@ export class SimRuntime implements Runtime, EndpointTransport {
    * An actor's uncaught error: recorded for the driver to throw (a programmer error fails the test),
    * or with onActorError `restart` handled as production's supervisor does (option doc).
    */
-  private fail(error: unknown, actorId: ActorId): void {
+  private fail(error: unknown, failed: SimCell): void {
+    const actorId = failed.spec.id;
     const err = error instanceof Error ? error : new Error(String(error));
+    // A dead incarnation's late continuation (its disk refused: dead-actor-file-system.ts) is no error of
+    // the actor, and must not crash the restarted successor that now has its id.
+    if (failed.state === 'dead' && this.actors.get(actorId) !== failed) {
+      this.log.debug({ err, actor: actorId }, 'error in a dead actor incarnation ignored');
+      return;
+    }
     this.log.error({ err, actor: actorId }, 'uncaught error in actor code');
     if (this.onActorError === 'fail') {
       this.failure ??= err;
@@ -809,6 +817,9 @@ export class SimRuntime implements Runtime, EndpointTransport {
       exitRequested: false,
       ctx: undefined as unknown as ActorContext,
     };
+    // A dead cell's continuations may still resume (an fsync the disk completes later): they must not
+    // touch the disk its restarted successor now owns (a terminated worker runs nothing).
+    let fs: FileSystem | undefined;
     cell.ctx = makeActorContext({
       self: id,
       clock: this.clockFor(spec.placement),
@@ -819,7 +830,7 @@ export class SimRuntime implements Runtime, EndpointTransport {
       random,
       log,
       pending,
-      fs: () => this.fs,
+      fs: () => (fs ??= deadActorGuardedFileSystem(this.fs, () => cell.state === 'dead', id)),
       cpu: () => inlineCpuJobs,
       sendEnvelope: (envelope) => this.sendEnvelope(envelope),
       nextCorr: () => this.nextCorr(),

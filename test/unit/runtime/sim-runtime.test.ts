@@ -290,3 +290,42 @@ test('crashBroker kills that broker’s actors without stop and forgets them; ha
   assert.deepEqual(stopped.sort(), ['c', 'ctl'], 'only live actors stop at shutdown: not a, b or slow');
   assert.deepEqual(restarts, []);
 });
+
+test('a crashed actor’s late continuation cannot touch the disk its restarted successor owns', async () => {
+  // Found by `skiff verify --seed 20261202`: a follower crashed while awaiting its log's fsync; the fsync
+  // completed after its broker restarted and the dead incarnation truncated the segment file the new
+  // one had just recovered (its Fetch then hit "short read at position 0"). A terminated worker runs
+  // nothing: in the simulation a dead actor's disk refuses, and its pending fsync never settles.
+  const disk = new MemoryFileSystem({ asyncSyncs: 'manual' });
+  const sim = new SimRuntime({ seed: 13, fs: disk });
+  const driver = sim.endpoint('driver');
+  disk.mkdirp('/data/t-0');
+  disk.writeFileAtomic('/data/t-0/00000000000000000000.log', Buffer.from('batch'));
+  await sim.spawn('r', 'echo', {}, broker0);
+  const truncated = driver.request(
+    ref('r'),
+    'fsync-then-truncate',
+    { path: '/data/t-0/00000000000000000000.log' },
+    1000,
+  );
+  await sim.settle();
+  assert.equal(disk.pendingSyncs, 1, 'the fsync is in flight');
+  await sim.crashBroker(0);
+  await assert.rejects(truncated, (e: unknown) => e instanceof ActorUnavailableError && e.reason === 'crashed');
+  await sim.spawn('r', 'echo', {}, broker0);
+  disk.completeSyncs();
+  await sim.settle();
+  assert.equal(
+    disk.readFile('/data/t-0/00000000000000000000.log').toString(),
+    'batch',
+    'the dead one truncated nothing',
+  );
+  assert.equal(await sim.runUntil(driver.request(ref('r'), 'count', null, 100)), 1, 'the successor runs on');
+  // A live actor's fsync still settles and its truncation goes through.
+  const live = driver.request(ref('r'), 'fsync-then-truncate', { path: '/data/t-0/00000000000000000000.log' }, 1000);
+  await sim.settle();
+  disk.completeSyncs();
+  assert.equal(await sim.runUntil(live), 'truncated');
+  assert.equal(disk.readFile('/data/t-0/00000000000000000000.log').length, 0);
+  await sim.shutdown();
+});
