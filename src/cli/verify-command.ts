@@ -18,10 +18,19 @@
  * worker count. Progress goes to stderr (a bar on a terminal, a plain line every 5 s otherwise, none
  * with --quiet), and so does the closing line with the wall time and runs per second.
  *
- * Exit codes: 0 no violation; 1 a violation (as Kafka's verification tools use 1); 2 usage errors.
+ * Exit codes: 0 no violation; 1 a violation (as Kafka's verification tools use 1); 2 usage errors and, in
+ * the real mode, setup problems (brokers unreachable, a topic refused, a client runtime missing: one
+ * `skiff: ...` line); 130/143 a real run ended by SIGINT/SIGTERM (its clients stopped first).
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { runRealVerify, type FaultDriver, type RealVerifyOptions } from '../verify/real/run';
+import { parseBrokerAddress } from '../client';
+import {
+  InterruptedError,
+  runRealVerify,
+  SetupError,
+  type FaultDriver,
+  type RealVerifyOptions,
+} from '../verify/real/run';
 import { formatReport, FAULT_KINDS, type FaultKind, type VerifyReport } from '../verify/report';
 import {
   DEFAULT_CAMPAIGN_MODULE,
@@ -33,10 +42,14 @@ import {
   type PlantedBug,
   type RunnerOptions,
 } from '../verify/runner';
-import { EXIT_FAILURE, startProgress, type CliIo, type ClientCommandRun } from './client-io';
+import { EXIT_FAILURE, isOperatingError, startProgress, type CliIo, type ClientCommandRun } from './client-io';
 
 /** Exit code of a usage error (args.ts's EXIT_USAGE; args.ts imports this file). */
 const EXIT_USAGE = 2;
+
+/** Exit codes of a real run ended by SIGINT or SIGTERM (128 + the signal's number, as a shell's). */
+const EXIT_SIGINT = 130;
+const EXIT_SIGTERM = 143;
 
 /** Exit code when the campaign found a violation. */
 export const EXIT_VIOLATION = EXIT_FAILURE;
@@ -250,7 +263,7 @@ function realOptions(command: Command, o: VerifyOptions): RealVerifyOptions {
           : ['process-kill']);
   const seed = o.seed ?? Math.floor(Math.random() * 2 ** 32);
   return {
-    bootstrap: o.bootstrap!,
+    bootstrap: bootstrapList(command, o.bootstrap!),
     durationS: o.duration ?? 60,
     clients: o.clients ?? [...REAL_CLIENTS],
     // The commands driver counts the user's kill as a clean stop or a hard kill as --bounce says.
@@ -271,6 +284,21 @@ function given(o: VerifyOptions, names: readonly (keyof VerifyOptions)[]): strin
 /** `maxCommands` -> `--max-commands`. */
 function flagName(name: string): string {
   return `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+}
+
+/** `--bootstrap`: one or more `host:port` (port 1..65535), comma-separated; a usage error otherwise. */
+function bootstrapList(command: Command, text: string): string {
+  const addresses = text.split(',').map((a) => a.trim());
+  for (const address of addresses) {
+    try {
+      parseBrokerAddress(address);
+    } catch {
+      command.error(
+        `error: --bootstrap ${JSON.stringify(text)}: ${JSON.stringify(address)} is not HOST:PORT (port 1..65535)`,
+      );
+    }
+  }
+  return addresses.join(',');
 }
 
 /** `--admin`: a URL, or `host:port` taken as http. */
@@ -296,7 +324,20 @@ export async function verifyCommand(args: VerifyArgs, io: CliIo, deps: VerifyDep
     await io.out(
       `real verify: bootstrap ${o.bootstrap}, seed ${o.seed}, ${o.durationS} s, clients ${o.clients.join(',')}\n`,
     );
-    report = await deps.runRealVerify(o, { progress: (line) => (args.quiet ? undefined : io.err(line)) });
+    try {
+      report = await deps.runRealVerify(o, { progress: (line) => (args.quiet ? undefined : io.err(line)) });
+    } catch (err) {
+      // No verdict on the guarantees: one line, and not exit 1 (which says a violation was found).
+      if (err instanceof InterruptedError) {
+        io.err(`skiff: verify ${err.message}; its clients were stopped`);
+        return err.signal === 'SIGINT' ? EXIT_SIGINT : EXIT_SIGTERM;
+      }
+      if (err instanceof SetupError || isOperatingError(err)) {
+        io.err(`skiff: ${(err as Error).message}`);
+        return EXIT_USAGE;
+      }
+      throw err;
+    }
     await io.out(formatReport(report));
   } else if (args.kind === 'replay') {
     await io.out(`replay: ${args.seed}:${args.path}${settingsText(args)}\n`);

@@ -154,6 +154,45 @@ export function spawnClient(
   };
 }
 
+/**
+ * Every client process one real run spawned, so that every exit path of the run (a failure, a
+ * signal) can end them: a client left running would be re-parented to PID 1 and go on producing.
+ */
+export class ClientSet {
+  private readonly live = new Set<ClientProcess>();
+  private closed = false;
+
+  /** {@link spawnClient}, tracked until it exits; throws once {@link stopAll} began. */
+  spawn(
+    name: string,
+    kind: ClientKind,
+    args: readonly string[],
+    onLine: (msg: Record<string, unknown>) => void,
+  ): ClientProcess {
+    if (this.closed) throw new Error(`${name}: the run is ending, no client is started`);
+    const client = spawnClient(name, kind, args, onLine);
+    this.live.add(client);
+    void client.exited.then(() => this.live.delete(client));
+    return client;
+  }
+
+  /** How many tracked clients have not exited yet. */
+  get size(): number {
+    return this.live.size;
+  }
+
+  /** SIGKILLs every client now (a second signal while {@link stopAll} waits). */
+  killAll(): void {
+    for (const c of this.live) c.kill('SIGKILL');
+  }
+
+  /** Stops spawning, then SIGTERM to every client and SIGKILL to those still running after `graceMs`. */
+  async stopAll(graceMs: number): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.live].map((c) => stopClient(c, graceMs)));
+  }
+}
+
 /** SIGTERM, then SIGKILL if it has not exited within `graceMs`; resolves with the exit code. */
 export async function stopClient(client: ClientProcess, graceMs: number): Promise<number | null> {
   client.kill('SIGTERM');

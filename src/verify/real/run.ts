@@ -12,7 +12,8 @@
  */
 import { fetchGroupOffsets } from '../../client/group-admin';
 import { Consumer, KafkaClient, LATEST_TIMESTAMP } from '../../client';
-import type { PartitionInfo } from '../../admin/cluster-view';
+import { spawnSync } from 'node:child_process';
+import type { BrokerInfo, PartitionInfo } from '../../admin/cluster-view';
 import { createSeededRandom, type Random } from '../../io/random';
 import type { FaultKind, StrategyCounts, VerifyReport } from '../report';
 import {
@@ -28,7 +29,7 @@ import {
   type ProducerStrategy,
   type TopicRead,
 } from './checks';
-import { spawnClient, stopClient, type ClientKind, type ClientProcess } from './client-process';
+import { ClientSet, clientCommand, stopClient, type ClientKind, type ClientProcess } from './client-process';
 import { brokerFaults, type BrokerFaults, type FaultDriver } from './faults';
 import { checkLogMatching, segmentBytes } from './log-matching';
 
@@ -114,18 +115,114 @@ const GROUPS: Array<{ strategy: ConsumerStrategy; suffix: string }> = [
 /** The topic the groups consume: the acks=all producer's. */
 const GROUP_TOPIC_SUFFIX = 'acksall';
 
-/** Runs the real-client workload against `options.bootstrap` and checks what the clients saw. */
+/**
+ * A setup problem found before or while the run starts (bootstrap unreachable, too few brokers for the
+ * replication factor, a topic refused, the admin API unreachable or without fault injection, a client
+ * runtime missing): the CLI prints its message on one line and exits 2, since no guarantee was tested.
+ */
+export class SetupError extends Error {
+  override readonly name = 'SetupError';
+}
+
+/** The run was ended by SIGINT or SIGTERM to this process (after its clients were stopped). */
+export class InterruptedError extends Error {
+  override readonly name = 'InterruptedError';
+  constructor(readonly signal: 'SIGINT' | 'SIGTERM') {
+    super(`interrupted by ${signal}`);
+  }
+}
+
+/** How long a client may take to exit after SIGTERM on the way out of a run, before its SIGKILL. */
+const CLIENT_STOP_GRACE_MS = 2000;
+/** The bound on starting again, on the way out, each broker a fault left down. */
+const RESTORE_TIMEOUT_MS = 60_000;
+
+/** What the parts of one run share so that any exit path can clean up after them. */
+interface RunState {
+  children: ClientSet;
+  /** broker → the fault that took it down and is not undone yet (-1: the whole process). */
+  down: Map<number, FaultKind>;
+  /** Set on the way out: the fault and member loops start nothing new. */
+  stopping: boolean;
+}
+
+/**
+ * Runs the real-client workload against `options.bootstrap` and checks what the clients saw. Rejects
+ * with {@link SetupError} for a setup problem (checked before any topic is created where possible),
+ * with {@link InterruptedError} on SIGINT/SIGTERM (handled only while the run lasts). On every exit
+ * path the client processes are stopped (SIGTERM, then SIGKILL) and each broker a fault left down is
+ * started again (or named in a progress line when that fails).
+ */
 export async function runRealVerify(options: RealVerifyOptions, io: RealVerifyIo): Promise<VerifyReport> {
   const clients = [...new Set(options.clients)];
   if (clients.length === 0) throw new RangeError('a real run needs at least one client (librdkafka, java)');
   if (!(options.durationS > 0)) throw new RangeError(`durationS must be positive, got ${options.durationS}`);
-  const random = createSeededRandom(options.seed);
   const faults = brokerFaults(options.faults, options.bootstrap);
+  const state: RunState = { children: new ClientSet(), down: new Map(), stopping: false };
+  let interrupt: (err: InterruptedError) => void = () => undefined;
+  const interrupted = new Promise<never>((_, reject) => (interrupt = reject));
+  interrupted.catch(() => undefined);
+  let signalled = false;
+  const onSignal = (signal: 'SIGINT' | 'SIGTERM'): void => {
+    // A second signal while the run cleans up: no more grace for the clients.
+    if (signalled) state.children.killAll();
+    signalled = true;
+    interrupt(new InterruptedError(signal));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const workload = runWorkload(options, clients, faults, state, io);
+  // Abandoned on a signal: its later rejection (clients killed under it) is the cleanup's doing.
+  workload.catch(() => undefined);
+  try {
+    return await Promise.race([workload, interrupted]);
+  } finally {
+    state.stopping = true;
+    await state.children.stopAll(CLIENT_STOP_GRACE_MS);
+    await restoreDown(faults, state.down, io);
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+/** Starts again each broker in `down` (bounded); names in one progress line those that stay down. */
+async function restoreDown(faults: BrokerFaults, down: Map<number, FaultKind>, io: RealVerifyIo): Promise<void> {
+  const failed: string[] = [];
+  for (const [broker, kind] of down) {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`not started within ${RESTORE_TIMEOUT_MS} ms`)), RESTORE_TIMEOUT_MS);
+    });
+    try {
+      // 409: the admin API's answer to a start of a running broker (the fault loop started it already).
+      await Promise.race([faults.restore(kind, broker), timeout]).catch((err: Error) => {
+        if (!/HTTP 409/.test(err.message)) throw err;
+      });
+      down.delete(broker);
+      io.progress(`${kind}${broker >= 0 ? ` of broker ${broker}` : ''}: started again on the way out`);
+    } catch (err) {
+      failed.push(`${broker >= 0 ? `broker ${broker}` : 'the process'} (${kind}: ${(err as Error).message})`);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+  if (failed.length > 0) io.progress(`left down, start by hand: ${failed.join('; ')}`);
+}
+
+/** The run itself (see {@link runRealVerify}), its children and downed brokers tracked in `state`. */
+async function runWorkload(
+  options: RealVerifyOptions,
+  clients: ClientKind[],
+  faults: BrokerFaults,
+  state: RunState,
+  io: RealVerifyIo,
+): Promise<VerifyReport> {
+  await preflight(options, clients);
+  const random = createSeededRandom(options.seed);
   const faultKinds = options.faultKinds.filter((k) => faults.kinds.includes(k));
   const counts: Partial<Record<FaultKind, number>> = {};
   const tally = newTally();
   const topicOf = (suffix: string): string => `${options.topicPrefix}-${suffix}`;
-
   const producers = await createTopics(options, io, topicOf);
   const groupTopic = topicOf(GROUP_TOPIC_SUFFIX);
   io.progress(
@@ -135,9 +232,19 @@ export async function runRealVerify(options: RealVerifyOptions, io: RealVerifyIo
   // Clients in turn: producer i and group member m run clients[i % n] and clients[m % n], so with both
   // clients each group mixes librdkafka and Java members (both with the range assignor).
   const clientOf = (i: number): ClientKind => clients[i % clients.length] ?? 'librdkafka';
-  const producerRuns = producers.map((p, i) => startProducer(options, topicOf(p.suffix), p, clientOf(i)));
+  const producerRuns = producers.map((p, i) =>
+    startProducer(options, state.children, topicOf(p.suffix), p, clientOf(i)),
+  );
   const groups = GROUPS.map(
-    (g) => new GroupRun(options.bootstrap, `${options.topicPrefix}-${g.suffix}`, groupTopic, g.strategy, clientOf),
+    (g) =>
+      new GroupRun(
+        state.children,
+        options.bootstrap,
+        `${options.topicPrefix}-${g.suffix}`,
+        groupTopic,
+        g.strategy,
+        clientOf,
+      ),
   );
   io.progress(
     `producers: ${producers.map((p, i) => `${p.strategy} ${clientOf(i)}`).join(', ')}; group members: ` +
@@ -145,10 +252,10 @@ export async function runRealVerify(options: RealVerifyOptions, io: RealVerifyIo
   );
   const workloadEnd = Date.now() + options.durationS * 1000;
 
-  const faultLoop = runFaults(faults, faultKinds, random, workloadEnd - 3000, counts, io, [
+  const faultLoop = runFaults(faults, state, faultKinds, random, workloadEnd - 3000, counts, io, [
     ...producers.map((p) => topicOf(p.suffix)),
   ]);
-  const memberLoop = killMembers(groups, random, workloadEnd - 2000, io);
+  const memberLoop = killMembers(groups, state, random, workloadEnd - 2000, io);
   await Promise.all([faultLoop, memberLoop]);
 
   const observations = await Promise.all(producerRuns.map((r) => r.done));
@@ -203,6 +310,81 @@ function between(random: Random, minMs: number, maxMs: number): number {
 }
 
 /**
+ * The setup checks before any topic is created, each failing with a {@link SetupError}: the bootstrap
+ * answers Metadata and lists at least `replicationFactor` brokers; with `--admin`, its API answers and
+ * has fault injection on (a start of a running broker answers 409 then, 403 without); the runtime of
+ * each client asked for runs (`java`, and the Python with confluent_kafka importable).
+ */
+export async function preflight(options: RealVerifyOptions, clients: readonly ClientKind[]): Promise<void> {
+  const client = await KafkaClient.connect({ brokers: options.bootstrap }).catch((err: Error) => {
+    throw new SetupError(`cannot reach --bootstrap ${options.bootstrap}: ${err.message}`);
+  });
+  const brokers = [...client.knownBrokers.keys()];
+  client.close();
+  if (brokers.length < options.replicationFactor)
+    throw new SetupError(
+      `${options.bootstrap} lists ${brokers.length} broker${brokers.length === 1 ? '' : 's'}, fewer than the ` +
+        `replication factor ${options.replicationFactor}: use --replication-factor ${Math.max(1, brokers.length)}`,
+    );
+  if (options.faults.kind === 'skiff-admin') await checkAdmin(options.faults.adminUrl);
+  for (const kind of clients) checkClientRuntime(kind);
+}
+
+async function checkAdmin(adminUrl: string): Promise<void> {
+  const call = async (method: 'GET' | 'POST', route: string): Promise<{ status: number; text: string }> => {
+    try {
+      const res = await fetch(`${adminUrl}${route}`, { method, signal: AbortSignal.timeout(10_000) });
+      return { status: res.status, text: (await res.text()).trim() };
+    } catch (err) {
+      const cause = (err as { cause?: { code?: string } }).cause?.code;
+      throw new SetupError(`--admin ${adminUrl}: ${method} ${route} failed: ${cause ?? (err as Error).message}`);
+    }
+  };
+  const listed = await call('GET', '/v1/brokers');
+  if (listed.status !== 200)
+    throw new SetupError(`--admin ${adminUrl}: GET /v1/brokers: HTTP ${listed.status} ${listed.text}`);
+  let running: number | undefined;
+  try {
+    running = (JSON.parse(listed.text) as BrokerInfo[]).find((b) => b.state === 'running')?.id;
+  } catch {
+    throw new SetupError(`--admin ${adminUrl}: GET /v1/brokers did not answer JSON: is it Skiff's admin API?`);
+  }
+  if (running === undefined) throw new SetupError(`--admin ${adminUrl}: no broker is running`);
+  const probe = await call('POST', `/v1/brokers/${running}/start`);
+  if (probe.status !== 409 && probe.status !== 200)
+    throw new SetupError(`--admin ${adminUrl}: cannot bounce brokers: HTTP ${probe.status} ${probe.text}`);
+}
+
+/** Throws a {@link SetupError} when the runtime of `kind` cannot run. */
+function checkClientRuntime(kind: ClientKind): void {
+  let command: { command: string; args: string[] };
+  try {
+    command = clientCommand(kind);
+  } catch (err) {
+    throw new SetupError(`the ${kind} client: ${(err as Error).message}`);
+  }
+  const probe =
+    kind === 'java'
+      ? spawnSync(command.command, ['-version'], { stdio: 'ignore', timeout: 30_000 })
+      : spawnSync(command.command, ['-c', 'import confluent_kafka'], {
+          stdio: ['ignore', 'ignore', 'pipe'],
+          timeout: 30_000,
+        });
+  if (probe.error !== undefined)
+    throw new SetupError(
+      `the ${kind} client needs ${command.command}: ${(probe.error as NodeJS.ErrnoException).code ?? probe.error.message}` +
+        (kind === 'java' ? ' (put a JDK 17+ on PATH or set SKIFF_VERIFY_JAVA, or give --clients librdkafka)' : ''),
+    );
+  if (probe.status !== 0)
+    throw new SetupError(
+      kind === 'java'
+        ? `the java client: \`${command.command} -version\` exited with ${probe.status ?? probe.signal}`
+        : `the librdkafka client: ${command.command} cannot import confluent_kafka ` +
+            '(pip install confluent-kafka, or set SKIFF_VERIFY_PYTHON)',
+    );
+}
+
+/**
  * Creates one topic per producer strategy and waits until each partition has a leader. The
  * write.caching and unclean-election topics are left out (with a progress line) when the broker
  * refuses their config (Kafka has no write.caching).
@@ -214,7 +396,9 @@ async function createTopics(
 ): Promise<typeof PRODUCERS> {
   const rf = options.replicationFactor;
   const base: Record<string, string> = rf >= 3 ? { 'min.insync.replicas': '2' } : {};
-  const client = await KafkaClient.connect({ brokers: options.bootstrap });
+  const client = await KafkaClient.connect({ brokers: options.bootstrap }).catch((err: Error) => {
+    throw new SetupError(`cannot reach --bootstrap ${options.bootstrap}: ${err.message}`);
+  });
   try {
     const created: typeof PRODUCERS = [];
     for (const p of PRODUCERS) {
@@ -227,7 +411,11 @@ async function createTopics(
         continue;
       }
       const why = `${topicOf(p.suffix)}: error ${r?.errorCode} ${r?.errorMessage ?? ''}`;
-      if (p.optionalConfigs === undefined) throw new Error(`creating ${why}`);
+      if (p.optionalConfigs === undefined) {
+        const n = client.knownBrokers.size;
+        const hint = n < rf ? `: use --replication-factor ${Math.max(1, n)} (${n} broker${n === 1 ? '' : 's'})` : '';
+        throw new SetupError(`cannot create ${why.trim()}${hint}`);
+      }
       io.progress(`${p.strategy} left out: the broker refused the topic (${why})`);
     }
     const deadline = Date.now() + 60_000;
@@ -252,6 +440,7 @@ interface ProducerRun {
 
 function startProducer(
   options: RealVerifyOptions,
+  children: ClientSet,
   topic: string,
   p: (typeof PRODUCERS)[number],
   kind: ClientKind,
@@ -262,7 +451,7 @@ function startProducer(
   args.push('--prefix', prefix, '--rate', String(PRODUCER_RATE), '--duration', String(options.durationS));
   args.push('--message-timeout-ms', String(MESSAGE_TIMEOUT_MS));
   if (p.idempotent) args.push('--idempotent');
-  const client = spawnClient(`${kind} producer ${p.strategy}`, kind, args, (msg) => {
+  const client = children.spawn(`${kind} producer ${p.strategy}`, kind, args, (msg) => {
     const a = msg.a as [number, number, number] | undefined;
     if (a !== undefined) obs.acked.push({ value: `${prefix}-${a[0]}`, partition: a[1], offset: a[2] });
     else if (msg.e !== undefined) obs.failed++;
@@ -274,6 +463,8 @@ function startProducer(
     if (code !== 0 && code !== 2) throw new Error(`${client.name} exited with ${code}:\n${client.stderr()}`);
     return obs;
   });
+  // Awaited only when the workload gets that far; a run that fails first kills it under this promise.
+  done.catch(() => undefined);
   return { done };
 }
 
@@ -286,6 +477,7 @@ class GroupRun {
   private readonly maxProcessed = new Map<number, number>();
 
   constructor(
+    private readonly children: ClientSet,
     private readonly bootstrap: string,
     readonly group: string,
     private readonly topic: string,
@@ -304,7 +496,7 @@ class GroupRun {
     const args = ['consume', '--bootstrap', this.bootstrap, '--topic', this.topic, '--group', this.group];
     args.push('--strategy', this.strategy, '--process-ms', String(PROCESS_MS));
     const kind = this.clientOf(member);
-    return spawnClient(`${this.group} ${kind} member ${member}`, kind, args, (msg) => {
+    return this.children.spawn(`${this.group} ${kind} member ${member}`, kind, args, (msg) => {
       if (Array.isArray(msg.assigned)) events.push({ kind: 'assigned', partitions: msg.assigned as number[] });
       const r = msg.r as [number, number, string] | undefined;
       if (r !== undefined) {
@@ -360,12 +552,19 @@ class GroupRun {
 }
 
 /** SIGKILLs a random member of a random group every 3-6 s (seeded) until `untilMs`. */
-async function killMembers(groups: GroupRun[], random: Random, untilMs: number, io: RealVerifyIo): Promise<void> {
+async function killMembers(
+  groups: GroupRun[],
+  state: RunState,
+  random: Random,
+  untilMs: number,
+  io: RealVerifyIo,
+): Promise<void> {
   let kills = 0;
   for (;;) {
     const wait = between(random, 3000, 6000);
     if (Date.now() + wait > untilMs) break;
     await sleep(wait);
+    if (state.stopping) return;
     const group = groups[random.int(groups.length)];
     if (group === undefined) break;
     await group.bounce(random.int(MEMBERS_PER_GROUP));
@@ -381,6 +580,7 @@ async function killMembers(groups: GroupRun[], random: Random, untilMs: number, 
  */
 async function runFaults(
   faults: BrokerFaults,
+  state: RunState,
   kinds: readonly FaultKind[],
   random: Random,
   untilMs: number,
@@ -397,15 +597,20 @@ async function runFaults(
     // a run on a slow machine (or brokers slow to start) still causes each kind once.
     if (Date.now() + wait > untilMs && n >= kinds.length) return;
     await sleep(wait);
+    if (state.stopping) return;
     const kind = kinds[(first + n) % kinds.length];
     if (kind === undefined) return;
     const broker = faults.targetsBroker(kind) ? await faults.pickTarget(random, topics) : -1;
     const down = between(random, 1000, 3000);
     const started = Date.now();
+    if (state.stopping) return;
+    // Marked down before the fault: an inject cut short (a signal, a failing command) may have taken it down.
+    state.down.set(broker, kind);
     await faults.inject(kind, broker);
     counts[kind] = (counts[kind] ?? 0) + 1;
     await sleep(down);
     await faults.restore(kind, broker);
+    state.down.delete(broker);
     io.progress(`${kind}${broker >= 0 ? ` of broker ${broker}` : ''}: back after ${Date.now() - started} ms`);
   }
 }
