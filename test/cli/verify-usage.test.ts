@@ -10,7 +10,8 @@ import { Command } from 'commander';
 import { EXIT_USAGE, parseCliArgs, type CliOutput } from '../../src/cli/args';
 import type { CliIo, ClientCommandRun } from '../../src/cli/client-io';
 import { registerVerifyCommand, type VerifyDeps } from '../../src/cli/verify-command';
-import type { RealVerifyOptions } from '../../src/verify/real/run';
+import { ConnectionError } from '../../src/client/errors';
+import { InterruptedError, SetupError, type RealVerifyOptions } from '../../src/verify/real/run';
 import { emptyReport, FAULT_KINDS, formatReport, type VerifyReport } from '../../src/verify/report';
 import type { CampaignCall, RunnerOptions } from '../../src/verify/runner';
 
@@ -68,6 +69,7 @@ async function runVerify(
   report: VerifyReport,
   tty = false,
   campaignError: Error | null = null,
+  realError: Error | null = null,
 ): Promise<Captured> {
   const captured: Captured = { code: -1, stdout: '', stderr: [], stderrRaw: '', runner: [], campaign: [], real: [] };
   let clock = 0;
@@ -84,7 +86,7 @@ async function runVerify(
     runRealVerify: (options, io) => {
       captured.real.push(options);
       io.progress('real progress line');
-      return Promise.resolve(report);
+      return realError === null ? Promise.resolve(report) : Promise.reject(realError);
     },
     stderrIsTty: tty,
     writeStderr: (text) => (captured.stderrRaw += text),
@@ -155,6 +157,11 @@ describe('skiff verify flags', () => {
       ],
       /give --admin or --kill-command/,
     );
+    for (const bootstrap of ['nonsense', '127.0.0.1:99999', '', '127.0.0.1:0', 'h:9092,']) {
+      const { exitCode, err } = parse(['verify', '--bootstrap', bootstrap]);
+      assert.equal(exitCode, EXIT_USAGE, `--bootstrap ${JSON.stringify(bootstrap)}: ${err}`);
+      assert.match(err, /^error: --bootstrap ".*": ".*" is not HOST:PORT \(port 1\.\.65535\)\n$/);
+    }
     assertUsageError(
       ['verify', '--bootstrap', 'h:9092', '--clients', 'kafkajs'],
       /Unknown client kafkajs; valid clients: librdkafka, java/,
@@ -385,5 +392,35 @@ describe('skiff verify flags', () => {
       topicPrefix: prefix,
       replicationFactor: 3,
     });
+  });
+
+  test('a real run that cannot start: one skiff: line and exit 2; a signal: 130 or 143; never exit 1', async () => {
+    const argv = ['--bootstrap', '127.0.0.1:1', '--seed', '1'];
+    const cases: Array<[Error, number, string]> = [
+      [
+        new SetupError('cannot reach --bootstrap 127.0.0.1:1: connect ECONNREFUSED 127.0.0.1:1'),
+        2,
+        'skiff: cannot reach --bootstrap 127.0.0.1:1: connect ECONNREFUSED 127.0.0.1:1',
+      ],
+      [
+        new SetupError('h:1 lists 1 broker, fewer than the replication factor 3: use --replication-factor 1'),
+        2,
+        'skiff: h:1 lists 1 broker, fewer than the replication factor 3: use --replication-factor 1',
+      ],
+      [new ConnectionError('cannot connect to 127.0.0.1:1: boom'), 2, 'skiff: cannot connect to 127.0.0.1:1: boom'],
+      [new InterruptedError('SIGINT'), 130, 'skiff: verify interrupted by SIGINT; its clients were stopped'],
+      [new InterruptedError('SIGTERM'), 143, 'skiff: verify interrupted by SIGTERM; its clients were stopped'],
+    ];
+    for (const [error, code, line] of cases) {
+      const c = await runVerify(argv, emptyReport('real'), false, null, error);
+      assert.equal(c.code, code, error.message);
+      assert.deepEqual(c.stderr, ['real progress line', line]);
+      assert.equal(c.stdout, 'real verify: bootstrap 127.0.0.1:1, seed 1, 60 s, clients librdkafka,java\n');
+    }
+    await assert.rejects(
+      runVerify(argv, emptyReport('real'), false, null, new TypeError('a bug')),
+      /a bug/,
+      'anything else is a bug and propagates',
+    );
   });
 });
