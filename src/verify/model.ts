@@ -755,10 +755,17 @@ class AlterConfigCommand implements Command {
         'write.caching': String(this.writeCaching),
       })
       .catch(() => -1);
-    if (error === ErrorCode.NONE) {
-      world.writeCaching = this.writeCaching;
-      if (this.writeCaching) world.cachedSincePowerLoss = true;
-    }
+    // An error may still have changed the config (it was committed, then a broker was slow to apply
+    // it): the controller's image says what the topic has.
+    const caching =
+      error === ErrorCode.NONE
+        ? this.writeCaching
+        : await world.cluster
+            .image()
+            .then((image) => image.topics.find((t) => t.name === MAIN_TOPIC)?.configs['write.caching'] === 'true')
+            .catch(() => world.writeCaching);
+    world.writeCaching = caching;
+    if (caching) world.cachedSincePowerLoss = true;
   }
   toString(): string {
     return `alter-config(min.insync.replicas=${this.minInsyncReplicas}, write.caching=${this.writeCaching})`;

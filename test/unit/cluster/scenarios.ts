@@ -164,7 +164,9 @@ export async function powerLossClusterRun(
   if (!writeCaching) assert.equal(lost, 0, `seed ${seed}: write.caching=false loses no acks=all record`);
   await cluster.assertLogsMatchBelowHighWatermark(TOPIC);
   await cluster.assertOneLeaderPerEpoch();
-  // The cluster works after the restart.
+  // The cluster works after the restart, once the ISR is whole again: each broker that registered
+  // again was fenced first and left the ISR, and rejoins after its next fetch.
+  await cluster.waitFor('the ISR is whole again', async () => (await cluster.partition(TOPIC)).isr.length === 3);
   const after = await cluster.produce(TOPIC, ['after'], -1);
   assert.equal(after[0]!.errorCode, ErrorCode.NONE, `seed ${seed}: acks=all after the restart`);
   await cluster.sim.shutdown();
