@@ -94,6 +94,24 @@ export class World {
     return this.cluster.faults.counts();
   }
 
+  /**
+   * A power loss, or a disk that failed under a replica (its restart cuts back to what it fsynced),
+   * after write.caching was true since the last power loss: what the cache covered may be gone.
+   */
+  exposeCachedWrites(): void {
+    if (!this.cachedSincePowerLoss) return;
+    // Not only what was acknowledged under write.caching=true: while it is on, a follower joins the
+    // ISR with bytes it has not fsynced, so a power loss can leave an ISR member (even a new
+    // leader) without a record acknowledged earlier under false. Every acks=all record of the topic
+    // acknowledged so far is at risk, and counted under 'acks=all write.caching'.
+    for (const r of this.sent)
+      if (r.topic === MAIN_TOPIC && r.strategy.startsWith('acks=all')) {
+        r.strategy = 'acks=all write.caching';
+        r.excused = true;
+      }
+    for (const [key, r] of this.read) if (key.startsWith(`${MAIN_TOPIC}/`)) r.excused = true;
+  }
+
   /** Counts one injected fault of `kind` that the cluster does not count itself (ClusterSim.faults). */
   injected(kind: FaultKind): void {
     this.cluster.faults.record(kind);
@@ -452,18 +470,7 @@ class PowerLossCommand implements Command {
   }
   async run(model: ModelState, world: World): Promise<void> {
     // write.caching=true acknowledges acks=all and moves the HW before the fsync: what it covered may go.
-    if (world.cachedSincePowerLoss) {
-      // Not only what was acknowledged under write.caching=true: while it is on, a follower joins the
-      // ISR with bytes it has not fsynced, so a power loss can leave an ISR member (even a new
-      // leader) without a record acknowledged earlier under false. Every acks=all record of the topic
-      // acknowledged so far is at risk, and counted under 'acks=all write.caching'.
-      for (const r of world.sent)
-        if (r.topic === MAIN_TOPIC && r.strategy.startsWith('acks=all')) {
-          r.strategy = 'acks=all write.caching';
-          r.excused = true;
-        }
-      for (const [key, r] of world.read) if (key.startsWith(`${MAIN_TOPIC}/`)) r.excused = true;
-    }
+    world.exposeCachedWrites();
     world.cachedSincePowerLoss = world.writeCaching;
     for (const b of world.cluster.up) await world.rememberFsynced(b, partitionsOf(model));
     await world.cluster.powerLoss(this.torn ? { kind: 'torn-last-write' } : { kind: 'lose-unsynced' });
@@ -980,7 +987,10 @@ export async function finishRun(model: ModelState, world: World): Promise<Strate
   await cluster.resubscribeNodes();
   // A replica a storage fault took offline stays offline until its broker restarts (as Kafka's log
   // dir does): the operator's restart, once the disk is healthy again.
-  if (world.storageFaults) for (const b of [...cluster.up]) await cluster.crashBroker(b);
+  if (world.storageFaults) {
+    world.exposeCachedWrites();
+    for (const b of [...cluster.up]) await cluster.crashBroker(b);
+  }
   for (let b = 0; b < world.nodes; b++) if (!cluster.up.has(b)) await cluster.startBroker(b);
   const finals = new Map<string, { offset: number; value: string }[]>();
   for (const { topic, partition } of partitionsOf(model)) {
