@@ -2,7 +2,7 @@
  * The chaos run, short form (issue 12 item 6): librdkafka and Java producers (acks 0, 1, all,
  * idempotent, unclean election; the two clients in turn) and consumer groups (commit after, commit
  * before, auto-commit; one member of each client) against `skiff
- * start --nodes 3 --fault-injection` for 35 s while brokers are crashed and started through the admin
+ * start --nodes 3 --fault-injection` for 28 s while brokers are crashed and started through the admin
  * API and the whole process is SIGKILLed and restarted; then the checks from what the clients saw and
  * from the segment files.
  */
@@ -17,7 +17,7 @@ describe('chaos: real clients against skiff start --nodes 3 with broker crashes 
     { timeout: 180_000 },
     async (t) => {
       const { report, progress, elapsedMs } = await runChaos({
-        durationS: 35,
+        durationS: 28,
         seed: 12,
         faultKinds: ['broker-crash', 'process-kill'],
       });

@@ -34,7 +34,7 @@ describe('skiff verify --bootstrap against a three-node Kafka with clean and har
     const report = await runRealVerify(
       {
         bootstrap: cluster.bootstrap,
-        durationS: 60,
+        durationS: 25,
         clients: ['librdkafka', 'java'],
         faults: {
           kind: 'callbacks',
