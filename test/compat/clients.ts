@@ -10,17 +10,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { readRecordFile, writeRecordFile, type RecordHeader, type TestRecord } from './record-file';
+import { packageRoot } from '../../src/verify/real/client-process';
 
 /** The nearest ancestor of this file holding package.json (works from test/ and dist/test/). */
-export function repoRoot(): string {
-  let dir = __dirname;
-  while (!fs.existsSync(path.join(dir, 'package.json'))) {
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error(`no package.json above ${__dirname}`);
-    dir = parent;
-  }
-  return dir;
-}
+export const repoRoot: () => string = packageRoot;
 
 /** Debian's interpreter, where python3-kafka (2.0.2) and python3-confluent-kafka (1.7.0) import. */
 export const PYTHON = '/usr/bin/python3';

@@ -12,6 +12,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { killAndRemoveOnExit } from './exit-on-signal';
+import { packageRoot } from '../../src/verify/real/client-process';
 
 /** Options for {@link startBrokerProcess}. */
 export interface BrokerProcessOptions {
@@ -170,12 +171,4 @@ function installExitHook(): void {
 }
 
 /** The nearest ancestor of this file holding package.json (works from test/ and dist/test/). */
-function repoRoot(): string {
-  let dir = __dirname;
-  while (!fs.existsSync(path.join(dir, 'package.json'))) {
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error(`no package.json above ${__dirname}`);
-    dir = parent;
-  }
-  return dir;
-}
+const repoRoot: () => string = packageRoot;

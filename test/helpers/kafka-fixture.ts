@@ -16,6 +16,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { killAndRemoveOnExit } from './exit-on-signal';
 import { canConnect } from './wire-client';
+import { packageRoot } from '../../src/verify/real/client-process';
 
 /** What a tool run printed and how it ended. */
 export interface ToolResult {
@@ -82,15 +83,7 @@ const createdDirs = new Set<string>();
 let libDirPromise: Promise<string> | null = null;
 
 /** The nearest ancestor of this file holding package.json (works from test/ and dist/test/). */
-export function repoRoot(): string {
-  let dir = __dirname;
-  while (!fs.existsSync(path.join(dir, 'package.json'))) {
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error(`no package.json above ${__dirname}`);
-    dir = parent;
-  }
-  return dir;
-}
+export const repoRoot: () => string = packageRoot;
 
 function fixtureScript(): string {
   return path.join(repoRoot(), 'scripts', 'kafka-fixture.sh');

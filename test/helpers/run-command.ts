@@ -4,8 +4,8 @@
  * test instead of stalling it.
  */
 import { spawn } from 'node:child_process';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { packageRoot } from '../../src/verify/real/client-process';
 
 /** What a finished command printed and how it exited (null code: killed by a signal). */
 export interface RunResult {
@@ -15,11 +15,7 @@ export interface RunResult {
 }
 
 /** The repository root (the folder holding package.json above the compiled test). */
-export function repoRoot(): string {
-  let dir = __dirname;
-  while (!fs.existsSync(path.join(dir, 'package.json'))) dir = path.dirname(dir);
-  return dir;
-}
+export const repoRoot: () => string = packageRoot;
 
 /** `bin/skiff.js` of this checkout. */
 export const SKIFF_BIN = path.join(repoRoot(), 'bin', 'skiff.js');

@@ -5,10 +5,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
+import { packageRoot } from '../../src/verify/real/client-process';
 
 /** Absolute path of the gzip-compressed fixture (found from the repo root, in src or dist layout). */
 export const TEXT_FIXTURE_PATH = path.join(
-  repoRoot(),
+  packageRoot(),
   'test',
   'fixtures',
   'text',
@@ -29,15 +30,4 @@ export function loadTextFixtureLines(): string[] {
     cachedLines = lines;
   }
   return cachedLines.slice();
-}
-
-/** The nearest ancestor of this file holding package.json (works from test/ and dist/test/). */
-function repoRoot(): string {
-  let dir = __dirname;
-  while (!fs.existsSync(path.join(dir, 'package.json'))) {
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error(`no package.json above ${__dirname}`);
-    dir = parent;
-  }
-  return dir;
 }
