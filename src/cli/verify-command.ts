@@ -31,6 +31,7 @@ import {
   type FaultDriver,
   type RealVerifyOptions,
 } from '../verify/real/run';
+import { FaultDriverError } from '../verify/real/faults';
 import { formatReport, FAULT_KINDS, type FaultKind, type VerifyReport } from '../verify/report';
 import {
   DEFAULT_CAMPAIGN_MODULE,
@@ -332,6 +333,10 @@ export async function verifyCommand(args: VerifyArgs, io: CliIo, deps: VerifyDep
         io.err(`skiff: verify ${err.message}; its clients were stopped`);
         return err.signal === 'SIGINT' ? EXIT_SIGINT : EXIT_SIGTERM;
       }
+      if (err instanceof FaultDriverError) {
+        io.err(`skiff: verify stopped without a verdict: ${err.message}; its clients were stopped`);
+        return EXIT_USAGE;
+      }
       if (err instanceof SetupError || isOperatingError(err)) {
         io.err(`skiff: ${(err as Error).message}`);
         return EXIT_USAGE;
@@ -359,7 +364,8 @@ export async function verifyCommand(args: VerifyArgs, io: CliIo, deps: VerifyDep
     }
     await io.out(formatReport(report));
   } else {
-    const workers = args.workers ?? defaultWorkers(args.runs);
+    // As the runner does: never more workers than runs (the timing line names the workers used).
+    const workers = Math.min(args.workers ?? defaultWorkers(args.runs), args.runs);
     await io.out(`campaign: seed ${args.seed}, ${args.runs} run${args.runs === 1 ? '' : 's'}${settingsText(args)}\n`);
     const progress = args.quiet ? null : new Progress(args.runs, deps, io);
     try {

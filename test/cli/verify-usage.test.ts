@@ -11,6 +11,7 @@ import { EXIT_USAGE, parseCliArgs, type CliOutput } from '../../src/cli/args';
 import type { CliIo, ClientCommandRun } from '../../src/cli/client-io';
 import { registerVerifyCommand, type VerifyDeps } from '../../src/cli/verify-command';
 import { ConnectionError } from '../../src/client/errors';
+import { FaultDriverError } from '../../src/verify/real/faults';
 import { InterruptedError, SetupError, type RealVerifyOptions } from '../../src/verify/real/run';
 import { emptyReport, FAULT_KINDS, formatReport, type VerifyReport } from '../../src/verify/report';
 import type { CampaignCall, RunnerOptions } from '../../src/verify/runner';
@@ -219,6 +220,16 @@ describe('skiff verify flags', () => {
     assert.match(c.stderr.at(-1) ?? '', /^skiff verify: 4 runs in \d+\.\d s, \d+\.\d\d runs\/s on 2 workers$/);
   });
 
+  test('--workers above --runs: the runner and the closing line both use one worker per run', async () => {
+    const c = await runVerify(['--seed', '1', '--runs', '3', '--workers', '64'], CLEAN);
+    assert.equal(c.code, 0);
+    assert.deepEqual(
+      c.runner.map((o) => o.workers),
+      [3],
+    );
+    assert.match(c.stderr.at(-1) ?? '', /^skiff verify: \d+ runs in \d+\.\d s, \d+\.\d\d runs\/s on 3 workers$/);
+  });
+
   test('a campaign that finds a counterexample: exit 1 and the replay command with the settings that matter', async () => {
     const c = await runVerify(
       ['--seed', '9', '--runs', '10', '--planted-bug', 'fencedLeaderAppends', '--quiet'],
@@ -394,7 +405,7 @@ describe('skiff verify flags', () => {
     });
   });
 
-  test('a real run that cannot start: one skiff: line and exit 2; a signal: 130 or 143; never exit 1', async () => {
+  test('a real run that cannot start or loses its fault driver: one skiff: line and exit 2; a signal: 130 or 143; never exit 1', async () => {
     const argv = ['--bootstrap', '127.0.0.1:1', '--seed', '1'];
     const cases: Array<[Error, number, string]> = [
       [
@@ -408,6 +419,11 @@ describe('skiff verify flags', () => {
         'skiff: h:1 lists 1 broker, fewer than the replication factor 3: use --replication-factor 1',
       ],
       [new ConnectionError('cannot connect to 127.0.0.1:1: boom'), 2, 'skiff: cannot connect to 127.0.0.1:1: boom'],
+      [
+        new FaultDriverError('GET http://127.0.0.1:1/v1/partitions: fetch failed (connect ECONNREFUSED 127.0.0.1:1)'),
+        2,
+        'skiff: verify stopped without a verdict: GET http://127.0.0.1:1/v1/partitions: fetch failed (connect ECONNREFUSED 127.0.0.1:1); its clients were stopped',
+      ],
       [new InterruptedError('SIGINT'), 130, 'skiff: verify interrupted by SIGINT; its clients were stopped'],
       [new InterruptedError('SIGTERM'), 143, 'skiff: verify interrupted by SIGTERM; its clients were stopped'],
     ];

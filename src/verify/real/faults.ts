@@ -83,6 +83,14 @@ export function brokerFaults(driver: FaultDriver, bootstrap: string): BrokerFaul
 /** How long a started broker may take to appear in Metadata again. */
 const BROKER_START_TIMEOUT_MS = 180_000;
 
+/**
+ * A fault could not be caused or undone through its driver mid-run (the admin API unreachable or
+ * answering an error): the run stops without a verdict on the guarantees (the CLI exits 2).
+ */
+export class FaultDriverError extends Error {
+  override readonly name = 'FaultDriverError';
+}
+
 /** Polls `bootstrap`'s Metadata every 500 ms until it lists broker `id`; rejects after `timeoutMs`. */
 export async function waitForBroker(bootstrap: string, id: number, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -110,9 +118,19 @@ function pick<T>(random: Random, xs: readonly T[]): T {
 
 function skiffAdminFaults(driver: Extract<FaultDriver, { kind: 'skiff-admin' }>): BrokerFaults {
   const call = async <T>(method: 'GET' | 'POST', route: string): Promise<T> => {
-    const res = await fetch(`${driver.adminUrl}${route}`, { method, signal: AbortSignal.timeout(60_000) });
-    const text = await res.text();
-    if (res.status !== 200) throw new Error(`${method} ${driver.adminUrl}${route}: HTTP ${res.status} ${text}`);
+    const url = `${driver.adminUrl}${route}`;
+    let status: number;
+    let text: string;
+    try {
+      const res = await fetch(url, { method, signal: AbortSignal.timeout(60_000) });
+      status = res.status;
+      text = await res.text();
+    } catch (err) {
+      // fetch's own "fetch failed" says nothing: the cause (ECONNREFUSED, a timeout) does.
+      const cause = (err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : '';
+      throw new FaultDriverError(`${method} ${url}: ${(err as Error).message}${cause !== '' ? ` (${cause})` : ''}`);
+    }
+    if (status !== 200) throw new FaultDriverError(`${method} ${url}: HTTP ${status} ${text}`);
     return JSON.parse(text) as T;
   };
   const kinds: FaultKind[] = ['broker-crash', 'broker-stop'];

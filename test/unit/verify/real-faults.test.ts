@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { brokerFaults, shell } from '../../../src/verify/real/faults';
+import { brokerFaults, FaultDriverError, shell } from '../../../src/verify/real/faults';
 import { createSeededRandom } from '../../../src/io/random';
 import {
   InterruptedError,
@@ -80,6 +80,21 @@ describe('real-run fault drivers', () => {
     );
     assert.deepEqual(withRestart.kinds, ['broker-crash', 'broker-stop', 'process-kill']);
     assert.equal(withRestart.targetsBroker('process-kill'), false);
+  });
+
+  test('skiff-admin: an admin API gone mid-run rejects with a FaultDriverError naming the call and the cause', async () => {
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const closedPort = (server.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const faults = brokerFaults({ kind: 'skiff-admin', adminUrl: `http://127.0.0.1:${closedPort}` }, '');
+    await assert.rejects(
+      faults.inject('broker-crash', 1),
+      (err: unknown) =>
+        err instanceof FaultDriverError &&
+        err.message.startsWith(`POST http://127.0.0.1:${closedPort}/`) &&
+        /ECONNREFUSED/.test(err.message),
+    );
   });
 });
 
