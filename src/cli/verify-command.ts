@@ -368,6 +368,14 @@ export async function verifyCommand(args: VerifyArgs, io: CliIo, deps: VerifyDep
     const workers = Math.min(args.workers ?? defaultWorkers(args.runs), args.runs);
     await io.out(`campaign: seed ${args.seed}, ${args.runs} run${args.runs === 1 ? '' : 's'}${settingsText(args)}\n`);
     const progress = args.quiet ? null : new Progress(args.runs, deps, io);
+    // Ctrl-C mid-campaign: clear the bar so the shell prompt starts on a clean line, then die of the
+    // same signal (its exit status, 130 or 143, is the shell's).
+    const onSignal = (signal: NodeJS.Signals): void => {
+      progress?.stop();
+      process.kill(process.pid, signal);
+    };
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
     try {
       report = await deps.runOnWorkers({
         campaign: campaignSettings(args.seed, args.runs, args),
@@ -375,6 +383,8 @@ export async function verifyCommand(args: VerifyArgs, io: CliIo, deps: VerifyDep
         onRun: (finished) => progress?.update(finished),
       });
     } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
       progress?.stop();
     }
     await io.out(formatReport(report));
