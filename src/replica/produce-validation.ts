@@ -1,7 +1,9 @@
 /**
- * Checks a client's Produce partition payload before append, without decoding records
- * (Kafka's ProduceRequest.validateRecords and LogValidator.validateBatch, header-level only, as
- * Redpanda does). Returns a Kafka error code and message, or null when the batch may be appended.
+ * Checks a client's Produce partition payload before append: the batch header (Kafka's
+ * ProduceRequest.validateRecords and LogValidator.validateBatch), then every record, decompressing
+ * compressed batches with a bound (src/protocol/record-batch/validate.ts, as Kafka's record
+ * iterators and LogValidator do). Returns a Kafka error code and message, or null when the batch
+ * may be appended.
  */
 import { ErrorCode } from '../protocol/error-codes';
 import * as L from '../protocol/record-batch/layout';
@@ -9,6 +11,7 @@ import { checkBatch } from '../protocol/record-batch/view';
 import { decodeBatch } from '../protocol/record-batch/decode';
 import { codecFromName, type CompressionCodecId } from '../protocol/record-batch/compression';
 import { recompressBatch } from '../protocol/record-batch/recompress';
+import { maxDecompressedBytesFor, validateBatchRecords } from '../protocol/record-batch/validate';
 
 export interface BatchRejection {
   errorCode: number;
@@ -16,10 +19,34 @@ export interface BatchRejection {
 }
 
 /**
+ * The header checks, then the records' (validateBatchRecords). A malformed record is refused with
+ * INVALID_RECORD and its index in `recordErrors` (Kafka's wording where Kafka has one); undecodable
+ * compressed data with CORRUPT_MESSAGE, and data that would decompress past the bound
+ * (`maxDecompressedBytes`, default 64 x max.message.bytes, at most 1 GiB) with MESSAGE_TOO_LARGE,
+ * both without record errors. Header faults carry no record errors either.
  * @param records the partition's `records` bytes from the Produce request (null when absent)
  * @param maxMessageBytes the topic's max.message.bytes (bytes of one batch, log overhead included)
+ * @param maxDecompressedBytes bound on the decompressed records section, in bytes
  */
-export function validateProducedBatch(records: Buffer | null, maxMessageBytes: number): BatchRejection | null {
+export function validateProducedBatch(
+  records: Buffer | null,
+  maxMessageBytes: number,
+  maxDecompressedBytes = maxDecompressedBytesFor(maxMessageBytes),
+): RecordsRejection | null {
+  const rejection = validateBatchHeader(records, maxMessageBytes);
+  if (rejection !== null) return { ...rejection, recordErrors: [] };
+  const fault = validateBatchRecords(records!, maxDecompressedBytes);
+  if (fault === null) return null;
+  return {
+    errorCode: fault.errorCode,
+    errorMessage: fault.errorMessage,
+    recordErrors:
+      fault.batchIndex === null ? [] : [{ batchIndex: fault.batchIndex, batchIndexErrorMessage: fault.errorMessage }],
+  };
+}
+
+/** The header-level checks of validateProducedBatch. */
+function validateBatchHeader(records: Buffer | null, maxMessageBytes: number): BatchRejection | null {
   if (records === null || records.length === 0) {
     return {
       errorCode: ErrorCode.INVALID_RECORD,

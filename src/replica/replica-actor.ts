@@ -478,7 +478,10 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     const rejection = validateProducedBatch(records, this.config.maxMessageBytes);
     if (rejection) {
       ctx.log.debug({ topic: this.args.topic, partition: this.args.partition, ...rejection }, 'produce rejected');
-      ctx.reply(envelope, this.produceReply(rejection.errorCode, rejection.errorMessage, INVALID_OFFSET));
+      ctx.reply(envelope, {
+        ...this.produceReply(rejection.errorCode, rejection.errorMessage, INVALID_OFFSET),
+        recordErrors: rejection.recordErrors,
+      });
       return;
     }
     const { config } = this;
