@@ -45,8 +45,8 @@ export function validateProducedBatch(
   };
 }
 
-/** The header-level checks of validateProducedBatch. */
-function validateBatchHeader(records: Buffer | null, maxMessageBytes: number): BatchRejection | null {
+/** The header-level checks of validateProducedBatch (what the produce path did before record validation). */
+export function validateBatchHeader(records: Buffer | null, maxMessageBytes: number): BatchRejection | null {
   if (records === null || records.length === 0) {
     return {
       errorCode: ErrorCode.INVALID_RECORD,

@@ -1,0 +1,53 @@
+/**
+ * validateProducedBatch: header faults come first and carry no record errors; a malformed record
+ * is INVALID_RECORD with one record error naming its index (Produce v8+ RecordErrors, KIP-467)
+ * and the same message; the decompression bound follows max.message.bytes.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { buildBatch } from '../../../src/client/batch';
+import { ErrorCode } from '../../../src/protocol/error-codes';
+import { validateProducedBatch } from '../../../src/replica/produce-validation';
+import { goodRecords, rawRecord, wrapBatch } from '../../helpers/malformed-batch';
+
+const MAX = 1024 * 1024 + 12;
+
+describe('validateProducedBatch', () => {
+  it('accepts a well-formed batch', () => {
+    assert.equal(
+      validateProducedBatch(buildBatch([{ key: null, value: Buffer.from('v') }], { compression: 4 }), MAX),
+      null,
+    );
+  });
+
+  it('names the malformed record in recordErrors', () => {
+    const batch = wrapBatch(
+      Buffer.concat([...goodRecords(4), rawRecord({ offsetDelta: 4, headerCountOverride: -2 })]),
+      5,
+      1,
+    );
+    const rejection = validateProducedBatch(batch, MAX);
+    assert.deepEqual(rejection, {
+      errorCode: ErrorCode.INVALID_RECORD,
+      errorMessage: 'Found invalid number of record headers -2',
+      recordErrors: [{ batchIndex: 4, batchIndexErrorMessage: 'Found invalid number of record headers -2' }],
+    });
+  });
+
+  it('checks the header before the records, without record errors', () => {
+    const batch = wrapBatch(Buffer.concat(goodRecords(2)), 2, 0);
+    batch[30] = batch[30]! ^ 1; // baseTimestamp, under the CRC
+    const rejection = validateProducedBatch(batch, MAX);
+    assert.equal(rejection?.errorCode, ErrorCode.CORRUPT_MESSAGE);
+    assert.deepEqual(rejection?.recordErrors, []);
+  });
+
+  it('bounds decompression at 64 x max.message.bytes by default', () => {
+    const batch = wrapBatch(rawRecord({ offsetDelta: 0, value: Buffer.alloc(2 << 20) }), 1, 4);
+    assert.equal(validateProducedBatch(batch, MAX), null);
+    const small = validateProducedBatch(batch, 16 * 1024);
+    assert.equal(small?.errorCode, ErrorCode.MESSAGE_TOO_LARGE);
+    assert.match(small!.errorMessage, /limit of 1048576 bytes/);
+    assert.deepEqual(small?.recordErrors, []);
+  });
+});
