@@ -22,7 +22,7 @@ export interface BatchRejection {
  * The header checks, then the records' (validateBatchRecords). A malformed record is refused with
  * INVALID_RECORD and its index in `recordErrors` (Kafka's wording where Kafka has one); undecodable
  * compressed data with CORRUPT_MESSAGE, and data that would decompress past the bound
- * (`maxDecompressedBytes`, default 64 x max.message.bytes, at most 1 GiB) with MESSAGE_TOO_LARGE,
+ * (`maxDecompressedBytes`, default 64 x max.message.bytes, at most 1 GiB) with INVALID_RECORD,
  * both without record errors. Header faults carry no record errors either.
  * @param records the partition's `records` bytes from the Produce request (null when absent)
  * @param maxMessageBytes the topic's max.message.bytes (bytes of one batch, log overhead included)

@@ -2,7 +2,7 @@
  * Record-level produce validation through a real Skiff process (src/protocol/record-batch/validate.ts):
  * for every codec, CRC-correct batches with malformed records, sent as raw Produce v9 requests,
  * are refused with INVALID_RECORD and the offending record's index in RecordErrors (a corrupt
- * compressed stream with CORRUPT_MESSAGE, a zip bomb (gzip, lz4, zstd) with MESSAGE_TOO_LARGE); the good batches
+ * compressed stream with CORRUPT_MESSAGE, a zip bomb (gzip, lz4, zstd) with INVALID_RECORD and no record index); the good batches
  * before and after are stored at consecutive offsets, and real clients (kcat and kafka-python)
  * read the whole partition afterwards: before validation, one such batch stopped both.
  */
@@ -134,7 +134,8 @@ describe('malformed records in CRC-correct batches are refused, and the partitio
               const bomb = wrapBatch(rawRecord({ offsetDelta: 0, value: Buffer.alloc(80 << 20) }), 1, codec, now);
               assert.ok(bomb.length < 1 << 20);
               const refused = await produce(client, topic, bomb);
-              assert.equal(refused.errorCode, ErrorCode.MESSAGE_TOO_LARGE, refused.errorMessage ?? '');
+              assert.equal(refused.errorCode, ErrorCode.INVALID_RECORD, refused.errorMessage ?? '');
+              assert.deepEqual(refused.recordErrors, []);
               assert.match(refused.errorMessage ?? '', /more than the broker's limit of 67109632 bytes/);
             }
 

@@ -2,7 +2,7 @@
  * validateBatchRecords (src/protocol/record-batch/validate.ts): for every codec, batches whose CRC
  * is right over malformed records are refused with Kafka's error code and the index of the record
  * at fault; undecodable compressed data is CORRUPT_MESSAGE and data that would inflate past the
- * bound is MESSAGE_TOO_LARGE, found without inflating it (zip bombs). A property: batches from the
+ * bound is INVALID_RECORD (no record index), found without inflating it (zip bombs). A property: batches from the
  * builder always pass, and single-byte mutations (CRC recomputed) never throw and either pass, in
  * which case the batch decodes, or are refused with one of those codes.
  */
@@ -138,7 +138,7 @@ for (const codec of CODECS) {
         const before = process.memoryUsage().arrayBuffers;
         const fault = check(batch, limit);
         assert.ok(fault);
-        assert.equal(fault.errorCode, ErrorCode.MESSAGE_TOO_LARGE, fault.errorMessage);
+        assert.equal(fault.errorCode, ErrorCode.INVALID_RECORD, fault.errorMessage);
         assert.equal(fault.batchIndex, null);
         assert.match(
           fault.errorMessage,
@@ -202,9 +202,7 @@ describe('validateBatchRecords, property', () => {
           decoded.records.forEach((r, i) => assert.equal(r.offsetDelta, i));
         } else {
           assert.ok(
-            ([ErrorCode.INVALID_RECORD, ErrorCode.CORRUPT_MESSAGE, ErrorCode.MESSAGE_TOO_LARGE] as number[]).includes(
-              fault.errorCode,
-            ),
+            ([ErrorCode.INVALID_RECORD, ErrorCode.CORRUPT_MESSAGE] as number[]).includes(fault.errorCode),
             fault.errorMessage,
           );
           if (fault.batchIndex !== null) assert.ok(fault.batchIndex >= 0 && fault.batchIndex < records.length);

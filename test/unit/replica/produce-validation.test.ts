@@ -46,7 +46,7 @@ describe('validateProducedBatch', () => {
     const batch = wrapBatch(rawRecord({ offsetDelta: 0, value: Buffer.alloc(2 << 20) }), 1, 4);
     assert.equal(validateProducedBatch(batch, MAX), null);
     const small = validateProducedBatch(batch, 16 * 1024);
-    assert.equal(small?.errorCode, ErrorCode.MESSAGE_TOO_LARGE);
+    assert.equal(small?.errorCode, ErrorCode.INVALID_RECORD);
     assert.match(small!.errorMessage, /limit of 1048576 bytes/);
     assert.deepEqual(small?.recordErrors, []);
   });
