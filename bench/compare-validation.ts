@@ -117,6 +117,9 @@ export async function runValidationCompare(options: ValidationCompareOptions = {
               rate[side].push(result);
             } catch (error) {
               errors.push(`${t.label} round ${round}: ${String(error).slice(0, 300)}`);
+              console.log(
+                `validation ${codec} ${recordSize} B round ${round} ${t.label} failed: ${String(error).slice(0, 2000)}`,
+              );
             }
           }
         }
