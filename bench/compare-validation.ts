@@ -8,7 +8,7 @@
  * compressed batch to validate it (Kafka's LogValidator, Skiff's record-batch/validate.ts), so the
  * figure compares the validating produce paths; a first round per codec is a discarded warm-up
  * (Kafka's JIT). The lead wires {@link runValidationCompare} into bench/compare.ts; alone:
- * `node dist/bench/compare-validation.js [--records N] [--rounds N]`. The machine is shared and
+ * `node dist/bench/compare-validation.js [--records N] [--rounds N] [--sizes 1024,100]`. The machine is shared and
  * noisy: quote the ratios of one run.
  */
 import { startKafka, type KafkaFixture } from '../test/helpers/kafka-fixture';
@@ -38,7 +38,7 @@ export interface ValidationCompareOptions {
 }
 
 const CODECS = ['none', 'gzip', 'snappy', 'lz4', 'zstd'];
-const PRODUCER_LINE = /(\d+) records sent, ([\d.]+) records\/sec \(([\d.]+) MB\/sec\)/;
+const PRODUCER_LINE = /(\d+) records sent, ([\d.]+) records\/sec \(([\d.]+) MB\/sec\)/g;
 
 async function produceCompressed(
   target: ToolTarget,
@@ -61,7 +61,8 @@ async function produceCompressed(
     'acks=1',
     `compression.type=${codec}`,
   ]);
-  const m = PRODUCER_LINE.exec(r.stdout);
+  // The summary is the last such line (ProducerPerformance prints one every 5 s while it runs).
+  const m = [...r.stdout.matchAll(PRODUCER_LINE)].at(-1) ?? null;
   if (r.code !== 0 || m === null || Number(m[1]) !== records)
     throw new Error(
       `ProducerPerformance (${codec}) against ${target.label} failed:\n${r.stdout.slice(-2000)}\n${r.stderr.slice(-2000)}`,
@@ -154,7 +155,14 @@ export async function runValidationCompare(options: ValidationCompareOptions = {
 }
 
 if (require.main === module) {
-  runValidationCompare({ records: numberArg('--records', 30_000), rounds: numberArg('--rounds', 2) })
+  const sizes = process.argv.includes('--sizes')
+    ? process.argv[process.argv.indexOf('--sizes') + 1]!.split(',').map(Number)
+    : undefined;
+  runValidationCompare({
+    records: numberArg('--records', 30_000),
+    rounds: numberArg('--rounds', 2),
+    recordSizes: sizes,
+  })
     .then((figures) => {
       console.log('\nconfig | metric | Kafka | Skiff | Skiff/Kafka');
       for (const f of figures)
