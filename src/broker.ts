@@ -165,18 +165,24 @@ export async function startCluster(
 ): Promise<RunningCluster> {
   const nodes = options.nodes ?? 1;
   const configs = Array.from({ length: nodes }, (_, i) => nodeConfig(config, i, nodes));
-  const runtime =
-    options.runtime ??
-    new ThreadRuntime({
-      brokers: configs.map((c) => ({ brokerId: c.nodeId, numIoThreads: c.numIoThreads })),
-      logger,
-      workerLogFd: 2,
-    });
+  const ownRuntime =
+    options.runtime === undefined
+      ? new ThreadRuntime({
+          brokers: configs.map((c) => ({ brokerId: c.nodeId, numIoThreads: c.numIoThreads })),
+          logger,
+          workerLogFd: 2,
+        })
+      : null;
+  const runtime = options.runtime ?? ownRuntime!;
   const cluster = new Cluster(config, configs, logger, runtime);
   try {
     await cluster.start(options.signal);
     if (options.adminPort !== undefined && options.adminPort !== null)
       await cluster.startAdmin(options.adminPort, options.faultInjection ?? false, options.adminPortOptional ?? false);
+    // Replica workers load their modules now, while the broker is idle, rather than on the first
+    // topic creation or consumer group (ThreadRuntime.prestartWorkers). A runtime the caller passed
+    // (tests) is left as it is.
+    ownRuntime?.prestartWorkers();
   } catch (error) {
     await cluster.stop().catch(() => undefined);
     throw error;

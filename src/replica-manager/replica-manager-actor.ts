@@ -88,6 +88,10 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
   private readonly brokerId: number;
   private brokerEpoch = -1;
   private image: MetadataImage | null = null;
+  /** The topics of `image` by topic id (a role lookup per partition must not scan every topic). */
+  private topicsById = new Map<string, TopicState>();
+  /** `effectiveLogConfig` of each topic of `image` by topic id, computed once per image. */
+  private configsById = new Map<string, { config: PartitionRole['config']; key: string }>();
   /** The offset of the last image whose application finished (replicas started, deleted logs gone). */
   private appliedOffset = -1;
   /** The last LocalBrokerState.version handed out. */
@@ -95,6 +99,8 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
   private readonly replicas = new Map<string, HostedReplica>();
   /** `${topic}-${partition}` -> the log dir holding it (found on disk at start, or chosen). */
   private readonly partitionDirs = new Map<string, string>();
+  /** Partitions per log dir while an image is applied (chooseLogDir); null: count again. */
+  private dirCounts: Map<string, number> | null = null;
   private readonly logDirActors: ActorRef<LogDirMessages>[] = [];
   /** __consumer_offsets partition -> its coordinator on this broker. */
   private readonly coordinators = new Map<number, ActorRef<GroupCoordinatorMessages>>();
@@ -222,6 +228,9 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
   private async apply(ctx: ActorContext, image: MetadataImage): Promise<void> {
     const previous = this.image;
     this.image = image;
+    this.topicsById = new Map(image.topics.map((t) => [t.topicId, t]));
+    this.configsById = new Map();
+    this.dirCounts = null;
     if (previous === null) this.removeStrayPartitions(ctx, image);
     const assigned = new Map<string, { topic: TopicState; p: PartitionState }>();
     for (const topic of image.topics)
@@ -235,6 +244,7 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
       if (!image.topics.some((t) => t.topicId === hosted.topicId)) deletedTopics.add(hosted.topic);
       await this.stopCoordinatorIf(ctx, hosted.topic, hosted.partition);
       this.partitionDirs.delete(`${hosted.topic}-${hosted.partition}`);
+      this.dirCounts = null;
       await ctx
         .request(hosted.actor, 'replica.delete', {}, REQUEST_TIMEOUT_MS)
         .catch((error) => ctx.log.warn({ actor: hosted.actor, error: String(error) }, 'replica delete failed'));
@@ -261,7 +271,7 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
 
   /** The role of this broker's replica of a partition in the current image, or null if not assigned here. */
   private roleFor(topicId: string, partition: number): PartitionRole | null {
-    const topic = this.image?.topics.find((t) => t.topicId === topicId);
+    const topic = this.topicsById.get(topicId);
     const p = topic?.partitions[partition];
     if (topic === undefined || p === undefined || !p.replicas.includes(this.brokerId)) return null;
     return {
@@ -270,8 +280,18 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
       partitionEpoch: p.partitionEpoch,
       replicas: p.replicas,
       isr: p.isr,
-      config: effectiveLogConfig(topic.configs, this.args.config),
+      config: this.topicConfig(topic).config,
     };
+  }
+
+  /** The topic's effective log config and its change key, once per topic per image (1,000 partitions share it). */
+  private topicConfig(topic: TopicState): { config: PartitionRole['config']; key: string } {
+    let entry = this.configsById.get(topic.topicId);
+    if (entry === undefined) {
+      entry = { config: effectiveLogConfig(topic.configs, this.args.config), key: JSON.stringify(topic.configs) };
+      this.configsById.set(topic.topicId, entry);
+    }
+    return entry;
   }
 
   /**
@@ -282,7 +302,7 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
   private async ensureReplica(ctx: ActorContext, key: string, topic: TopicState, p: PartitionState): Promise<void> {
     const role = this.roleFor(topic.topicId, p.partition);
     if (role === null) return;
-    const roleKey = `${role.leaderEpoch}/${role.partitionEpoch}/${JSON.stringify(topic.configs)}`;
+    const roleKey = `${role.leaderEpoch}/${role.partitionEpoch}/${this.topicConfig(topic).key}`;
     // Offline until this broker restarts (it could not start on the disk): not retried.
     if (this.failedReplicas.has(key) && !this.replicas.has(key)) return;
     try {
@@ -441,6 +461,7 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
       try {
         ctx.fs.rmrf(dir);
         this.partitionDirs.delete(name);
+        this.dirCounts = null;
         ctx.log.info({ dir, topicId }, 'removed the log of a topic deleted while this broker was down');
       } catch (error) {
         ctx.log.warn({ dir, error: String(error) }, 'removing a stray partition directory failed');
@@ -448,11 +469,20 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
     }
   }
 
-  /** The log dir for a new partition: the one holding the fewest partitions (Kafka's rule). */
+  /**
+   * The log dir for a new partition: the one holding the fewest partitions (Kafka's rule). Counted
+   * over `partitionDirs` once per image application ({@link dirCounts}), not once per partition, which
+   * made starting N partitions O(N²).
+   */
   private chooseLogDir(): string {
-    const counts = new Map(this.args.config.logDirs.map((d) => [d, 0]));
-    for (const dir of this.partitionDirs.values()) counts.set(dir, (counts.get(dir) ?? 0) + 1);
-    return [...counts.entries()].sort((a, b) => a[1] - b[1])[0]![0];
+    if (this.dirCounts === null) {
+      this.dirCounts = new Map(this.args.config.logDirs.map((d) => [d, 0]));
+      for (const dir of this.partitionDirs.values()) this.dirCounts.set(dir, (this.dirCounts.get(dir) ?? 0) + 1);
+    }
+    let best = this.args.config.logDirs[0]!;
+    for (const [dir, count] of this.dirCounts) if (count < this.dirCounts.get(best)!) best = dir;
+    this.dirCounts.set(best, this.dirCounts.get(best)! + 1);
+    return best;
   }
 
   /** A deleted partition that never started here: what its failed start left on disk goes. */
@@ -460,6 +490,7 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
     const dirName = `${topic}-${partition}`;
     const logDir = this.partitionDirs.get(dirName);
     this.partitionDirs.delete(dirName);
+    this.dirCounts = null;
     if (logDir === undefined) return;
     try {
       ctx.fs.rmrf(`${logDir}/${dirName}`);

@@ -10,6 +10,12 @@
  * highWatermark, logStartOffset} (send or request; a request is answered after the files are written),
  * `log-dir.forget` {topic, partition} (request).
  *
+ * Writes are coalesced: a message updates the table and arms a zero-delay timer, so every report that
+ * reached the mailbox meanwhile goes into one write of the three files, and the requests among them are
+ * answered after it. With N partitions reporting at once (each replica's periodic checkpoint, a
+ * broker's shutdown) that is one write of N entries instead of N writes of N entries each (issue 13:
+ * 1,000 replicas stopping made 3,000 fsynced rewrites and timed their final checkpoints out).
+ *
  * A checkpoint the disk refuses (ENOSPC, EIO) is an operating error: the previous file stays (the
  * atomic replace removes its temp file), a warning is logged once per run of failures, and the write
  * is retried every CHECKPOINT_RETRY_MS until it succeeds (checkpoints are hints bounded by what the
@@ -48,6 +54,10 @@ export class LogDirActor implements Actor<LogDirMessages> {
   private retryTimer: TimerHandle | null = null;
   /** The last write failed (one warning per run of failures). */
   private failing = false;
+  /** The coalescing write armed by the first message since the last write, or null. */
+  private writeTimer: TimerHandle | null = null;
+  /** Requests answered once the coalesced write has run. */
+  private readonly waiting: EnvelopeOf<LogDirMessages>[] = [];
 
   constructor(private readonly args: LogDirArgs) {}
 
@@ -103,19 +113,26 @@ export class LogDirActor implements Actor<LogDirMessages> {
         ctx.log.warn({ type: unknown.type }, 'log-dir actor ignores unknown message type');
         return;
     }
-    this.writeCheckpoints(ctx);
-    ctx.reply(envelope, {});
+    if (envelope.corr !== undefined) this.waiting.push(envelope);
+    this.writeTimer ??= ctx.timers.setTimeout(() => {
+      this.writeTimer = null;
+      this.writeCheckpoints(ctx);
+      for (const waiter of this.waiting.splice(0)) ctx.reply(waiter, {});
+    }, 0);
   }
 
   stop(ctx: ActorContext): void {
     if (this.retryTimer !== null) ctx.timers.clearTimeout(this.retryTimer);
     this.retryTimer = null;
+    if (this.writeTimer !== null) ctx.timers.clearTimeout(this.writeTimer);
+    this.writeTimer = null;
     try {
       this.writeCheckpointFiles(ctx);
     } catch (error) {
       if (!isIoError(error)) throw error;
       ctx.log.warn({ logDir: this.args.logDir, error: error.message }, 'final checkpoint not written (disk error)');
     }
+    for (const waiter of this.waiting.splice(0)) ctx.reply(waiter, {});
   }
 
   /** Writes the three checkpoint files; a disk error is logged and retried later (module doc). */

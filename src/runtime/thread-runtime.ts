@@ -62,6 +62,7 @@ import { LocalEndpoint } from './local-endpoint';
 import type { EndpointTransport } from './local-endpoint';
 import { chooseWorker } from './placement';
 import { resolveActorKind } from './registry';
+import { resolveModulePath } from './module-ref';
 import type { ModuleRef } from './module-ref';
 import type { BrokerDownInfo, Endpoint, Placement, Runtime } from './runtime';
 import { systemClock, TrackedTimers } from './system-time';
@@ -94,6 +95,9 @@ export interface ThreadRuntimeOptions {
    */
   directChannels?: boolean;
 }
+
+/** Actor kinds a prestarted broker worker loads before its first message: the ones placed on broker pools. */
+export const PRELOADED_KINDS: readonly string[] = ['replica', 'group-coordinator', 'log-dir'];
 
 /** What the hub has done with envelopes between workers ({@link ThreadRuntime.hubStats}; tests, benchmarks). */
 export interface HubStats {
@@ -187,6 +191,26 @@ export class ThreadRuntime implements Runtime, EndpointTransport {
     this.maxRestarts = options.maxRestarts ?? 5;
     this.restartWindowMs = options.restartWindowMs ?? 10_000;
     this.directChannels = options.directChannels ?? true;
+  }
+
+  /**
+   * Starts every worker a broker pool does not have yet (up to `numIoThreads`), each loading the
+   * broker actor modules ({@link PRELOADED_KINDS}) before its first message; placement then fills
+   * them as before (an idle worker first). A worker's start is ~0.3 s of CPU, nearly all of it module
+   * loading: started lazily, that lands on the first topic creation or the first consumer group (50
+   * __consumer_offsets replicas and coordinators spreading over fresh threads, issue 13). The broker
+   * calls this once it serves, so the cost is paid while it is idle and never delays its start.
+   */
+  prestartWorkers(): void {
+    if (this.closed) return;
+    for (const [key, pool] of this.pools) {
+      if (key === 'controller') continue;
+      while (pool.slots.length < pool.capacity) {
+        const slot = new WorkerSlot(key, pool.slots.length);
+        pool.slots.push(slot);
+        this.startWorker(slot, true);
+      }
+    }
   }
 
   async spawn(id: ActorId, kind: string, args: unknown, placement: Placement): Promise<void> {
@@ -412,7 +436,8 @@ export class ThreadRuntime implements Runtime, EndpointTransport {
     return slot;
   }
 
-  private startWorker(slot: WorkerSlot): void {
+  /** Starts `slot`'s worker; `preload`: one that loads {@link PRELOADED_KINDS} first ({@link prestartWorkers}). */
+  private startWorker(slot: WorkerSlot, preload = false): void {
     assert(slot.worker === null, `worker ${slot.name} is already running`);
     this.workerSerial++;
     const init: WorkerInit = {
@@ -423,7 +448,9 @@ export class ThreadRuntime implements Runtime, EndpointTransport {
     };
     if (this.fsRef !== undefined) init.fsRef = this.fsRef;
     assert(Number.isSafeInteger(init.corrBase + CORR_SPAN), 'worker serials exhausted');
-    const worker = new Worker(WORKER_HOST_PATH, { workerData: init, name: slot.name });
+    const worker = preload
+      ? this.preloadingWorker(init, slot)
+      : new Worker(WORKER_HOST_PATH, { workerData: init, name: slot.name });
     slot.worker = worker;
     slot.serial = this.workerSerial;
     slot.posted = 0;
@@ -439,6 +466,21 @@ export class ThreadRuntime implements Runtime, EndpointTransport {
     worker.on('exit', (code: number) => {
       if (slot.worker === worker) this.onWorkerExit(slot, code);
     });
+  }
+
+  /**
+   * A worker that requires the modules of {@link PRELOADED_KINDS}, then runs the worker host as its
+   * entry does (an eval worker: worker-host.js's own entry check, `require.main === module`, does not
+   * hold there), so its first spawn finds the actor modules loaded.
+   */
+  private preloadingWorker(init: WorkerInit, slot: WorkerSlot): Worker {
+    const preloads = PRELOADED_KINDS.map((kind) => resolveModulePath(resolveActorKind(kind).module));
+    const code = [
+      ...preloads.map((p) => `require(${JSON.stringify(p)});`),
+      "const { parentPort, workerData } = require('node:worker_threads');",
+      `new (require(${JSON.stringify(WORKER_HOST_PATH)}).WorkerHost)(parentPort, workerData).listen();`,
+    ].join('\n');
+    return new Worker(code, { eval: true, workerData: init, name: slot.name });
   }
 
   private startOn(record: ActorRecord): Promise<void> {

@@ -416,3 +416,36 @@ test('crashBroker terminates exactly that broker: no stop, no restart, pending r
   await assert.rejects(runtime.crashBroker(9), /no worker pool for broker\/9/);
   net.close();
 });
+
+test('prestartWorkers: every broker worker starts at once, idle, and spawns then fill them one actor each', async () => {
+  const runtime = makeRuntime([
+    { brokerId: 0, numIoThreads: 3 },
+    { brokerId: 1, numIoThreads: 2 },
+  ]);
+  await runtime.spawn('r0-first', 'echo', {}, { pool: 'broker', brokerId: 0 });
+  runtime.prestartWorkers();
+  runtime.prestartWorkers(); // idempotent: the pools are full
+  const before = runtime.workers();
+  assert.deepEqual(
+    before.map((w) => `${w.pool}#${w.index}:${w.actorIds.length}`),
+    ['broker/0#0:1', 'broker/0#1:0', 'broker/0#2:0', 'broker/1#0:0', 'broker/1#1:0'],
+  );
+  assert.ok(
+    before.every((w) => w.threadId !== null),
+    'prestarted workers are running',
+  );
+  assert.equal(before.filter((w) => w.pool === 'controller').length, 0, 'the controller pool is left to placement');
+  const ids = ['r0-a', 'r0-b', 'r1-a', 'r1-b'];
+  await Promise.all(
+    ids.map((id) => runtime.spawn(id, 'echo', {}, { pool: 'broker', brokerId: id.startsWith('r0') ? 0 : 1 })),
+  );
+  assert.deepEqual(
+    runtime.workers().map((w) => w.actorIds),
+    [['r0-first'], ['r0-a'], ['r0-b'], ['r1-a'], ['r1-b']],
+  );
+  // The preloading entry runs a full worker host: its actors answer requests.
+  const probe = runtime.endpoint('prestart-probe');
+  const threads = new Set<number>();
+  for (const id of ids) threads.add(((await probe.request(ref(id), 'whoami', null, 5000)) as WhoAmI).threadId);
+  assert.equal(threads.size, 4);
+});
