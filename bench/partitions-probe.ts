@@ -73,12 +73,13 @@ async function main(): Promise<void> {
     out.createMs = performance.now() - tCreate;
     out.createCpuMs = cpuTimeMs(pid) - cpuCreate0;
     out.cpuPerPartitionMs = out.createCpuMs / partitions;
-    await new Promise((r) => setTimeout(r, 2000));
+    // Past the replicas' first checkpoint tick (5 s), so the idle figure is steady state.
+    await new Promise((r) => setTimeout(r, 6000));
     out.rssAfterCreateMiB = rssMiB(pid);
     out.idleCpuMsPerSec = await (async () => {
       const c0 = cpuTimeMs(pid);
-      await new Promise((r) => setTimeout(r, 3000));
-      return (cpuTimeMs(pid) - c0) / 3;
+      await new Promise((r) => setTimeout(r, 10_000));
+      return (cpuTimeMs(pid) - c0) / 10;
     })();
     await admin.disconnect();
 
