@@ -4,7 +4,8 @@
  * (test/helpers/kafka-cluster.ts: combined node 0 + brokers 1 and 2, -Xmx384m each) against
  * `skiff start --nodes 3` (test/helpers/cluster-process.ts), both on this host.
  *
- * Throughput: Kafka's ProducerPerformance (as compare.ts runs it) in alternating order, each run on a
+ * Throughput: the harness's load generator (bench/loadgen, franz-go, or ProducerPerformance with
+ * `--loadgen java`) at peak, after the warm-up round(s) and in alternating order, each run on a
  * fresh one-partition topic (made by a CreateTopics with explicit replicas) led by broker 1 (replicas [1, 2, 0]: not Kafka's node 0,
  * which also runs the controller quorum), min.insync.replicas=2:
  *   - RF=3 acks=all on Kafka, and on Skiff with the topic's `write.caching=true` (Kafka's semantics:
@@ -12,6 +13,8 @@
  *     fsync), each reported as Skiff/Kafka;
  *   - RF=1 acks=1 (replicas [1]) on both, so the same run gives Skiff RF=3 acks=all /
  *     RF=1 acks=1 (and Kafka's, for scale).
+ * Each run's figures are those of the single-node section (records/s, MB/s, p50/p99/p99.9, and the
+ * brokers' CPU per MB: Kafka's three JVMs summed, Skiff's one process, which runs all three brokers).
  *
  * Failover: the unavailability window after a hard crash of the leader's broker (broker 1): a
  * client of Skiff's src/client sends one acks=all produce at a time to the leader; at t0 the broker
@@ -30,15 +33,11 @@ import { ApiKey } from '../src/protocol/api-keys';
 import { errorName } from '../src/protocol/error-codes';
 import { startKafkaCluster, type KafkaCluster } from '../test/helpers/kafka-cluster';
 import { startClusterProcess, type ClusterProcess } from '../test/helpers/cluster-process';
-import { fmt, median, producePerformance, ratio, type ProducerResult, type ToolTarget } from './perf-tools';
+import type { Figure } from './figures';
+import { figuresOf, produceRun, SampleBook, type MetricSpec, type SectionOptions } from './harness';
+import { fmt, median, ratio, type ToolTarget } from './perf-tools';
 
-/** Options of {@link runClusterCompare}. */
-export interface ClusterCompareOptions {
-  /** Multiplies the record counts (compare.ts's `--scale`). */
-  scale: number;
-  /** Alternating rounds of the throughput runs and of the failover runs. */
-  rounds: number;
-}
+const SECTION = 'cluster';
 
 /** One throughput run: which cluster, which topic layout and acks. */
 interface RunKind {
@@ -94,12 +93,25 @@ interface FailoverTarget {
   restart(): Promise<void>;
 }
 
-/** Runs the section and prints its tables. */
-export async function runClusterCompare(opts: ClusterCompareOptions): Promise<void> {
+const METRICS: MetricSpec[] = [
+  { metric: 'recordsPerSec', field: 'recordsPerSec', better: 'higher' },
+  { metric: 'MBPerSec', field: 'mbPerSec', better: 'higher' },
+  { metric: 'p50Ms', field: 'p50Ms', better: 'lower' },
+  { metric: 'p99Ms', field: 'p99Ms', better: 'lower' },
+  { metric: 'p999Ms', field: 'p999Ms', better: 'lower' },
+  { metric: 'cpuMsPerMB', field: 'cpuMsPerMB', better: 'lower' },
+];
+
+/**
+ * Runs the section, prints its tables and returns its figures (section `cluster`): RF=3 acks=all
+ * (Skiff write.caching=false as `skiff`, true as the `write.caching=true` variant) and RF=1 acks=1
+ * beside Kafka's, and the failover window (`windowMs`).
+ */
+export async function runClusterCompare(opts: SectionOptions): Promise<Figure[]> {
   const started = Date.now();
-  const records = Math.max(1000, Math.round(100_000 * opts.scale));
+  const records = Math.max(opts.smoke ? 100 : 1000, Math.round(300_000 * opts.scale));
   console.log(
-    `\nbench/compare (3 nodes): ${opts.rounds} round(s), ${records} x ${RECORD_SIZE} B per run; failover: ${opts.rounds} crash(es) per cluster`,
+    `\nbench/compare (3 nodes): ${opts.warmup} warm-up + ${opts.rounds} round(s), ${records} x ${RECORD_SIZE} B per run, load generator ${opts.client.loadgen}; failover: ${opts.rounds} crash(es) per cluster`,
   );
   let kafka: KafkaCluster | null = null;
   let skiff: ClusterProcess | null = null;
@@ -117,8 +129,12 @@ export async function runClusterCompare(opts: ClusterCompareOptions): Promise<vo
     };
     console.log(`Kafka at ${kc.bootstrap}, Skiff at ${sc.bootstrap} (admin ${sc.adminUrl})`);
 
-    const results = new Map<RunKind['key'], ProducerResult[]>();
-    for (let round = 1; round <= opts.rounds; round++) {
+    const book = new SampleBook();
+    const pids = {
+      kafka: () => kc.nodes.filter((n) => n.running).map((n) => n.pid),
+      skiff: () => [sc.proc.pid!],
+    };
+    for (let round = 1 - opts.warmup; round <= opts.rounds; round++) {
       // Alternate which cluster goes first; within a cluster the kinds rotate too.
       const kafkaKinds = KINDS.filter((k) => k.cluster === 'kafka');
       const skiffKinds = KINDS.filter((k) => k.cluster === 'skiff');
@@ -128,15 +144,21 @@ export async function runClusterCompare(opts: ClusterCompareOptions): Promise<vo
           ? interleave(rotate(skiffKinds, round), rotate(kafkaKinds, round))
           : interleave(rotate(kafkaKinds, round), rotate(skiffKinds, round));
       for (const kind of order) {
-        const topic = `cluster-r${round}-${kind.key}`;
+        const topic = `cluster-r${round + opts.warmup}-${kind.key}`;
         const target = targets[kind.cluster];
         const address0 = kind.cluster === 'kafka' ? kc.address(0) : sc.address(0);
         await createTopic(address0, topic, kind.replicaAssignment, kind.configs);
         await waitFullyReplicated(address0, topic);
-        const p = await producePerformance(target, topic, { acks: kind.acks, records, recordSize: RECORD_SIZE });
-        results.set(kind.key, [...(results.get(kind.key) ?? []), p]);
+        const p = await produceRun(
+          target.bootstrap,
+          pids[kind.cluster],
+          topic,
+          { acks: kind.acks, records, recordSize: RECORD_SIZE },
+          opts.client,
+        );
+        if (round > 0) book.add(kind.key, kind.key, p);
         console.log(
-          `round ${round} ${kind.label}: ${fmt(p.recordsPerSec)} rec/s ${p.mbPerSec} MB/s avg ${p.avgMs} ms p99 ${p.p99Ms} ms`,
+          `${round > 0 ? `round ${round}` : 'warm-up'} ${kind.label}: ${fmt(p.recordsPerSec)} rec/s ${p.mbPerSec.toFixed(2)} MB/s p50 ${p.p50Ms} ms p99 ${p.p99Ms} ms p99.9 ${p.p999Ms} ms cpu ${p.cpuMsPerMB.toFixed(1)} ms/MB`,
         );
       }
     }
@@ -173,48 +195,28 @@ export async function runClusterCompare(opts: ClusterCompareOptions): Promise<vo
       }
     }
 
-    const med = (key: RunKind['key'], f: (p: ProducerResult) => number): number =>
-      median((results.get(key) ?? []).map(f));
+    const med = (key: RunKind['key'], f: 'recordsPerSec' | 'mbPerSec' | 'p99Ms' | 'p50Ms'): number =>
+      book.median(key, key, f) ?? NaN;
     const out: string[] = [''];
     out.push(
-      `Three nodes on one host: ProducerPerformance --throughput -1, ${records} x ${RECORD_SIZE} B, one partition led by broker 1, min.insync.replicas=2. Medians of ${opts.rounds} alternating round(s).`,
+      `Three nodes on one host: ${opts.client.loadgen} load generator at peak, ${records} x ${RECORD_SIZE} B, one partition led by broker 1, min.insync.replicas=2. Medians of ${opts.rounds} alternating round(s).`,
     );
     out.push('');
-    out.push('| run | rec/s | MB/s | avg ms | p99 ms | thr. vs Kafka RF=3 acks=all | p99 vs Kafka RF=3 acks=all |');
+    out.push('| run | rec/s | MB/s | p50 ms | p99 ms | thr. vs Kafka RF=3 acks=all | p99 vs Kafka RF=3 acks=all |');
     out.push('|---|---:|---:|---:|---:|---:|---:|');
     for (const kind of KINDS) {
       const vsKafka = kind.key === 'skiff-rf3' || kind.key === 'skiff-rf3-wc';
       out.push(
-        `| ${kind.label} | ${fmt(med(kind.key, (p) => p.recordsPerSec))} | ${fmt(
-          med(kind.key, (p) => p.mbPerSec),
-          2,
-        )} | ${fmt(
-          med(kind.key, (p) => p.avgMs),
+        `| ${kind.label} | ${fmt(med(kind.key, 'recordsPerSec'))} | ${fmt(med(kind.key, 'mbPerSec'), 2)} | ${fmt(
+          med(kind.key, 'p50Ms'),
           1,
-        )} | ${fmt(
-          med(kind.key, (p) => p.p99Ms),
-          0,
-        )} | ${
-          vsKafka
-            ? ratio(
-                med(kind.key, (p) => p.recordsPerSec),
-                med('kafka-rf3', (p) => p.recordsPerSec),
-              )
-            : ''
-        } | ${
-          vsKafka
-            ? ratio(
-                med(kind.key, (p) => p.p99Ms),
-                med('kafka-rf3', (p) => p.p99Ms),
-              )
-            : ''
-        } |`,
+        )} | ${fmt(med(kind.key, 'p99Ms'), 1)} | ${
+          vsKafka ? ratio(med(kind.key, 'recordsPerSec'), med('kafka-rf3', 'recordsPerSec')) : ''
+        } | ${vsKafka ? ratio(med(kind.key, 'p99Ms'), med('kafka-rf3', 'p99Ms')) : ''} |`,
       );
     }
-    const thr = (key: RunKind['key']): number => med(key, (p) => p.recordsPerSec);
+    const thr = (key: RunKind['key']): number => med(key, 'recordsPerSec');
     out.push('');
-    out.push(`Skiff/Kafka, RF=3 acks=all, write.caching=true:  ${ratio(thr('skiff-rf3-wc'), thr('kafka-rf3'))}`);
-    out.push(`Skiff/Kafka, RF=3 acks=all, write.caching=false: ${ratio(thr('skiff-rf3'), thr('kafka-rf3'))}`);
     out.push(
       `Skiff RF=3 acks=all / RF=1 acks=1: ${ratio(thr('skiff-rf3'), thr('skiff-rf1'))} (write.caching=false), ${ratio(thr('skiff-rf3-wc'), thr('skiff-rf1'))} (true); Kafka's: ${ratio(thr('kafka-rf3'), thr('kafka-rf1'))}`,
     );
@@ -225,6 +227,50 @@ export async function runClusterCompare(opts: ClusterCompareOptions): Promise<vo
     );
     out.push(`Total three-node section ${Math.round((Date.now() - started) / 1000)} s.`);
     console.log(out.join('\n'));
+
+    // The same runs as figures: Kafka's RF=3 acks=all beside Skiff's (write.caching=false; true as a
+    // variant), RF=1 acks=1 beside each other, and the failover window.
+    const note = `${opts.rounds} alternating round(s) after ${opts.warmup} warm-up, three nodes on one host, load generator ${opts.client.loadgen}`;
+    const alias = (kafkaKey: RunKind['key'], skiffKey: RunKind['key'], variant?: RunKind['key']): SampleBook => {
+      const b = new SampleBook();
+      for (const [from, to] of [
+        [kafkaKey, 'kafka'],
+        [skiffKey, 'skiff'],
+        ...(variant !== undefined ? [[variant, 'write.caching=true']] : []),
+      ] as const)
+        for (const sample of book.samples(from, from)) b.add('x', to, sample);
+      return b;
+    };
+    const figures: Figure[] = [
+      ...figuresOf(
+        alias('kafka-rf3', 'skiff-rf3', 'skiff-rf3-wc'),
+        SECTION,
+        'x',
+        `produce RF=3 acks=all ${RECORD_SIZE} B peak`,
+        METRICS,
+        ['write.caching=true'],
+        note,
+      ),
+      ...figuresOf(
+        alias('kafka-rf1', 'skiff-rf1'),
+        SECTION,
+        'x',
+        `produce RF=1 acks=1 ${RECORD_SIZE} B peak (3 nodes)`,
+        METRICS,
+        [],
+        note,
+      ),
+      {
+        section: SECTION,
+        config: `failover after a hard crash of the leader's broker`,
+        metric: 'windowMs',
+        better: 'lower',
+        kafka: windows.kafka.length > 0 ? mk : null,
+        skiff: windows.skiff.length > 0 ? ms : null,
+        note: `${opts.rounds} crash(es) per cluster; Kafka's broker.session.timeout.ms=9000`,
+      },
+    ];
+    return figures;
   } finally {
     await Promise.allSettled([kafka?.stop(), skiff?.stop()]);
   }

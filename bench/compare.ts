@@ -1,325 +1,407 @@
 /**
- * Side-by-side benchmark: Apache Kafka (the test fixture, KRaft combined broker+controller) and Skiff,
- * driven by Kafka's own perf tools, alternating Kafka / Skiff for every configuration.
+ * The reference harness of issue 13 (item 1): Apache Kafka 4.4 beside Skiff on this host, measured
+ * the same way every time, ending in one table of Skiff/Kafka ratios (medians) against the issue's
+ * targets, printed and written as JSON.
  *
- *   npm run bench:compare                      # build, then node dist/bench/compare.js
- *   node dist/bench/compare.js --scale 0.25 --rounds 1    # a quick smoke run
- *   node dist/bench/compare.js --assign                   # also the group-less consumer
- *   node dist/bench/compare.js --cluster-only             # only the three-node section (npm run bench:cluster)
- *   node dist/bench/compare.js --no-cluster               # only the single-node section
+ *   npm run bench:compare                                   # build, then node dist/bench/compare.js
+ *   node dist/bench/compare.js --smoke                      # every section, tiny (CI: test/bench/)
+ *   node dist/bench/compare.js --skiff-before /work/before  # also an older build, as `before`
+ *   node dist/bench/compare.js --only single-node --rounds 5 --json out.json
  *
- * Two sections, one after the other (each stops its brokers before the next starts): the
- * single-node one below, then the three-node one of compare-cluster.ts (RF=3 acks=all against a
- * three-node Kafka, RF=3 / RF=1 on Skiff, and the failover window after a hard crash of a leader).
+ * Options: `--rounds N` (alternating measured rounds, default 3), `--warmup N` (discarded rounds
+ * first, default 1), `--scale X` (multiplies record counts, default 1), `--loadgen franz|java`
+ * (default franz: bench/loadgen, franz-go; java: Kafka's ProducerPerformance and the assign-based
+ * bench/compare-consumer.java), `--linger-ms N` / `--batch-bytes N` (the load generator's producer
+ * settings, the same for every broker), `--skiff-before <repo root>` (an older built Skiff, started
+ * as `node <root>/bin/skiff.js start` with the same flags: the `before` variant of each figure),
+ * `--only <section>` / `--no-cluster` / `--no-partitions` (sections: single-node, cluster,
+ * partitions), `--json <file>` (default bench-results/compare-<timestamp>.json), `--smoke`
+ * (every section briefly: tiny counts, no warm-up, one round).
  *
- * Brokers: the Kafka fixture (test/helpers/kafka-fixture.ts), Skiff with its defaults
- * (write.caching=false: acks=all answers after fsync) and Skiff with
- * `--override write.caching.default=true` (page cache, as Kafka, which never fsyncs before acking):
- * each has its own temp data dir. Every configuration gets a fresh topic (RF=1, 1 partition, created
- * with TopicCommand) on each broker.
+ * Sections run one after the other, each starting and stopping its own brokers, and return
+ * {@link Figure} rows (bench/figures.ts): single-node (below), cluster (compare-cluster.ts: RF=3
+ * acks=all against the three-node Kafka) and partitions (compare-partitions.ts: 1000 partitions,
+ * start-up, first group join). A section that fails is reported as failed; the others still run.
  *
- * Producer: org.apache.kafka.tools.ProducerPerformance (--throughput -1, the producer's defaults
- * otherwise, acks as configured). Consumer: org.apache.kafka.tools.ConsumerPerformance, which
- * subscribes with a consumer group of its own (a fresh group id per run) and reads the topic from
- * the beginning, against both brokers in the same alternating order; the ratio uses its fetch rate
- * (fetch.MB.sec / fetch.nMsg.sec: the time after the group join). `--assign` also runs
- * bench/compare-consumer.java, the same consumer settings reading partition 0 by assignment (no
- * group), to separate the fetch path from the group protocol. Tool JVMs run with the JDK's default
- * JIT (not the C1-only flags of `kafka-fixture.sh tool`, which would cap the client).
+ * Single-node section, one partition RF=1 on each broker: Kafka (test/helpers/kafka-fixture.ts),
+ * Skiff with its defaults (acks=all answers after fsync: write.caching=false), the same Skiff broker
+ * with topics of `write.caching=true` (page cache, as Kafka) for acks=all, and the older build when
+ * given. Per round, each configuration runs on every broker on a fresh topic, Kafka first on one
+ * step and Skiff first on the next (and the other way round the next round):
+ *   - peak produce, acks=1 and acks=all, 100 B and 1 KiB: records/s, MB/s, p50/p99/p99.9 latency;
+ *   - consume 100 B and 1 KiB: the topics the acks=1 runs wrote, read from the start by assignment;
+ *   - fixed rate, 20,000 records/s of 1 KiB, acks=1 and acks=all: latency at equal load;
+ * and for each, the broker's own CPU time per MB moved (utime + stime of its process tree from /proc
+ * around the run: bench/proc-cpu.ts), so the client's cost is not counted.
  *
- * The machine is shared and noisy: quote the Skiff/Kafka ratios of one run, never lone numbers.
+ * The machine is shared and noisy: quote the ratios of one run, never lone numbers.
  */
+import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { parseArgs } from 'node:util';
 import { repoRoot, startKafka, type KafkaFixture } from '../test/helpers/kafka-fixture';
 import { startBrokerProcess, type BrokerProcess } from '../test/helpers/broker-process';
 import { runClusterCompare } from './compare-cluster';
+import { runPartitionsCompare } from './compare-partitions';
+import { meetsTarget, type Figure } from './figures';
 import {
-  CONSUMER_PERFORMANCE,
-  createTopic,
-  fmt,
-  initKafkaTools,
-  median,
-  numberArg,
-  producePerformance,
-  ratio,
-  runJava,
-  type ProducerResult,
-} from './perf-tools';
+  consumeRun,
+  describeSample,
+  figuresOf,
+  formatRatioTable,
+  produceRun,
+  SampleBook,
+  type MetricSpec,
+  type RunSample,
+  type SectionOptions,
+} from './harness';
+import { ensureLoadgen, loadgenCreate } from './loadgen';
+import { initKafkaTools } from './perf-tools';
 
-interface Config {
+const SECTIONS = ['single-node', 'cluster', 'partitions'] as const;
+type SectionName = (typeof SECTIONS)[number];
+
+/**
+ * The group settings scripts/kafka-fixture.sh gives Kafka, given to Skiff too (the fixture's
+ * group.initial.rebalance.delay.ms is 0 and its offsets topic has one partition).
+ */
+const SKIFF_AS_FIXTURE = { 'group.initial.rebalance.delay.ms': '0', 'offsets.topic.num.partitions': '1' };
+const WRITE_CACHING = 'write.caching=true';
+const FIXED_RATE = 20_000;
+
+// ---- the single-node section ----
+
+interface Broker {
+  /** `kafka`, `skiff` or `before`. */
+  who: string;
+  bootstrap: string;
+  pid(): number;
+}
+
+/** One configuration of the single-node section. */
+interface Step {
+  key: string;
+  config: string;
+  kind: 'produce' | 'consume';
   acks: '1' | 'all';
   recordSize: number;
   records: number;
+  /** Records per second (fixed-rate runs); undefined: peak. */
+  rate?: number;
+  /** For consume: the produce step whose topic it reads. */
+  source?: string;
+  /** Run also on Skiff with topics of write.caching=true (acks=all). */
+  writeCachingVariant: boolean;
+  metrics: MetricSpec[];
 }
 
-type TargetName = 'kafka' | 'skiff' | 'skiff-wc';
-
-interface Target {
-  name: TargetName;
-  label: string;
-  bootstrap: string;
-}
-
-interface ConsumerResult {
-  mbPerSec: number;
-  msgPerSec: number;
-  fetchMbPerSec: number;
-  fetchMsgPerSec: number;
-  records: number;
-}
-
-const SCALE = numberArg('--scale', 1);
-const WITH_ASSIGN = process.argv.includes('--assign');
-/** `--cluster-only`: just the three-node section (compare-cluster.ts); `--no-cluster`: just the single-node one. */
-const CLUSTER_ONLY = process.argv.includes('--cluster-only');
-const NO_CLUSTER = process.argv.includes('--no-cluster');
-/**
- * The group settings scripts/kafka-fixture.sh gives Kafka, given to Skiff too: with Kafka's default
- * group.initial.rebalance.delay.ms (3000) every ConsumerPerformance join on Skiff would wait 3 s
- * that the fixture does not.
- */
-const SKIFF_AS_FIXTURE = { 'group.initial.rebalance.delay.ms': '0', 'offsets.topic.num.partitions': '1' };
-const ROUNDS = Math.round(numberArg('--rounds', 2));
-const CONFIGS: Config[] = [
-  { acks: '1', recordSize: 100, records: Math.round(200_000 * SCALE) },
-  { acks: 'all', recordSize: 100, records: Math.round(200_000 * SCALE) },
-  { acks: '1', recordSize: 1024, records: Math.round(50_000 * SCALE) },
-  { acks: 'all', recordSize: 1024, records: Math.round(50_000 * SCALE) },
+const LATENCY: MetricSpec[] = [
+  { metric: 'p50Ms', field: 'p50Ms', better: 'lower' },
+  { metric: 'p99Ms', field: 'p99Ms', better: 'lower' },
+  { metric: 'p999Ms', field: 'p999Ms', better: 'lower' },
 ];
+const CPU_TARGET: MetricSpec = { metric: 'cpuMsPerMB', field: 'cpuMsPerMB', better: 'lower', targetRatio: 0.5 };
 
-/** ConsumerPerformance's (and compare-consumer.java's) summary line after its header. */
-function parseConsumerLine(stdout: string): ConsumerResult | null {
-  const lines = stdout.split('\n');
-  const h = lines.findIndex((l) => l.startsWith('start.time, end.time'));
-  if (h < 0 || lines[h + 1] === undefined) return null;
-  const f = lines[h + 1]!.split(', ').map((s) => s.trim());
-  if (f.length < 10) return null;
-  return {
-    mbPerSec: Number(f[3]),
-    records: Number(f[4]),
-    msgPerSec: Number(f[5]),
-    fetchMbPerSec: Number(f[8]),
-    fetchMsgPerSec: Number(f[9]),
-  };
-}
-
-async function consumeAssigned(target: Target, topic: string, cfg: Config): Promise<ConsumerResult> {
-  const source = path.join(repoRoot(), 'bench', 'compare-consumer.java');
-  const r = await runJava(source, [target.bootstrap, topic, String(cfg.records), '10000']);
-  const parsed = parseConsumerLine(r.stdout);
-  if (r.code !== 0 || parsed === null || parsed.records !== cfg.records) {
-    throw new Error(
-      `compare-consumer against ${target.label} failed (code ${r.code}):\n${r.stdout.slice(-3000)}\n${r.stderr.slice(-3000)}`,
-    );
+function singleNodeSteps(scale: number): Step[] {
+  const n = (x: number): number => Math.max(100, Math.round(x * scale));
+  const steps: Step[] = [];
+  for (const recordSize of [100, 1024]) {
+    for (const acks of ['1', 'all'] as const) {
+      steps.push({
+        key: `produce-${acks}-${recordSize}`,
+        config: `produce acks=${acks} ${recordSize} B peak`,
+        kind: 'produce',
+        acks,
+        recordSize,
+        records: n(recordSize === 100 ? 1_000_000 : 250_000),
+        writeCachingVariant: acks === 'all',
+        metrics: [
+          { metric: 'recordsPerSec', field: 'recordsPerSec', better: 'higher', targetRatio: 1.5 },
+          { metric: 'MBPerSec', field: 'mbPerSec', better: 'higher' },
+          ...LATENCY,
+          CPU_TARGET,
+        ],
+      });
+    }
   }
-  return parsed;
-}
-
-/** ConsumerPerformance in a fresh group `group`; a string saying what failed instead of throwing. */
-async function consumePerformance(
-  target: Target,
-  topic: string,
-  cfg: Config,
-  group: string,
-): Promise<ConsumerResult | string> {
-  const r = await runJava(
-    CONSUMER_PERFORMANCE,
-    [
-      '--bootstrap-server',
-      target.bootstrap,
-      '--topic',
-      topic,
-      '--group',
-      group,
-      '--num-records',
-      String(cfg.records),
-      '--timeout',
-      '10000',
-    ],
-    90_000,
-  );
-  const parsed = parseConsumerLine(r.stdout);
-  if (r.code !== 0 || parsed === null || parsed.records !== cfg.records) {
-    const why = (r.stderr + r.stdout)
-      .split('\n')
-      .map((l) => l.trim())
-      .filter((l) => /Exception|Error|error/.test(l))
-      .slice(0, 2)
-      .join(' | ');
-    return `failed (code ${r.code}${r.timedOut ? ', timed out' : ''}, ${parsed?.records ?? 0}/${cfg.records} records)${why !== '' ? `: ${why.slice(0, 400)}` : ''}`;
+  for (const recordSize of [100, 1024]) {
+    const source = steps.find((s) => s.key === `produce-1-${recordSize}`)!;
+    steps.push({
+      key: `consume-${recordSize}`,
+      config: `consume ${recordSize} B`,
+      kind: 'consume',
+      acks: '1',
+      recordSize,
+      records: source.records,
+      source: source.key,
+      writeCachingVariant: false,
+      metrics: [
+        { metric: 'recordsPerSec', field: 'recordsPerSec', better: 'higher', targetRatio: 1.5 },
+        { metric: 'MBPerSec', field: 'mbPerSec', better: 'higher' },
+        CPU_TARGET,
+      ],
+    });
   }
-  return parsed;
+  for (const acks of ['1', 'all'] as const) {
+    steps.push({
+      key: `fixed-${acks}-1024`,
+      config: `produce acks=${acks} 1024 B ${FIXED_RATE} rec/s`,
+      kind: 'produce',
+      acks,
+      recordSize: 1024,
+      records: n(FIXED_RATE * 10),
+      rate: FIXED_RATE,
+      writeCachingVariant: acks === 'all',
+      metrics: [
+        { metric: 'recordsPerSec', field: 'recordsPerSec', better: 'higher' },
+        { metric: 'p50Ms', field: 'p50Ms', better: 'lower' },
+        // acks=all is compared with Skiff's default, write.caching=false (Skiff fsyncs, Kafka does not).
+        { metric: 'p99Ms', field: 'p99Ms', better: 'lower', targetRatio: acks === '1' ? 0.5 : 1.0 },
+        { metric: 'p999Ms', field: 'p999Ms', better: 'lower' },
+        { metric: 'cpuMsPerMB', field: 'cpuMsPerMB', better: 'lower' },
+      ],
+    });
+  }
+  return steps;
 }
 
-async function main(): Promise<void> {
-  await initKafkaTools();
-  if (!CLUSTER_ONLY) await compareSingleNode();
-  if (!NO_CLUSTER) await runClusterCompare({ scale: SCALE, rounds: ROUNDS });
-}
-
-/** The single-node section: Kafka fixture vs Skiff (write.caching false and true), RF=1, every config of {@link CONFIGS}. */
-async function compareSingleNode(): Promise<void> {
+/** The single-node section (module comment); returns its figures (section `single-node`). */
+export async function runSingleNodeCompare(opts: SectionOptions): Promise<Figure[]> {
+  const section = 'single-node';
   const started = Date.now();
+  const steps = singleNodeSteps(opts.scale);
   console.log(
-    `bench/compare: ${ROUNDS} round(s), configs: ${CONFIGS.map((c) => `acks=${c.acks} ${c.records} x ${c.recordSize} B`).join('; ')}`,
+    `\nbench/compare single-node: ${opts.warmup} warm-up + ${opts.rounds} round(s), load generator ${opts.client.loadgen}; ${steps.map((s) => `${s.config} x ${s.records}`).join('; ')}`,
   );
-
   let kafka: KafkaFixture | null = null;
   let skiff: BrokerProcess | null = null;
-  let skiffWc: BrokerProcess | null = null;
+  let before: BrokerProcess | null = null;
   try {
-    [kafka, skiff, skiffWc] = await Promise.all([
+    const started3 = await Promise.allSettled([
       startKafka(),
       startBrokerProcess({ overrides: SKIFF_AS_FIXTURE }),
-      startBrokerProcess({ overrides: { ...SKIFF_AS_FIXTURE, 'write.caching.default': 'true' } }),
+      opts.skiffBefore !== undefined
+        ? startBrokerProcess({ overrides: SKIFF_AS_FIXTURE, root: path.resolve(opts.skiffBefore) })
+        : Promise.resolve(null),
     ]);
-    const targets: Record<TargetName, Target> = {
-      kafka: { name: 'kafka', label: 'Kafka 4.4.0', bootstrap: kafka.bootstrap },
-      skiff: { name: 'skiff', label: 'Skiff', bootstrap: `127.0.0.1:${skiff.port}` },
-      'skiff-wc': { name: 'skiff-wc', label: 'Skiff write.caching=true', bootstrap: `127.0.0.1:${skiffWc.port}` },
-    };
-    console.log(
-      `Kafka at ${targets.kafka.bootstrap}, Skiff at ${targets.skiff.bootstrap}, Skiff (write.caching.default=true) at ${targets['skiff-wc'].bootstrap}`,
-    );
+    if (started3[0].status === 'fulfilled') kafka = started3[0].value;
+    if (started3[1].status === 'fulfilled') skiff = started3[1].value;
+    if (started3[2].status === 'fulfilled') before = started3[2].value;
+    for (const s of started3) if (s.status === 'rejected') throw s.reason;
+    const k = kafka!;
+    const s = skiff!;
+    const brokers: Broker[] = [
+      { who: 'kafka', bootstrap: k.bootstrap, pid: () => k.pid },
+      { who: 'skiff', bootstrap: `127.0.0.1:${s.port}`, pid: () => s.proc.pid! },
+    ];
+    const b = before;
+    if (b !== null) brokers.push({ who: 'before', bootstrap: `127.0.0.1:${b.port}`, pid: () => b.proc.pid! });
+    console.log(brokers.map((x) => `${x.who} at ${x.bootstrap} (pid ${x.pid()})`).join(', '));
 
-    type Key = string;
-    const prod = new Map<Key, ProducerResult[]>();
-    const cons = new Map<Key, ConsumerResult[]>();
-    const consPerf = new Map<Key, (ConsumerResult | string)[]>();
-    const push = <T>(m: Map<Key, T[]>, k: Key, v: T): void => {
-      m.set(k, [...(m.get(k) ?? []), v]);
-    };
-    const cfgKey = (c: Config): string => `acks=${c.acks} ${c.recordSize}B`;
-
-    for (let round = 1; round <= ROUNDS; round++) {
-      for (const [ci, cfg] of CONFIGS.entries()) {
-        // Alternate: Kafka first on even steps, Skiff first on odd ones.
-        const order: TargetName[] = (round + ci) % 2 === 0 ? ['kafka', 'skiff'] : ['skiff', 'kafka'];
-        if (cfg.acks === 'all') order.push('skiff-wc');
-        const topic = `compare-r${round}-acks${cfg.acks}-${cfg.recordSize}b`;
-        for (const t of order) {
-          const target = targets[t];
-          await createTopic(target, topic);
-          const p = await producePerformance(target, topic, cfg);
-          push(prod, `${cfgKey(cfg)}|${t}`, p);
-          console.log(
-            `round ${round} ${cfgKey(cfg)} ${target.label}: produce ${fmt(p.recordsPerSec)} rec/s ${p.mbPerSec} MB/s avg ${p.avgMs} ms p99 ${p.p99Ms} ms`,
-          );
+    const book = new SampleBook();
+    for (let round = 1 - opts.warmup; round <= opts.rounds; round++) {
+      const tag = round <= 0 ? `warm-up ${round + opts.warmup}` : `round ${round}`;
+      for (const [si, step] of steps.entries()) {
+        // Kafka first on one step, Skiff first on the next; the other way round the next round.
+        const kafkaFirst = (round + si) % 2 === 0;
+        const skiffSide = brokers.filter((x) => x.who !== 'kafka');
+        const order = kafkaFirst ? [brokers[0]!, ...skiffSide] : [...skiffSide, brokers[0]!];
+        const runs: Array<{ broker: Broker; who: string; configs: Record<string, string> }> = [];
+        for (const broker of order) {
+          runs.push({ broker, who: broker.who, configs: {} });
+          if (broker.who === 'skiff' && step.writeCachingVariant)
+            runs.push({ broker, who: WRITE_CACHING, configs: { 'write.caching': 'true' } });
         }
-        for (const t of order.filter((n) => n !== 'skiff-wc')) {
-          const target = targets[t];
-          const c = await consumePerformance(target, topic, cfg, `${topic}-${t}`);
-          push(consPerf, `${cfgKey(cfg)}|${t}`, c);
-          console.log(
-            `round ${round} ${cfgKey(cfg)} ${target.label}: ConsumerPerformance ${typeof c === 'string' ? c : `${c.mbPerSec} MB/s (fetch ${c.fetchMbPerSec} MB/s) ${fmt(c.msgPerSec)} msg/s (fetch ${fmt(c.fetchMsgPerSec)})`}`,
-          );
-          if (WITH_ASSIGN) {
-            const a = await consumeAssigned(target, topic, cfg);
-            push(cons, `${cfgKey(cfg)}|${t}`, a);
-            console.log(
-              `round ${round} ${cfgKey(cfg)} ${target.label}: consume (assign) ${a.mbPerSec} MB/s ${fmt(a.msgPerSec)} msg/s`,
-            );
+        for (const r of runs) {
+          const topic = `cmp-r${round + opts.warmup}-${step.key}-${r.who.replace(/[^a-z0-9]+/g, '_')}`;
+          try {
+            let sample: RunSample;
+            if (step.kind === 'produce') {
+              await loadgenCreate(r.broker.bootstrap, topic, { configs: r.configs });
+              sample = await produceRun(r.broker.bootstrap, () => [r.broker.pid()], topic, step, opts.client);
+            } else {
+              const sourceTopic = `cmp-r${round + opts.warmup}-${step.source!}-${r.who}`;
+              sample = await consumeRun(
+                r.broker.bootstrap,
+                () => [r.broker.pid()],
+                sourceTopic,
+                step.records,
+                step.recordSize,
+                opts.client,
+              );
+            }
+            if (round > 0) book.add(step.key, r.who, sample);
+            console.log(`${tag} ${step.config} ${r.who}: ${describeSample(sample)}`);
+          } catch (err) {
+            const msg = `${tag} ${step.config} ${r.who}: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`;
+            console.log(`FAILED ${msg}`);
+            if (round > 0) book.errors.push(msg.slice(0, 300));
           }
         }
       }
     }
-
-    // ---- table ----
-    const med = (k: Key, f: (p: ProducerResult) => number): number => median((prod.get(k) ?? []).map(f));
-    const medC = (k: Key, f: (p: ConsumerResult) => number): number => median((cons.get(k) ?? []).map(f));
-    /** Medians over the runs of ConsumerPerformance that succeeded; null when none did. */
-    const medG = (k: Key, f: (p: ConsumerResult) => number): number | null => {
-      const ok = (consPerf.get(k) ?? []).filter((c): c is ConsumerResult => typeof c !== 'string');
-      return ok.length === 0 ? null : median(ok.map(f));
-    };
-    const failures = (k: Key): string[] => (consPerf.get(k) ?? []).filter((c): c is string => typeof c === 'string');
-    const out: string[] = [];
-    out.push('');
-    out.push(
-      `Producer: ProducerPerformance --throughput -1; consumer: ConsumerPerformance in a consumer group, fetch rates (after the join). Medians of ${ROUNDS} alternating round(s).`,
+    const variants = [WRITE_CACHING, ...(before !== null ? ['before'] : [])];
+    const note = `${opts.rounds} alternating round(s) after ${opts.warmup} warm-up, load generator ${opts.client.loadgen}`;
+    const figures = steps.flatMap((step) =>
+      figuresOf(
+        book,
+        section,
+        step.key,
+        step.config,
+        step.metrics,
+        variants.filter((v) => v !== WRITE_CACHING || step.writeCachingVariant),
+        note,
+      ),
     );
-    out.push('');
-    out.push(
-      '| config | broker | produce rec/s | produce MB/s | avg ms | p99 ms | consume MB/s | consume msg/s | produce thr. Skiff/Kafka | p99 Skiff/Kafka | consume thr. Skiff/Kafka |',
-    );
-    out.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
-    for (const cfg of CONFIGS) {
-      const k = cfgKey(cfg);
-      const label = `acks=${cfg.acks}, ${cfg.records.toLocaleString('en-US')} x ${cfg.recordSize} B`;
-      const names: TargetName[] = cfg.acks === 'all' ? ['kafka', 'skiff', 'skiff-wc'] : ['kafka', 'skiff'];
-      for (const t of names) {
-        const key = `${k}|${t}`;
-        const kk = `${k}|kafka`;
-        const isKafka = t === 'kafka';
-        const mb = medG(key, (c) => c.fetchMbPerSec);
-        const msg = medG(key, (c) => c.fetchMsgPerSec);
-        const kafkaMsg = medG(kk, (c) => c.fetchMsgPerSec);
-        const consumeCells = !consPerf.has(key)
-          ? ['-', '-']
-          : msg === null
-            ? ['failed', 'failed']
-            : [fmt(mb!, 1), fmt(msg)];
-        const consumeRatio = isKafka || msg === null || kafkaMsg === null ? '' : ratio(msg, kafkaMsg);
-        out.push(
-          `| ${t === 'kafka' ? label : ''} | ${targets[t].label} | ${fmt(med(key, (p) => p.recordsPerSec))} | ${fmt(
-            med(key, (p) => p.mbPerSec),
-            2,
-          )} | ${fmt(
-            med(key, (p) => p.avgMs),
-            1,
-          )} | ${fmt(
-            med(key, (p) => p.p99Ms),
-            0,
-          )} | ${consumeCells[0]} | ${consumeCells[1]} | ${
-            isKafka
-              ? ''
-              : ratio(
-                  med(key, (p) => p.recordsPerSec),
-                  med(kk, (p) => p.recordsPerSec),
-                )
-          } | ${
-            isKafka
-              ? ''
-              : ratio(
-                  med(key, (p) => p.p99Ms),
-                  med(kk, (p) => p.p99Ms),
-                )
-          } | ${consumeRatio} |`,
-        );
-      }
-    }
-    const failed = [...consPerf.keys()].filter((k) => failures(k).length > 0);
-    if (failed.length > 0) {
-      out.push('');
-      out.push('ConsumerPerformance failures:');
-      for (const k of failed) out.push(`  ${k.replace('|', ' ')}: ${failures(k).join('; ')}`);
-    }
-    if (WITH_ASSIGN) {
-      out.push('');
-      out.push('Group-less consumer (compare-consumer.java, by assignment):');
-      for (const cfg of CONFIGS) {
-        const k = cfgKey(cfg);
-        const kafkaMsg = medC(`${k}|kafka`, (c) => c.msgPerSec);
-        const skiffMsg = medC(`${k}|skiff`, (c) => c.msgPerSec);
-        out.push(
-          `  ${k}: Kafka ${fmt(kafkaMsg)} msg/s, Skiff ${fmt(skiffMsg)} msg/s, Skiff/Kafka ${ratio(skiffMsg, kafkaMsg)}`,
-        );
-      }
-    }
-    out.push('');
-    out.push(
-      `p99 ratio > 1 means Skiff is slower; throughput ratio < 1 means Skiff is slower. Total run ${Math.round((Date.now() - started) / 1000)} s.`,
-    );
-    console.log(out.join('\n'));
+    if (book.errors.length > 0) for (const f of figures) f.note = `${f.note}; failures: ${book.errors.length}`;
+    console.log(`single-node section: ${Math.round((Date.now() - started) / 1000)} s`);
+    if (book.errors.length > 0) console.log(`failed runs:\n  ${book.errors.join('\n  ')}`);
+    return figures;
   } finally {
-    await Promise.allSettled([kafka?.stop(), skiff?.stop(), skiffWc?.stop()]);
+    await Promise.allSettled([kafka?.stop(), skiff?.stop(), before?.stop()]);
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err instanceof Error ? (err.stack ?? err.message) : err);
-    process.exit(1);
-  },
-);
+// ---- main ----
+
+interface CliOptions extends SectionOptions {
+  sections: SectionName[];
+  json: string;
+}
+
+function parseCli(argv: string[]): CliOptions {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      smoke: { type: 'boolean', default: false },
+      scale: { type: 'string' },
+      rounds: { type: 'string' },
+      warmup: { type: 'string' },
+      loadgen: { type: 'string', default: 'franz' },
+      'linger-ms': { type: 'string', default: '0' },
+      'batch-bytes': { type: 'string', default: String(1 << 20) },
+      'skiff-before': { type: 'string' },
+      only: { type: 'string' },
+      'no-cluster': { type: 'boolean', default: false },
+      'no-partitions': { type: 'boolean', default: false },
+      'cluster-only': { type: 'boolean', default: false },
+      json: { type: 'string' },
+    },
+    strict: true,
+  });
+  const num = (name: string, v: string | undefined, fallback: number, min = 0): number => {
+    if (v === undefined) return fallback;
+    const x = Number(v);
+    if (!Number.isFinite(x) || x < min) throw new Error(`--${name} needs a number >= ${min}`);
+    return x;
+  };
+  const smoke = values.smoke === true;
+  const loadgen = values.loadgen;
+  if (loadgen !== 'franz' && loadgen !== 'java') throw new Error('--loadgen is franz or java');
+  let sections: SectionName[] = [...SECTIONS];
+  const only = values['cluster-only'] === true ? 'cluster' : values.only;
+  if (only !== undefined) {
+    if (!(SECTIONS as readonly string[]).includes(only)) throw new Error(`--only: one of ${SECTIONS.join(', ')}`);
+    sections = [only as SectionName];
+  }
+  if (values['no-cluster'] === true) sections = sections.filter((s) => s !== 'cluster');
+  if (values['no-partitions'] === true) sections = sections.filter((s) => s !== 'partitions');
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  return {
+    smoke,
+    scale: num('scale', values.scale, smoke ? 0.002 : 1, Number.MIN_VALUE),
+    rounds: Math.round(num('rounds', values.rounds, smoke ? 1 : 3, 1)),
+    warmup: Math.round(num('warmup', values.warmup, smoke ? 0 : 1)),
+    skiffBefore: values['skiff-before'],
+    client: {
+      loadgen,
+      lingerMs: num('linger-ms', values['linger-ms'], 0),
+      batchBytes: Math.round(num('batch-bytes', values['batch-bytes'], 1 << 20, 1)),
+    },
+    sections,
+    json: values.json ?? path.join(repoRoot(), 'bench-results', `compare-${stamp}.json`),
+  };
+}
+
+async function main(): Promise<void> {
+  const opts = parseCli(process.argv.slice(2));
+  const started = Date.now();
+  if (opts.skiffBefore !== undefined && !fs.existsSync(path.join(opts.skiffBefore, 'bin', 'skiff.js')))
+    throw new Error(`--skiff-before ${opts.skiffBefore}: no bin/skiff.js there`);
+  await initKafkaTools();
+  await ensureLoadgen();
+  console.log(
+    `bench/compare: sections ${opts.sections.join(', ')}; scale ${opts.scale}, ${opts.warmup} warm-up + ${opts.rounds} round(s)${opts.smoke ? ' (smoke)' : ''}; the machine should be quiet (load average now ${fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')})`,
+  );
+  const figures: Figure[] = [];
+  const failed: Array<{ section: SectionName; error: string }> = [];
+  const seconds: Partial<Record<SectionName, number>> = {};
+  for (const section of opts.sections) {
+    const t0 = Date.now();
+    try {
+      if (section === 'single-node') figures.push(...(await runSingleNodeCompare(opts)));
+      if (section === 'cluster') figures.push(...(await runClusterCompare(opts)));
+      if (section === 'partitions')
+        figures.push(
+          ...(await runPartitionsCompare({
+            scale: opts.scale,
+            rounds: opts.rounds,
+            skiffBefore: opts.skiffBefore,
+            smoke: opts.smoke,
+          })),
+        );
+    } catch (err) {
+      const error = err instanceof Error ? (err.stack ?? err.message) : String(err);
+      failed.push({ section, error: error.slice(0, 4000) });
+      console.log(`section ${section} FAILED: ${error.split('\n')[0]}`);
+    }
+    seconds[section] = Math.round((Date.now() - t0) / 1000);
+  }
+  const totalSeconds = Math.round((Date.now() - started) / 1000);
+  const out: string[] = [''];
+  out.push(
+    `Skiff/Kafka, medians of ${opts.rounds} alternating round(s) after ${opts.warmup} warm-up; load generator ${opts.client.loadgen} (linger ${opts.client.lingerMs} ms, batch ${opts.client.batchBytes} B); CPU = the broker's utime+stime per MiB moved. Throughput: higher is better; latency and CPU: lower.`,
+  );
+  out.push('');
+  out.push(...formatRatioTable(figures));
+  for (const f of failed) out.push(`section ${f.section} FAILED: ${f.error.split('\n')[0]}`);
+  const withTarget = figures.filter((f) => meetsTarget(f) !== null);
+  out.push('');
+  out.push(
+    `Targets met: ${withTarget.filter((f) => meetsTarget(f) === true).length} of ${withTarget.length}. Total run ${totalSeconds} s (${Object.entries(
+      seconds,
+    )
+      .map(([k, v]) => `${k} ${v} s`)
+      .join(', ')}).`,
+  );
+  console.log(out.join('\n'));
+  fs.mkdirSync(path.dirname(opts.json), { recursive: true });
+  fs.writeFileSync(
+    opts.json,
+    `${JSON.stringify(
+      {
+        startedAt: new Date(started).toISOString(),
+        totalSeconds,
+        sectionSeconds: seconds,
+        options: { ...opts, json: undefined },
+        loadAverageAtEnd: fs.readFileSync('/proc/loadavg', 'utf8').trim(),
+        figures,
+        failedSections: failed,
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  console.log(`JSON: ${opts.json}`);
+  if (failed.length > 0) process.exitCode = 1;
+}
+
+if (require.main === module) {
+  main().then(
+    () => process.exit(process.exitCode ?? 0),
+    (err: unknown) => {
+      console.error(err instanceof Error ? (err.stack ?? err.message) : err);
+      process.exit(1);
+    },
+  );
+}

@@ -7,12 +7,24 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import { ensureKafkaJars, repoRoot } from '../test/helpers/kafka-fixture';
 
-/** One ProducerPerformance run's summary line. */
+/** One ProducerPerformance run's summary line (latencies in ms; the percentiles are whole ms). */
 export interface ProducerResult {
   recordsPerSec: number;
   mbPerSec: number;
   avgMs: number;
+  p50Ms: number;
   p99Ms: number;
+  p999Ms: number;
+}
+
+/** One consumer run's summary line (ConsumerPerformance's format): MB are MiB of key + value bytes. */
+export interface ConsumerResult {
+  mbPerSec: number;
+  msgPerSec: number;
+  /** The rates after the group join (equal to the totals for compare-consumer.java, which has no group). */
+  fetchMbPerSec: number;
+  fetchMsgPerSec: number;
+  records: number;
 }
 
 /** A broker or cluster a tool runs against. */
@@ -115,13 +127,20 @@ const PRODUCER_LINE =
   /(\d+) records sent, ([\d.]+) records\/sec \(([\d.]+) MB\/sec\), ([\d.]+) ms avg latency, ([\d.]+) ms max latency, (\d+) ms 50th, (\d+) ms 95th, (\d+) ms 99th, (\d+) ms 99\.9th/;
 
 /**
- * One ProducerPerformance run (--throughput -1, the producer's defaults otherwise, `acks`); throws
- * unless it reports every record sent.
+ * One ProducerPerformance run (`--throughput` `cfg.rate`, default -1: as fast as it goes; the
+ * producer's defaults otherwise, with `acks` and any `producerProps`); throws unless it reports every
+ * record sent.
  */
 export async function producePerformance(
   target: ToolTarget,
   topic: string,
-  cfg: { acks: '1' | 'all'; records: number; recordSize: number },
+  cfg: {
+    acks: '1' | 'all';
+    records: number;
+    recordSize: number;
+    rate?: number;
+    producerProps?: Record<string, string>;
+  },
 ): Promise<ProducerResult> {
   const r = await runJava(PRODUCER_PERFORMANCE, [
     '--topic',
@@ -131,10 +150,11 @@ export async function producePerformance(
     '--record-size',
     String(cfg.recordSize),
     '--throughput',
-    '-1',
+    String(cfg.rate !== undefined && cfg.rate > 0 ? cfg.rate : -1),
     '--producer-props',
     `bootstrap.servers=${target.bootstrap}`,
     `acks=${cfg.acks}`,
+    ...Object.entries(cfg.producerProps ?? {}).map(([k, v]) => `${k}=${v}`),
   ]);
   const m = PRODUCER_LINE.exec(r.stdout);
   if (r.code !== 0 || m === null || Number(m[1]) !== cfg.records) {
@@ -142,7 +162,46 @@ export async function producePerformance(
       `ProducerPerformance against ${target.label} failed (code ${r.code}${r.timedOut ? ', timed out' : ''}):\n${r.stdout.slice(-3000)}\n${r.stderr.slice(-3000)}`,
     );
   }
-  return { recordsPerSec: Number(m[2]), mbPerSec: Number(m[3]), avgMs: Number(m[4]), p99Ms: Number(m[8]) };
+  return {
+    recordsPerSec: Number(m[2]),
+    mbPerSec: Number(m[3]),
+    avgMs: Number(m[4]),
+    p50Ms: Number(m[6]),
+    p99Ms: Number(m[8]),
+    p999Ms: Number(m[9]),
+  };
+}
+
+/** ConsumerPerformance's (and compare-consumer.java's) summary line after its header, or null. */
+export function parseConsumerLine(stdout: string): ConsumerResult | null {
+  const lines = stdout.split('\n');
+  const h = lines.findIndex((l) => l.startsWith('start.time, end.time'));
+  if (h < 0 || lines[h + 1] === undefined) return null;
+  const f = lines[h + 1]!.split(', ').map((s) => s.trim());
+  if (f.length < 10) return null;
+  return {
+    mbPerSec: Number(f[3]),
+    records: Number(f[4]),
+    msgPerSec: Number(f[5]),
+    fetchMbPerSec: Number(f[8]),
+    fetchMsgPerSec: Number(f[9]),
+  };
+}
+
+/**
+ * bench/compare-consumer.java: the Java consumer reading partition 0 of `topic` by assignment (no
+ * group) with ConsumerPerformance's settings; throws unless it read `records`.
+ */
+export async function consumeAssigned(target: ToolTarget, topic: string, records: number): Promise<ConsumerResult> {
+  const source = path.join(repoRoot(), 'bench', 'compare-consumer.java');
+  const r = await runJava(source, [target.bootstrap, topic, String(records), '10000']);
+  const parsed = parseConsumerLine(r.stdout);
+  if (r.code !== 0 || parsed === null || parsed.records !== records) {
+    throw new Error(
+      `compare-consumer against ${target.label} failed (code ${r.code}):\n${r.stdout.slice(-3000)}\n${r.stderr.slice(-3000)}`,
+    );
+  }
+  return parsed;
 }
 
 export const median = (xs: number[]): number => {

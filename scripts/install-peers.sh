@@ -8,6 +8,7 @@
 #      (Maven Central -> .cache/kafka/<version>/lib, git-ignored).
 #   3. A Python virtual environment with the PyPI clients: install_python_venv.
 #   4. Go modules (franz-go's kgo tests): install_go_peers.
+#   5. The harness's load generator (bench/loadgen, franz-go): install_loadgen, built to .cache/go/bin.
 #
 # apt-get needs root (CI runs as root); otherwise a missing Debian package stops the script with the
 # command to run. .ci/run calls this before `npm test`; scripts/ensure-test-peers.sh (npm pretest)
@@ -128,6 +129,27 @@ install_go_peers() {
   )
 }
 
+LOADGEN_SRC="${REPO_ROOT}/bench/loadgen"
+LOADGEN_BIN="${GO_DIR}/bin/skiff-loadgen" # bench/loadgen.ts looks for it here
+
+install_loadgen() {
+  # bench/compare.ts's franz-go load generator, built from the pinned go.mod/go.sum (modules from
+  # the Go module proxy into .cache/go); rebuilt when a source is newer than the binary.
+  local stale=0 f
+  for f in "${LOADGEN_SRC}"/*.go "${LOADGEN_SRC}/go.mod" "${LOADGEN_SRC}/go.sum"; do
+    if [ ! -x "${LOADGEN_BIN}" ] || [ "${f}" -nt "${LOADGEN_BIN}" ]; then stale=1; fi
+  done
+  if [ "${stale}" -eq 0 ]; then return 0; fi
+  local go; go="$(go_bin)"
+  [ -x "${go}" ] || { log "Go is required for bench/loadgen but not found (PATH or /usr/local/go/bin/go)"; return 1; }
+  (
+    go_env
+    cd "${LOADGEN_SRC}"
+    mkdir -p "$(dirname "${LOADGEN_BIN}")"
+    "${go}" build -mod=readonly -o "${LOADGEN_BIN}.tmp" . && mv "${LOADGEN_BIN}.tmp" "${LOADGEN_BIN}"
+  )
+}
+
 run_step() { # NAME FUNCTION: runs one step, reports its time when it took a while
   local name="$1" fn="$2" started=${SECONDS}
   if ! "${fn}"; then
@@ -143,4 +165,5 @@ run_step "Debian packages (${DEBIAN_PACKAGES[*]})" install_debian_peers
 run_step "Apache Kafka jars (scripts/kafka-fixture.sh fetch)" install_kafka_jars
 run_step "Python virtual environment" install_python_venv
 run_step "Go modules" install_go_peers
+run_step "bench load generator (bench/loadgen)" install_loadgen
 if [ $((SECONDS - started)) -gt 1 ]; then log "all peers present after $((SECONDS - started)) s"; fi

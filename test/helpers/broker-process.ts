@@ -27,6 +27,11 @@ export interface BrokerProcessOptions {
    * listening line's (broker 0), which clients use as their bootstrap.
    */
   extraArgs?: readonly string[];
+  /**
+   * Root of the Skiff build to run (its bin/skiff.js and dist/); default this repository. The
+   * benchmark harness starts an older build this way (bench/compare.ts --skiff-before).
+   */
+  root?: string;
 }
 
 /** A running broker process. */
@@ -59,7 +64,7 @@ const createdDirs = new Set<string>();
  */
 export async function startBrokerProcess(opts: BrokerProcessOptions = {}): Promise<BrokerProcess> {
   installExitHook();
-  const root = repoRoot();
+  const root = opts.root ?? repoRoot();
   const dataDir = opts.dataDir ?? makeTempDataDir();
   const args = [path.join(root, 'bin', 'skiff.js'), 'start', '--port', '0', '--data-dir', dataDir];
   for (const [key, value] of Object.entries(opts.overrides ?? {})) args.push('--override', `${key}=${value}`);
