@@ -245,7 +245,9 @@ describe('Log: asynchronous flush (pipelined group commit)', () => {
     appendMany(log, 2);
     const first = log.flushAsync();
     assert.equal(log.flushInFlight, true);
-    assert.equal(fs.pendingSyncs, 3, '.log, .index and .timeindex of the dirty segment');
+    // The .log only: its .index and .timeindex have no entry since the flush before (an index entry
+    // comes every log.index.interval.bytes), so they need no fsync of their own.
+    assert.equal(fs.pendingSyncs, 1, '.log of the dirty segment');
     appendMany(log, 3); // rolls a second segment
     assert.deepEqual(log.segmentBaseOffsets(), [0, 6]);
     assert.equal(log.recoveryPoint, 0, 'nothing counts before the fsyncs complete');

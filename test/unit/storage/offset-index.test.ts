@@ -93,4 +93,52 @@ describe('OffsetIndex', () => {
     assert.equal(index.entries, 0);
     assert.equal(fs.readFile('/p/00000000000000000100.index').length, 0);
   });
+
+  it('submits an fsync only when the file changed since the last one started, and answers an unchanged one with it', async () => {
+    const fs = new MemoryFileSystem({ asyncSyncs: 'manual' });
+    fs.mkdirp('/p');
+    const { index } = OffsetIndex.open(fs, '/p/00000000000000000100.index', 100, 1 << 20);
+    index.append(104, 500);
+    const first = index.syncAsync();
+    assert.equal(fs.pendingSyncs, 1);
+    let secondDone = false;
+    const second = index.syncAsync().then(() => (secondDone = true));
+    assert.equal(fs.pendingSyncs, 1, 'unchanged: the fsync in flight covers it');
+    await Promise.resolve();
+    assert.equal(secondDone, false, 'not before the fsync in flight completes');
+    fs.completeSyncs();
+    await first;
+    await second;
+    await index.syncAsync();
+    assert.equal(fs.pendingSyncs, 0, 'unchanged since a completed fsync: none');
+    index.sync();
+    assert.equal(fs.syncCount, 1, 'nor a synchronous one');
+    index.append(110, 1200, false); // pending until the sync writes it
+    const third = index.syncAsync();
+    assert.equal(fs.pendingSyncs, 1, 'a write since: a new fsync');
+    fs.completeSyncs();
+    await third;
+    index.truncateToEntries(1);
+    void index.syncAsync();
+    assert.equal(fs.pendingSyncs, 1, 'a truncation since: a new fsync');
+    fs.completeSyncs();
+  });
+
+  it('submits a real fsync again after one failed', async () => {
+    const fs = new MemoryFileSystem();
+    fs.mkdirp('/p');
+    const { index } = OffsetIndex.open(fs, '/p/00000000000000000100.index', 100, 1 << 20);
+    index.append(104, 500);
+    let fsyncs = 0;
+    let failing = true;
+    fs.fault = (op) => {
+      if (op.syscall !== 'fsync') return null;
+      fsyncs++;
+      return failing ? 'EIO' : null;
+    };
+    await assert.rejects(index.syncAsync(), /EIO/);
+    failing = false;
+    await index.syncAsync();
+    assert.equal(fsyncs, 2, 'the failed fsync covered nothing: a second one is submitted');
+  });
 });
