@@ -10,11 +10,7 @@
  *
  * Posting: {@link encodeEnvelopeForTransfer} returns an exact-size ArrayBuffer to put in postMessage's
  * transfer list. msgpackr packs into a shared pool buffer; posting a view of it would clone the whole
- * pool (DESIGN.md measurements), and transferring the pool would detach msgpackr's own buffer. So a
- * small envelope is packed into the pool and copied out; one carrying at least
- * {@link DIRECT_PACK_MIN_BYTES} of binary (a fetch answer, a large produce batch) is packed straight
- * into a resizable ArrayBuffer of its own, shrunk to the packed length and transferred: no copy after
- * msgpack's own (docs/design-notes.md, data path).
+ * pool (DESIGN.md measurements), and transferring the pool would detach msgpackr's own buffer.
  */
 import { strict as assert } from 'node:assert';
 import { Packr } from 'msgpackr';
@@ -54,65 +50,8 @@ export function toExactArrayBuffer(bytes: Uint8Array): ArrayBuffer {
   return out;
 }
 
-/**
- * Binary bytes in an envelope body from which it is packed into a buffer of its own instead of the
- * pool (below it the copy out of the pool costs less than a buffer of its own: measured, design notes).
- */
-export const DIRECT_PACK_MIN_BYTES = 64 * 1024;
-/** Room beyond the binary bytes for everything else in a directly packed envelope. */
-const DIRECT_PACK_SLACK_BYTES = 64 * 1024;
-/** How deep {@link binaryBytes} looks into a body for binaries (replies nest partitions in arrays). */
-const BINARY_SCAN_DEPTH = 5;
-
-/** The bytes of the Uint8Arrays in `value`, looking `depth` levels into arrays and plain objects. */
-function binaryBytes(value: unknown, depth: number): number {
-  if (value instanceof Uint8Array) return value.byteLength;
-  if (depth === 0 || value === null || typeof value !== 'object') return 0;
-  let total = 0;
-  if (Array.isArray(value)) {
-    for (const item of value) total += binaryBytes(item, depth - 1);
-  } else if (Object.getPrototypeOf(value) === Object.prototype) {
-    for (const key in value) total += binaryBytes((value as Record<string, unknown>)[key], depth - 1);
-  }
-  return total;
-}
-
-/** ES2024's resizable ArrayBuffer (Node 20 has it; the ES2022 lib types do not). */
-interface ResizableArrayBuffer extends ArrayBuffer {
-  resize(byteLength: number): void;
-}
-const ResizableArrayBufferCtor = ArrayBuffer as unknown as new (
-  byteLength: number,
-  options: { maxByteLength: number },
-) => ResizableArrayBuffer;
-
-/**
- * Packs `envelope` into a resizable ArrayBuffer of its own, shrunk to the packed length (when msgpack
- * needed more room than reserved it moved to a buffer of its own, which is copied out). msgpackr's target buffer is module state, so it is handed a fresh pool afterwards: the
- * old one is about to be detached by the transfer, and earlier pool views must stay intact.
- */
-function packDirect(envelope: Envelope, binary: number): ArrayBuffer {
-  const reserved = binary + DIRECT_PACK_SLACK_BYTES;
-  const own = new ResizableArrayBufferCtor(reserved, { maxByteLength: reserved });
-  const target = Buffer.from(own, 0, reserved);
-  packr.useBuffer(target);
-  let packed: Buffer;
-  try {
-    packed = encodeEnvelope(envelope);
-  } finally {
-    packr.useBuffer(Buffer.allocUnsafeSlow(8192));
-  }
-  // Overflowed into a buffer msgpackr grew on its own (no longer its target): copy it out.
-  if (packed.buffer !== own) return toExactArrayBuffer(packed);
-  assert(packed.byteOffset === 0, 'a directly packed envelope starts its buffer');
-  own.resize(packed.byteLength);
-  return own;
-}
-
 /** Encodes an envelope into an exact-size ArrayBuffer that the caller transfers (postMessage). */
 export function encodeEnvelopeForTransfer(envelope: Envelope): ArrayBuffer {
-  const binary = binaryBytes(envelope.body, BINARY_SCAN_DEPTH);
-  if (binary >= DIRECT_PACK_MIN_BYTES) return packDirect(envelope, binary);
   return toExactArrayBuffer(encodeEnvelope(envelope));
 }
 
