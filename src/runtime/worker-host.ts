@@ -1,10 +1,7 @@
 /**
  * The worker-thread entry (compiled to dist/src/runtime/worker-host.js): hosts many actors on one
  * thread. Each actor has its own mailbox; the host gives ready actors one message per turn, round
- * robin. A message from a port is delivered in that port's event (no setImmediate hop between a
- * produce arriving and the replica handling it); what actors make ready otherwise (timers, local
- * sends, promise callbacks) drains from `setImmediate`, and so does the rest of a batch past
- * `DELIVERIES_PER_TURN`, so port messages and timers interleave with deliveries.
+ * robin, in batches run from `setImmediate` so port messages and timers interleave with deliveries.
  * Envelopes between two actors of this worker stay here (encoded and decoded, so the receiver never
  * shares objects with the sender, but never posted); an envelope to an actor this worker has a direct
  * route to goes over that worker's channel; all others go to the main thread, which routes them and
@@ -73,10 +70,6 @@ export class WorkerHost implements ActorHostServices {
   private readonly actors = new Map<ActorId, HostedActor>();
   private readonly ready: HostedActor[] = [];
   private drainScheduled = false;
-  /** Inside a port's message event: `schedule` leaves the drain to the end of that event. */
-  private inPortEvent = false;
-  /** A drain is running (a send during it must not start another). */
-  private draining = false;
   private dead = false;
   private corr: number;
   private fileSystem: FileSystem | undefined;
@@ -111,7 +104,7 @@ export class WorkerHost implements ActorHostServices {
 
   /** Starts handling messages from the main thread. */
   listen(): void {
-    this.port.on('message', (message: ToWorker) => this.portEvent(() => this.onMessage(message)));
+    this.port.on('message', (message: ToWorker) => this.onMessage(message));
   }
 
   fs(): FileSystem {
@@ -213,26 +206,8 @@ export class WorkerHost implements ActorHostServices {
     this.ready.push(actor);
     if (!this.drainScheduled) {
       this.drainScheduled = true;
-      if (!this.inPortEvent) setImmediate(() => this.drain());
+      setImmediate(() => this.drain());
     }
-  }
-
-  /**
-   * Runs `handle` for a message from a port, then delivers what it made ready at once (the drain
-   * `schedule` left to this point), unless a drain is running already.
-   */
-  private portEvent(handle: () => void): void {
-    if (this.draining || this.inPortEvent) {
-      handle();
-      return;
-    }
-    this.inPortEvent = true;
-    try {
-      handle();
-    } finally {
-      this.inPortEvent = false;
-    }
-    if (this.drainScheduled && !this.dead) this.drain();
   }
 
   crash(error: unknown, actorId?: ActorId): void {
@@ -293,7 +268,6 @@ export class WorkerHost implements ActorHostServices {
 
   /** One delivery batch; `drainScheduled` stays true while it runs so sends during it do not reschedule. */
   private drain(): void {
-    this.draining = true;
     let budget = DELIVERIES_PER_TURN;
     let index = 0;
     while (index < this.ready.length && budget > 0 && !this.dead) {
@@ -304,7 +278,6 @@ export class WorkerHost implements ActorHostServices {
       else actor.inReadyQueue = false;
     }
     this.ready.splice(0, index);
-    this.draining = false;
     if (this.ready.length > 0 && !this.dead) setImmediate(() => this.drain());
     else this.drainScheduled = false;
   }
@@ -382,7 +355,7 @@ export class WorkerHost implements ActorHostServices {
   private openChannel(peer: number, port: MessagePort): void {
     const channel: PeerChannel = { peer, port, open: true, barrier: 0, held: new Fifo<DirectMessage>() };
     this.channels.set(peer, channel);
-    port.on('message', (message: DirectMessage) => this.portEvent(() => this.onDirect(channel, message)));
+    port.on('message', (message: DirectMessage) => this.onDirect(channel, message));
     // The peer's worker ended (crash, terminate): its end closed, and so does this one.
     port.on('close', () => this.closeChannel(channel));
   }
