@@ -14,12 +14,13 @@
  * bench/compare-consumer.java), `--linger-ms N` / `--batch-bytes N` (the load generator's producer
  * settings, the same for every broker), `--skiff-before <repo root>` (an older built Skiff, started
  * as `node <root>/bin/skiff.js start` with the same flags: the `before` variant of each figure),
- * `--only <section>` / `--no-cluster` / `--no-partitions` (sections: single-node, cluster,
- * partitions), `--json <file>` (default bench-results/compare-<timestamp>.json), `--smoke`
+ * `--only <section>` / `--no-cluster` / `--no-validation` / `--no-partitions` (sections:
+ * single-node, validation, cluster, partitions), `--json <file>` (default bench-results/compare-<timestamp>.json), `--smoke`
  * (every section briefly: tiny counts, no warm-up, one round).
  *
  * Sections run one after the other, each starting and stopping its own brokers, and return
- * {@link Figure} rows (bench/figures.ts): single-node (below), cluster (compare-cluster.ts: RF=3
+ * {@link Figure} rows (bench/figures.ts): single-node (below), validation (compare-validation.ts:
+ * broker CPU per MB producing each codec, which both brokers decompress to validate), cluster (compare-cluster.ts: RF=3
  * acks=all against the three-node Kafka) and partitions (compare-partitions.ts: 1000 partitions,
  * start-up, first group join). A section that fails is reported as failed; the others still run.
  *
@@ -43,6 +44,7 @@ import { repoRoot, startKafka, type KafkaFixture } from '../test/helpers/kafka-f
 import { startBrokerProcess, type BrokerProcess } from '../test/helpers/broker-process';
 import { runClusterCompare } from './compare-cluster';
 import { runPartitionsCompare } from './compare-partitions';
+import { runValidationCompare } from './compare-validation';
 import { meetsTarget, type Figure } from './figures';
 import {
   consumeRun,
@@ -58,7 +60,7 @@ import {
 import { ensureLoadgen, loadgenCreate } from './loadgen';
 import { initKafkaTools } from './perf-tools';
 
-const SECTIONS = ['single-node', 'cluster', 'partitions'] as const;
+const SECTIONS = ['single-node', 'validation', 'cluster', 'partitions'] as const;
 type SectionName = (typeof SECTIONS)[number];
 
 /**
@@ -284,6 +286,7 @@ function parseCli(argv: string[]): CliOptions {
       only: { type: 'string' },
       'no-cluster': { type: 'boolean', default: false },
       'no-partitions': { type: 'boolean', default: false },
+      'no-validation': { type: 'boolean', default: false },
       'cluster-only': { type: 'boolean', default: false },
       json: { type: 'string' },
     },
@@ -306,6 +309,7 @@ function parseCli(argv: string[]): CliOptions {
   }
   if (values['no-cluster'] === true) sections = sections.filter((s) => s !== 'cluster');
   if (values['no-partitions'] === true) sections = sections.filter((s) => s !== 'partitions');
+  if (values['no-validation'] === true) sections = sections.filter((s) => s !== 'validation');
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   return {
     smoke,
@@ -340,6 +344,15 @@ async function main(): Promise<void> {
     const t0 = Date.now();
     try {
       if (section === 'single-node') figures.push(...(await runSingleNodeCompare(opts)));
+      if (section === 'validation')
+        figures.push(
+          ...(await runValidationCompare({
+            records: Math.max(1000, Math.round(30_000 * opts.scale)),
+            rounds: opts.rounds,
+            warmup: opts.warmup,
+            ...(opts.smoke ? { recordSizes: [1024] } : {}),
+          })),
+        );
       if (section === 'cluster') figures.push(...(await runClusterCompare(opts)));
       if (section === 'partitions')
         figures.push(
