@@ -65,7 +65,7 @@ import {
   UNKNOWN_TIMESTAMP,
 } from '../protocol/sentinels';
 import { KafkaStorageError, Log } from '../storage/log';
-import { readOffsetCheckpoint, readPartitionMetadata, writePartitionMetadata } from '../storage/checkpoint';
+import { readOffsetCheckpointEntry, readPartitionMetadata, writePartitionMetadata } from '../storage/checkpoint';
 import type { ReplicaLogConfig } from '../config/topic-config';
 import {
   createTimeOutOfBounds,
@@ -290,9 +290,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       fs.rmrf(this.dir);
     }
     const checkpointed = (file: string) =>
-      readOffsetCheckpoint(fs, `${this.args.logDir}/${file}`, ctx.log).find(
-        (c) => c.topic === this.args.topic && c.partition === this.args.partition,
-      )?.offset;
+      readOffsetCheckpointEntry(fs, `${this.args.logDir}/${file}`, this.args.topic, this.args.partition, ctx.log);
     const log = Log.open({
       fs,
       dir: this.dir,

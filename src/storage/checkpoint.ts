@@ -182,6 +182,50 @@ export function readOffsetCheckpoint(fs: FileSystem, path: string, logger?: Logg
   return loadHint(fs, path, [], parseOffsetCheckpoint, logger);
 }
 
+/**
+ * The shape {@link writeOffsetCheckpoint} (and Kafka's writer) produces: version 0, a count, `topic partition offset`
+ * lines, single spaces, no leading zeros (so a partition's line is found by its exact text).
+ */
+const CANONICAL_OFFSET_CHECKPOINT = /^0\n(\d+)\n(?:[a-zA-Z0-9._-]{1,249} (?:0|[1-9]\d*) (?:0|[1-9]\d*)\n)*$/;
+
+/**
+ * The offset of one partition in an offset checkpoint, or undefined when the file is missing,
+ * corrupt (warned via `logger`) or has no entry for it: the same answer as
+ * `readOffsetCheckpoint(...).find(...)`, without building every entry. Each of a log dir's replicas
+ * reads its own entry when it starts, so with N partitions a full parse per replica costs N^2 line
+ * parses (1,000 partitions: about 5 s of start-up); a file in the canonical shape (what Skiff and
+ * Kafka write) is checked with one regular expression and searched with indexOf instead, anything
+ * else goes through the full parser. Never throws.
+ */
+export function readOffsetCheckpointEntry(
+  fs: FileSystem,
+  path: string,
+  topic: string,
+  partition: number,
+  logger?: Logger,
+): number | undefined {
+  const text = readText(fs, path);
+  if (text === null) return undefined;
+  if (typeof text === 'string') {
+    const m = CANONICAL_OFFSET_CHECKPOINT.exec(text);
+    if (m !== null && countNewlines(text) - 2 === Number(m[1])) {
+      const key = `\n${topic} ${partition} `;
+      const at = text.indexOf(key);
+      if (at < 0) return undefined;
+      const start = at + key.length;
+      const offset = parseNonNegativeInt(text.slice(start, text.indexOf('\n', start)));
+      if (offset !== null) return offset;
+    }
+  }
+  return readOffsetCheckpoint(fs, path, logger).find((e) => e.topic === topic && e.partition === partition)?.offset;
+}
+
+function countNewlines(text: string): number {
+  let n = 0;
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) n++;
+  return n;
+}
+
 // ---- leader-epoch-checkpoint -------------------------------------------------------------------
 
 /** Formats Kafka's LeaderEpochCheckpointFile text (version 0). */

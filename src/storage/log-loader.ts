@@ -269,7 +269,11 @@ function recoverSegments(
       trusted = false;
     }
     const result = seg.recover(fromOffset);
-    seg.markUnsynced(); // recovered bytes may have survived only in the page cache
+    // Bytes past the recovery point may have survived only in the page cache, so the next flush
+    // fsyncs them; a segment that ends at or below it (the active one after a clean shutdown) was
+    // fsynced whole, and syncing it again would cost every partition an fsync at start-up.
+    if (seg.nextOffset > recoveryPointBound || result.truncatedBytes > 0 || fromOffset === Number.MAX_SAFE_INTEGER)
+      seg.markUnsynced();
     scannedBytes += result.validBytes - result.fromPosition;
     if (result.truncatedBytes > 0) {
       deleteFrom(i + 1, 'deleting segments after a truncated segment', { after: seg.baseOffset });

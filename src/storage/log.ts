@@ -249,9 +249,12 @@ export class Log {
       truncatedBytes: loaded.truncatedBytes,
       deletedSegments: loaded.deletedSegments,
     };
-    // The directory entries of segments beyond the recovery point may never have been synced (a
-    // process crash between a roll and the next flush): the first flush syncs the directory.
-    this.dirDirty = true;
+    // The directory entries of segments at or beyond the recovery point may never have been synced
+    // (a process crash between a roll and the next flush): then the first flush syncs the directory.
+    // A segment below it was covered by the flush that moved the recovery point past its base (a
+    // flush syncs the directory after a roll), so a log loaded whole below its recovery point (a
+    // clean shutdown's) skips that fsync: with many partitions it is one per partition at start-up.
+    this.dirDirty = this.segments.some((s) => s.baseOffset >= loaded.recoveryPoint);
     this.retention = {
       dir: this.dir,
       logger: this.logger,

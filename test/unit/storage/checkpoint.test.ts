@@ -4,6 +4,7 @@ import {
   readLeaderEpochCheckpoint,
   readMetaProperties,
   readOffsetCheckpoint,
+  readOffsetCheckpointEntry,
   readPartitionMetadata,
   uuidFromString,
   uuidToString,
@@ -62,6 +63,45 @@ describe('offset checkpoints', () => {
     // A directory where the file should be: still a hint, still no throw.
     fs.mkdirp('/logs/log-start-offset-checkpoint');
     assert.deepEqual(readOffsetCheckpoint(fs, '/logs/log-start-offset-checkpoint', logger), []);
+  });
+
+  it("reads one partition's entry as the full parse finds it, in canonical and other shapes", () => {
+    const fs = setup();
+    const path = '/logs/recovery-point-offset-checkpoint';
+    const probes: Array<[string, number]> = [
+      ['orders', 0],
+      ['orders', 1],
+      ['orders', 10],
+      ['order', 1],
+      ['t', 3],
+      ['missing', 0],
+    ];
+    const texts = [
+      '0\n4\norders 0 1200\norders 10 7\norders 1 5\nt 3 0\n', // what the writer makes
+      '0\r\n2\r\norders 1 5\r\nt 3 9\r\n', // CRLF: the full parser accepts it
+      '0\n2\norders  01 5\n\tt 3 9\n', // extra whitespace and a leading zero: likewise
+      '0\n3\norders 1 5\n', // wrong count: corrupt
+      '0\n1\norders 1 -5\n', // negative offset: corrupt
+      '0\n1\norders 1 99999999999999999999\n', // beyond a safe integer: corrupt
+      'garbage',
+    ];
+    for (const text of texts) {
+      fs.writeFileAtomic(path, Buffer.from(text));
+      const all = readOffsetCheckpoint(fs, path);
+      for (const [topic, partition] of probes) {
+        assert.equal(
+          readOffsetCheckpointEntry(fs, path, topic, partition),
+          all.find((e) => e.topic === topic && e.partition === partition)?.offset,
+          `${JSON.stringify(text)}: ${topic}-${partition}`,
+        );
+      }
+    }
+    fs.writeFileAtomic(path, Buffer.from(texts[0]!));
+    assert.deepEqual(
+      [readOffsetCheckpointEntry(fs, path, 'orders', 0), readOffsetCheckpointEntry(fs, path, 'orders', 10)],
+      [1200, 7],
+    );
+    assert.equal(readOffsetCheckpointEntry(fs, '/logs/none', 'orders', 0), undefined);
   });
 
   it('accepts an empty checkpoint and CRLF line ends', () => {

@@ -625,3 +625,149 @@ describe('Log: open edge cases', () => {
     assert.equal(log.recoveryPoint, 0);
   });
 });
+
+/** Bytes read from one file through its handles, and the lowest position read. */
+interface FileReads {
+  bytes: number;
+  lowestPosition: number;
+}
+
+/** A view of `inner` that records the reads from each file through its handles (the files left as they are). */
+function countingReads(inner: FileSystem): { fs: FileSystem; reads(file: string): FileReads } {
+  const reads = new Map<string, FileReads>();
+  const bind = (obj: object, p: string | symbol): unknown => {
+    const v = Reflect.get(obj, p) as unknown;
+    return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(obj) : v;
+  };
+  const fs = new Proxy(inner, {
+    get(target, prop) {
+      if (prop !== 'open') return bind(target, prop);
+      return (file: string, mode: 'r' | 'rw') => {
+        const handle = target.open(file, mode);
+        return new Proxy(handle, {
+          get(h, p) {
+            if (p !== 'read') return bind(h, p);
+            return (buffer: Uint8Array, offset: number, length: number, position: number) => {
+              const n = h.read(buffer, offset, length, position);
+              const r = reads.get(file) ?? { bytes: 0, lowestPosition: Number.POSITIVE_INFINITY };
+              reads.set(file, { bytes: r.bytes + n, lowestPosition: Math.min(r.lowestPosition, position) });
+              return n;
+            };
+          },
+        });
+      };
+    },
+  });
+  return { fs, reads: (file) => ({ ...(reads.get(file) ?? { bytes: 0, lowestPosition: Number.POSITIVE_INFINITY }) }) };
+}
+
+describe('Log: recovery scans only what is after the recovery point', () => {
+  /**
+   * 40 batches of 100 bytes (offsets 0..79, timestamps growing) over segments 0, 20, 40 and 60
+   * (1,000 bytes each); flushed after 25 batches (recovery point 50, position 500 of segment 40).
+   * Then the process dies (page cache kept) with its last write torn: the last batch keeps 40 of its
+   * 100 bytes. Kafka's LogLoader re-validates only the segments from the recovery point on.
+   */
+  function crashedLog(): { fs: MemoryFileSystem; stored: Buffer[]; rp: number } {
+    const fs = new MemoryFileSystem();
+    const log = open(fs, { segmentBytes: 1000 });
+    const stored: Buffer[] = [];
+    const append = (count: number) => {
+      for (let i = 0; i < count; i++) {
+        const ts = 1_700_000_000_000 + log.logEndOffset;
+        const batch = makeBatch({
+          records: 2,
+          payloadBytes: BATCH_PAYLOAD,
+          seed: log.logEndOffset,
+          baseTimestampMs: ts,
+        });
+        log.append(batch, 1);
+        stored.push(Buffer.from(batch));
+      }
+    };
+    append(25);
+    const rp = log.flush();
+    append(15);
+    assert.deepEqual(log.segmentBaseOffsets(), [0, 20, 40, 60]);
+    log.close();
+    const handle = fs.open(`${DIR}/00000000000000000060.log`, 'rw');
+    handle.truncate(handle.size() - 60);
+    handle.close();
+    return { fs, stored, rp };
+  }
+  const logFile = (base: number) => `${DIR}/${String(base).padStart(20, '0')}.log`;
+
+  it('re-validates the tail from the index entry at or below the recovery point, trusts the segments below it, and still cuts the torn batch', () => {
+    const { fs: mem, stored, rp } = crashedLog();
+    assert.equal(rp, 50);
+    const { fs, reads } = countingReads(mem);
+    const log = open(fs, { segmentBytes: 1000, recoveryPoint: rp });
+    const read = new Map([0, 20, 40, 60].map((base) => [base, reads(logFile(base))]));
+    // Segments wholly below the recovery point: only the batch headers after their last offset index
+    // entry (index.interval.bytes 150: at most the last 200 bytes), no CRC pass over the rest.
+    for (const base of [0, 20]) {
+      const r = read.get(base)!;
+      assert.ok(r.lowestPosition >= 800 && r.bytes <= 200, `segment ${base}: ${JSON.stringify(r)}`);
+    }
+    // The segment holding it: CRCs from the index entry at or below position 500 (400), headers from
+    // the entry before (200: the last time index entry kept, for the max timestamp so far), not from its start.
+    const holding = read.get(40)!;
+    assert.ok(holding.lowestPosition === 200, `segment 40: ${JSON.stringify(holding)}`);
+    // After it: all of it, the torn tail included.
+    assert.deepEqual(read.get(60), { bytes: 940, lowestPosition: 0 });
+    assert.equal(
+      log.loadSummary.scannedBytes,
+      600 + 900,
+      'CRC-checked: segment 40 from position 400, segment 60 up to the torn batch',
+    );
+    // The torn batch (offsets 78-79) is cut; everything before it is kept, below and above the recovery point.
+    assert.equal(log.loadSummary.truncatedBytes, 40);
+    assert.equal(log.logEndOffset, 78);
+    assert.deepEqual(readAll(log), Buffer.concat(stored.slice(0, 39)));
+    assert.equal(log.recoveryPoint, 50, 'what was re-validated is not yet known to be fsynced');
+    assert.equal(log.hasUnflushed, true);
+  });
+
+  it('re-validates every segment when there is no recovery point (the counters above are not vacuous)', () => {
+    const { fs: mem, stored } = crashedLog();
+    const { fs, reads } = countingReads(mem);
+    const log = open(fs, { segmentBytes: 1000, recoveryPoint: 0 });
+    for (const base of [0, 20, 40]) {
+      const r = reads(logFile(base));
+      assert.ok(r.lowestPosition === 0 && r.bytes >= 1000, `segment ${base}: ${JSON.stringify(r)}`);
+    }
+    assert.equal(log.loadSummary.scannedBytes, 3900);
+    assert.equal(log.logEndOffset, 78);
+    assert.deepEqual(readAll(log), Buffer.concat(stored.slice(0, 39)));
+  });
+  it('after a clean shutdown (recovery point = LEO) the start-up fsyncs nothing', () => {
+    const fs = new MemoryFileSystem();
+    let log = open(fs, { segmentBytes: 1000 });
+    appendMany(log, 25);
+    const rp = log.flush();
+    log.close();
+    const syncs = fs.syncCount;
+    const dirSyncs = fs.syncDirCount;
+    log = open(fs, { segmentBytes: 1000, recoveryPoint: rp });
+    assert.equal(log.hasUnflushed, false);
+    assert.equal(log.flush(), 50);
+    assert.deepEqual([fs.syncCount - syncs, fs.syncDirCount - dirSyncs], [0, 0]);
+    // An append after it is fsynced by the next flush as usual, and survives a power loss.
+    appendMany(log, 1);
+    assert.equal(log.flush(), 52);
+    assert.ok(fs.syncCount > syncs);
+    fs.crash({ kind: 'lose-unsynced' });
+    assert.equal(open(fs, { segmentBytes: 1000, recoveryPoint: 52 }).logEndOffset, 52);
+  });
+
+  it('a segment at the recovery point whose directory entry was never synced gets it synced by the next flush', () => {
+    const fs = new MemoryFileSystem();
+    let log = open(fs);
+    log.close(); // never flushed: segment 0's directory entry is not durable (the page cache keeps it)
+    log = open(fs, { recoveryPoint: 0 });
+    appendMany(log, 1);
+    assert.equal(log.flush(), 2);
+    fs.crash({ kind: 'lose-unsynced' });
+    assert.equal(open(fs, { recoveryPoint: 2 }).logEndOffset, 2, 'a power loss keeps the flushed batch');
+  });
+});
