@@ -240,7 +240,10 @@ async function measureRound(kind: BrokerKind, beforeRoot: string | undefined, si
   };
   const step = async <T>(name: string, work: () => Promise<T>): Promise<T | null> => {
     try {
-      return await withTimeout(work(), STEP_TIMEOUT_MS, name);
+      const started = Date.now();
+      const result = await withTimeout(work(), STEP_TIMEOUT_MS, name);
+      log(`${kind} ${name}: done in ${Date.now() - started} ms${typeof result === 'number' ? ` (${result})` : ''}`);
+      return result;
     } catch (error) {
       r.errors.push(`${name}: ${(error as Error).message.split('\n')[0]}`);
       log(`${kind} ${name} failed: ${(error as Error).message.slice(0, 2000)}`);
@@ -460,6 +463,25 @@ async function connect(port: number, deadline: number): Promise<WireClient> {
   }
 }
 
+/**
+ * One request and its decoded response body, waiting up to `timeoutMs` for the frame (WireClient.request
+ * waits 10 s, shorter than a loaded machine's answers to CreateTopics or a first FindCoordinator).
+ */
+async function call(
+  client: WireClient,
+  apiKey: ApiKey,
+  version: number,
+  body: object,
+  timeoutMs = STEP_TIMEOUT_MS,
+): Promise<unknown> {
+  const id = client.send(apiKey, version, body);
+  const frame = await client.readFrame(timeoutMs);
+  if (frame === null) throw new Error(`connection closed before the response to ${ApiKey[apiKey]}`);
+  const res = decodeResponse(apiKey, version, frame);
+  if (res.correlationId !== id) throw new Error(`correlation id ${res.correlationId}, expected ${id}`);
+  return res.body;
+}
+
 /** The Metadata response fields the probes read. */
 interface MetadataTopic {
   errorCode: number;
@@ -467,13 +489,13 @@ interface MetadataTopic {
 }
 
 async function metadata(client: WireClient, topic: string): Promise<{ topics: MetadataTopic[] }> {
-  return (
-    await client.request(ApiKey.Metadata, 9, {
-      topics: [{ name: topic }],
-      allowAutoTopicCreation: false,
-      includeTopicAuthorizedOperations: false,
-    })
-  ).body;
+  return (await call(
+    client,
+    ApiKey.Metadata,
+    9,
+    { topics: [{ name: topic }], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false },
+    30_000,
+  )) as { topics: MetadataTopic[] };
 }
 
 /** Polls Metadata (every 20 ms, reconnecting on errors) until every one of `partitions` partitions of `topic` has a leader. */
@@ -507,12 +529,17 @@ async function createAndWaitLedMs(port: number, topic: string, partitions: numbe
   const client = await WireClient.connect(port);
   try {
     const started = Date.now();
-    const res = await client.request(ApiKey.CreateTopics, 4, {
+    // send + readFrame: request()'s 10 s frame timeout is shorter than a loaded machine's 1,000-partition creation.
+    const id = client.send(ApiKey.CreateTopics, 4, {
       topics: [{ name: topic, numPartitions: partitions, replicationFactor: 1, assignments: [], configs: [] }],
-      timeoutMs: 60_000,
+      timeoutMs: STEP_TIMEOUT_MS,
       validateOnly: false,
     });
-    const code = res.body.topics[0].errorCode;
+    const frame = await client.readFrame(STEP_TIMEOUT_MS);
+    if (frame === null) throw new Error(`CreateTopics ${topic}: connection closed`);
+    const res = decodeResponse(ApiKey.CreateTopics, 4, frame);
+    if (res.correlationId !== id) throw new Error('correlation id mismatch');
+    const code = (res.body as { topics: Array<{ errorCode: number }> }).topics[0]!.errorCode;
     if (code !== ErrorCode.NONE) throw new Error(`CreateTopics ${topic}: error ${code}`);
     await waitAllLed(port, topic, partitions, started + STEP_TIMEOUT_MS);
     return Date.now() - started;
@@ -548,42 +575,33 @@ async function firstGroupJoinMs(port: number): Promise<number> {
         await sleep(20);
       }
     };
-    const found = await retry(
-      'FindCoordinator',
-      async () => (await client.request(ApiKey.FindCoordinator, 3, { key: groupId, keyType: 0 })).body,
+    const found = await retry('FindCoordinator', async () =>
+      call(client, ApiKey.FindCoordinator, 3, { key: groupId, keyType: 0 }),
     );
     if (found.errorCode !== ErrorCode.NONE) throw new Error(`FindCoordinator: error ${found.errorCode}`);
     const join = (memberId: string) =>
-      retry(
-        'JoinGroup',
-        async () =>
-          (
-            await client.request(ApiKey.JoinGroup, 5, {
-              groupId,
-              sessionTimeoutMs: 30_000,
-              rebalanceTimeoutMs: 30_000,
-              memberId,
-              groupInstanceId: null,
-              protocolType: 'consumer',
-              protocols: [{ name: 'range', metadata: encodeConsumerSubscription(['spread-many']) }],
-            })
-          ).body,
+      retry('JoinGroup', async () =>
+        call(client, ApiKey.JoinGroup, 5, {
+          groupId,
+          sessionTimeoutMs: 30_000,
+          rebalanceTimeoutMs: 30_000,
+          memberId,
+          groupInstanceId: null,
+          protocolType: 'consumer',
+          protocols: [{ name: 'range', metadata: encodeConsumerSubscription(['spread-many']) }],
+        }),
       );
     let joined = await join('');
     if (joined.errorCode === ErrorCode.MEMBER_ID_REQUIRED) joined = await join(joined.memberId);
     if (joined.errorCode !== ErrorCode.NONE) throw new Error(`JoinGroup: error ${joined.errorCode}`);
-    const sync = await retry(
-      'SyncGroup',
-      async () =>
-        (
-          await client.request(ApiKey.SyncGroup, 3, {
-            groupId,
-            generationId: joined.generationId,
-            memberId: joined.memberId,
-            groupInstanceId: null,
-            assignments: [{ memberId: joined.memberId, assignment: Buffer.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 0]) }],
-          })
-        ).body,
+    const sync = await retry('SyncGroup', async () =>
+      call(client, ApiKey.SyncGroup, 3, {
+        groupId,
+        generationId: joined.generationId,
+        memberId: joined.memberId,
+        groupInstanceId: null,
+        assignments: [{ memberId: joined.memberId, assignment: Buffer.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 0]) }],
+      }),
     );
     if (sync.errorCode !== ErrorCode.NONE) throw new Error(`SyncGroup: error ${sync.errorCode}`);
     return Date.now() - started;
