@@ -22,7 +22,9 @@ interface Budget {
 
 const BUDGETS: Budget[] = [
   { bug: 'ackBeforeHighWatermark', seed: 1, runs: 100, breaks: ['acks-all-durable'] },
-  { bug: 'truncateToHighWatermark', seed: 2, runs: 200, breaks: ['acks-all-durable', 'log-matching', 'converges'] },
+  // Found at run 84 of seed 2 until issue 13 changed start-up's fsyncs (another schedule from the same
+  // seed); then at run 251 (seed 4: 316, seed 5: 33), so the budget is 400.
+  { bug: 'truncateToHighWatermark', seed: 2, runs: 400, breaks: ['acks-all-durable', 'log-matching', 'converges'] },
   {
     bug: 'fencedLeaderAppends',
     seed: 3,
