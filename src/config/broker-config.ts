@@ -420,7 +420,7 @@ export const BROKER_CONFIG_DEFS: readonly BrokerConfigDef[] = [
     defaultValue: '2147483639',
     min: 1,
     max: 2147483639,
-    doc: "Kafka's cap on one record's decompressed size; validated and described, not enforced (the produce path does not decompress) (topic: max.decompressed.message.bytes).",
+    doc: 'Largest record body, in bytes, a compressed produced batch may hold once decompressed; larger ones are refused with INVALID_RECORD (topic: max.decompressed.message.bytes).',
   },
   {
     key: 'max.connections',

@@ -5,9 +5,9 @@
  * max.message.bytes, flush.messages, flush.ms, write.caching, retention.*, cleanup.policy, the
  * compaction configs (delete.retention.ms, min.cleanable.dirty.ratio, min/max.compaction.lag.ms),
  * message.timestamp.*, min.insync.replicas, compression.type and the compression levels (gzip and
- * zstd; lz4 has one level here); the others are accepted, validated and stored
- * (max.decompressed.message.bytes included: Skiff's produce path does not decompress to measure
- * records).
+ * zstd; lz4 has one level here), max.decompressed.message.bytes (each record of a compressed
+ * produced batch, src/protocol/record-batch/validate.ts); the others are accepted, validated and
+ * stored.
  */
 
 type Kind = 'long' | 'int' | 'boolean' | 'string' | 'policy' | 'timestamp-type' | 'double';
@@ -185,6 +185,11 @@ export interface ReplicaLogConfig {
   compressionGzipLevel: number;
   compressionLz4Level: number;
   compressionZstdLevel: number;
+  /**
+   * max.decompressed.message.bytes: the largest record body, in bytes, a compressed produced batch
+   * may hold once decompressed (Kafka 4.4's per-record bound; its default 2147483639 bounds nothing).
+   */
+  maxDecompressedMessageBytes: number;
 }
 
 /** The broker settings topic configs fall back to (a BrokerConfig satisfies it). */
@@ -297,6 +302,7 @@ export function effectiveLogConfig(overrides: Record<string, string>, broker: Br
     compressionGzipLevel: num('compression.gzip.level'),
     compressionLz4Level: num('compression.lz4.level'),
     compressionZstdLevel: num('compression.zstd.level'),
+    maxDecompressedMessageBytes: num('max.decompressed.message.bytes'),
   };
 }
 

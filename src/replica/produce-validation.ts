@@ -11,7 +11,11 @@ import { checkBatch } from '../protocol/record-batch/view';
 import { decodeBatch } from '../protocol/record-batch/decode';
 import { codecFromName, type CompressionCodecId } from '../protocol/record-batch/compression';
 import { recompressBatch } from '../protocol/record-batch/recompress';
-import { maxDecompressedBytesFor, validateBatchRecords } from '../protocol/record-batch/validate';
+import {
+  DEFAULT_MAX_DECOMPRESSED_MESSAGE_BYTES,
+  maxDecompressedBytesFor,
+  validateBatchRecords,
+} from '../protocol/record-batch/validate';
 
 export interface BatchRejection {
   errorCode: number;
@@ -20,22 +24,25 @@ export interface BatchRejection {
 
 /**
  * The header checks, then the records' (validateBatchRecords). A malformed record is refused with
- * INVALID_RECORD and its index in `recordErrors` (Kafka's wording where Kafka has one); undecodable
- * compressed data with CORRUPT_MESSAGE, and data that would decompress past the bound
- * (`maxDecompressedBytes`, default 64 x max.message.bytes, at most 1 GiB) with INVALID_RECORD,
- * both without record errors. Header faults carry no record errors either.
+ * INVALID_RECORD and its index in `recordErrors` (Kafka's wording where Kafka has one), and so is a
+ * record of a compressed batch longer than max.decompressed.message.bytes (Kafka's "Invalid record
+ * size: N exceeds the configured maximum record size of M."); undecodable compressed data with
+ * CORRUPT_MESSAGE, and data that would decompress past the section bound (64 x max.message.bytes,
+ * at most 1 GiB: maxDecompressedBytesFor) with INVALID_RECORD, both without record errors. Header
+ * faults carry no record errors either.
  * @param records the partition's `records` bytes from the Produce request (null when absent)
  * @param maxMessageBytes the topic's max.message.bytes (bytes of one batch, log overhead included)
- * @param maxDecompressedBytes bound on the decompressed records section, in bytes
+ * @param maxDecompressedMessageBytes the topic's max.decompressed.message.bytes (bytes of one
+ *   record's body once decompressed; Kafka's default, no bound, when omitted)
  */
 export function validateProducedBatch(
   records: Buffer | null,
   maxMessageBytes: number,
-  maxDecompressedBytes = maxDecompressedBytesFor(maxMessageBytes),
+  maxDecompressedMessageBytes = DEFAULT_MAX_DECOMPRESSED_MESSAGE_BYTES,
 ): RecordsRejection | null {
   const rejection = validateBatchHeader(records, maxMessageBytes);
   if (rejection !== null) return { ...rejection, recordErrors: [] };
-  const fault = validateBatchRecords(records!, maxDecompressedBytes);
+  const fault = validateBatchRecords(records!, maxDecompressedBytesFor(maxMessageBytes), maxDecompressedMessageBytes);
   if (fault === null) return null;
   return {
     errorCode: fault.errorCode,

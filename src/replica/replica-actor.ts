@@ -475,7 +475,11 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       return;
     }
     const role = this.role!;
-    const rejection = validateProducedBatch(records, this.config.maxMessageBytes);
+    const rejection = validateProducedBatch(
+      records,
+      this.config.maxMessageBytes,
+      this.config.maxDecompressedMessageBytes,
+    );
     if (rejection) {
       ctx.log.debug({ topic: this.args.topic, partition: this.args.partition, ...rejection }, 'produce rejected');
       ctx.reply(envelope, {

@@ -17,13 +17,19 @@
  *   else they must fit), header count (0 ≤ n ≤ bytes left), header key (≥ 0) and value lengths;
  * - exactly recordsCount records, and no bytes after the last one.
  *
+ * - in a compressed batch, each record's length (its body, after the length varint) at most
+ *   max.decompressed.message.bytes (`maxRecordBytes`), as Kafka 4.4's DefaultRecord.readFrom and
+ *   readPartiallyFrom check it on the decompressing record iterators; Kafka does not apply it to
+ *   uncompressed batches (their iterator reads records from the buffer without a bound), nor does Skiff.
+ *
  * Differences from Kafka, recorded in docs/design-notes.md: Kafka rewrites a compressed batch whose
  * offset deltas are not 0, 1, 2, ... (and keeps an uncompressed one as sent); Skiff stores batches
  * as produced, so it refuses them. Kafka reads a key or value length below -1 as null; Skiff
- * refuses it (clients disagree on such bytes). Kafka bounds each decompressed record by
- * max.decompressed.message.bytes (unbounded by default) and streams records; Skiff bounds the whole
- * decompressed section (maxDecompressedBytesFor) and refuses past it with INVALID_RECORD, the code
- * Kafka answers for a record over its bound.
+ * refuses it (clients disagree on such bytes). Kafka streams records, so max.decompressed.message.bytes
+ * is its only bound; Skiff inflates a whole section, so it also bounds the section
+ * (maxDecompressedBytesFor) and refuses past it with INVALID_RECORD, the code Kafka answers for a
+ * record over its bound. A record over the setting is refused with its index in RecordErrors
+ * (Kafka throws InvalidRecordException from the iterator and answers without record errors).
  */
 import * as zlib from 'node:zlib';
 import { ErrorCode } from '../error-codes';
@@ -44,28 +50,40 @@ export interface RecordsFault {
 
 /**
  * The bound on a batch's decompressed records section: 64 times max.message.bytes, at most 1 GiB;
- * with the default max.message.bytes (1 MiB + 12) that is 64 MiB. Kafka 4.4's nearest setting,
- * max.decompressed.message.bytes, bounds each record's body instead and by default does not bound
- * it (2147483639); Kafka can go without a batch bound because it inflates records one at a time,
- * where Skiff inflates the whole section (see docs/design-notes.md).
+ * with the default max.message.bytes (1 MiB + 12) that is 64 MiB. Kafka has no such bound: it
+ * inflates records one at a time and bounds each by max.decompressed.message.bytes (by default
+ * 2147483639, no bound), which Skiff checks per record in the walk; the section bound is what keeps
+ * Skiff's whole-section inflation within memory (see docs/design-notes.md).
  */
 export function maxDecompressedBytesFor(maxMessageBytes: number): number {
   return Math.min(64 * maxMessageBytes, 1 << 30);
 }
 
 /**
+ * Kafka 4.4's default max.decompressed.message.bytes (LogConfig.DEFAULT_MAX_DECOMPRESSED_MESSAGE_BYTES,
+ * the largest array a JVM allocates): in effect no bound on a record.
+ */
+export const DEFAULT_MAX_DECOMPRESSED_MESSAGE_BYTES = 2147483639;
+
+/**
  * Validates the records of the batch at the start of `batch` (its header already checked, see
  * above). Returns null when every record is well formed, else the first fault found.
  * @param batch one whole v2 batch, exactly its size
- * @param maxDecompressedBytes bound on the records section once decompressed, in bytes
+ * @param maxDecompressedBytes bound on the records section once decompressed, in bytes (memory)
+ * @param maxRecordBytes max.decompressed.message.bytes: the largest record body, in bytes, that a
+ *   compressed batch may hold (not applied to uncompressed batches, as in Kafka)
  */
-export function validateBatchRecords(batch: Buffer, maxDecompressedBytes: number): RecordsFault | null {
+export function validateBatchRecords(
+  batch: Buffer,
+  maxDecompressedBytes: number,
+  maxRecordBytes = DEFAULT_MAX_DECOMPRESSED_MESSAGE_BYTES,
+): RecordsFault | null {
   const codec = batch.readInt16BE(L.ATTRIBUTES) & L.COMPRESSION_CODEC_MASK;
   const count = batch.readInt32BE(L.RECORDS_COUNT);
   if (codec === 0) return validateRecords(batch, L.RECORDS, batch.length, count);
   const inflated = inflateBounded(codec, batch.subarray(L.RECORDS), maxDecompressedBytes);
   if (!Buffer.isBuffer(inflated)) return inflated;
-  return validateRecords(inflated, 0, inflated.length, count);
+  return validateRecords(inflated, 0, inflated.length, count, maxRecordBytes);
 }
 
 /** Inflates a compressed records section, refusing data that would pass `limit` bytes. */
@@ -309,14 +327,27 @@ const STRUCTURE = 'Found invalid record structure';
 
 /**
  * Walks `count` records in `buf[start, end)` (messages follow DefaultRecord's where Kafka has one).
+ * A record whose length (body bytes after the length varint) exceeds `maxRecordBytes` is refused
+ * before its body is read, as Kafka's DefaultRecord.readFrom does (default: no bound).
  * Exported for the benchmark and tests; the produce path calls validateBatchRecords.
  */
-export function validateRecords(buf: Buffer, start: number, end: number, count: number): RecordsFault | null {
+export function validateRecords(
+  buf: Buffer,
+  start: number,
+  end: number,
+  count: number,
+  maxRecordBytes = DEFAULT_MAX_DECOMPRESSED_MESSAGE_BYTES,
+): RecordsFault | null {
   cursor = start;
   for (let index = 0; index < count; index++) {
     if (cursor >= end) return invalid(index, 'Incorrect declared batch size, premature EOF reached');
     const length = readVarint(buf, end);
     if (length === BAD) return invalid(index, STRUCTURE);
+    if (length > maxRecordBytes)
+      return invalid(
+        index,
+        `Invalid record size: ${length} exceeds the configured maximum record size of ${maxRecordBytes}.`,
+      );
     const remaining = end - cursor;
     if (length < 0 || length > remaining)
       return invalid(

@@ -2,7 +2,9 @@
  * validateBatchRecords (src/protocol/record-batch/validate.ts): for every codec, batches whose CRC
  * is right over malformed records are refused with Kafka's error code and the index of the record
  * at fault; undecodable compressed data is CORRUPT_MESSAGE and data that would inflate past the
- * bound is INVALID_RECORD (no record index), found without inflating it (zip bombs). A property: batches from the
+ * bound is INVALID_RECORD (no record index), found without inflating it (zip bombs); a record of a
+ * compressed batch longer than max.decompressed.message.bytes is INVALID_RECORD with its index
+ * (Kafka's message), in an uncompressed one it is not bounded (as in Kafka). A property: batches from the
  * builder always pass, and single-byte mutations (CRC recomputed) never throw and either pass, in
  * which case the batch decodes, or are refused with one of those codes.
  */
@@ -26,6 +28,15 @@ const LIMIT = maxDecompressedBytesFor(1024 * 1024 + 12);
 
 function check(batch: Buffer, limit = LIMIT) {
   return validateBatchRecords(batch, limit);
+}
+
+/** The body length a raw record declares (its leading zig-zag varint), what max.decompressed.message.bytes bounds. */
+function recordBodyBytes(record: Buffer): number {
+  let raw = 0;
+  for (let i = 0, shift = 0; ; i++, shift += 7) {
+    raw |= (record[i]! & 0x7f) << shift;
+    if ((record[i]! & 0x80) === 0) return (raw >>> 1) ^ -(raw & 1);
+  }
 }
 
 function assertInvalid(batch: Buffer, index: number, message: RegExp): void {
@@ -110,6 +121,31 @@ for (const codec of CODECS) {
       ];
       assertInvalid(batchOf(records), 1, /Found invalid record structure/);
     });
+
+    it(
+      codec === 0
+        ? 'does not bound record sizes by max.decompressed.message.bytes in an uncompressed batch (as Kafka)'
+        : 'bounds each record by max.decompressed.message.bytes: one byte over refused with its index, at it accepted',
+      () => {
+        const big = rawRecord({ offsetDelta: 1, value: Buffer.alloc(3000, 7) });
+        const bodyBytes = recordBodyBytes(big);
+        const batch = batchOf([...goodRecords(1), big, ...goodRecords(1, 2)]);
+        assert.equal(validateBatchRecords(batch, LIMIT, bodyBytes), null, 'a record at the limit');
+        const over = validateBatchRecords(batch, LIMIT, bodyBytes - 1);
+        if (codec === 0) {
+          assert.equal(over, null);
+          return;
+        }
+        assert.deepEqual(over, {
+          errorCode: ErrorCode.INVALID_RECORD,
+          errorMessage: `Invalid record size: ${bodyBytes} exceeds the configured maximum record size of ${bodyBytes - 1}.`,
+          batchIndex: 1,
+        });
+        // Records before the large one are within the limit; the first one over it is named.
+        const smallBody = recordBodyBytes(goodRecords(1)[0]!);
+        assert.equal(validateBatchRecords(batch, LIMIT, smallBody - 1)?.batchIndex, 0);
+      },
+    );
 
     if (codec !== 0) {
       it('refuses compressed data that does not decompress (CORRUPT_MESSAGE, no record index)', () => {

@@ -42,6 +42,29 @@ describe('validateProducedBatch', () => {
     assert.deepEqual(rejection?.recordErrors, []);
   });
 
+  it('bounds each record of a compressed batch by max.decompressed.message.bytes (Kafka default: no bound)', () => {
+    const batch = wrapBatch(
+      Buffer.concat([...goodRecords(2), rawRecord({ offsetDelta: 2, value: Buffer.alloc(5000) })]),
+      3,
+      1,
+    );
+    assert.equal(validateProducedBatch(batch, MAX), null);
+    const rejection = validateProducedBatch(batch, MAX, 4096);
+    const message = /^Invalid record size: 50\d\d exceeds the configured maximum record size of 4096\.$/;
+    assert.equal(rejection?.errorCode, ErrorCode.INVALID_RECORD);
+    assert.match(rejection!.errorMessage, message);
+    assert.equal(rejection!.recordErrors.length, 1);
+    assert.equal(rejection!.recordErrors[0]!.batchIndex, 2);
+    assert.match(rejection!.recordErrors[0]!.batchIndexErrorMessage!, message);
+    // The uncompressed batch of the same records is not bounded by it, as in Kafka.
+    const plain = wrapBatch(
+      Buffer.concat([...goodRecords(2), rawRecord({ offsetDelta: 2, value: Buffer.alloc(5000) })]),
+      3,
+      0,
+    );
+    assert.equal(validateProducedBatch(plain, MAX, 4096), null);
+  });
+
   it('bounds decompression at 64 x max.message.bytes by default', () => {
     const batch = wrapBatch(rawRecord({ offsetDelta: 0, value: Buffer.alloc(2 << 20) }), 1, 4);
     assert.equal(validateProducedBatch(batch, MAX), null);
