@@ -4,7 +4,9 @@
  * are refused with INVALID_RECORD and the offending record's index in RecordErrors (a corrupt
  * compressed stream with CORRUPT_MESSAGE, a zip bomb (gzip, lz4, zstd) with INVALID_RECORD and no record index); the good batches
  * before and after are stored at consecutive offsets, and real clients (kcat and kafka-python)
- * read the whole partition afterwards: before validation, one such batch stopped both.
+ * read the whole partition afterwards: before validation, one such batch stopped both. A topic with
+ * a small max.decompressed.message.bytes refuses a compressed batch holding a larger record (its
+ * index in RecordErrors, Kafka's message) and kcat reads the partition around it.
  */
 import * as assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -153,4 +155,61 @@ describe('malformed records in CRC-correct batches are refused, and the partitio
         }),
     );
   }
+
+  test(
+    'max.decompressed.message.bytes: a compressed batch with a record over the topic setting is refused with its index; kcat reads the rest',
+    { timeout: TIMEOUT_MS },
+    () =>
+      withBrokerLog(broker, async () => {
+        const topic = 'validation-max-decompressed';
+        const client = await WireClient.connect(broker.port);
+        try {
+          const created = await client.request(ApiKey.CreateTopics, 4, {
+            topics: [
+              {
+                name: topic,
+                numPartitions: 1,
+                replicationFactor: 1,
+                assignments: [],
+                configs: [{ name: 'max.decompressed.message.bytes', value: '1024' }],
+              },
+            ],
+            timeoutMs: 5000,
+            validateOnly: false,
+          });
+          assert.equal(created.body.topics[0].errorCode, 0);
+          assert.equal((await produce(client, topic, goodBatch(4, 0))).errorCode, ErrorCode.NONE);
+          // Record 1's body is a little over 4 KiB; the batch is far under max.message.bytes.
+          const large = wrapBatch(
+            Buffer.concat([...goodRecords(1), rawRecord({ offsetDelta: 1, value: Buffer.alloc(4096, 1) })]),
+            2,
+            1,
+            Date.now(),
+          );
+          const refused = await produce(client, topic, large);
+          assert.equal(refused.errorCode, ErrorCode.INVALID_RECORD, refused.errorMessage ?? '');
+          assert.match(
+            refused.errorMessage ?? '',
+            /^Invalid record size: 41\d\d exceeds the configured maximum record size of 1024\.$/,
+          );
+          assert.deepEqual(
+            refused.recordErrors.map((e) => e.batchIndex),
+            [1],
+          );
+          const last = await produce(client, topic, goodBatch(4, 2));
+          assert.equal(last.errorCode, ErrorCode.NONE, last.errorMessage ?? '');
+          assert.equal(last.baseOffset, 2, 'nothing was stored for the refused batch');
+        } finally {
+          client.close();
+        }
+        const expected = [0, 1, 2, 3].map((i) => record(`k${i}`, `good-${i}`));
+        const byKcat = await kcatConsume({
+          bootstrap: `127.0.0.1:${broker.port}`,
+          topic,
+          partition: 0,
+          timeoutMs: 30_000,
+        });
+        assertSameRecords(byKcat, expected, `kcat reads ${topic}`);
+      }),
+  );
 });
