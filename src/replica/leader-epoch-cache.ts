@@ -36,6 +36,25 @@ export class LeaderEpochCache {
   private stale = false;
 
   /**
+   * While true, writes of the checkpoint skip their fsync (a new partition's first epoch: see the
+   * replica's start); {@link LeaderEpochCache.unsynced} tells whether the file awaits one.
+   */
+  deferSync = false;
+
+  /** The file on disk was last written without fsync. */
+  private unsyncedWrite = false;
+
+  /** The checkpoint was last written with {@link LeaderEpochCache.deferSync} on and awaits an fsync. */
+  get unsynced(): boolean {
+    return this.unsyncedWrite;
+  }
+
+  /** Records that the caller fsynced the file (syncFiles): it is durable as written. */
+  markSynced(): void {
+    this.unsyncedWrite = false;
+  }
+
+  /**
    * Loads `<dir>/leader-epoch-checkpoint`. When it holds no entry (missing, unreadable or empty),
    * `rebuild` gives them from the log's batches (Log.epochStartOffsets) and the file is written
    * again when that found any.
@@ -123,12 +142,13 @@ export class LeaderEpochCache {
   private persist(): void {
     const path = `${this.dir}/leader-epoch-checkpoint`;
     try {
-      writeLeaderEpochCheckpoint(this.fs, path, this.entries);
+      writeLeaderEpochCheckpoint(this.fs, path, this.entries, { sync: !this.deferSync });
     } catch (error) {
       this.stale = true;
       throw asStorageError(error, `writing ${path}`);
     }
     this.stale = false;
+    this.unsyncedWrite = this.deferSync;
   }
 
   /**

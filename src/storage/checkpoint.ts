@@ -256,12 +256,20 @@ export function parseLeaderEpochCheckpoint(text: string): EpochEntry[] | string 
   return out;
 }
 
-/** Atomically writes a leader-epoch-checkpoint. Throws on I/O errors or out-of-order entries. */
-export function writeLeaderEpochCheckpoint(fs: FileSystem, path: string, entries: readonly EpochEntry[]): void {
+/**
+ * Atomically writes a leader-epoch-checkpoint; with `sync: false` the write is whole or absent after
+ * a crash but not yet durable ({@link writeFileUnsynced}). Throws on I/O errors or out-of-order entries.
+ */
+export function writeLeaderEpochCheckpoint(
+  fs: FileSystem,
+  path: string,
+  entries: readonly EpochEntry[],
+  options: { sync?: boolean } = {},
+): void {
   const text = formatLeaderEpochCheckpoint(entries);
   const check = parseLeaderEpochCheckpoint(text);
   if (typeof check === 'string') throw new RangeError(`bad leader epoch entries: ${check}`);
-  fs.writeFileAtomic(path, Buffer.from(text, 'utf8'));
+  writeFile(fs, path, Buffer.from(text, 'utf8'), options.sync ?? true);
 }
 
 /** Reads a leader-epoch-checkpoint; [] when missing or corrupt (warned). Never throws. */
@@ -287,10 +295,63 @@ export function parsePartitionMetadata(text: string): PartitionMetadata | string
   return { topicId: topicId[1]! };
 }
 
-/** Atomically writes `partition.metadata`. Throws on I/O errors or a malformed topic ID. */
-export function writePartitionMetadata(fs: FileSystem, path: string, meta: PartitionMetadata): void {
+/**
+ * Atomically writes `partition.metadata`; with `sync: false` not yet durable ({@link writeFileUnsynced}),
+ * as Kafka's PartitionMetadataFile.record, whose fsync runs later (maybeFlush on a scheduler task).
+ * Throws on I/O errors or a malformed topic ID.
+ */
+export function writePartitionMetadata(
+  fs: FileSystem,
+  path: string,
+  meta: PartitionMetadata,
+  options: { sync?: boolean } = {},
+): void {
   if (uuidFromString(meta.topicId) === null) throw new RangeError(`bad topic id '${meta.topicId}'`);
-  fs.writeFileAtomic(path, Buffer.from(formatPartitionMetadata(meta), 'utf8'));
+  writeFile(fs, path, Buffer.from(formatPartitionMetadata(meta), 'utf8'), options.sync ?? true);
+}
+
+function writeFile(fs: FileSystem, path: string, data: Uint8Array, sync: boolean): void {
+  if (sync) fs.writeFileAtomic(path, data);
+  else writeFileUnsynced(fs, path, data);
+}
+
+/**
+ * `path.tmp` written and renamed over `path`, with no fsync: after a crash `path` holds its previous
+ * contents, the new ones, or (a power loss before the kernel wrote them back) is missing or empty,
+ * which every reader here takes as "no file" ({@link loadHint}). {@link syncFiles} makes it durable.
+ * Throws node:fs errors; the temp file is removed on a failed write.
+ */
+export function writeFileUnsynced(fs: FileSystem, path: string, data: Uint8Array): void {
+  const tmp = `${path}.tmp`;
+  const handle = fs.open(tmp, 'rw');
+  try {
+    handle.truncate(0);
+    handle.write(data, 0);
+  } catch (error) {
+    handle.close();
+    fs.unlink(tmp);
+    throw error;
+  }
+  handle.close();
+  fs.rename(tmp, path);
+}
+
+/**
+ * fsyncs each of `names` in `dir` that exists, then `dir` itself: what {@link writeFileUnsynced} left
+ * pending becomes durable (the same fsyncs writeFileAtomic runs, one directory sync for all). Throws on I/O errors.
+ */
+export function syncFiles(fs: FileSystem, dir: string, names: readonly string[]): void {
+  for (const name of names) {
+    const path = `${dir}/${name}`;
+    if (!fs.exists(path)) continue;
+    const handle = fs.open(path, 'r');
+    try {
+      handle.sync();
+    } finally {
+      handle.close();
+    }
+  }
+  fs.syncDir(dir);
 }
 
 /** Reads `partition.metadata`; null when missing or corrupt (warned). Never throws. */
