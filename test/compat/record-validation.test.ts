@@ -120,6 +120,17 @@ describe('malformed records in CRC-correct batches are refused, and the partitio
               assert.equal(answer.recordErrors[0]!.batchIndex, m.index, m.what);
               assert.match(answer.recordErrors[0]!.batchIndexErrorMessage ?? '', m.message, m.what);
             }
+            // The broker's first refusal is logged at once (later ones at most one line a second): the
+            // operator's way to find the producer.
+            if (codec === CODECS[0]) {
+              const line = broker
+                .logs()
+                .split('\n')
+                .find((l) => l.includes('produce refused: the record batch is invalid'));
+              assert.ok(line !== undefined, broker.logs().slice(-3000));
+              assert.match(line, new RegExp(topic));
+              assert.match(line, /"batchIndex":1/);
+            }
             if (codec !== 0) {
               const good = goodBatch(codec, 0);
               const cut = fixCrc(Buffer.from(good.subarray(0, good.length - 5)));

@@ -10,9 +10,37 @@ import type { ApiHandler, RequestContext } from '../api-handler';
 import type { ProduceRequest, ProduceResponse, ProduceRequestData } from '../../protocol/schema/produce';
 import { leaderFor, replicaFailureCode } from './leader-lookup';
 import { OFFSETS_TOPIC } from '../../group/offsets-records';
+import type { BrokerContext } from '../broker-context';
+import { RateLimitedWarning } from '../rate-limited-warning';
 
 /** Extra time beyond the produce timeout before the network layer gives up on a replica's answer. */
 const REPLY_GRACE_MS = 5000;
+
+/**
+ * The codes a leader refuses a batch with for what the producer sent (its records, size or format),
+ * as Kafka's ReplicaManager logs "Error processing append operation" for them: the operator's way
+ * to find a buggy producer.
+ */
+const REFUSED_BATCH_CODES: ReadonlySet<number> = new Set([
+  ErrorCode.CORRUPT_MESSAGE,
+  ErrorCode.INVALID_RECORD,
+  ErrorCode.MESSAGE_TOO_LARGE,
+  ErrorCode.RECORD_LIST_TOO_LARGE,
+  ErrorCode.INVALID_TIMESTAMP,
+  ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT,
+]);
+
+/** One rate-limited warning per broker: a producer sending bad batches in a loop must not flood the log. */
+const refusedBatchWarnings = new WeakMap<BrokerContext, RateLimitedWarning>();
+
+function warnRefusedBatch(broker: BrokerContext, fields: object): void {
+  let warning = refusedBatchWarnings.get(broker);
+  if (warning === undefined) {
+    warning = new RateLimitedWarning(broker.log, broker.clock);
+    refusedBatchWarnings.set(broker, warning);
+  }
+  warning.warn(fields, 'produce refused: the record batch is invalid');
+}
 
 function partitionResponse(
   index: number,
@@ -44,7 +72,7 @@ export const produceHandler: ApiHandler<typeof ProduceRequest, typeof ProduceRes
   refuse({ body }: RequestContext<ProduceRequestData>) {
     return allPartitions(body, ErrorCode.UNSUPPORTED_VERSION, 'Produce v0-2 (message format v0/v1) is not supported');
   },
-  async handle({ apiVersion, body, broker }) {
+  async handle({ apiVersion, body, broker, clientId, remote }) {
     const { acks, timeoutMs } = body;
     if (acks !== -1 && acks !== 0 && acks !== 1) {
       return allPartitions(body, ErrorCode.INVALID_REQUIRED_ACKS, `acks must be -1, 0 or 1, got ${acks}`);
@@ -79,6 +107,16 @@ export const produceHandler: ApiHandler<typeof ProduceRequest, typeof ProduceRes
             { records: p.records, acks, timeoutMs },
             Math.max(0, timeoutMs) + REPLY_GRACE_MS,
           );
+          if (REFUSED_BATCH_CODES.has(reply.errorCode))
+            warnRefusedBatch(broker, {
+              topic: topic.name,
+              partition: p.index,
+              clientId,
+              remote,
+              errorCode: reply.errorCode,
+              errorMessage: reply.errorMessage,
+              ...(reply.recordErrors.length > 0 ? { batchIndex: reply.recordErrors[0]!.batchIndex } : {}),
+            });
           return {
             index: p.index,
             errorCode: reply.errorCode,
