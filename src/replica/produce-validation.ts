@@ -68,9 +68,10 @@ export function validateBatchHeader(records: Buffer | null, maxMessageBytes: num
   }
   const magic = records.readInt8(L.MAGIC);
   if (magic !== L.CURRENT_MAGIC) {
+    // Kafka's ProduceRequest.validateRecords throws InvalidRecordException here: INVALID_RECORD.
     return {
-      errorCode: ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT,
-      errorMessage: `Produce requests with version 3+ must use record batch magic 2, got ${magic}`,
+      errorCode: ErrorCode.INVALID_RECORD,
+      errorMessage: `Produce requests with version 3+ are only allowed to contain record batches with magic version 2, got ${magic}`,
     };
   }
   const declaredSize = L.LOG_OVERHEAD + records.readInt32BE(L.BATCH_LENGTH);

@@ -34,6 +34,18 @@ describe('validateProducedBatch', () => {
     });
   });
 
+  it('refuses a batch of another magic with INVALID_RECORD, as Kafka does (ProduceRequest.validateRecords)', () => {
+    for (const magic of [0, 1, 3]) {
+      const batch = wrapBatch(Buffer.concat(goodRecords(1)), 1, 0);
+      batch[16] = magic; // the magic byte (offset 16), outside the CRC's range
+      assert.deepEqual(validateProducedBatch(batch, MAX), {
+        errorCode: ErrorCode.INVALID_RECORD,
+        errorMessage: `Produce requests with version 3+ are only allowed to contain record batches with magic version 2, got ${magic}`,
+        recordErrors: [],
+      });
+    }
+  });
+
   it('checks the header before the records, without record errors', () => {
     const batch = wrapBatch(Buffer.concat(goodRecords(2)), 2, 0);
     batch[30] = batch[30]! ^ 1; // baseTimestamp, under the CRC
