@@ -271,40 +271,73 @@ interface CliOptions extends SectionOptions {
   json: string;
 }
 
+/** A bad command line: printed as one line with a pointer to --help, exit 2 (no stack trace). */
+class UsageError extends Error {}
+
+const USAGE = `Usage: node dist/bench/compare.js [options]   (npm run bench:compare -- [options])
+
+Apache Kafka 4.4 beside Skiff on this host, ending in a table of Skiff/Kafka ratios against issue 13's
+targets (printed, and written as JSON). The machine must be quiet. README: "Side by side with Apache Kafka".
+
+  --rounds N            alternating measured rounds (default 3; smoke 1)
+  --warmup N            discarded warm-up rounds first (default 1; smoke 0)
+  --scale X             multiplies every record count (default 1)
+  --loadgen franz|java  load generator: bench/loadgen (franz-go, default) or Kafka's perf tools
+  --linger-ms N         producer linger, the same for every broker (default 0)
+  --batch-bytes N       producer batch size (default 1048576)
+  --skiff-before ROOT   also an older built Skiff checkout, reported as the "before" variant
+  --only SECTION        one of ${SECTIONS.join(', ')}
+  --no-cluster, --no-validation, --no-partitions   skip that section
+  --json FILE           where the figures go (default bench-results/compare-<timestamp>.json)
+  --smoke               every section briefly, to check the harness works (not for figures)
+  --help                print this and exit`;
+
 function parseCli(argv: string[]): CliOptions {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      smoke: { type: 'boolean', default: false },
-      scale: { type: 'string' },
-      rounds: { type: 'string' },
-      warmup: { type: 'string' },
-      loadgen: { type: 'string', default: 'franz' },
-      'linger-ms': { type: 'string', default: '0' },
-      'batch-bytes': { type: 'string', default: String(1 << 20) },
-      'skiff-before': { type: 'string' },
-      only: { type: 'string' },
-      'no-cluster': { type: 'boolean', default: false },
-      'no-partitions': { type: 'boolean', default: false },
-      'no-validation': { type: 'boolean', default: false },
-      'cluster-only': { type: 'boolean', default: false },
-      json: { type: 'string' },
-    },
-    strict: true,
-  });
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      options: {
+        smoke: { type: 'boolean', default: false },
+        scale: { type: 'string' },
+        rounds: { type: 'string' },
+        warmup: { type: 'string' },
+        loadgen: { type: 'string', default: 'franz' },
+        'linger-ms': { type: 'string', default: '0' },
+        'batch-bytes': { type: 'string', default: String(1 << 20) },
+        'skiff-before': { type: 'string' },
+        only: { type: 'string' },
+        'no-cluster': { type: 'boolean', default: false },
+        'no-partitions': { type: 'boolean', default: false },
+        'no-validation': { type: 'boolean', default: false },
+        'cluster-only': { type: 'boolean', default: false },
+        json: { type: 'string' },
+      },
+      strict: true,
+    });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const { values } = parsed;
   const num = (name: string, v: string | undefined, fallback: number, min = 0): number => {
     if (v === undefined) return fallback;
     const x = Number(v);
-    if (!Number.isFinite(x) || x < min) throw new Error(`--${name} needs a number >= ${min}`);
+    if (!Number.isFinite(x) || x < min)
+      throw new UsageError(`--${name} needs a number >= ${min}, got ${JSON.stringify(v)}`);
     return x;
   };
   const smoke = values.smoke === true;
   const loadgen = values.loadgen;
-  if (loadgen !== 'franz' && loadgen !== 'java') throw new Error('--loadgen is franz or java');
+  if (loadgen !== 'franz' && loadgen !== 'java') throw new UsageError('--loadgen is franz or java');
   let sections: SectionName[] = [...SECTIONS];
   const only = values['cluster-only'] === true ? 'cluster' : values.only;
   if (only !== undefined) {
-    if (!(SECTIONS as readonly string[]).includes(only)) throw new Error(`--only: one of ${SECTIONS.join(', ')}`);
+    if (!(SECTIONS as readonly string[]).includes(only))
+      throw new UsageError(`--only ${only}: not a section; one of ${SECTIONS.join(', ')}`);
     sections = [only as SectionName];
   }
   if (values['no-cluster'] === true) sections = sections.filter((s) => s !== 'cluster');
@@ -331,7 +364,7 @@ async function main(): Promise<void> {
   const opts = parseCli(process.argv.slice(2));
   const started = Date.now();
   if (opts.skiffBefore !== undefined && !fs.existsSync(path.join(opts.skiffBefore, 'bin', 'skiff.js')))
-    throw new Error(`--skiff-before ${opts.skiffBefore}: no bin/skiff.js there`);
+    throw new UsageError(`--skiff-before ${opts.skiffBefore}: no bin/skiff.js there`);
   await initKafkaTools();
   await ensureLoadgen();
   console.log(
@@ -387,6 +420,10 @@ async function main(): Promise<void> {
       .map(([k, v]) => `${k} ${v} s`)
       .join(', ')}).`,
   );
+  if (opts.smoke)
+    out.push(
+      'Smoke run: tiny counts and no warm-up, so these figures and verdicts only show that the harness works, not how Skiff compares.',
+    );
   console.log(out.join('\n'));
   fs.mkdirSync(path.dirname(opts.json), { recursive: true });
   fs.writeFileSync(
@@ -413,6 +450,10 @@ if (require.main === module) {
   main().then(
     () => process.exit(process.exitCode ?? 0),
     (err: unknown) => {
+      if (err instanceof UsageError) {
+        console.error(`bench/compare: ${err.message} (see --help)`);
+        process.exit(2);
+      }
       console.error(err instanceof Error ? (err.stack ?? err.message) : err);
       process.exit(1);
     },
