@@ -28,7 +28,7 @@ import { EXIT_CONFIG, EXIT_FAILURE, StartupError, unlessAborted } from './startu
 import { promises as fsp } from 'node:fs';
 import type { MetadataImage } from './controller/metadata-records';
 import type { RequestDoneInfo } from './network/dispatcher';
-import { AdminListenError, startAdminServer } from './admin/admin-server';
+import { AdminListenError, checkAdminPortFree, startAdminServer } from './admin/admin-server';
 import type { AdminServer } from './admin/admin-server';
 import { BrokerStateError, UnknownBrokerError } from './admin/cluster-view';
 import type { BrokerInfo, ClusterObserver, ClusterView, PartitionInfo } from './admin/cluster-view';
@@ -176,6 +176,13 @@ export async function startCluster(
   const runtime = options.runtime ?? ownRuntime!;
   const cluster = new Cluster(config, configs, logger, runtime);
   try {
+    // A required admin port in use refuses the start before anything is written (README).
+    if (options.adminPort !== undefined && options.adminPort !== null && options.adminPortOptional !== true)
+      await checkAdminPortFree(options.adminPort).catch((error: unknown) => {
+        if (error instanceof AdminListenError)
+          throw new StartupError(`${error.message}: choose another port with --admin-port`, EXIT_FAILURE);
+        throw error;
+      });
     await cluster.start(options.signal);
     if (options.adminPort !== undefined && options.adminPort !== null)
       await cluster.startAdmin(options.adminPort, options.faultInjection ?? false, options.adminPortOptional ?? false);

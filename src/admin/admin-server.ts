@@ -65,6 +65,22 @@ export class AdminListenError extends Error {
   }
 }
 
+/**
+ * Binds and at once closes `host:port`, so a start can refuse an admin port in use before it
+ * writes into a log dir (README: "A refused start writes nothing into the data dir"). Rejects with
+ * {@link AdminListenError}; port 0 always passes. Another process can still take the port between
+ * this check and the real bind, which then fails as before.
+ */
+export async function checkAdminPortFree(port: number, host: string = ADMIN_HOST): Promise<void> {
+  if (port === 0) return;
+  const probe = http.createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', (err: NodeJS.ErrnoException) => reject(new AdminListenError(`${host}:${port}`, err.code, err)));
+    probe.listen(port, host, () => resolve());
+  });
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+}
+
 /** An answer to one request: its status, JSON body (or, for /metrics, text), and for a 405 the `Allow` header. */
 type Reply = { status: number; allow?: string } & ({ json: unknown } | { text: string; contentType: string });
 

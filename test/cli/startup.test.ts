@@ -7,6 +7,7 @@
 import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -70,6 +71,24 @@ describe('skiff start refuses plainly', () => {
     assertRefused(result, 1, new RegExp(`port ${running.port} is in use.*--port`));
     assert.deepEqual(fs.readdirSync(dir), [], 'nothing written: no meta.properties, lock, metadata or checkpoints');
   });
+
+  test(
+    'an --admin-port in use: one line, exit 1, and the data dir is not created',
+    { timeout: TIMEOUT_MS },
+    async () => {
+      const holder = net.createServer();
+      await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+      const adminPort = (holder.address() as net.AddressInfo).port;
+      try {
+        const dir = path.join(tempDir(), 'not-yet');
+        const result = await start(['--port', '0', '--admin-port', String(adminPort), '--data-dir', dir]);
+        assertRefused(result, 1, new RegExp(`admin API cannot listen on 127\\.0\\.0\\.1:${adminPort}.*--admin-port`));
+        assert.equal(fs.existsSync(dir), false, 'nothing written before the admin port was checked');
+      } finally {
+        await new Promise<void>((resolve) => holder.close(() => resolve()));
+      }
+    },
+  );
 
   test('a port in use with a data dir that does not exist yet: not created', { timeout: TIMEOUT_MS }, async () => {
     const dir = path.join(tempDir(), 'not-yet');
