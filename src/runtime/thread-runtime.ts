@@ -448,9 +448,8 @@ export class ThreadRuntime implements Runtime, EndpointTransport {
     };
     if (this.fsRef !== undefined) init.fsRef = this.fsRef;
     assert(Number.isSafeInteger(init.corrBase + CORR_SPAN), 'worker serials exhausted');
-    const worker = preload
-      ? this.preloadingWorker(init, slot)
-      : new Worker(WORKER_HOST_PATH, { workerData: init, name: slot.name });
+    if (preload) init.preload = PRELOADED_KINDS.map((kind) => resolveModulePath(resolveActorKind(kind).module));
+    const worker = new Worker(WORKER_HOST_PATH, { workerData: init, name: slot.name });
     slot.worker = worker;
     slot.serial = this.workerSerial;
     slot.posted = 0;
@@ -466,21 +465,6 @@ export class ThreadRuntime implements Runtime, EndpointTransport {
     worker.on('exit', (code: number) => {
       if (slot.worker === worker) this.onWorkerExit(slot, code);
     });
-  }
-
-  /**
-   * A worker that requires the modules of {@link PRELOADED_KINDS}, then runs the worker host as its
-   * entry does (an eval worker: worker-host.js's own entry check, `require.main === module`, does not
-   * hold there), so its first spawn finds the actor modules loaded.
-   */
-  private preloadingWorker(init: WorkerInit, slot: WorkerSlot): Worker {
-    const preloads = PRELOADED_KINDS.map((kind) => resolveModulePath(resolveActorKind(kind).module));
-    const code = [
-      ...preloads.map((p) => `require(${JSON.stringify(p)});`),
-      "const { parentPort, workerData } = require('node:worker_threads');",
-      `new (require(${JSON.stringify(WORKER_HOST_PATH)}).WorkerHost)(parentPort, workerData).listen();`,
-    ].join('\n');
-    return new Worker(code, { eval: true, workerData: init, name: slot.name });
   }
 
   private startOn(record: ActorRecord): Promise<void> {

@@ -444,5 +444,9 @@ export class WorkerHost implements ActorHostServices {
 }
 
 if (!isMainThread && parentPort !== null && require.main === module) {
-  new WorkerHost(parentPort, workerData as WorkerInit).listen();
+  const init = workerData as WorkerInit;
+  // Loaded for their side effect only (module cache), as module-ref.ts loads actor modules.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  for (const modulePath of init.preload ?? []) require(modulePath);
+  new WorkerHost(parentPort, init).listen();
 }

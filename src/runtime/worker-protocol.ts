@@ -107,4 +107,9 @@ export interface WorkerInit {
   logFd: 1 | 2;
   /** The FileSystem class actors get (`new` on first use of `ctx.fs`); default NodeFileSystem. */
   fsRef?: ModuleRef;
+  /**
+   * Absolute module paths the worker requires before it listens (ThreadRuntime.prestartWorkers: a
+   * prestarted worker pays the actor modules' load while the broker is idle, not on its first spawn).
+   */
+  preload?: string[];
 }
