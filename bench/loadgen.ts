@@ -90,7 +90,7 @@ function run(
 
 /**
  * Builds the load generator when its binary is missing or older than a source of bench/loadgen
- * (go build -mod=readonly, GOPROXY=off); throws with Go's output when that fails, naming
+ * (go build -mod=readonly, GOPROXY=off; safe when several processes do it at once); throws with Go's output when that fails, naming
  * `bash scripts/install-peers.sh` (which also downloads the pinned modules).
  */
 export async function ensureLoadgen(): Promise<string> {
@@ -101,7 +101,10 @@ export async function ensureLoadgen(): Promise<string> {
   if (binTime >= 0 && sources.every((f) => fs.statSync(path.join(src, f)).mtimeMs <= binTime)) return bin;
   const go = fs.existsSync('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : 'go';
   fs.mkdirSync(path.dirname(bin), { recursive: true });
-  const r = await run(go, ['build', '-mod=readonly', '-o', `${bin}.tmp`, '.'], {
+  // A temp name of this process's own: two harness runs at once (test:long's two smoke files) may
+  // both rebuild, and each renames a complete binary over the other's.
+  const tmp = `${bin}.tmp-${process.pid}`;
+  const r = await run(go, ['build', '-mod=readonly', '-o', tmp, '.'], {
     cwd: src,
     env: goEnv(),
     timeoutMs: 300_000,
@@ -110,7 +113,7 @@ export async function ensureLoadgen(): Promise<string> {
     throw new Error(
       `building bench/loadgen failed (run bash scripts/install-peers.sh first): ${r.error.message}\n${r.stderr}`,
     );
-  fs.renameSync(`${bin}.tmp`, bin);
+  fs.renameSync(tmp, bin);
   return bin;
 }
 
