@@ -11,20 +11,17 @@ import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { repoRoot } from '../test/helpers/kafka-fixture';
+import type { ProducerResult } from './perf-tools';
 
-/** One produce run: throughput, and per-record latency from the send to the broker's answer (ms). */
-export interface ProduceRun {
+/**
+ * One produce run: ProducerPerformance's figures (MB/s in MiB per second; per-record latency from
+ * the send to the broker's answer, ms) and what was sent.
+ */
+export interface ProduceRun extends ProducerResult {
   records: number;
   /** Value bytes sent (records x record size). */
   bytes: number;
   seconds: number;
-  recordsPerSec: number;
-  /** MiB (1024 * 1024 bytes) per second, as ProducerPerformance's MB/sec. */
-  mbPerSec: number;
-  avgMs: number;
-  p50Ms: number;
-  p99Ms: number;
-  p999Ms: number;
 }
 
 /** One consume run: records read from the start of the partitions (by assignment, no group). */

@@ -99,8 +99,8 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
   private readonly replicas = new Map<string, HostedReplica>();
   /** `${topic}-${partition}` -> the log dir holding it (found on disk at start, or chosen). */
   private readonly partitionDirs = new Map<string, string>();
-  /** Partitions per log dir while an image is applied (chooseLogDir); null: count again. */
-  private dirCounts: Map<string, number> | null = null;
+  /** How many entries of `partitionDirs` each log dir holds, kept with it ({@link setPartitionDir}). */
+  private readonly partitionsPerDir = new Map<string, number>();
   private readonly logDirActors: ActorRef<LogDirMessages>[] = [];
   /** __consumer_offsets partition -> its coordinator on this broker. */
   private readonly coordinators = new Map<number, ActorRef<GroupCoordinatorMessages>>();
@@ -230,7 +230,6 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
     this.image = image;
     this.topicsById = new Map(image.topics.map((t) => [t.topicId, t]));
     this.configsById = new Map();
-    this.dirCounts = null;
     if (previous === null) this.removeStrayPartitions(ctx, image);
     const assigned = new Map<string, { topic: TopicState; p: PartitionState }>();
     for (const topic of image.topics)
@@ -243,8 +242,7 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
       this.replicas.delete(key);
       if (!image.topics.some((t) => t.topicId === hosted.topicId)) deletedTopics.add(hosted.topic);
       await this.stopCoordinatorIf(ctx, hosted.topic, hosted.partition);
-      this.partitionDirs.delete(`${hosted.topic}-${hosted.partition}`);
-      this.dirCounts = null;
+      this.deletePartitionDir(`${hosted.topic}-${hosted.partition}`);
       await ctx
         .request(hosted.actor, 'replica.delete', {}, REQUEST_TIMEOUT_MS)
         .catch((error) => ctx.log.warn({ actor: hosted.actor, error: String(error) }, 'replica delete failed'));
@@ -364,7 +362,7 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
     const { config } = this.args;
     const dirName = `${topic.name}-${partition}`;
     const logDir = this.partitionDirs.get(dirName) ?? this.chooseLogDir();
-    this.partitionDirs.set(dirName, logDir);
+    this.setPartitionDir(dirName, logDir);
     return {
       topic: topic.name,
       topicId: topic.topicId,
@@ -442,7 +440,7 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
   private scanLogDirs(ctx: ActorContext): void {
     for (const logDir of this.args.config.logDirs) {
       const names = ctx.fs.exists(logDir) ? ctx.fs.readdir(logDir) : [];
-      for (const name of names) if (/^.+-\d+$/.test(name)) this.partitionDirs.set(name, logDir);
+      for (const name of names) if (/^.+-\d+$/.test(name)) this.setPartitionDir(name, logDir);
     }
   }
 
@@ -460,8 +458,7 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
       if (topicId === undefined || live.has(topicId)) continue;
       try {
         ctx.fs.rmrf(dir);
-        this.partitionDirs.delete(name);
-        this.dirCounts = null;
+        this.deletePartitionDir(name);
         ctx.log.info({ dir, topicId }, 'removed the log of a topic deleted while this broker was down');
       } catch (error) {
         ctx.log.warn({ dir, error: String(error) }, 'removing a stray partition directory failed');
@@ -470,27 +467,38 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
   }
 
   /**
-   * The log dir for a new partition: the one holding the fewest partitions (Kafka's rule). Counted
-   * over `partitionDirs` once per image application ({@link dirCounts}), not once per partition, which
-   * made starting N partitions O(N²).
+   * The log dir for a new partition: the one holding the fewest partitions (Kafka's rule), the first
+   * of `log.dirs` on a tie. Reads the counts {@link setPartitionDir} keeps, so starting N partitions
+   * is not O(N²).
    */
   private chooseLogDir(): string {
-    if (this.dirCounts === null) {
-      this.dirCounts = new Map(this.args.config.logDirs.map((d) => [d, 0]));
-      for (const dir of this.partitionDirs.values()) this.dirCounts.set(dir, (this.dirCounts.get(dir) ?? 0) + 1);
-    }
     let best = this.args.config.logDirs[0]!;
-    for (const [dir, count] of this.dirCounts) if (count < this.dirCounts.get(best)!) best = dir;
-    this.dirCounts.set(best, this.dirCounts.get(best)! + 1);
+    for (const dir of this.args.config.logDirs)
+      if ((this.partitionsPerDir.get(dir) ?? 0) < (this.partitionsPerDir.get(best) ?? 0)) best = dir;
     return best;
+  }
+
+  /** Records that partition directory `name` is in `logDir` (moving its count if it was elsewhere). */
+  private setPartitionDir(name: string, logDir: string): void {
+    const previous = this.partitionDirs.get(name);
+    if (previous === logDir) return;
+    if (previous !== undefined) this.partitionsPerDir.set(previous, this.partitionsPerDir.get(previous)! - 1);
+    this.partitionDirs.set(name, logDir);
+    this.partitionsPerDir.set(logDir, (this.partitionsPerDir.get(logDir) ?? 0) + 1);
+  }
+
+  private deletePartitionDir(name: string): void {
+    const logDir = this.partitionDirs.get(name);
+    if (logDir === undefined) return;
+    this.partitionDirs.delete(name);
+    this.partitionsPerDir.set(logDir, this.partitionsPerDir.get(logDir)! - 1);
   }
 
   /** A deleted partition that never started here: what its failed start left on disk goes. */
   private removeOrphanDir(ctx: ActorContext, topic: string, partition: number): void {
     const dirName = `${topic}-${partition}`;
     const logDir = this.partitionDirs.get(dirName);
-    this.partitionDirs.delete(dirName);
-    this.dirCounts = null;
+    this.deletePartitionDir(dirName);
     if (logDir === undefined) return;
     try {
       ctx.fs.rmrf(`${logDir}/${dirName}`);

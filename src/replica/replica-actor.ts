@@ -342,7 +342,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       // leader's HW covers its whole (recovered) log, as Kafka's leader with ISR = {self} would. A log
       // holding no records (every new partition) has nothing to make visible: its new files are synced
       // with its first appends' flush, which saves two fsyncs per partition created (issue 13).
-      if (log.logEndOffset > log.logStartOffset) log.flush();
+      if (!empty) log.flush();
     } catch (error) {
       // A failed start (a full disk) runs no stop: the log's files are closed here, so the broker's
       // retries of the start (it keeps the partition offline meanwhile) leak no descriptors. The files
@@ -437,14 +437,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     } catch (error) {
       if (!(error instanceof KafkaStorageError)) throw error;
     }
-    if (log.storageFailure === null && (this.creationFilesUnsynced || this.epochs.unsynced)) {
-      try {
-        syncFiles(ctx.fs, this.dir, [PARTITION_METADATA_FILE, LEADER_EPOCH_CHECKPOINT_FILE]);
-      } catch (error) {
-        // Both are rebuilt on the next start if lost (see start): a warning, not a failed stop.
-        ctx.log.warn({ dir: this.dir, error: String(error) }, 'new partition files not synced on stop');
-      }
-    }
+    if (log.storageFailure === null) this.syncCreationFiles(ctx);
     if (log.storageFailure !== null)
       ctx.log.warn(
         { dir: this.dir, error: log.storageFailure.message },
@@ -471,16 +464,19 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
 
   /**
    * fsyncs what the start wrote without fsync (a new partition's partition.metadata and leader-epoch
-   * checkpoint) and the partition directory; a no-op once done. A refusal is only warned and the next
-   * tick tries again: both files are rebuilt at the next start if lost (see start), so the log need
-   * not refuse writes over them.
+   * checkpoint) and the partition directory; a no-op once done. Runs at each checkpoint tick and at
+   * stop. A refusal is only warned (the next tick tries again): both files are rebuilt at the next
+   * start if lost (see start), so neither the log nor the stop fails over them.
    */
   private syncCreationFiles(ctx: ActorContext): void {
     if (!this.creationFilesUnsynced && !this.epochs.unsynced) return;
     try {
       syncFiles(ctx.fs, this.dir, [PARTITION_METADATA_FILE, LEADER_EPOCH_CHECKPOINT_FILE]);
     } catch (error) {
-      ctx.log.warn({ dir: this.dir, error: String(error) }, 'new partition files not synced; retried at the next tick');
+      ctx.log.warn(
+        { dir: this.dir, error: String(error) },
+        'new partition files not synced (rebuilt at the next start if lost)',
+      );
       return;
     }
     this.creationFilesUnsynced = false;

@@ -268,12 +268,13 @@ function recoverSegments(
       fromOffset = trusted ? hint : seg.baseOffset;
       trusted = false;
     }
+    const indexRebuilt = fromOffset === Number.MAX_SAFE_INTEGER;
     const result = seg.recover(fromOffset);
     // Bytes past the recovery point may have survived only in the page cache, so the next flush
-    // fsyncs them; a segment that ends at or below it (the active one after a clean shutdown) was
-    // fsynced whole, and syncing it again would cost every partition an fsync at start-up.
-    if (seg.nextOffset > recoveryPointBound || result.truncatedBytes > 0 || fromOffset === Number.MAX_SAFE_INTEGER)
-      seg.markUnsynced();
+    // fsyncs them (and a truncated or re-indexed segment's new state); a segment that ends at or
+    // below it (the active one after a clean shutdown) was fsynced whole, and syncing it again would
+    // cost every partition an fsync at start-up.
+    if (seg.nextOffset > recoveryPointBound || result.truncatedBytes > 0 || indexRebuilt) seg.markUnsynced();
     scannedBytes += result.validBytes - result.fromPosition;
     if (result.truncatedBytes > 0) {
       deleteFrom(i + 1, 'deleting segments after a truncated segment', { after: seg.baseOffset });
