@@ -25,12 +25,13 @@ import type { Clock, Timers } from './io/clock';
 import type { Logger } from './io/logger';
 import type { Endpoint } from './runtime/runtime';
 import { replicaActorId } from './replica/messages';
-import type { ReplicaDescription, ReplicaMessages } from './replica/messages';
+import type { ReplicaDescription, ReplicaMessages, SegmentRange } from './replica/messages';
 import type { BrokerContext } from './network/broker-context';
 import { Dispatcher } from './network/dispatcher';
 import type { RequestDoneInfo } from './network/dispatcher';
 import { allHandlers } from './network/handlers';
 import { KafkaServer } from './network/server';
+import { SegmentRangeReader } from './network/segment-reader';
 import { OFFSETS_TOPIC, offsetsPartitionFor } from './group/offsets-records';
 import { groupCoordinatorActorId } from './group/messages';
 import type { GroupCoordinatorMessages } from './group/messages';
@@ -81,6 +82,7 @@ export class BrokerNode implements BrokerContext {
   private ready!: Promise<void>;
   private releaseRequests!: () => void;
   private listening = false;
+  private readonly segmentReader = new SegmentRangeReader();
 
   constructor(
     readonly config: BrokerConfig,
@@ -157,11 +159,16 @@ export class BrokerNode implements BrokerContext {
     }
   }
 
-  /** Closes the listener and every client connection (a crash or a stop of this broker). */
+  /** Closes the listener and every client connection (a crash or a stop of this broker), then its open segment files. */
   async closeListener(): Promise<void> {
     if (!this.listening) return;
     this.listening = false;
     await this.server.close().catch(() => undefined);
+    this.segmentReader.close();
+  }
+
+  readSegmentRanges(ranges: readonly SegmentRange[]): Promise<Buffer | null> {
+    return this.segmentReader.read(ranges);
   }
 
   /** Subscribes this node's endpoint to the controller's metadata pushes; resolves with the current image. */

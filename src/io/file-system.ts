@@ -26,6 +26,13 @@ export interface FileHandle {
    * while a sync is in flight is allowed (the descriptor is released when the sync is done).
    */
   syncAsync?(): Promise<void>;
+  /**
+   * The open file's identity as `<dev>:<ino>` (decimal), present only where the file is a real file
+   * that another thread of this process can open by its path and read (NodeFileSystem). A Fetch
+   * answer names it so that the network thread, which reads the segment bytes itself, can tell it
+   * opened the same file (src/network/segment-reader.ts). MemoryFileSystem has none.
+   */
+  identity?(): string;
   close(): void;
 }
 

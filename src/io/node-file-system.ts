@@ -19,6 +19,7 @@ class NodeFileHandle implements FileHandle {
   private syncsInFlight = 0;
   /** A descriptor whose close waits for the syncs in flight. */
   private closingFd: number | null = null;
+  private fileIdentity: string | null = null;
 
   constructor(
     fd: number,
@@ -34,6 +35,14 @@ class NodeFileHandle implements FileHandle {
       throw err;
     }
     return this.fd;
+  }
+
+  identity(): string {
+    if (this.fileIdentity === null) {
+      const st = fs.fstatSync(this.openFd, { bigint: true });
+      this.fileIdentity = `${st.dev}:${st.ino}`;
+    }
+    return this.fileIdentity;
   }
 
   read(buffer: Uint8Array, offset: number, length: number, position: number): number {

@@ -5,7 +5,7 @@
 import type { BrokerConfig } from '../config/broker-config';
 import type { Endpoint } from '../runtime/runtime';
 import type { ActorRef } from '../runtime/actor';
-import type { ReplicaMessages } from '../replica/messages';
+import type { ReplicaMessages, SegmentRange } from '../replica/messages';
 import type { GroupCoordinatorMessages } from '../group/messages';
 import type { Clock, Timers } from '../io/clock';
 import type { Logger } from '../io/logger';
@@ -72,6 +72,12 @@ export interface BrokerContext {
    * every few seconds; meanwhile requests for the partition answer KAFKA_STORAGE_ERROR.
    */
   offlineReason(topic: string, partition: number): string | null;
+  /**
+   * Reads the segment byte ranges a replica answered a consumer's fetch with (src/network/segment-reader.ts):
+   * the bytes in one exact-size buffer, or null when a range is gone or changed (ask the replica for
+   * bytes instead). Absent where the network node cannot read files (then never ask for ranges).
+   */
+  readSegmentRanges?(ranges: readonly SegmentRange[]): Promise<Buffer | null>;
   /** Creates topics through the controller and waits until their replicas serve (auto-create and CreateTopics). */
   createTopics(command: CreateTopicsCommand): Promise<CreateTopicResult[]>;
   deleteTopics(topics: { name: string | null; topicId: string | null }[]): Promise<DeleteTopicResult[]>;

@@ -12,7 +12,9 @@
 import { actorRef } from '../runtime/actor';
 import type { ActorRef } from '../runtime/actor';
 import type { ReplicaLogConfig } from '../config/topic-config';
-import type { LogLoadSummary } from '../storage/log';
+import type { LogLoadSummary, SegmentRange } from '../storage/log';
+
+export type { SegmentRange } from '../storage/log';
 import type { CleanerStatus } from './cleaner-schedule';
 import type { RecordError } from './produce-validation';
 
@@ -43,6 +45,13 @@ export interface FetchReply {
   lastStableOffset: number;
   logStartOffset: number;
   records: Buffer | null;
+  /**
+   * Instead of `records` (then null), for a consumer's fetch that asked for `segmentRanges`: where
+   * the same batches are in the segment files, one range per segment in offset order. The asker
+   * reads them itself; when it cannot (a segment deleted or swapped since), it asks again without
+   * `segmentRanges`.
+   */
+  ranges?: SegmentRange[];
   divergingEpoch?: { epoch: number; endOffset: number };
 }
 
@@ -118,7 +127,9 @@ export type ReplicaMessages = {
    * the LEO, and the leader records the follower's LEO (= fetchOffset) and fsynced offset, which may
    * move the HW and the ISR; the reply comes at once when there are bytes (or an error), else when
    * bytes arrive, the HW moves, or `maxWaitMs` passes (a follower's long poll; consumers use
-   * `replica.watch`). `currentLeaderEpoch` -1 skips the epoch check (KIP-320).
+   * `replica.watch`). `currentLeaderEpoch` -1 skips the epoch check (KIP-320). `segmentRanges`: a
+   * consumer's read may be answered with `ranges` instead of bytes (the network thread's Fetch, which
+   * reads segment files itself); the replica does so when its files are real files.
    */
   'replica.fetch': {
     body: {
@@ -128,6 +139,7 @@ export type ReplicaMessages = {
       currentLeaderEpoch?: number;
       follower?: FollowerFetchState;
       maxWaitMs?: number;
+      segmentRanges?: boolean;
     };
     reply: FetchReply;
   };

@@ -734,6 +734,19 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       ctx.reply(envelope, { ...base, errorCode: ErrorCode.NONE, records: null } satisfies FetchReply);
       return;
     }
+    if (envelope.body.segmentRanges === true) {
+      const ranged = log.readRanges(fetchOffset, maxBytes, this.highWatermark, minOneBatch);
+      if (ranged !== null) {
+        assert.equal(ranged.kind, 'ok', 'an offset between the log start and the HW is readable');
+        ctx.reply(envelope, {
+          ...base,
+          errorCode: ErrorCode.NONE,
+          records: null,
+          ranges: ranged.kind === 'ok' ? ranged.ranges : [],
+        } satisfies FetchReply);
+        return;
+      }
+    }
     const result = log.read(fetchOffset, maxBytes, this.highWatermark, minOneBatch);
     assert.equal(result.kind, 'ok', 'an offset between the log start and the HW is readable');
     ctx.reply(envelope, {

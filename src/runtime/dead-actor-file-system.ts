@@ -70,6 +70,8 @@ export function deadActorGuardedFileSystem(fs: FileSystem, isDead: () => boolean
         });
       };
     }
+    const identity = handle.identity?.bind(handle);
+    if (identity !== undefined) guarded.identity = identity;
     return guarded;
   };
   return {

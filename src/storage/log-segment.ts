@@ -819,6 +819,14 @@ export class LogSegment {
     return this.index.lookup(offset).position;
   }
 
+  /**
+   * The `.log` file's identity (`<dev>:<ino>`, {@link FileHandle.identity}) when another thread can
+   * open it by {@link logPath} and read it (NodeFileSystem), else null (the simulation's disk).
+   */
+  sharedFileIdentity(): string | null {
+    return this.logHandle.identity?.() ?? null;
+  }
+
   /** Copies `length` bytes from byte `position` of the `.log` into `target[targetOffset..]`. */
   readInto(target: Buffer, targetOffset: number, position: number, length: number): void {
     assert.ok(

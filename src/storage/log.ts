@@ -170,6 +170,38 @@ export interface LogAppendInfo {
  */
 export type LogReadResult = { kind: 'ok'; records: Buffer; firstOffset: number | null } | { kind: 'out-of-range' };
 
+/**
+ * Whole stored batches as a byte range of one segment's `.log` file, for a reader on another thread
+ * (the network thread's Fetch, src/network/segment-reader.ts): `sizeBytes` bytes from byte `position`
+ * of the file at `path`, whose identity was `fileIdentity` (`<dev>:<ino>`) when the range was taken.
+ * The bytes begin with the batch whose base offset is `baseOffset` and end with the batch whose last
+ * offset is `lastOffset`, so the reader can check it read what the log meant (a segment may have
+ * been deleted, or swapped by the cleaner, since).
+ */
+export interface SegmentRange {
+  path: string;
+  fileIdentity: string;
+  position: number;
+  sizeBytes: number;
+  baseOffset: number;
+  lastOffset: number;
+}
+
+/**
+ * Result of {@link Log.readRanges}: the batches {@link Log.read} would return, as one range per
+ * segment, in order (empty when none), or out-of-range.
+ */
+export type LogRangesResult = { kind: 'ok'; ranges: SegmentRange[] } | { kind: 'out-of-range' };
+
+/** One segment's part of a read: its batches from `position`, `sizeBytes` long. */
+interface ReadSpan {
+  segment: LogSegment;
+  position: number;
+  sizeBytes: number;
+  baseOffset: number;
+  lastOffset: number;
+}
+
 /** What {@link Log.open} found and did, for the broker's start-up summary (sizes in bytes). */
 export interface LogLoadSummary {
   /** Segments of the loaded log. */
@@ -597,17 +629,66 @@ export class Log {
    * scans, then copies with one read per segment into a fresh buffer of exactly the bytes returned.
    */
   read(fetchOffset: number, maxBytes: number, maxOffsetExclusive: number, minOneBatch: boolean): LogReadResult {
+    const located = this.locateRead(fetchOffset, maxBytes, maxOffsetExclusive, minOneBatch);
+    if (located === null) return { kind: 'out-of-range' };
+    const { spans, total } = located;
+    // Not from the shared pool: the buffer may be transferred to another thread whole.
+    const records = Buffer.allocUnsafeSlow(total);
+    let at = 0;
+    for (const span of spans) {
+      span.segment.readInto(records, at, span.position, span.sizeBytes);
+      at += span.sizeBytes;
+    }
+    return { kind: 'ok', records, firstOffset: spans[0]?.baseOffset ?? null };
+  }
+
+  /**
+   * The batches {@link read} would return for the same arguments, as byte ranges of the segment
+   * files instead of bytes, for a reader on another thread; null when a segment's file cannot be
+   * read by another thread ({@link LogSegment.sharedFileIdentity}: the simulation's disk), so the
+   * caller uses {@link read}. Nothing is read but batch headers.
+   */
+  readRanges(
+    fetchOffset: number,
+    maxBytes: number,
+    maxOffsetExclusive: number,
+    minOneBatch: boolean,
+  ): LogRangesResult | null {
+    const located = this.locateRead(fetchOffset, maxBytes, maxOffsetExclusive, minOneBatch);
+    if (located === null) return { kind: 'out-of-range' };
+    const ranges: SegmentRange[] = [];
+    for (const span of located.spans) {
+      const fileIdentity = span.segment.sharedFileIdentity();
+      if (fileIdentity === null) return null;
+      ranges.push({
+        path: span.segment.logPath,
+        fileIdentity,
+        position: span.position,
+        sizeBytes: span.sizeBytes,
+        baseOffset: span.baseOffset,
+        lastOffset: span.lastOffset,
+      });
+    }
+    return { kind: 'ok', ranges };
+  }
+
+  /** Where {@link read}'s batches are: one span per segment and their total size; null when out of range. */
+  private locateRead(
+    fetchOffset: number,
+    maxBytes: number,
+    maxOffsetExclusive: number,
+    minOneBatch: boolean,
+  ): { spans: ReadSpan[]; total: number } | null {
     this.assertOpen();
     if (!Number.isSafeInteger(fetchOffset) || fetchOffset < this.#logStartOffset || fetchOffset > this.#logEndOffset)
-      return { kind: 'out-of-range' };
-    const spans: Array<{ segment: LogSegment; position: number; sizeBytes: number }> = [];
+      return null;
+    const spans: ReadSpan[] = [];
     let total = 0;
     let firstOffset: number | null = null;
     let done = fetchOffset === this.#logEndOffset;
     for (let i = this.segmentIndexFor(fetchOffset); i < this.segments.length && !done; i++) {
       const segment = this.segments[i]!;
-      let spanStart = -1;
-      let spanBytes = 0;
+      let span: ReadSpan | null = null;
       const from = segment.baseOffset < fetchOffset ? segment.lookupPosition(fetchOffset) : 0;
       const problem = segment.forEachBatch(from, (h) => {
         if (h.lastOffset < fetchOffset) return true;
@@ -625,24 +706,18 @@ export class Log {
           done = true;
           return false;
         }
-        if (spanStart < 0) spanStart = h.position;
+        span ??= { segment, position: h.position, sizeBytes: 0, baseOffset: h.baseOffset, lastOffset: h.lastOffset };
         if (firstOffset === null) firstOffset = h.baseOffset;
-        spanBytes += h.sizeBytes;
+        span.sizeBytes += h.sizeBytes;
+        span.lastOffset = h.lastOffset;
         total += h.sizeBytes;
         done = total >= maxBytes;
         return !done;
       });
       assert.equal(problem, null, `${segment.logPath}: ${problem}`);
-      if (spanBytes > 0) spans.push({ segment, position: spanStart, sizeBytes: spanBytes });
+      if (span !== null) spans.push(span);
     }
-    // Not from the shared pool: the buffer may be transferred to another thread whole.
-    const records = Buffer.allocUnsafeSlow(total);
-    let at = 0;
-    for (const span of spans) {
-      span.segment.readInto(records, at, span.position, span.sizeBytes);
-      at += span.sizeBytes;
-    }
-    return { kind: 'ok', records, firstOffset };
+    return { spans, total };
   }
 
   /**

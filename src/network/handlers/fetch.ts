@@ -1,7 +1,10 @@
 /**
  * Fetch (key 1); versions below 4 carried message formats 0/1 and are not served, as in Kafka 4. Consumers read
- * from the leader up to the high watermark; the bytes come from the segment files through the replica
- * actor and go to the socket unchanged. Long poll: the response waits until min_bytes are available or
+ * from the leader up to the high watermark; the replica actor finds the batches and answers where they
+ * are in its segment files, and the network node reads those ranges itself (BrokerContext
+ * readSegmentRanges, src/network/segment-reader.ts), so the bytes go from the page cache to the socket
+ * unchanged without crossing an envelope; where that is not possible (the simulation's disk, a
+ * segment deleted or swapped meanwhile) the replica sends the bytes. Long poll: the response waits until min_bytes are available or
  * max_wait_ms passes (the replicas signal new data through `watch`). max_bytes bounds the response
  * and partition_max_bytes each partition, but the first batch is always returned whole (KIP-74).
  * Fetch sessions (KIP-227) are not kept: every response carries session id 0, so clients send full
@@ -101,18 +104,27 @@ async function readAll(body: FetchRequestData, broker: BrokerContext, unknownTop
       if ('errorCode' in local) return emptyResult(p.partition, local.errorCode);
       const { replica } = local;
       try {
-        const reply = await broker.endpoint.request(
-          replica,
-          'replica.fetch',
-          {
-            fetchOffset: p.fetchOffset,
-            maxBytes: Math.max(0, Math.min(p.partitionMaxBytes, responseMaxBytes)),
-            minOneBatch: true,
-            // The replica checks it against its own role (KIP-320): -1 (absent before v9) skips it.
-            currentLeaderEpoch: p.currentLeaderEpoch,
-          },
-          REPLY_GRACE_MS,
-        );
+        const ask = (segmentRanges: boolean) =>
+          broker.endpoint.request(
+            replica,
+            'replica.fetch',
+            {
+              fetchOffset: p.fetchOffset,
+              maxBytes: Math.max(0, Math.min(p.partitionMaxBytes, responseMaxBytes)),
+              minOneBatch: true,
+              // The replica checks it against its own role (KIP-320): -1 (absent before v9) skips it.
+              currentLeaderEpoch: p.currentLeaderEpoch,
+              segmentRanges,
+            },
+            REPLY_GRACE_MS,
+          );
+        const readRanges = broker.readSegmentRanges?.bind(broker);
+        let reply = await ask(readRanges !== undefined);
+        if (reply.ranges !== undefined && readRanges !== undefined) {
+          const records = reply.ranges.length === 0 ? EMPTY : await readRanges(reply.ranges);
+          // A segment deleted or swapped since the replica answered: ask again for the bytes themselves.
+          reply = records !== null ? { ...reply, records } : await ask(false);
+        }
         return {
           partitionIndex: p.partition,
           errorCode: reply.errorCode,
