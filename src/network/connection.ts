@@ -1,7 +1,9 @@
 /**
  * One client connection: size-prefixed framing, requests handled concurrently but answered strictly
  * in request order (every Kafka client relies on it), bounded work in flight, and backpressure from
- * slow readers. A frame that cannot be parsed closes this connection only (with a log line).
+ * slow readers. A frame that cannot be parsed closes this connection only (with a log line), after
+ * the requests before it on the connection are answered, as Kafka does: a client that pipelines
+ * requests still gets the answers to the good ones.
  *
  * Frame: `size:int32 | request header | request body` (protocol guide, "Common Request and Response
  * Structure"). A size below 0 or above socket.request.max.bytes is refused before any buffering.
@@ -27,7 +29,12 @@ export class CloseConnection extends Error {
 interface Slot {
   done: boolean;
   response: Buffer[] | null;
+  /** The connection closes once the slots before this one are written (a bad frame or request). */
+  endsConnection?: boolean;
 }
+
+/** How long a closing connection may take to flush its last answers before it is destroyed (ms). */
+const CLOSE_FLUSH_MS = 5_000;
 
 export interface ConnectionLimits {
   socketRequestMaxBytes: number;
@@ -43,6 +50,8 @@ export class Connection {
   private bufferedBytes = 0;
   private readonly slots: Slot[] = [];
   private closed = false;
+  /** A bad frame or request was seen: read nothing more; close after the answers before it. */
+  private closing = false;
   private pausedForWrites = false;
 
   constructor(
@@ -84,8 +93,35 @@ export class Connection {
     this.socket.destroy();
   }
 
-  private onData(chunk: Buffer): void {
+  /**
+   * Logs why, stops reading, and closes once every request before the bad one is answered: `slot`
+   * is the bad request's own slot (its answer is never written, nor those after it), or a new slot
+   * at the end for a frame that was never dispatched.
+   */
+  private closeAfterAnswered(reason: string, slot?: Slot): void {
+    if (this.closed || this.closing) return;
+    this.closing = true;
+    this.closeWarning.warn({ remote: this.remote, reason }, 'closing connection');
+    this.chunks = [];
+    this.bufferedBytes = 0;
+    if (!this.socket.isPaused()) this.socket.pause();
+    const end = slot ?? { done: true, response: null };
+    end.done = true;
+    end.endsConnection = true;
+    if (slot === undefined) this.slots.push(end);
+    this.writeReady();
+  }
+
+  /** Ends the socket after its queued writes flush (destroyed if that takes over CLOSE_FLUSH_MS). */
+  private endAfterFlush(): void {
     if (this.closed) return;
+    this.closed = true;
+    this.socket.end();
+    setTimeout(() => this.socket.destroy(), CLOSE_FLUSH_MS).unref();
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.closed || this.closing) return;
     this.chunks.push(chunk);
     this.bufferedBytes += chunk.length;
     this.pump();
@@ -98,10 +134,12 @@ export class Connection {
    * that pipelines requests and never reads can make the broker hold.
    */
   private pump(): void {
-    while (!this.closed && this.canDispatch() && this.bufferedBytes >= 4) {
+    while (!this.closed && !this.closing && this.canDispatch() && this.bufferedBytes >= 4) {
       const size = this.peekInt32();
       if (size < 0 || size > this.limits.socketRequestMaxBytes) {
-        this.close(`frame size ${size} outside [0, socket.request.max.bytes=${this.limits.socketRequestMaxBytes}]`);
+        this.closeAfterAnswered(
+          `frame size ${size} outside [0, socket.request.max.bytes=${this.limits.socketRequestMaxBytes}]`,
+        );
         return;
       }
       if (this.bufferedBytes < 4 + size) break;
@@ -124,13 +162,13 @@ export class Connection {
         this.writeReady();
       },
       (error: unknown) => {
-        if (error instanceof CloseConnection) this.close(error.message);
+        if (error instanceof CloseConnection) this.closeAfterAnswered(error.message, slot);
         else {
           this.log.error(
             { remote: this.remote, error: error instanceof Error ? error.stack : String(error) },
             'request handler failed',
           );
-          this.close('internal error while handling a request');
+          this.closeAfterAnswered('internal error while handling a request', slot);
         }
       },
     );
@@ -141,18 +179,24 @@ export class Connection {
     if (this.closed) return;
     if (!this.slots.length || !this.slots[0]!.done) return;
     this.socket.cork();
+    let ended = false;
     while (this.slots.length && this.slots[0]!.done) {
       const slot = this.slots.shift()!;
+      if (slot.endsConnection === true) {
+        ended = true;
+        break;
+      }
       if (!slot.response) continue;
       for (const chunk of slot.response) if (!this.socket.write(chunk)) this.pausedForWrites = true;
     }
     this.socket.uncork();
-    this.pump();
+    if (ended) this.endAfterFlush();
+    else this.pump();
   }
 
   /** Stops reading while requests wait undispatched or the client is not reading its responses. */
   private updateFlow(): void {
-    if (this.closed) return;
+    if (this.closed || this.closing) return;
     const shouldPause = !this.canDispatch() || this.bufferedBytes > this.limits.socketRequestMaxBytes + 4;
     if (shouldPause && !this.socket.isPaused()) this.socket.pause();
     else if (!shouldPause && this.socket.isPaused()) this.socket.resume();

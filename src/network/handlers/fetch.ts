@@ -15,7 +15,7 @@ import { ErrorCode } from '../../protocol/error-codes';
 import { batchSizeAt } from '../../protocol/record-batch/view';
 import type { ApiHandler } from '../api-handler';
 import type { FetchRequest, FetchResponse, FetchRequestData } from '../../protocol/schema/fetch';
-import { localReplicaFor, replicaFailureCode } from './leader-lookup';
+import { localReplicaFor, replicaFailureCode, replicaFailureLevel } from './leader-lookup';
 import type { BrokerContext } from '../broker-context';
 
 interface PartitionResult {
@@ -136,7 +136,10 @@ async function readAll(body: FetchRequestData, broker: BrokerContext, unknownTop
           records: reply.records,
         };
       } catch (error) {
-        broker.log.warn({ topic: t.topic, partition: p.partition, error: String(error) }, 'fetch from replica failed');
+        broker.log[replicaFailureLevel(error)](
+          { topic: t.topic, partition: p.partition, error: String(error) },
+          'fetch from replica failed',
+        );
         return emptyResult(p.partition, replicaFailureCode(error));
       }
     }),

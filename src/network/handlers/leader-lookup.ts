@@ -56,6 +56,15 @@ export function localReplicaFor(
  * client refreshes its metadata and retries on the new leader; REQUEST_TIMED_OUT when it did not
  * answer in time (stuck or overloaded).
  */
+/**
+ * The level to log a failed request to a replica at: `debug` when the replica had stopped (a broker
+ * shutting down, a topic deleted, a partition moved: the client gets NOT_LEADER_OR_FOLLOWER and
+ * refreshes its metadata, as from Kafka), `warn` otherwise (a crash, a timeout).
+ */
+export function replicaFailureLevel(error: unknown): 'debug' | 'warn' {
+  return error instanceof ActorUnavailableError && error.reason === 'stopped' ? 'debug' : 'warn';
+}
+
 export function replicaFailureCode(error: unknown): number {
   return error instanceof ActorUnavailableError ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.REQUEST_TIMED_OUT;
 }

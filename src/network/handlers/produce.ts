@@ -6,9 +6,11 @@
  */
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
+import * as L from '../../protocol/record-batch/layout';
+import { attributesOf } from '../../protocol/record-batch/view';
 import type { ApiHandler, RequestContext } from '../api-handler';
 import type { ProduceRequest, ProduceResponse, ProduceRequestData } from '../../protocol/schema/produce';
-import { leaderFor, replicaFailureCode } from './leader-lookup';
+import { leaderFor, replicaFailureCode, replicaFailureLevel } from './leader-lookup';
 import { OFFSETS_TOPIC } from '../../group/offsets-records';
 import type { BrokerContext } from '../broker-context';
 import { RateLimitedWarning } from '../rate-limited-warning';
@@ -52,6 +54,25 @@ function partitionResponse(
   return { index, errorCode, baseOffset, logAppendTimeMs: -1, logStartOffset, recordErrors: [], errorMessage };
 }
 
+/**
+ * Whether some partition's first batch has the transactional flag (attributes bit 4), as Kafka's
+ * ProduceRequest tells transactional records (it looks at each partition's first batch). A batch too
+ * short to hold attributes is left to the replica's validation.
+ */
+function hasTransactionalBatch(body: ProduceRequestData): boolean {
+  for (const t of body.topicData)
+    for (const p of t.partitionData) {
+      const records = p.records;
+      if (
+        records !== null &&
+        records.length >= L.RECORD_BATCH_OVERHEAD &&
+        (attributesOf(records) & L.TRANSACTIONAL_FLAG_MASK) !== 0
+      )
+        return true;
+    }
+  return false;
+}
+
 function allPartitions(body: ProduceRequestData, errorCode: number, message: string | null) {
   return {
     responses: body.topicData.map((t) => ({
@@ -77,7 +98,9 @@ export const produceHandler: ApiHandler<typeof ProduceRequest, typeof ProduceRes
     if (acks !== -1 && acks !== 0 && acks !== 1) {
       return allPartitions(body, ErrorCode.INVALID_REQUIRED_ACKS, `acks must be -1, 0 or 1, got ${acks}`);
     }
-    if (body.transactionalId !== null) {
+    // Kafka's KafkaApis.handleProduceRequest: a request with a transactional id, or with a
+    // transactional batch but no id, fails whole with TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
+    if (body.transactionalId !== null || hasTransactionalBatch(body)) {
       return acks === 0
         ? null
         : allPartitions(body, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, 'Transactions are not supported yet');
@@ -127,7 +150,10 @@ export const produceHandler: ApiHandler<typeof ProduceRequest, typeof ProduceRes
             errorMessage: reply.errorMessage,
           };
         } catch (error) {
-          broker.log.warn({ topic: topic.name, partition: p.index, error: String(error) }, 'produce to replica failed');
+          broker.log[replicaFailureLevel(error)](
+            { topic: topic.name, partition: p.index, error: String(error) },
+            'produce to replica failed',
+          );
           const code = replicaFailureCode(error);
           return partitionResponse(
             p.index,

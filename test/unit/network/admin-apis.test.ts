@@ -82,6 +82,45 @@ describe('admin and idempotence APIs', () => {
     assert.equal(txn.body.errorCode, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
   });
 
+  test('a transactional batch without a transactional id fails the whole request with TRANSACTIONAL_ID_AUTHORIZATION_FAILED and stores nothing', async () => {
+    const end = async () => {
+      const res = await client.request(ApiKey.ListOffsets, 3, {
+        replicaId: -1,
+        isolationLevel: 0,
+        topics: [{ name: 'admin', partitions: [{ partitionIndex: 0, timestamp: -1 }] }],
+      });
+      return Number(res.body.topics[0].partitions[0].offset);
+    };
+    const before = await end();
+    const now = Date.now();
+    const txnBatch = buildRecordBatch([{ key: null, value: Buffer.from('txn'), headers: [], timestamp: now }], {
+      producerId: 1234,
+      producerEpoch: 0,
+      baseSequence: 0,
+      isTransactional: true,
+    });
+    const res = await client.request(ApiKey.Produce, 7, {
+      transactionalId: null,
+      acks: -1,
+      timeoutMs: 5000,
+      topicData: [
+        {
+          name: 'admin',
+          partitionData: [
+            { index: 0, records: buildRecordBatch([{ key: null, value: Buffer.from('plain'), headers: [] }]) },
+            { index: 1, records: txnBatch },
+          ],
+        },
+      ],
+    });
+    const codes = res.body.responses[0].partitionResponses.map((p: { errorCode: number }) => p.errorCode);
+    assert.deepEqual(codes, [
+      ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+      ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+    ]);
+    assert.equal(await end(), before, 'not even the plain batch beside it was stored');
+  });
+
   test('OffsetForLeaderEpoch answers the LEO for the current epoch and fences stale epochs', async () => {
     const res = await client.request(ApiKey.OffsetForLeaderEpoch, 4, {
       replicaId: -1,

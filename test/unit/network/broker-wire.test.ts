@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { ApiKey, ErrorCode } from '../../../src/protocol';
+import { ApiKey, decodeResponse, encodeRequest, ErrorCode } from '../../../src/protocol';
 import { buildRecordBatch } from '../../../src/protocol/record-batch/builder';
 import { decodeRecordBatches } from '../../../src/protocol/record-batch/decode';
 import { WireClient } from '../../helpers/wire-client';
@@ -108,6 +108,31 @@ describe('broker on the wire', () => {
     }
     const res = await client.request(ApiKey.ApiVersions, 2, {});
     assert.equal(res.body.errorCode, ErrorCode.NONE);
+  });
+
+  test('a bad frame pipelined after a good request closes the connection only after answering the good one (as Kafka)', async () => {
+    const huge = Buffer.alloc(4);
+    huge.writeInt32BE(0x7fffffff, 0);
+    const unknownKey = Buffer.alloc(14);
+    unknownKey.writeInt32BE(10, 0);
+    unknownKey.writeInt16BE(9999, 4);
+    unknownKey.writeInt16BE(0, 6);
+    unknownKey.writeInt32BE(2, 8);
+    unknownKey.writeInt16BE(-1, 12);
+    for (const [name, badFrame] of [
+      ['a size over socket.request.max.bytes', huge],
+      ['an unknown API key', unknownKey],
+    ] as const) {
+      const bad = await WireClient.connect(broker.port);
+      bad.sendRaw(Buffer.concat([encodeRequest(ApiKey.ApiVersions, 0, 1, 'wire-test', {}), badFrame]));
+      const frame = await bad.readFrame();
+      assert.ok(frame !== null, `${name}: the ApiVersions before it is answered`);
+      const answer = decodeResponse(ApiKey.ApiVersions, 0, frame);
+      assert.equal(answer.correlationId, 1);
+      assert.equal(answer.body.errorCode, ErrorCode.NONE);
+      assert.equal(await bad.waitClosed(), true, `${name}: then the connection closes`);
+      assert.equal(await bad.readFrame(), null, `${name}: nothing after it`);
+    }
   });
 
   test('a truncated request body closes the connection', async () => {
