@@ -99,7 +99,16 @@ export class Connection {
    * at the end for a frame that was never dispatched.
    */
   private closeAfterAnswered(reason: string, slot?: Slot): void {
-    if (this.closed || this.closing) return;
+    if (this.closed) return;
+    if (this.closing) {
+      // An earlier request failed after a later one started the close: the connection ends there.
+      if (slot !== undefined) {
+        slot.done = true;
+        slot.endsConnection = true;
+        this.writeReady();
+      }
+      return;
+    }
     this.closing = true;
     this.closeWarning.warn({ remote: this.remote, reason }, 'closing connection');
     this.chunks = [];

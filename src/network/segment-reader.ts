@@ -13,8 +13,9 @@
  * hold, else {@link SegmentRangeReader.read} answers null and the handler asks the replica again for
  * bytes:
  * - the file opened by path has the identity (`<dev>:<ino>`) the replica named (a swapped or
- *   recreated file has another; an open descriptor in the cache pins its inode, so the number cannot
- *   be reused while cached);
+ *   recreated file has another; a descriptor in the cache pins its inode, so the number cannot be
+ *   reused while cached; a file opened afresh could in theory carry a reused number, which the
+ *   batch check below still has to pass);
  * - every byte of the range was read (a truncated file reads short);
  * - the bytes are whole batches that start at the batch with the range's base offset and end exactly
  *   at the one with its last offset (batch headers only; the CRC was checked when the batch was
@@ -100,7 +101,9 @@ export class SegmentRangeReader {
       ok = false;
     } finally {
       file.reads--;
-      if (!ok) this.evict(range.path);
+      // Evict only this descriptor: the path may name a newer one now (a swap), and an evicted
+      // descriptor closes when its last read ends, whether that read failed or not.
+      if (!ok && this.files.get(range.path) === file) this.evict(range.path);
       else if (file.evicted && file.reads === 0) closeQuietly(file.fd);
     }
     return ok;

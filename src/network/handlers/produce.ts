@@ -56,8 +56,8 @@ function partitionResponse(
 
 /**
  * Whether some partition's first batch has the transactional flag (attributes bit 4), as Kafka's
- * ProduceRequest tells transactional records (it looks at each partition's first batch). A batch too
- * short to hold attributes is left to the replica's validation.
+ * ProduceRequest tells transactional records (it looks at each partition's first batch; magic 0/1
+ * message sets have no such flag). A batch too short to hold attributes is left to the replica's validation.
  */
 function hasTransactionalBatch(body: ProduceRequestData): boolean {
   for (const t of body.topicData)
@@ -66,6 +66,7 @@ function hasTransactionalBatch(body: ProduceRequestData): boolean {
       if (
         records !== null &&
         records.length >= L.RECORD_BATCH_OVERHEAD &&
+        records.readInt8(L.MAGIC) === L.CURRENT_MAGIC &&
         (attributesOf(records) & L.TRANSACTIONAL_FLAG_MASK) !== 0
       )
         return true;

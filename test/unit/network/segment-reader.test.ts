@@ -136,6 +136,27 @@ describe('SegmentRangeReader', () => {
     });
   });
 
+  it('closes a descriptor whose reads all failed, also when two were in flight on it at once', async () => {
+    await withLog(3, async (log) => {
+      const openFds = () => nodeFs.readdirSync('/proc/self/fd').length;
+      const reader = new SegmentRangeReader();
+      try {
+        const [range] = ranges(log, 0);
+        assert.ok(range !== undefined);
+        const baseline = openFds();
+        assert.deepEqual(await reader.read([range]), bytes(log, 0), 'cached now');
+        assert.equal(openFds(), baseline + 1);
+        nodeFs.truncateSync(range.path, 250);
+        assert.deepEqual(await Promise.all([reader.read([range]), reader.read([range])]), [null, null]);
+        assert.equal(reader.openFiles(), 0);
+        await new Promise((resolve) => setTimeout(resolve, 100)); // fs.close is asynchronous
+        assert.equal(openFds(), baseline, 'the descriptor was closed');
+      } finally {
+        reader.close();
+      }
+    });
+  });
+
   it('keeps at most MAX_OPEN_FILES descriptors, closing the least recently used', async () => {
     const root = tmpDir();
     const reader = new SegmentRangeReader();

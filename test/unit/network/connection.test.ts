@@ -1,0 +1,56 @@
+/**
+ * Connection closing over a real loopback socket, with a frame handler the test controls: when a
+ * bad request starts the close and an EARLIER request then fails too, the connection still ends
+ * (it used to wait forever for the earlier request's slot).
+ */
+import assert from 'node:assert/strict';
+import * as net from 'node:net';
+import { describe, it } from 'node:test';
+import { CloseConnection, Connection, type FrameHandler } from '../../../src/network/connection';
+import { RateLimitedWarning } from '../../../src/network/rate-limited-warning';
+import { createLogger } from '../../../src/runtime/logger';
+import { systemClock } from '../../../src/runtime/system-time';
+
+function frame(tag: number): Buffer {
+  const out = Buffer.alloc(8);
+  out.writeInt32BE(4, 0);
+  out.writeInt32BE(tag, 4);
+  return out;
+}
+
+describe('Connection', () => {
+  it('ends when a request before the bad one fails after the close began', async () => {
+    const log = createLogger({ level: 'silent' });
+    const handler: FrameHandler = (f) => {
+      const tag = f.readInt32BE(0);
+      if (tag === 2) return Promise.reject(new CloseConnection('bad request'));
+      // Request 1 fails later, with an internal error.
+      return new Promise((_, reject) => setTimeout(() => reject(new Error('boom')), 50));
+    };
+    const server = net.createServer((socket) => {
+      new Connection(
+        socket,
+        handler,
+        { socketRequestMaxBytes: 1 << 20, maxInFlightRequests: 8, connectionsMaxIdleMs: -1 },
+        log,
+        () => undefined,
+        new RateLimitedWarning(log, systemClock),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as net.AddressInfo;
+    const client = net.connect(port, '127.0.0.1');
+    const received: Buffer[] = [];
+    client.on('data', (d: Buffer) => received.push(d));
+    const closed = new Promise<boolean>((resolve) => {
+      client.on('close', () => resolve(true));
+      setTimeout(() => resolve(false), 3000).unref();
+    });
+    client.write(Buffer.concat([frame(1), frame(2)]));
+    const didClose = await closed;
+    client.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    assert.equal(didClose, true, 'the connection ended');
+    assert.equal(Buffer.concat(received).length, 0, 'neither request was answered');
+  });
+});
