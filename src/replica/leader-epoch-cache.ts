@@ -68,6 +68,15 @@ export class LeaderEpochCache {
   }
 
   /**
+   * Replaces every entry with `entries` (Log.epochStartOffsets: the checkpoint disagreed with the log)
+   * and rewrites the file. Throws a KafkaStorageError when the disk refuses (see the class comment).
+   */
+  rebuild(entries: readonly EpochEntry[]): void {
+    this.entries.splice(0, this.entries.length, ...entries.map((e) => ({ ...e })));
+    this.persist();
+  }
+
+  /**
    * Kafka's LeaderEpochFileCache.truncateFromEnd: drops the entries starting at or after
    * `endOffset` (the log was truncated there, or a follower found the leader does not have them).
    */

@@ -335,6 +335,27 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       this.epochs = LeaderEpochCache.load(fs, this.dir, () => log.epochStartOffsets());
       this.epochs.deferSync = empty;
       this.epochs.truncateFromEnd(log.logEndOffset);
+      // A checkpoint written without fsync (a start's, or write.caching's unflushed log) can come back
+      // older than batches that survived a power loss: an epoch missing below batches stamped with it
+      // would send every follower's fetch back as diverging, for ever. Kafka reassigns the epochs of
+      // the batches it recovers (LogSegment.recover); here the last batch is checked (cheap) and the
+      // whole cache rebuilt from the batch headers when it disagrees.
+      const lastBatch = log.lastBatchHeader();
+      if (
+        lastBatch !== null &&
+        lastBatch.partitionLeaderEpoch >= 0 &&
+        this.epochs.epochForOffset(lastBatch.baseOffset) !== lastBatch.partitionLeaderEpoch
+      ) {
+        ctx.log.warn(
+          {
+            dir: this.dir,
+            epochs: this.epochs.list(),
+            lastBatch: { baseOffset: lastBatch.baseOffset, epoch: lastBatch.partitionLeaderEpoch },
+          },
+          'leader-epoch checkpoint behind the log; rebuilt from the batches',
+        );
+        this.epochs.rebuild(log.epochStartOffsets());
+      }
       // The newest snapshot at or below the recovered LEO plus a replay of the batch headers after it.
       const rebuilt = rebuildProducerState(this.producerStates, log);
       ctx.log.debug({ dir: this.dir, ...rebuilt, producers: this.producerStates.size }, 'producer state rebuilt');
@@ -367,7 +388,8 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     const checkpointedHighWatermark = checkpointed('replication-offset-checkpoint') ?? 0;
     this.highWatermark = Math.max(log.logStartOffset, Math.min(checkpointedHighWatermark, log.logEndOffset));
     this.applyRole(ctx, role);
-    // Only the start's own writes may skip their fsync: every later epoch is durable before it is used.
+    // Only the start's own writes may skip their fsync (a lost one is rebuilt at the next start, above):
+    // every later epoch is durable before it is used.
     this.epochs.deferSync = false;
     this.updateHighWatermark(ctx);
     this.checkpointTimer = ctx.timers.setTimeout(() => this.checkpointTick(ctx), this.args.checkpointIntervalMs);

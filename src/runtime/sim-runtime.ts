@@ -297,6 +297,7 @@ export class SimRuntime implements Runtime, EndpointTransport {
       await flushMicrotasks();
       if (!this.step()) return steps;
       steps++;
+      assert(steps <= maxSteps, `simulation still busy after ${maxSteps} steps (livelock?)`);
     }
   }
 
@@ -340,7 +341,13 @@ export class SimRuntime implements Runtime, EndpointTransport {
       }
       await flushMicrotasks();
       if (done) return promise;
-      if (this.step()) continue;
+      if (this.step()) {
+        // Counted too: a livelock whose every step waits on a microtask (an actor's async turn) takes
+        // this branch each time, and went on forever when only the branch above counted.
+        steps++;
+        assert(steps <= maxSteps, `simulation still busy after ${maxSteps} steps (livelock?)`);
+        continue;
+      }
       const next = this.timers.peek();
       if (next === undefined) throw new Error('simulation deadlock: awaited promise pending, nothing runnable');
       this.nowMs = Math.max(this.nowMs, next.dueMs);

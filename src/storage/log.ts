@@ -959,6 +959,20 @@ export class Log {
     return starts;
   }
 
+  /**
+   * The header of the log's last batch (the one holding offset LEO - 1), or null when the log holds
+   * none or a compacted segment no longer has it. An index lookup and a scan of at most one index
+   * interval: what the replica's start checks its leader-epoch checkpoint against.
+   */
+  lastBatchHeader(): BatchHeader | null {
+    this.assertOpen();
+    const last = this.logEndOffset - 1;
+    if (last < this.logStartOffset) return null;
+    const segment = this.segments[this.segmentIndexFor(last)]!;
+    const batch = segment.findBatch(last);
+    return batch !== null && batch.baseOffset <= last && batch.lastOffset >= last ? batch : null;
+  }
+
   // ---- idempotent-producer state (producer-state-snapshot.ts; the replica's producer-state.ts owns the state) ----
 
   /**

@@ -17,7 +17,9 @@ import {
   LOG_DIR_ACTOR,
   powerCycle,
   readAll,
+  replicaConfig,
   REPLICA,
+  soleLeaderRole,
   TOPIC_ID,
 } from '../../helpers/sim-harness';
 
@@ -68,6 +70,47 @@ describe('a new partition defers the fsync of its start-up files (simulation)', 
     fs.crash({ kind: 'lose-unsynced' });
     assert.equal(topicIdOnDisk(fs), TOPIC_ID, 'partition.metadata survived the power loss');
     assert.deepEqual(readLeaderEpochCheckpoint(fs, `${DIR}/leader-epoch-checkpoint`), [{ epoch: 0, startOffset: 0 }]);
+    await sim.shutdown();
+  });
+
+  test('a checkpoint that comes back older than the batches after a power loss is rebuilt from them', async () => {
+    // Found by the long campaign (run 2062): an empty partition restarted as leader of epoch 2 wrote
+    // {2: 0} without fsync (a start's write); with write.caching=true its batches were not fsynced
+    // either, and a power loss kept them (the kernel had written them back) but brought back the
+    // older {0: 0}. A leader answering epoch 2 with (0, 3) sent its follower's every fetch back as
+    // diverging, for ever.
+    const fs = new MemoryFileSystem();
+    const { sim, net, manager } = await bootReplica(6, fs, { writeCaching: true });
+    await sim.advanceTime(5_000);
+    await sim.settle();
+    manager.define(TOPIC_ID, 0, { ...soleLeaderRole(replicaConfig({ writeCaching: true })), leaderEpoch: 2 });
+    sim.crash([REPLICA]);
+    await sim.restart([REPLICA]);
+    await sim.settle();
+    assert.deepEqual(readLeaderEpochCheckpoint(fs, `${DIR}/leader-epoch-checkpoint`), [{ epoch: 2, startOffset: 0 }]);
+    const reply = await ask(sim, net, REPLICA, 'replica.produce', {
+      records: batch(['a', 'b', 'c']),
+      acks: -1,
+      timeoutMs: 30_000,
+    });
+    assert.equal(reply.errorCode, ErrorCode.NONE);
+    // The power loss keeps the segment's unsynced writes whole and loses every other pending change.
+    fs.crash({ kind: 'torn-last-write', path: `${DIR}/00000000000000000000.log`, keepBytes: 1 << 20 });
+    assert.deepEqual(readLeaderEpochCheckpoint(fs, `${DIR}/leader-epoch-checkpoint`), [{ epoch: 0, startOffset: 0 }]);
+    sim.crash([REPLICA, LOG_DIR_ACTOR]);
+    await sim.restart([LOG_DIR_ACTOR, REPLICA]);
+    await sim.settle();
+    assert.deepEqual(await readAll(sim, net), ['a', 'b', 'c'], 'the batch survived');
+    assert.deepEqual(
+      readLeaderEpochCheckpoint(fs, `${DIR}/leader-epoch-checkpoint`),
+      [{ epoch: 2, startOffset: 0 }],
+      'rebuilt from the batches: epoch 2 starts at 0',
+    );
+    const epoch2 = await ask(sim, net, REPLICA, 'replica.offset-for-epoch', { leaderEpoch: 2 });
+    assert.deepEqual(
+      { leaderEpoch: epoch2.leaderEpoch, endOffset: epoch2.endOffset },
+      { leaderEpoch: 2, endOffset: 3 },
+    );
     await sim.shutdown();
   });
 });

@@ -65,6 +65,19 @@ test('virtual timers fire in order on virtual time only', async () => {
   assert.deepEqual(await sim.runUntil(late), { at: 10_600 });
 });
 
+test('runUntil stops a livelock of asynchronous turns at its step limit', { timeout: 60_000 }, async () => {
+  // Each turn sends only after two macrotask turns, so runUntil finds every step after its second
+  // microtask flush: those steps count too (they did not, and such a run went on for ever).
+  const sim = new SimRuntime({ seed: 9 });
+  await sim.spawn('a', 'echo', {}, broker0);
+  await sim.spawn('b', 'echo', {}, broker0);
+  const driver = sim.endpoint('driver');
+  driver.send(ref('a'), 'volley', { to: 'b' });
+  await assert.rejects(sim.runUntil(new Promise(() => {}), 2_000), /still busy after 2000 steps/);
+  await assert.rejects(sim.settle(2_000), /still busy after 2000 steps/);
+  await sim.shutdown();
+});
+
 test('a zero-delay timer fires after the messages already queued for its actor', async () => {
   for (const seed of [1, 2, 3, 4, 5]) {
     const sim = new SimRuntime({ seed });
