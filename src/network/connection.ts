@@ -11,6 +11,7 @@
 import type { Socket } from 'node:net';
 import type { Logger } from '../io/logger';
 import type { RateLimitedWarning } from './rate-limited-warning';
+import { CloseConnection } from './close-connection';
 
 /**
  * Handles one complete request frame (without the size prefix); resolves with the framed response as
@@ -18,13 +19,7 @@ import type { RateLimitedWarning } from './rate-limited-warning';
  */
 export type FrameHandler = (frame: Buffer, connection: Connection) => Promise<Buffer[] | null>;
 
-/** Thrown by a frame handler to close the connection (unknown API key, unparsable request). */
-export class CloseConnection extends Error {
-  constructor(reason: string) {
-    super(reason);
-    this.name = 'CloseConnection';
-  }
-}
+export { CloseConnection } from './close-connection';
 
 interface Slot {
   done: boolean;

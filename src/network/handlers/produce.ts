@@ -1,8 +1,10 @@
 /**
  * Produce (key 0). Advertised from v0 because librdkafka 2.0.2 enables compression only when the
  * range contains 0 (KAFKA-18659); v0-2 (magic 0/1) are refused with UNSUPPORTED_VERSION as Kafka 4
- * does. Each partition's record batch goes, as bytes, to its leader replica actor in one envelope;
- * acks=0 gets no response at all.
+ * does. Each partition's record batch goes, as bytes, to its leader replica actor in one envelope.
+ * acks=0 gets no response at all; when some partition fails, the connection is closed instead
+ * (Kafka's KafkaApis.handleProduceRequest / sendErrorOrCloseConnection), so the producer, which
+ * reads no answer, learns of it and refreshes its metadata (a moved leader, a deleted topic).
  */
 import { ApiKey } from '../../protocol/api-keys';
 import { ErrorCode } from '../../protocol/error-codes';
@@ -14,6 +16,8 @@ import { leaderFor, replicaFailureCode, replicaFailureLevel } from './leader-loo
 import { OFFSETS_TOPIC } from '../../group/offsets-records';
 import type { BrokerContext } from '../broker-context';
 import { RateLimitedWarning } from '../rate-limited-warning';
+import { CloseConnection } from '../close-connection';
+import { errorName } from '../../protocol/error-codes';
 
 /** Extra time beyond the produce timeout before the network layer gives up on a replica's answer. */
 const REPLY_GRACE_MS = 5000;
@@ -102,9 +106,8 @@ export const produceHandler: ApiHandler<typeof ProduceRequest, typeof ProduceRes
     // Kafka's KafkaApis.handleProduceRequest: a request with a transactional id, or with a
     // transactional batch but no id, fails whole with TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
     if (body.transactionalId !== null || hasTransactionalBatch(body)) {
-      return acks === 0
-        ? null
-        : allPartitions(body, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, 'Transactions are not supported yet');
+      if (acks === 0) throw new CloseConnection('produce with acks=0 failed: TRANSACTIONAL_ID_AUTHORIZATION_FAILED');
+      return allPartitions(body, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, 'Transactions are not supported yet');
     }
     const pending = body.topicData.map((topicData) => ({
       name: topicData.name,
@@ -166,14 +169,19 @@ export const produceHandler: ApiHandler<typeof ProduceRequest, typeof ProduceRes
         }
       }),
     }));
-    if (acks === 0) {
-      // No response is due; the appends still happen in order (one FIFO mailbox per replica).
-      for (const t of pending) for (const p of t.partitions) p.catch(() => undefined);
-      return null;
-    }
     const responses = [];
     for (const t of pending)
       responses.push({ name: t.name, topicId: t.topicId, partitionResponses: await Promise.all(t.partitions) });
+    if (acks === 0) {
+      // No response is due; an error closes the connection (module comment).
+      const failed = responses.flatMap((t) =>
+        t.partitionResponses
+          .filter((p) => p.errorCode !== ErrorCode.NONE)
+          .map((p) => `${t.name ?? t.topicId}-${p.index}: ${errorName(p.errorCode)}`),
+      );
+      if (failed.length > 0) throw new CloseConnection(`produce with acks=0 failed (${failed.join(', ')})`);
+      return null;
+    }
     return { responses, throttleTimeMs: 0 };
   },
 };

@@ -334,6 +334,23 @@ describe('broker on the wire', () => {
     assert.equal(list.body.topics[0].partitions[0].offset, 1);
   });
 
+  test('acks=0 that fails closes the connection (Kafka: the producer then refreshes its metadata)', async () => {
+    assert.equal(await createTopic(client, 'fire-and-fail'), ErrorCode.NONE);
+    const producer = await WireClient.connect(broker.port);
+    producer.send(ApiKey.Produce, 7, produceBody('fire-and-fail', 0, batchOf(['ok']), 0));
+    const versions = await producer.request(ApiKey.ApiVersions, 2, {});
+    assert.equal(versions.body.errorCode, ErrorCode.NONE, 'a good acks=0 produce leaves the connection open');
+    producer.send(ApiKey.Produce, 7, produceBody('fire-and-fail', 99, batchOf(['lost']), 0));
+    assert.equal(await producer.waitClosed(), true, 'a partition that does not exist closes it');
+    assert.equal(await producer.readFrame(), null, 'with no answer');
+    const list = await client.request(ApiKey.ListOffsets, 2, {
+      replicaId: -1,
+      isolationLevel: 0,
+      topics: [{ name: 'fire-and-fail', partitions: [{ partitionIndex: 0, timestamp: -1 }] }],
+    });
+    assert.equal(list.body.topics[0].partitions[0].offset, 1, 'other connections are served; the good batch is in');
+  });
+
   test('ListOffsets earliest and latest', async () => {
     assert.equal(await createTopic(client, 'offsets'), ErrorCode.NONE);
     await client.request(ApiKey.Produce, 7, produceBody('offsets', 0, batchOf(['1', '2', '3'])));
