@@ -145,7 +145,8 @@ export function parseCliArgs(argv: readonly string[], output: CliOutput = defaul
 /**
  * Builds the broker config for `skiff start`: the file (read with `readFile`, UTF-8), then the
  * overrides, then `--port` / `--data-dir`. Throws {@link ConfigError} for an unreadable or
- * malformed file and for anything {@link buildBrokerConfig} rejects.
+ * malformed file and for anything {@link buildBrokerConfig} rejects (a malformed `listeners` too,
+ * though `--port` replaces it).
  */
 export function resolveStartConfig(
   args: StartArgs,
@@ -155,6 +156,9 @@ export function resolveStartConfig(
     args.propertiesFile === null ? new Map<string, string>() : readPropertiesFile(args.propertiesFile, readFile);
   for (const [key, value] of args.overrides) props.set(key, value);
   if (args.port !== null) {
+    // --port replaces the listeners, but a malformed one in the file or an override is still an
+    // error (Kafka refuses to start on it), not silently ignored.
+    if (props.has('listeners') || props.has('advertised.listeners')) buildBrokerConfig(props);
     const listener = `PLAINTEXT://127.0.0.1:${args.port}`;
     props.set('listeners', listener);
     props.set('advertised.listeners', listener);

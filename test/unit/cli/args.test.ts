@@ -167,6 +167,17 @@ describe('resolveStartConfig', () => {
     );
   });
 
+  it('still rejects a malformed listeners that --port replaces', () => {
+    assert.throws(
+      () =>
+        resolveStartConfig(
+          { ...NO_ARGS, overrides: [['listeners', 'PLAINTEXT://127.0.0.1:notaport']], port: 0 },
+          readFile,
+        ),
+      (err: unknown) => err instanceof ConfigError && /listeners/.test(err.message),
+    );
+  });
+
   it('lets overrides beat the file', () => {
     const config = resolveStartConfig(
       { ...NO_ARGS, propertiesFile: 'server.properties', overrides: [['log.dirs', '/o']] },
