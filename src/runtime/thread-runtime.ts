@@ -491,6 +491,12 @@ export class ThreadRuntime implements Runtime, EndpointTransport {
   // ---- routing (the hub) ----
 
   private onWorkerMessage(slot: WorkerSlot, message: FromWorker): void {
+    if (message.k === 'batch') {
+      // Each as if it had come alone (post-batcher.ts); a worker replaced meanwhile gets none of the rest.
+      const worker = slot.worker;
+      for (const inner of message.messages) if (slot.worker === worker) this.onWorkerMessage(slot, inner);
+      return;
+    }
     slot.received++;
     switch (message.k) {
       case 'env':

@@ -32,6 +32,7 @@ import type { Placement } from './placement';
 import { answerError, errnoOf } from './worker-protocol';
 import type { BounceReason, DirectMessage, FromWorker, ToWorker, WorkerInit } from './worker-protocol';
 import { Fifo } from './fifo';
+import { PostBatcher } from './post-batcher';
 
 /** A request this worker makes of the hub, before its reqId is assigned. */
 type HubRequest =
@@ -79,6 +80,8 @@ export class WorkerHost implements ActorHostServices {
   private hubSeen = 0;
   /** Messages posted to the hub so far (the hub's `upTo` counts the same). */
   private sentToHub = 0;
+  /** What this turn posted to the hub, sent as one message at its end. */
+  private readonly outbox = new PostBatcher<FromWorker>();
   /** The highest `upTo` the hub has sent: this many of this worker's messages have been routed. */
   private hubRouted = 0;
   /** Per target: the number (in `sentToHub`) of the last envelope sent to it through the hub. */
@@ -212,6 +215,8 @@ export class WorkerHost implements ActorHostServices {
 
   crash(error: unknown, actorId?: ActorId): void {
     if (this.dead) return;
+    // What was posted before the crash still goes, as it would have without batching.
+    this.outbox.flush();
     this.dead = true;
     const err = error instanceof Error ? error : new Error(String(error));
     const why = actorId === undefined ? 'crash requested' : 'uncaught error in actor code';
@@ -260,9 +265,10 @@ export class WorkerHost implements ActorHostServices {
     });
   }
 
+  /** Posts to the hub; what one turn posts goes as one message at its end (post-batcher.ts). */
   private post(message: FromWorker, transfer?: ArrayBuffer[]): void {
     if (this.dead) return;
-    this.port.postMessage(message, transfer);
+    this.outbox.post(this.port, message, transfer);
     this.sentToHub++;
   }
 
@@ -298,8 +304,17 @@ export class WorkerHost implements ActorHostServices {
 
   private onMessage(message: ToWorker): void {
     if (this.dead) return;
-    this.hubSeen++;
-    this.onHubMessage(message);
+    if (message.k === 'batch') {
+      // Each as if it had come alone (post-batcher.ts): the barriers count messages.
+      for (const inner of message.messages) {
+        if (this.dead) return;
+        this.hubSeen++;
+        this.onHubMessage(inner);
+      }
+    } else {
+      this.hubSeen++;
+      this.onHubMessage(message);
+    }
     if (this.holding.size > 0) this.releaseHeld();
   }
 

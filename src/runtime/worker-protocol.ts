@@ -49,7 +49,9 @@ export type ToWorker =
    * The outcome of this worker's `spawn-request` or `stop-request` `reqId`: `error` (and the errno
    * `code` of a file-system error) if it failed.
    */
-  | { k: 'answer'; reqId: number; error?: string; code?: string };
+  | { k: 'answer'; reqId: number; error?: string; code?: string }
+  /** Messages posted in one turn, in order: handled as if each had come alone ({@link PostBatcher}). */
+  | { k: 'batch'; messages: ToWorker[] };
 
 /** Worker → main thread. */
 export type FromWorker =
@@ -65,7 +67,9 @@ export type FromWorker =
   /** An actor's `ctx.spawn`: the hub runs `Runtime.spawn` (args msgpack-encoded, transferred) and sends `answer`. */
   | { k: 'spawn-request'; reqId: number; id: ActorId; kind: string; args: Uint8Array; placement: Placement }
   /** An actor's `ctx.stopActor`: the hub runs `Runtime.stopActor` and sends `answer`. */
-  | { k: 'stop-request'; reqId: number; id: ActorId };
+  | { k: 'stop-request'; reqId: number; id: ActorId }
+  /** Messages posted in one turn, in order: handled as if each had come alone ({@link PostBatcher}). */
+  | { k: 'batch'; messages: FromWorker[] };
 
 /**
  * Worker → worker over a direct channel: one envelope (bytes transferred). `b`: the sender's barrier

@@ -4,6 +4,7 @@
  */
 import type { TransferListItem, Worker } from 'node:worker_threads';
 import type { ActorId } from './actor';
+import { PostBatcher } from './post-batcher';
 import { answerError } from './worker-protocol';
 import type { FromWorker, ToWorker } from './worker-protocol';
 
@@ -53,10 +54,16 @@ export class WorkerSlot {
     return `${this.pool}#${this.index}`;
   }
 
-  /** Posts a message to the live worker (dropped if there is none), counting it in {@link posted}. */
+  /** What this turn posted to the worker, sent as one message at its end (post-batcher.ts). */
+  private readonly outbox = new PostBatcher<ToWorker>();
+
+  /**
+   * Posts a message to the live worker (dropped if there is none), counting it in {@link posted}.
+   * Messages posted in one turn reach the worker in one postMessage, in order.
+   */
   post(message: ToWorker, transfer?: readonly TransferListItem[]): void {
     if (this.worker === null) return;
-    this.worker.postMessage(message, transfer);
+    this.outbox.post(this.worker, message, transfer);
     this.posted++;
   }
 
