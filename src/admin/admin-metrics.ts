@@ -18,6 +18,7 @@
  * | `skiff_leader_elections_total` | counter | — | `LeaderElectionRateAndTimeMs` (its count) |
  * | `skiff_requests_total` | counter | api, broker | `RequestsPerSec` |
  * | `skiff_request_duration_seconds` | histogram | api, broker | `TotalTimeMs` |
+ * | `skiff_request_errors_total` | counter | api, error, broker | `ErrorsPerSec` (non-NONE errors only) |
  *
  * Gauges are read from the {@link ClusterView} at scrape time ({@link AdminMetrics.scrape}); an offset
  * the view reports as -1 (unknown) has no series. Counters count what {@link AdminMetrics.observeMetadata}
@@ -26,6 +27,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { MetadataImage, PartitionState } from '../controller/metadata-records';
 import type { RequestDoneInfo } from '../network/dispatcher';
+import { errorName } from '../protocol/error-codes';
 import type { BrokerRunState, ClusterObserver, ClusterView } from './cluster-view';
 
 /** Upper bounds of `skiff_request_duration_seconds`, 0.5 ms to 10 s (a Fetch long poll waits up to its max_wait_ms). */
@@ -58,6 +60,7 @@ export class AdminMetrics implements ClusterObserver {
   private readonly leaderElections: Counter;
   private readonly requests: Counter<'api' | 'broker'>;
   private readonly requestDuration: Histogram<'api' | 'broker'>;
+  private readonly requestErrors: Counter<'api' | 'error' | 'broker'>;
   /** The last image observed: its offset and its partitions. Null before the first (the baseline). */
   private last: { offset: number; partitions: Map<string, PartitionSnapshot> } | null = null;
 
@@ -126,6 +129,12 @@ export class AdminMetrics implements ClusterObserver {
       labelNames: ['api', 'broker'],
       registers,
     });
+    this.requestErrors = new Counter({
+      name: 'skiff_request_errors_total',
+      help: "Error codes in the responses served (one per errorCode field: a Produce refused on two partitions counts 2), by API, Kafka's error name and broker",
+      labelNames: ['api', 'error', 'broker'],
+      registers,
+    });
     this.requestDuration = new Histogram({
       name: 'skiff_request_duration_seconds',
       help: 'Time from a request decoded to its response encoded, by API and broker',
@@ -171,6 +180,9 @@ export class AdminMetrics implements ClusterObserver {
     const labels = { api: info.apiName, broker: String(info.brokerId) };
     this.requests.inc(labels);
     this.requestDuration.observe(labels, Math.max(0, info.durationMs) / 1000);
+    if (info.errorCounts !== undefined)
+      for (const [code, count] of info.errorCounts)
+        this.requestErrors.inc({ ...labels, error: errorName(code) }, count);
   }
 
   /**

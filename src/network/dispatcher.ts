@@ -32,6 +32,35 @@ export interface RequestDoneInfo {
   durationMs: number;
   /** The node id of the broker that served it. */
   brokerId: number;
+  /**
+   * The non-zero error codes in its response, each with how many `errorCode` fields carry it (a
+   * Produce refused on two partitions counts 2): Kafka's AbstractResponse.errorCounts, which its
+   * `ErrorsPerSec` metric counts. Absent when there was no response (acks=0, a refused version's
+   * handler that threw).
+   */
+  errorCounts?: ReadonlyMap<number, number>;
+}
+
+/**
+ * Counts the non-zero `errorCode` fields anywhere in a response body (record bytes are not walked).
+ * Top-level and nested error codes alike, as Kafka's per-API errorCounts add them up.
+ */
+export function responseErrorCounts(response: unknown): Map<number, number> {
+  const counts = new Map<number, number>();
+  const walk = (value: unknown): void => {
+    if (value === null || typeof value !== 'object' || ArrayBuffer.isView(value)) return;
+    if (Array.isArray(value)) {
+      for (const item of value) walk(item);
+      return;
+    }
+    for (const [key, field] of Object.entries(value)) {
+      if (key === 'errorCode') {
+        if (typeof field === 'number' && field !== 0) counts.set(field, (counts.get(field) ?? 0) + 1);
+      } else walk(field);
+    }
+  };
+  walk(response);
+  return counts;
 }
 
 /** Options of a {@link Dispatcher}. */
@@ -97,8 +126,9 @@ export class Dispatcher {
     };
     if (this.onRequestDone === undefined) return this.serve(handler, request);
     const startMs = broker.clock.monotonicMs();
+    let errorCounts: Map<number, number> | undefined;
     try {
-      return await this.serve(handler, request);
+      return await this.serve(handler, request, (response) => (errorCounts = responseErrorCounts(response)));
     } finally {
       this.onRequestDone({
         apiKey: peeked.apiKey,
@@ -106,15 +136,24 @@ export class Dispatcher {
         apiVersion: peeked.apiVersion,
         durationMs: broker.clock.monotonicMs() - startMs,
         brokerId: broker.nodeId,
+        ...(errorCounts !== undefined ? { errorCounts } : {}),
       });
     }
   };
 
-  /** Runs the handler (or its refusal of a version below its supported range) and encodes the response. */
-  private async serve(handler: AnyApiHandler, request: RequestContext): Promise<Buffer[] | null> {
+  /**
+   * Runs the handler (or its refusal of a version below its supported range) and encodes the
+   * response; `inspect` sees the response body first (the metrics' error counts).
+   */
+  private async serve(
+    handler: AnyApiHandler,
+    request: RequestContext,
+    inspect?: (response: object) => void,
+  ): Promise<Buffer[] | null> {
     const refused = handler.minSupportedVersion !== undefined && request.apiVersion < handler.minSupportedVersion;
     const response = refused ? handler.refuse!(request) : await handler.handle(request);
     if (response === null) return null;
+    inspect?.(response);
     return encodeResponseChunks(request.apiKey, request.apiVersion, request.correlationId, response);
   }
 

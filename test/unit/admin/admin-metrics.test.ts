@@ -156,6 +156,31 @@ describe('admin metrics', () => {
     );
   });
 
+  test("responses' error codes are counted per API, Kafka's error name and broker", async () => {
+    const view = new FakeClusterView(false);
+    server = await startAdminServer(view, { port: 0 });
+    const base = { apiKey: 0, apiName: 'Produce', apiVersion: 9, durationMs: 1, brokerId: 0 };
+    view.emitRequest({ ...base, errorCounts: new Map([[2, 2]]) });
+    view.emitRequest({
+      ...base,
+      errorCounts: new Map([
+        [2, 1],
+        [87, 1],
+      ]),
+    });
+    view.emitRequest({ ...base, errorCounts: new Map() });
+    const samples = await scrape(server.port);
+    assert.equal(
+      sampleValue(samples, 'skiff_request_errors_total', { api: 'Produce', error: 'CORRUPT_MESSAGE', broker: '0' }),
+      3,
+    );
+    assert.equal(
+      sampleValue(samples, 'skiff_request_errors_total', { api: 'Produce', error: 'INVALID_RECORD', broker: '0' }),
+      1,
+    );
+    assert.equal(samples.filter((s) => s.name === 'skiff_request_errors_total').length, 2, 'no series for NONE');
+  });
+
   test('each metrics object has a registry of its own', async () => {
     const a = new AdminMetrics();
     const b = new AdminMetrics();

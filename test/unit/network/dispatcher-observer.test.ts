@@ -9,7 +9,7 @@ import type { Clock } from '../../../src/io/clock';
 import type { AnyApiHandler } from '../../../src/network/api-handler';
 import type { BrokerContext } from '../../../src/network/broker-context';
 import type { Connection } from '../../../src/network/connection';
-import { Dispatcher, type RequestDoneInfo } from '../../../src/network/dispatcher';
+import { Dispatcher, responseErrorCounts, type RequestDoneInfo } from '../../../src/network/dispatcher';
 import { ApiKey, encodeRequest } from '../../../src/protocol';
 
 /** A monotonic clock that moves only when a handler says so. */
@@ -49,7 +49,14 @@ describe('dispatcher request observer', () => {
     const response = await dispatcher.handle(apiVersionsV3, connection);
     assert.ok(response !== null);
     assert.deepEqual(done, [
-      { apiKey: ApiKey.ApiVersions, apiName: 'ApiVersions', apiVersion: 3, durationMs: 7, brokerId: 4 },
+      {
+        apiKey: ApiKey.ApiVersions,
+        apiName: 'ApiVersions',
+        apiVersion: 3,
+        durationMs: 7,
+        brokerId: 4,
+        errorCounts: new Map(),
+      },
     ]);
 
     const plain = setup(() => async () => ({ errorCode: 0, apiKeys: [] }), false);
@@ -75,5 +82,32 @@ describe('dispatcher request observer', () => {
     unknownKey.writeInt16BE(9999, 0);
     await assert.rejects(dispatcher.handle(unknownKey, connection), /unknown or unsupported API key/);
     assert.deepEqual(done, []);
+  });
+
+  test("the response's non-zero error codes are counted, at any depth, record bytes not walked", async () => {
+    const { done, dispatcher } = setup(() => async () => ({ errorCode: 35, apiKeys: [] }), true);
+    await dispatcher.handle(apiVersionsV3, connection);
+    assert.deepEqual(done[0]!.errorCounts, new Map([[35, 1]]));
+    const produceLike = {
+      responses: [
+        {
+          name: 't',
+          partitionResponses: [
+            { index: 0, errorCode: 2, recordErrors: [] },
+            { index: 1, errorCode: 0 },
+            { index: 2, errorCode: 2 },
+            { index: 3, errorCode: 87, records: Buffer.from([0, 0]) },
+          ],
+        },
+      ],
+      throttleTimeMs: 0,
+    };
+    assert.deepEqual(
+      responseErrorCounts(produceLike),
+      new Map([
+        [2, 2],
+        [87, 1],
+      ]),
+    );
   });
 });
