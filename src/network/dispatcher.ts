@@ -53,10 +53,12 @@ export function responseErrorCounts(response: unknown): Map<number, number> {
       for (const item of value) walk(item);
       return;
     }
-    for (const [key, field] of Object.entries(value)) {
+    const fields = value as Record<string, unknown>;
+    for (const key in fields) {
+      const field = fields[key];
       if (key === 'errorCode') {
         if (typeof field === 'number' && field !== 0) counts.set(field, (counts.get(field) ?? 0) + 1);
-      } else walk(field);
+      } else if (field !== null && typeof field === 'object') walk(field);
     }
   };
   walk(response);
