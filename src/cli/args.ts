@@ -155,6 +155,7 @@ export function resolveStartConfig(
   const props =
     args.propertiesFile === null ? new Map<string, string>() : readPropertiesFile(args.propertiesFile, readFile);
   for (const [key, value] of args.overrides) props.set(key, value);
+  if (args.dataDir !== null) props.set('log.dirs', args.dataDir);
   if (args.port !== null) {
     // --port replaces the listeners, but a malformed one in the file or an override is still an
     // error (Kafka refuses to start on it), not silently ignored.
@@ -163,7 +164,6 @@ export function resolveStartConfig(
     props.set('listeners', listener);
     props.set('advertised.listeners', listener);
   }
-  if (args.dataDir !== null) props.set('log.dirs', args.dataDir);
   return buildBrokerConfig(props);
 }
 

@@ -337,25 +337,10 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       this.epochs.truncateFromEnd(log.logEndOffset);
       // A checkpoint written without fsync (a start's, or write.caching's unflushed log) can come back
       // older than batches that survived a power loss: an epoch missing below batches stamped with it
-      // would send every follower's fetch back as diverging, for ever. Kafka reassigns the epochs of
-      // the batches it recovers (LogSegment.recover); here the last batch is checked (cheap) and the
-      // whole cache rebuilt from the batch headers when it disagrees.
-      const lastBatch = log.lastBatchHeader();
-      if (
-        lastBatch !== null &&
-        lastBatch.partitionLeaderEpoch >= 0 &&
-        this.epochs.epochForOffset(lastBatch.baseOffset) !== lastBatch.partitionLeaderEpoch
-      ) {
-        ctx.log.warn(
-          {
-            dir: this.dir,
-            epochs: this.epochs.list(),
-            lastBatch: { baseOffset: lastBatch.baseOffset, epoch: lastBatch.partitionLeaderEpoch },
-          },
-          'leader-epoch checkpoint behind the log; rebuilt from the batches',
-        );
-        this.epochs.rebuild(log.epochStartOffsets());
-      }
+      // would send every follower's fetch back as diverging, for ever. Checked against the last batch
+      // (cheap); when it is stamped with a newer epoch than the cache has there, the epochs of the
+      // batches after the cache's latest entry are assigned as Kafka's LogSegment.recover does.
+      this.repairEpochCache(ctx, log);
       // The newest snapshot at or below the recovered LEO plus a replay of the batch headers after it.
       const rebuilt = rebuildProducerState(this.producerStates, log);
       ctx.log.debug({ dir: this.dir, ...rebuilt, producers: this.producerStates.size }, 'producer state rebuilt');
@@ -482,6 +467,34 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       ctx.log.warn({ error: String(error) }, 'final checkpoint not written; recovery will scan from the previous one');
     }
     this.openLog().close();
+  }
+
+  /**
+   * Makes the leader-epoch cache agree with the log's batches at start (see start): when the last
+   * batch's partitionLeaderEpoch is newer than the cache's epoch at its offset, assigns each newer
+   * epoch found in the batch headers from the start of the cache's latest entry on (Kafka's
+   * LogSegment.recover: `leaderEpoch > latestEpoch` assigns; older entries are kept). When it is
+   * older (the cache holds an epoch the log does not support), rebuilds the cache from every batch
+   * header. Throws a KafkaStorageError when the checkpoint cannot be written (the start fails).
+   */
+  private repairEpochCache(ctx: ActorContext, log: Log): void {
+    const lastBatch = log.lastBatchHeader();
+    if (lastBatch === null || lastBatch.partitionLeaderEpoch < 0) return;
+    const cached = this.epochs.epochForOffset(lastBatch.baseOffset);
+    if (cached === lastBatch.partitionLeaderEpoch) return;
+    const before = this.epochs.list();
+    if (cached === null || cached < lastBatch.partitionLeaderEpoch) {
+      const latest = before[before.length - 1];
+      log.forEachBatchHeader(latest?.startOffset ?? log.logStartOffset, (h) => {
+        if (h.partitionLeaderEpoch > this.epochs.latestEpoch) this.epochs.assign(h.partitionLeaderEpoch, h.baseOffset);
+      });
+    } else {
+      this.epochs.rebuild(log.epochStartOffsets());
+    }
+    ctx.log.warn(
+      { dir: this.dir, before, after: this.epochs.list() },
+      'leader-epoch checkpoint behind the log; epochs assigned from the batches',
+    );
   }
 
   /**

@@ -46,11 +46,4 @@ export class PostBatcher<M> {
     if (messages.length === 1) target.postMessage(messages[0] as M, transfer);
     else target.postMessage({ k: 'batch', messages }, transfer);
   }
-
-  /** Drops what is queued (its target died). */
-  discard(): void {
-    this.messages = [];
-    this.transfer = [];
-    this.target = null;
-  }
 }

@@ -80,7 +80,7 @@ export class WorkerHost implements ActorHostServices {
   private hubSeen = 0;
   /** Messages posted to the hub so far (the hub's `upTo` counts the same). */
   private sentToHub = 0;
-  /** What this turn posted to the hub, sent as one message at its end. */
+  /** What one actor turn (or one port message's handling) posted to the hub, sent as one message at its end. */
   private readonly outbox = new PostBatcher<FromWorker>();
   /** The highest `upTo` the hub has sent: this many of this worker's messages have been routed. */
   private hubRouted = 0;
@@ -279,6 +279,9 @@ export class WorkerHost implements ActorHostServices {
     while (index < this.ready.length && budget > 0 && !this.dead) {
       const actor = this.ready[index++] as HostedActor;
       actor.deliverNext();
+      // What this turn posted leaves now: the hub works on it while later actors run (the batch
+      // is one actor turn's, e.g. the produces a group commit answers, not the whole drain's).
+      this.outbox.flush();
       budget--;
       if (actor.deliverable) this.ready.push(actor);
       else actor.inReadyQueue = false;

@@ -960,17 +960,28 @@ export class Log {
   }
 
   /**
-   * The header of the log's last batch (the one holding offset LEO - 1), or null when the log holds
-   * none or a compacted segment no longer has it. An index lookup and a scan of at most one index
-   * interval: what the replica's start checks its leader-epoch checkpoint against.
+   * The header of the log's last batch, or null when the log holds none. Scans from the last
+   * offset-index entry of the last non-empty segment: at most one index interval of headers (a
+   * compacted segment whose tail was cleaned away still gives its last remaining batch). What the
+   * replica's start checks its leader-epoch checkpoint against.
    */
   lastBatchHeader(): BatchHeader | null {
     this.assertOpen();
     const last = this.logEndOffset - 1;
     if (last < this.logStartOffset) return null;
-    const segment = this.segments[this.segmentIndexFor(last)]!;
-    const batch = segment.findBatch(last);
-    return batch !== null && batch.baseOffset <= last && batch.lastOffset >= last ? batch : null;
+    for (let i = this.segmentIndexFor(last); i >= 0; i--) {
+      const segment = this.segments[i]!;
+      if (segment.sizeBytes === 0) continue;
+      let found: BatchHeader | null = null;
+      const problem = segment.forEachBatch(segment.lookupPosition(last), (h) => {
+        found = h;
+        return true;
+      });
+      assert.equal(problem, null, `log ${this.dir}: recovered segment unreadable: ${problem}`);
+      const batch = found as BatchHeader | null;
+      if (batch !== null) return batch.lastOffset >= this.logStartOffset ? batch : null;
+    }
+    return null;
   }
 
   // ---- idempotent-producer state (producer-state-snapshot.ts; the replica's producer-state.ts owns the state) ----

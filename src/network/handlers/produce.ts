@@ -96,6 +96,8 @@ export const produceHandler: ApiHandler<typeof ProduceRequest, typeof ProduceRes
   maxVersion: 13,
   minSupportedVersion: 3,
   refuse({ body }: RequestContext<ProduceRequestData>) {
+    // acks=0 reads no answer: the refusal closes the connection (module comment).
+    if (body.acks === 0) throw new CloseConnection('Produce v0-2 (message format v0/v1) is not supported');
     return allPartitions(body, ErrorCode.UNSUPPORTED_VERSION, 'Produce v0-2 (message format v0/v1) is not supported');
   },
   async handle({ apiVersion, body, broker, clientId, remote }) {

@@ -178,6 +178,22 @@ describe('resolveStartConfig', () => {
     );
   });
 
+  it('checks that listeners with --data-dir already applied', () => {
+    const config = resolveStartConfig(
+      {
+        ...NO_ARGS,
+        overrides: [
+          ['log.dirs', '/a,/a'],
+          ['listeners', 'PLAINTEXT://127.0.0.1:9092'],
+        ],
+        port: 0,
+        dataDir: '/x',
+      },
+      readFile,
+    );
+    assert.deepEqual(config.logDirs, ['/x'], 'the duplicate log.dirs that --data-dir replaces is not an error');
+  });
+
   it('lets overrides beat the file', () => {
     const config = resolveStartConfig(
       { ...NO_ARGS, propertiesFile: 'server.properties', overrides: [['log.dirs', '/o']] },

@@ -186,6 +186,15 @@ describe('broker on the wire', () => {
       topicData: [{ name: 'old-produce', partitionData: [{ index: 0, records: Buffer.alloc(0) }] }],
     });
     assert.equal(res.body.responses[0].partitionResponses[0].errorCode, ErrorCode.UNSUPPORTED_VERSION);
+    // With acks=0 no answer is read: the refusal closes the connection instead (Kafka's sendErrorOrCloseConnection).
+    const fireAndForget = await WireClient.connect(broker.port);
+    fireAndForget.send(ApiKey.Produce, 2, {
+      acks: 0,
+      timeoutMs: 1000,
+      topicData: [{ name: 'old-produce', partitionData: [{ index: 0, records: Buffer.alloc(0) }] }],
+    });
+    assert.equal(await fireAndForget.waitClosed(), true);
+    assert.equal(await fireAndForget.readFrame(), null, 'with no answer');
   });
 
   test('bad CRC gets CORRUPT_MESSAGE, oversized batches MESSAGE_TOO_LARGE, a missing partition UNKNOWN_TOPIC_OR_PARTITION', async () => {
