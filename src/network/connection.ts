@@ -31,12 +31,22 @@ interface Slot {
 /** How long a closing connection may take to flush its last answers before it is destroyed (ms). */
 const CLOSE_FLUSH_MS = 5_000;
 
+/**
+ * How long a closing connection stays open once its last answers are written (ms). Destroying a
+ * socket with unread input sends a reset, and a reset that arrives before the client has read the
+ * answers may make its stack drop them (HTTP servers' lingering close); a short wait lets them land.
+ * Kafka closes at once; until then the socket still counts against max.connections.
+ */
+const CLOSE_LINGER_MS = 100;
+
 export interface ConnectionLimits {
   socketRequestMaxBytes: number;
   /** Requests read but not yet answered before the connection stops reading (backpressure). */
   maxInFlightRequests: number;
   /** connections.max.idle.ms: close a connection with nothing in flight after this long without a request; -1 = never. */
   connectionsMaxIdleMs: number;
+  /** Tests: how long a closing connection may take to flush before it is destroyed (default CLOSE_FLUSH_MS). */
+  closeFlushMs?: number;
 }
 
 export class Connection {
@@ -116,12 +126,16 @@ export class Connection {
     this.writeReady();
   }
 
-  /** Ends the socket after its queued writes flush (destroyed if that takes over CLOSE_FLUSH_MS). */
+  /**
+   * Ends the socket after its queued writes flush, and destroys it CLOSE_LINGER_MS later (whether or
+   * not the client closes its side), or after CLOSE_FLUSH_MS if the client never reads them.
+   */
   private endAfterFlush(): void {
     if (this.closed) return;
     this.closed = true;
+    this.socket.once('finish', () => setTimeout(() => this.socket.destroy(), CLOSE_LINGER_MS).unref());
     this.socket.end();
-    setTimeout(() => this.socket.destroy(), CLOSE_FLUSH_MS).unref();
+    setTimeout(() => this.socket.destroy(), this.limits.closeFlushMs ?? CLOSE_FLUSH_MS).unref();
   }
 
   private onData(chunk: Buffer): void {

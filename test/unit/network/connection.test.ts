@@ -53,4 +53,49 @@ describe('Connection', () => {
     assert.equal(didClose, true, 'the connection ended');
     assert.equal(Buffer.concat(received).length, 0, 'neither request was answered');
   });
+
+  it('is destroyed soon after its last answer even when the client keeps its side open', async () => {
+    const log = createLogger({ level: 'silent' });
+    const handler: FrameHandler = (f) =>
+      f.readInt32BE(0) === 2 ? Promise.reject(new CloseConnection('bad request')) : Promise.resolve([frame(7)]);
+    const server = net.createServer((socket) => {
+      new Connection(
+        socket,
+        handler,
+        // A flush bound far beyond the wait below: only the linger after the last answer can end it.
+        { socketRequestMaxBytes: 1 << 20, maxInFlightRequests: 8, connectionsMaxIdleMs: -1, closeFlushMs: 600_000 },
+        log,
+        () => undefined,
+        new RateLimitedWarning(log, systemClock),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as net.AddressInfo;
+    // allowHalfOpen: the client does not end its side when the server's FIN arrives (as a raw socket would not).
+    const client = net.connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+    client.on('error', () => undefined);
+    const received: Buffer[] = [];
+    client.on('data', (d: Buffer) => received.push(d));
+    const closed = new Promise<boolean>((resolve) => {
+      client.on('close', () => resolve(true));
+      // Below the 5 s flush bound connections have by default (a client that never reads its answers).
+      setTimeout(() => resolve(false), 4_000).unref();
+    });
+    // Like a producer that reads nothing, the client keeps writing after the server's FIN: once the
+    // server has destroyed its socket, a write is answered with a reset and the client's socket closes.
+    let writes = 0;
+    client.on('end', () => {
+      const timer = setInterval(() => {
+        if (client.destroyed || ++writes > 80) clearInterval(timer);
+        else client.write(frame(3));
+      }, 50);
+      timer.unref();
+    });
+    client.write(Buffer.concat([frame(1), frame(2)]));
+    const didClose = await closed;
+    client.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    assert.equal(didClose, true, 'the server destroyed the connection: a write after it was reset');
+    assert.deepEqual(Buffer.concat(received), frame(7), 'after answering the request before the bad one');
+  });
 });
