@@ -89,6 +89,38 @@ function allPartitions(body: ProduceRequestData, errorCode: number, message: str
   };
 }
 
+/**
+ * The request's topics and partitions with each partition once, as Kafka's KafkaApis keys a produce
+ * by topic-partition (a map: a partition named twice is appended once, with its last records; a
+ * topic named twice answers as one). Topics keep the order they first appear in; v13+ names topics
+ * by id.
+ */
+function uniquePartitions(body: ProduceRequestData, apiVersion: number): ProduceRequestData['topicData'] {
+  // The common request (one partition of one topic) has nothing to merge.
+  if (body.topicData.length === 1 && body.topicData[0]!.partitionData.length <= 1) return body.topicData;
+  const topics = new Map<string, ProduceRequestData['topicData'][number]>();
+  let duplicates = false;
+  for (const t of body.topicData) {
+    const key = apiVersion >= 13 ? `id:${t.topicId}` : `name:${t.name}`;
+    const seen = topics.get(key);
+    if (seen === undefined) topics.set(key, { ...t, partitionData: [...t.partitionData] });
+    else {
+      duplicates = true;
+      seen.partitionData.push(...t.partitionData);
+    }
+  }
+  for (const t of topics.values()) {
+    const byIndex = new Map<number, (typeof t.partitionData)[number]>();
+    for (const p of t.partitionData) {
+      if (byIndex.has(p.index)) duplicates = true;
+      byIndex.delete(p.index);
+      byIndex.set(p.index, p);
+    }
+    if (duplicates) t.partitionData = [...byIndex.values()];
+  }
+  return duplicates ? [...topics.values()] : body.topicData;
+}
+
 export const produceHandler: ApiHandler<typeof ProduceRequest, typeof ProduceResponse> = {
   apiKey: ApiKey.Produce,
   name: 'Produce',
@@ -111,7 +143,7 @@ export const produceHandler: ApiHandler<typeof ProduceRequest, typeof ProduceRes
       if (acks === 0) throw new CloseConnection('produce with acks=0 failed: TRANSACTIONAL_ID_AUTHORIZATION_FAILED');
       return allPartitions(body, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, 'Transactions are not supported yet');
     }
-    const pending = body.topicData.map((topicData) => ({
+    const pending = uniquePartitions(body, apiVersion).map((topicData) => ({
       name: topicData.name,
       topicId: topicData.topicId,
       partitions: topicData.partitionData.map(async (p) => {

@@ -360,6 +360,28 @@ describe('broker on the wire', () => {
     assert.equal(list.body.topics[0].partitions[0].offset, 1, 'other connections are served; the good batch is in');
   });
 
+  test('a partition named twice in one Produce is appended once, with its last records (Kafka keys by partition)', async () => {
+    assert.equal(await createTopic(client, 'twice'), ErrorCode.NONE);
+    const res = await client.request(ApiKey.Produce, 7, {
+      transactionalId: null,
+      acks: 1,
+      timeoutMs: 5000,
+      topicData: [
+        { name: 'twice', partitionData: [{ index: 0, records: batchOf(['first']) }] },
+        { name: 'twice', partitionData: [{ index: 0, records: batchOf(['second']) }] },
+      ],
+    });
+    assert.equal(res.body.responses.length, 1, 'one topic in the answer');
+    assert.equal(res.body.responses[0].partitionResponses.length, 1, 'one partition in the answer');
+    assert.equal(res.body.responses[0].partitionResponses[0].errorCode, ErrorCode.NONE);
+    const fetched = await client.request(ApiKey.Fetch, 4, fetchBody('twice', 0, 0));
+    const batches = decodeRecordBatches(fetched.body.responses[0].partitions[0].records);
+    assert.deepEqual(
+      batches.flatMap((b) => b.records.map((r) => r.value!.toString())),
+      ['second'],
+    );
+  });
+
   test('ListOffsets earliest and latest', async () => {
     assert.equal(await createTopic(client, 'offsets'), ErrorCode.NONE);
     await client.request(ApiKey.Produce, 7, produceBody('offsets', 0, batchOf(['1', '2', '3'])));
