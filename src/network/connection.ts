@@ -19,8 +19,6 @@ import { CloseConnection } from './close-connection';
  */
 export type FrameHandler = (frame: Buffer, connection: Connection) => Promise<Buffer[] | null>;
 
-export { CloseConnection } from './close-connection';
-
 interface Slot {
   done: boolean;
   response: Buffer[] | null;

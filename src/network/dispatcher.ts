@@ -12,7 +12,8 @@ import { ErrorCode } from '../protocol/error-codes';
 import { decodeRequest, encodeResponse, encodeResponseChunks, peekRequestHeader } from '../protocol';
 import type { AnyApiHandler, RequestContext } from './api-handler';
 import type { BrokerContext } from './broker-context';
-import { CloseConnection, type Connection } from './connection';
+import { CloseConnection } from './close-connection';
+import type { Connection } from './connection';
 
 /**
  * One request a handler served, as the admin API's metrics count it (`skiff_requests_total`,

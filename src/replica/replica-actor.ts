@@ -484,8 +484,8 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     if (cached === lastBatch.partitionLeaderEpoch) return;
     const before = this.epochs.list();
     if (cached === null || cached < lastBatch.partitionLeaderEpoch) {
-      const latest = before[before.length - 1];
-      log.forEachBatchHeader(latest?.startOffset ?? log.logStartOffset, (h) => {
+      const from = this.epochs.startOffsetOf(this.epochs.latestEpoch) ?? log.logStartOffset;
+      log.forEachBatchHeader(from, (h) => {
         if (h.partitionLeaderEpoch > this.epochs.latestEpoch) this.epochs.assign(h.partitionLeaderEpoch, h.baseOffset);
       });
     } else {

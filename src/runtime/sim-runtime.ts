@@ -130,6 +130,11 @@ interface SimCell {
 
 const MAX_STEPS = 1_000_000;
 
+/** Fails a run that is still busy after `maxSteps` steps: a livelock (nothing ever settles). */
+function assertBelowStepLimit(steps: number, maxSteps: number): void {
+  assert(steps <= maxSteps, `simulation still busy after ${maxSteps} steps (livelock?)`);
+}
+
 function flushMicrotasks(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
@@ -276,7 +281,7 @@ export class SimRuntime implements Runtime, EndpointTransport {
     let steps = 0;
     while (this.step()) {
       steps++;
-      assert(steps <= maxSteps, `simulation still busy after ${maxSteps} steps (livelock?)`);
+      assertBelowStepLimit(steps, maxSteps);
     }
     return steps;
   }
@@ -291,13 +296,13 @@ export class SimRuntime implements Runtime, EndpointTransport {
       await flushMicrotasks();
       if (this.step()) {
         steps++;
-        assert(steps <= maxSteps, `simulation still busy after ${maxSteps} steps (livelock?)`);
+        assertBelowStepLimit(steps, maxSteps);
         continue;
       }
       await flushMicrotasks();
       if (!this.step()) return steps;
       steps++;
-      assert(steps <= maxSteps, `simulation still busy after ${maxSteps} steps (livelock?)`);
+      assertBelowStepLimit(steps, maxSteps);
     }
   }
 
@@ -336,7 +341,7 @@ export class SimRuntime implements Runtime, EndpointTransport {
       if (done) return promise;
       if (this.step()) {
         steps++;
-        assert(steps <= maxSteps, `simulation still busy after ${maxSteps} steps (livelock?)`);
+        assertBelowStepLimit(steps, maxSteps);
         continue;
       }
       await flushMicrotasks();
@@ -345,7 +350,7 @@ export class SimRuntime implements Runtime, EndpointTransport {
         // Counted too: a livelock whose every step waits on a microtask (an actor's async turn) takes
         // this branch each time, and went on forever when only the branch above counted.
         steps++;
-        assert(steps <= maxSteps, `simulation still busy after ${maxSteps} steps (livelock?)`);
+        assertBelowStepLimit(steps, maxSteps);
         continue;
       }
       const next = this.timers.peek();

@@ -7,7 +7,7 @@
  * reads no answer, learns of it and refreshes its metadata (a moved leader, a deleted topic).
  */
 import { ApiKey } from '../../protocol/api-keys';
-import { ErrorCode } from '../../protocol/error-codes';
+import { ErrorCode, errorName } from '../../protocol/error-codes';
 import * as L from '../../protocol/record-batch/layout';
 import { attributesOf } from '../../protocol/record-batch/view';
 import type { ApiHandler, RequestContext } from '../api-handler';
@@ -17,7 +17,6 @@ import { OFFSETS_TOPIC } from '../../group/offsets-records';
 import type { BrokerContext } from '../broker-context';
 import { RateLimitedWarning } from '../rate-limited-warning';
 import { CloseConnection } from '../close-connection';
-import { errorName } from '../../protocol/error-codes';
 
 /** Extra time beyond the produce timeout before the network layer gives up on a replica's answer. */
 const REPLY_GRACE_MS = 5000;
@@ -98,27 +97,19 @@ function allPartitions(body: ProduceRequestData, errorCode: number, message: str
 function uniquePartitions(body: ProduceRequestData, apiVersion: number): ProduceRequestData['topicData'] {
   // The common request (one partition of one topic) has nothing to merge.
   if (body.topicData.length === 1 && body.topicData[0]!.partitionData.length <= 1) return body.topicData;
-  const topics = new Map<string, ProduceRequestData['topicData'][number]>();
-  let duplicates = false;
+  type TopicData = ProduceRequestData['topicData'][number];
+  const topics = new Map<string, { topic: TopicData; partitions: Map<number, TopicData['partitionData'][number]> }>();
   for (const t of body.topicData) {
     const key = apiVersion >= 13 ? `id:${t.topicId}` : `name:${t.name}`;
-    const seen = topics.get(key);
-    if (seen === undefined) topics.set(key, { ...t, partitionData: [...t.partitionData] });
-    else {
-      duplicates = true;
-      seen.partitionData.push(...t.partitionData);
-    }
-  }
-  for (const t of topics.values()) {
-    const byIndex = new Map<number, (typeof t.partitionData)[number]>();
+    let entry = topics.get(key);
+    if (entry === undefined) topics.set(key, (entry = { topic: t, partitions: new Map() }));
     for (const p of t.partitionData) {
-      if (byIndex.has(p.index)) duplicates = true;
-      byIndex.delete(p.index);
-      byIndex.set(p.index, p);
+      // Delete first: a partition named again takes the place of its last occurrence.
+      entry.partitions.delete(p.index);
+      entry.partitions.set(p.index, p);
     }
-    if (duplicates) t.partitionData = [...byIndex.values()];
   }
-  return duplicates ? [...topics.values()] : body.topicData;
+  return [...topics.values()].map(({ topic, partitions }) => ({ ...topic, partitionData: [...partitions.values()] }));
 }
 
 export const produceHandler: ApiHandler<typeof ProduceRequest, typeof ProduceResponse> = {

@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import * as net from 'node:net';
 import { describe, it } from 'node:test';
-import { CloseConnection, Connection, type FrameHandler } from '../../../src/network/connection';
+import { CloseConnection } from '../../../src/network/close-connection';
+import { Connection, type FrameHandler } from '../../../src/network/connection';
 import { RateLimitedWarning } from '../../../src/network/rate-limited-warning';
 import { createLogger } from '../../../src/runtime/logger';
 import { systemClock } from '../../../src/runtime/system-time';
