@@ -4,7 +4,14 @@
  * API handlers can throw it without importing the connection's socket code.
  */
 export class CloseConnection extends Error {
-  constructor(reason: string) {
+  /**
+   * @param errorCounts the error codes of the answer the client does not get (a failed acks=0
+   *   produce), counted by the request metrics as Kafka's RequestChannel.closeConnection counts them.
+   */
+  constructor(
+    reason: string,
+    readonly errorCounts?: ReadonlyMap<number, number>,
+  ) {
     super(reason);
     this.name = 'CloseConnection';
   }

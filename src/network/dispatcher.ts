@@ -13,6 +13,7 @@ import { decodeRequest, encodeResponse, encodeResponseChunks, peekRequestHeader 
 import type { AnyApiHandler, RequestContext } from './api-handler';
 import type { BrokerContext } from './broker-context';
 import { CloseConnection } from './close-connection';
+import { responseErrorCounts } from './error-counts';
 import type { Connection } from './connection';
 
 /**
@@ -36,34 +37,10 @@ export interface RequestDoneInfo {
   /**
    * The non-zero error codes in its response, each with how many `errorCode` fields carry it (a
    * Produce refused on two partitions counts 2): Kafka's AbstractResponse.errorCounts, which its
-   * `ErrorsPerSec` metric counts. Absent when there was no response (acks=0, a refused version's
-   * handler that threw).
+   * `ErrorsPerSec` metric counts; for a request closed for its errors, those of the answer it did
+   * not get (a failed acks=0 produce). Absent otherwise when there was no response.
    */
   errorCounts?: ReadonlyMap<number, number>;
-}
-
-/**
- * Counts the non-zero `errorCode` fields anywhere in a response body (record bytes are not walked).
- * Top-level and nested error codes alike, as Kafka's per-API errorCounts add them up.
- */
-export function responseErrorCounts(response: unknown): Map<number, number> {
-  const counts = new Map<number, number>();
-  const walk = (value: unknown): void => {
-    if (value === null || typeof value !== 'object' || ArrayBuffer.isView(value)) return;
-    if (Array.isArray(value)) {
-      for (const item of value) walk(item);
-      return;
-    }
-    const fields = value as Record<string, unknown>;
-    for (const key in fields) {
-      const field = fields[key];
-      if (key === 'errorCode') {
-        if (typeof field === 'number' && field !== 0) counts.set(field, (counts.get(field) ?? 0) + 1);
-      } else if (field !== null && typeof field === 'object') walk(field);
-    }
-  };
-  walk(response);
-  return counts;
 }
 
 /** Options of a {@link Dispatcher}. */
@@ -129,9 +106,13 @@ export class Dispatcher {
     };
     if (this.onRequestDone === undefined) return this.serve(handler, request);
     const startMs = broker.clock.monotonicMs();
-    let errorCounts: Map<number, number> | undefined;
+    let errorCounts: ReadonlyMap<number, number> | undefined;
     try {
       return await this.serve(handler, request, (response) => (errorCounts = responseErrorCounts(response)));
+    } catch (error) {
+      // A request closed for its errors (a failed acks=0 produce) counts them, as Kafka's closeConnection does.
+      if (error instanceof CloseConnection && error.errorCounts !== undefined) errorCounts = error.errorCounts;
+      throw error;
     } finally {
       this.onRequestDone({
         apiKey: peeked.apiKey,

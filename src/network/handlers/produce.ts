@@ -17,6 +17,7 @@ import { OFFSETS_TOPIC } from '../../group/offsets-records';
 import type { BrokerContext } from '../broker-context';
 import { RateLimitedWarning } from '../rate-limited-warning';
 import { CloseConnection } from '../close-connection';
+import { responseErrorCounts } from '../error-counts';
 
 /** Extra time beyond the produce timeout before the network layer gives up on a replica's answer. */
 const REPLY_GRACE_MS = 5000;
@@ -131,7 +132,11 @@ export const produceHandler: ApiHandler<typeof ProduceRequest, typeof ProduceRes
     // Kafka's KafkaApis.handleProduceRequest: a request with a transactional id, or with a
     // transactional batch but no id, fails whole with TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
     if (body.transactionalId !== null || hasTransactionalBatch(body)) {
-      if (acks === 0) throw new CloseConnection('produce with acks=0 failed: TRANSACTIONAL_ID_AUTHORIZATION_FAILED');
+      if (acks === 0)
+        throw new CloseConnection(
+          'produce with acks=0 failed: TRANSACTIONAL_ID_AUTHORIZATION_FAILED',
+          responseErrorCounts(allPartitions(body, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, null)),
+        );
       return allPartitions(body, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, 'Transactions are not supported yet');
     }
     const pending = uniquePartitions(body, apiVersion).map((topicData) => ({
@@ -204,7 +209,8 @@ export const produceHandler: ApiHandler<typeof ProduceRequest, typeof ProduceRes
           .filter((p) => p.errorCode !== ErrorCode.NONE)
           .map((p) => `${t.name ?? t.topicId}-${p.index}: ${errorName(p.errorCode)}`),
       );
-      if (failed.length > 0) throw new CloseConnection(`produce with acks=0 failed (${failed.join(', ')})`);
+      if (failed.length > 0)
+        throw new CloseConnection(`produce with acks=0 failed (${failed.join(', ')})`, responseErrorCounts(responses));
       return null;
     }
     return { responses, throttleTimeMs: 0 };

@@ -9,7 +9,9 @@ import type { Clock } from '../../../src/io/clock';
 import type { AnyApiHandler } from '../../../src/network/api-handler';
 import type { BrokerContext } from '../../../src/network/broker-context';
 import type { Connection } from '../../../src/network/connection';
-import { Dispatcher, responseErrorCounts, type RequestDoneInfo } from '../../../src/network/dispatcher';
+import { Dispatcher, type RequestDoneInfo } from '../../../src/network/dispatcher';
+import { CloseConnection } from '../../../src/network/close-connection';
+import { responseErrorCounts } from '../../../src/network/error-counts';
 import { ApiKey, encodeRequest } from '../../../src/protocol';
 
 /** A monotonic clock that moves only when a handler says so. */
@@ -109,5 +111,16 @@ describe('dispatcher request observer', () => {
         [87, 1],
       ]),
     );
+  });
+
+  test('a request closed for its errors (a failed acks=0 produce) reports them', async () => {
+    const { done, dispatcher } = setup(
+      () => async () => {
+        throw new CloseConnection('acks=0 failed', new Map([[2, 1]]));
+      },
+      true,
+    );
+    await assert.rejects(dispatcher.handle(apiVersionsV3, connection), /acks=0 failed/);
+    assert.deepEqual(done[0]!.errorCounts, new Map([[2, 1]]));
   });
 });
