@@ -14,6 +14,7 @@ import { logEnvProblem } from '../runtime/logger';
 import { createCliLogger } from './logger';
 import { runStart, type StartBrokerFn } from './start-command';
 import { holdStartSignals, releaseStartSignals, takeOverStartSignal } from './start-signals';
+import { applyBrokerV8Flags } from './v8-flags';
 
 /** Starts the cluster `skiff start` asks for (one broker unless `--nodes`), as start-command.ts expects. */
 const startBrokerFn: StartBrokerFn = async (config, logger, options) => {
@@ -59,10 +60,17 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     process.stderr.write(`${configErrorLine(err)}\n`);
     process.exit(EXIT_USAGE);
   }
+  // Before any worker thread starts (v8-flags.ts); logged once the broker serves, so a refused
+  // start still prints its one line.
+  const v8Flags = applyBrokerV8Flags();
   await runStart(
     config,
     {
-      startBroker: startBrokerFn,
+      startBroker: async (startConfig, logger, options) => {
+        const handle = await startBrokerFn(startConfig, logger, options);
+        if (v8Flags.length > 0) logger.debug({ v8Flags }, 'V8 flags set for the broker');
+        return handle;
+      },
       logger: createCliLogger(),
       printLine: (line) => process.stdout.write(`${line}\n`),
       printError: (line) => process.stderr.write(`${line}\n`),

@@ -13,6 +13,7 @@ import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startBrokerProcess, type BrokerProcess } from '../helpers/broker-process';
 import { repoRoot, runCommand, SKIFF_BIN, type RunResult } from '../helpers/run-command';
+import { BROKER_V8_FLAGS } from '../../src/cli/v8-flags';
 
 const TIMEOUT_MS = 60_000;
 const STOCK_CONFIG = path.join(repoRoot(), 'test', 'fixtures', 'kafka-4.4-server.properties');
@@ -295,6 +296,15 @@ describe('skiff start lifecycle and output', () => {
       assert.equal(thirdLines.filter((l) => l.msg === 'loaded 70 partitions and 50 group coordinators').length, 1);
     },
   );
+
+  test('sets its V8 flags and logs them at debug', { timeout: TIMEOUT_MS }, async () => {
+    const broker = await startBrokerProcess({ env: { SKIFF_LOG_LEVEL: 'debug' } });
+    const lines = jsonLines(broker.logs()).filter((l) => l.msg === 'V8 flags set for the broker');
+    assert.equal(await broker.stop(), 0, broker.logs());
+    assert.equal(lines.length, 1, broker.logs());
+    assert.equal(lines[0]!.level, 20);
+    assert.deepEqual(lines[0]!.v8Flags, [...BROKER_V8_FLAGS]);
+  });
 
   test('logs are JSON on a pipe, pino-pretty lines with SKIFF_LOG_FORMAT=pretty', { timeout: TIMEOUT_MS }, async () => {
     // A config warning is logged before the (refused) start: one log line in each format.

@@ -32,6 +32,8 @@ export interface BrokerProcessOptions {
    * benchmark harness starts an older build this way (bench/compare.ts --skiff-before).
    */
   root?: string;
+  /** Environment variables set for the broker on top of this process's (e.g. SKIFF_LOG_LEVEL). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** A running broker process. */
@@ -70,7 +72,11 @@ export async function startBrokerProcess(opts: BrokerProcessOptions = {}): Promi
   for (const [key, value] of Object.entries(opts.overrides ?? {})) args.push('--override', `${key}=${value}`);
   args.push(...(opts.extraArgs ?? []));
 
-  const proc = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
+  const proc = spawn(process.execPath, args, {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...opts.env },
+  });
   liveProcesses.add(proc);
   let output = '';
   let stdout = '';
