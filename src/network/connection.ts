@@ -12,6 +12,7 @@ import type { Socket } from 'node:net';
 import type { Logger } from '../io/logger';
 import type { RateLimitedWarning } from './rate-limited-warning';
 import { CloseConnection } from './close-connection';
+import { responseBuffers } from './response-buffers';
 
 /**
  * Handles one complete request frame (without the size prefix); resolves with the framed response as
@@ -203,7 +204,13 @@ export class Connection {
         break;
       }
       if (!slot.response) continue;
-      for (const chunk of slot.response) if (!this.socket.write(chunk)) this.pausedForWrites = true;
+      for (const chunk of slot.response) {
+        // A leased chunk goes back to its pool once the socket has taken it (written or failed).
+        const roomLeft = responseBuffers.isLeased(chunk)
+          ? this.socket.write(chunk, () => responseBuffers.release(chunk))
+          : this.socket.write(chunk);
+        if (!roomLeft) this.pausedForWrites = true;
+      }
     }
     this.socket.uncork();
     if (ended) this.endAfterFlush();

@@ -29,6 +29,7 @@ import * as fs from 'node:fs';
 import { baseOffsetOf, batchSizeAt, lastOffsetDeltaOf } from '../protocol/record-batch/view';
 import { RECORD_BATCH_OVERHEAD } from '../protocol/record-batch/layout';
 import type { SegmentRange } from '../replica/messages';
+import { responseBuffers } from './response-buffers';
 
 /** Open segment descriptors kept at most. */
 export const MAX_OPEN_FILES = 128;
@@ -52,18 +53,23 @@ export class SegmentRangeReader {
   private sweeper: NodeJS.Timeout | null = null;
 
   /**
-   * The ranges' bytes in order in one fresh buffer of exactly their total size, or null when any
+   * The ranges' bytes in order in one buffer of exactly their total size, leased from
+   * {@link responseBuffers} (the connection releases it once written), or null when any
    * range is no longer what the replica meant (module comment) or cannot be read (ENOENT, EIO...):
    * the caller then asks the replica for the bytes. Never rejects.
    */
   async read(ranges: readonly SegmentRange[]): Promise<Buffer | null> {
     let total = 0;
     for (const r of ranges) total += r.sizeBytes;
-    // Not from the shared pool: a fetch response holds it until the socket has taken it.
-    const out = Buffer.allocUnsafeSlow(total);
+    // The connection gives it back once the socket has taken it (response-buffers.ts).
+    const out = responseBuffers.lease(total);
     let at = 0;
     for (const range of ranges) {
-      if (!(await this.readRange(range, out, at))) return null;
+      if (!(await this.readRange(range, out, at))) {
+        // No read into `out` is in flight: each was awaited.
+        responseBuffers.release(out);
+        return null;
+      }
       at += range.sizeBytes;
     }
     return out;

@@ -1,7 +1,8 @@
 /**
  * Connection closing over a real loopback socket, with a frame handler the test controls: when a
  * bad request starts the close and an EARLIER request then fails too, the connection still ends
- * (it used to wait forever for the earlier request's slot).
+ * (it used to wait forever for the earlier request's slot); a response chunk leased from the
+ * response buffer pool goes back to it once the socket has written it, with its bytes intact.
  */
 import assert from 'node:assert/strict';
 import * as net from 'node:net';
@@ -9,6 +10,7 @@ import { describe, it } from 'node:test';
 import { CloseConnection } from '../../../src/network/close-connection';
 import { Connection, type FrameHandler } from '../../../src/network/connection';
 import { RateLimitedWarning } from '../../../src/network/rate-limited-warning';
+import { responseBuffers } from '../../../src/network/response-buffers';
 import { createLogger } from '../../../src/runtime/logger';
 import { systemClock } from '../../../src/runtime/system-time';
 
@@ -98,5 +100,51 @@ describe('Connection', () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     assert.equal(didClose, true, 'the server destroyed the connection: a write after it was reset');
     assert.deepEqual(Buffer.concat(received), frame(7), 'after answering the request before the bad one');
+  });
+
+  it('gives a leased response chunk back to its pool once written, with the bytes the client reads', async () => {
+    const log = createLogger({ level: 'silent' });
+    const leased = responseBuffers.lease(200_000);
+    for (let i = 0; i < leased.length; i++) leased[i] = i % 251;
+    const expected = Buffer.from(leased);
+    const header = Buffer.alloc(4);
+    header.writeInt32BE(leased.length, 0);
+    let answered = (): void => undefined;
+    const written = new Promise<void>((resolve) => (answered = resolve));
+    const handler: FrameHandler = () => {
+      answered();
+      return Promise.resolve([header, leased]);
+    };
+    const server = net.createServer((socket) => {
+      new Connection(
+        socket,
+        handler,
+        { socketRequestMaxBytes: 1 << 20, maxInFlightRequests: 8, connectionsMaxIdleMs: -1 },
+        log,
+        () => undefined,
+        new RateLimitedWarning(log, systemClock),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as net.AddressInfo;
+    const client = net.connect(port, '127.0.0.1');
+    const received: Buffer[] = [];
+    let total = 0;
+    const all = new Promise<void>((resolve) =>
+      client.on('data', (d: Buffer) => {
+        received.push(d);
+        total += d.length;
+        if (total >= 4 + expected.length) resolve();
+      }),
+    );
+    client.write(frame(1));
+    await written;
+    await all;
+    // The write callback runs once libuv has handed the bytes to the kernel, before or soon after they arrive.
+    for (let i = 0; i < 100 && responseBuffers.isLeased(leased); i++) await new Promise((r) => setTimeout(r, 10));
+    client.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    assert.equal(responseBuffers.isLeased(leased), false, 'released after the write');
+    assert.deepEqual(Buffer.concat(received).subarray(4), expected);
   });
 });

@@ -14,6 +14,7 @@ import type { FileSystem } from '../../../src/io/file-system';
 import { MemoryFileSystem } from '../../../src/io/memory-file-system';
 import { NodeFileSystem } from '../../../src/io/node-file-system';
 import { holdsBatches, MAX_OPEN_FILES, SegmentRangeReader } from '../../../src/network/segment-reader';
+import { MIN_POOLED_BYTES, responseBuffers } from '../../../src/network/response-buffers';
 import { fixedClock, makeBatch, recordingLogger, removeDir, tmpDir } from '../storage/helpers';
 
 /** A log of `batches` 100-byte batches of 2 records each, segments of about 350 bytes (3 batches). */
@@ -177,6 +178,50 @@ describe('SegmentRangeReader', () => {
       removeDir(root);
     }
     assert.equal(reader.openFiles(), 0, 'close drops every descriptor');
+  });
+
+  it('reads 64 KiB or more into a leased response buffer, and gives the lease back when the read fails', async () => {
+    const root = tmpDir();
+    const dir = path.join(root, 'p-0');
+    const log = Log.open({
+      fs: new NodeFileSystem(),
+      dir,
+      config: { segmentBytes: 40_000, indexIntervalBytes: 4096 },
+      recoveryPoint: 0,
+      logger: recordingLogger(),
+      clock: fixedClock(),
+    });
+    const reader = new SegmentRangeReader();
+    try {
+      for (let i = 0; i < 12; i++) log.append(makeBatch({ records: 2, payloadBytes: 10_000, seed: i }), 1);
+      const rs = ranges(log, 0);
+      assert.ok(rs.length >= 3, 'several segments');
+      const out = await reader.read(rs);
+      assert.ok(out !== null && out.length >= MIN_POOLED_BYTES);
+      assert.equal(responseBuffers.isLeased(out), true);
+      assert.deepEqual(out, bytes(log, 0));
+      responseBuffers.release(out);
+
+      const before = responseBuffers.freeBytesHeld();
+      const stale = ranges(log, 0);
+      log.deleteRecordsBefore(log.segmentBaseOffsets()[1]!); // the first segment goes
+      // A reader with no descriptor cached (a cached one would still read the deleted file).
+      const fresh = new SegmentRangeReader();
+      try {
+        assert.equal(await fresh.read(stale), null);
+      } finally {
+        fresh.close();
+      }
+      assert.equal(
+        responseBuffers.freeBytesHeld(),
+        before,
+        'the failed read gave its lease back (and took the free one)',
+      );
+    } finally {
+      reader.close();
+      log.close();
+      removeDir(root);
+    }
   });
 
   it('a log on the simulation disk gives no ranges (its replica sends bytes)', () => {
