@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import * as net from 'node:net';
 import { describe, it } from 'node:test';
 import { CloseConnection } from '../../../src/network/close-connection';
-import { Connection, type FrameHandler } from '../../../src/network/connection';
+import { Connection, type ConnectionLimits, type FrameHandler } from '../../../src/network/connection';
 import { RateLimitedWarning } from '../../../src/network/rate-limited-warning';
 import { responseBuffers } from '../../../src/network/response-buffers';
 import { createLogger } from '../../../src/runtime/logger';
@@ -21,27 +21,28 @@ function frame(tag: number): Buffer {
   return out;
 }
 
+/** A server whose every connection is a Connection with `handler` and `limits`; resolves with its port. */
+async function serve(
+  handler: FrameHandler,
+  limits: ConnectionLimits = { socketRequestMaxBytes: 1 << 20, maxInFlightRequests: 8, connectionsMaxIdleMs: -1 },
+): Promise<{ port: number; server: net.Server }> {
+  const log = createLogger({ level: 'silent' });
+  const server = net.createServer((socket) => {
+    new Connection(socket, handler, limits, log, () => undefined, new RateLimitedWarning(log, systemClock));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { port: (server.address() as net.AddressInfo).port, server };
+}
+
 describe('Connection', () => {
   it('ends when a request before the bad one fails after the close began', async () => {
-    const log = createLogger({ level: 'silent' });
     const handler: FrameHandler = (f) => {
       const tag = f.readInt32BE(0);
       if (tag === 2) return Promise.reject(new CloseConnection('bad request'));
       // Request 1 fails later, with an internal error.
       return new Promise((_, reject) => setTimeout(() => reject(new Error('boom')), 50));
     };
-    const server = net.createServer((socket) => {
-      new Connection(
-        socket,
-        handler,
-        { socketRequestMaxBytes: 1 << 20, maxInFlightRequests: 8, connectionsMaxIdleMs: -1 },
-        log,
-        () => undefined,
-        new RateLimitedWarning(log, systemClock),
-      );
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as net.AddressInfo;
+    const { port, server } = await serve(handler);
     const client = net.connect(port, '127.0.0.1');
     const received: Buffer[] = [];
     client.on('data', (d: Buffer) => received.push(d));
@@ -58,22 +59,15 @@ describe('Connection', () => {
   });
 
   it('is destroyed soon after its last answer even when the client keeps its side open', async () => {
-    const log = createLogger({ level: 'silent' });
     const handler: FrameHandler = (f) =>
       f.readInt32BE(0) === 2 ? Promise.reject(new CloseConnection('bad request')) : Promise.resolve([frame(7)]);
-    const server = net.createServer((socket) => {
-      new Connection(
-        socket,
-        handler,
-        // A flush bound far beyond the wait below: only the linger after the last answer can end it.
-        { socketRequestMaxBytes: 1 << 20, maxInFlightRequests: 8, connectionsMaxIdleMs: -1, closeFlushMs: 600_000 },
-        log,
-        () => undefined,
-        new RateLimitedWarning(log, systemClock),
-      );
+    const { port, server } = await serve(handler, {
+      socketRequestMaxBytes: 1 << 20,
+      maxInFlightRequests: 8,
+      connectionsMaxIdleMs: -1,
+      // A flush bound far beyond the wait below: only the linger after the last answer can end it.
+      closeFlushMs: 600_000,
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as net.AddressInfo;
     // allowHalfOpen: the client does not end its side when the server's FIN arrives (as a raw socket would not).
     const client = net.connect({ port, host: '127.0.0.1', allowHalfOpen: true });
     client.on('error', () => undefined);
@@ -103,7 +97,6 @@ describe('Connection', () => {
   });
 
   it('gives a leased response chunk back to its pool once written, with the bytes the client reads', async () => {
-    const log = createLogger({ level: 'silent' });
     const leased = responseBuffers.lease(200_000);
     for (let i = 0; i < leased.length; i++) leased[i] = i % 251;
     const expected = Buffer.from(leased);
@@ -115,18 +108,7 @@ describe('Connection', () => {
       answered();
       return Promise.resolve([header, leased]);
     };
-    const server = net.createServer((socket) => {
-      new Connection(
-        socket,
-        handler,
-        { socketRequestMaxBytes: 1 << 20, maxInFlightRequests: 8, connectionsMaxIdleMs: -1 },
-        log,
-        () => undefined,
-        new RateLimitedWarning(log, systemClock),
-      );
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as net.AddressInfo;
+    const { port, server } = await serve(handler);
     const client = net.connect(port, '127.0.0.1');
     const received: Buffer[] = [];
     let total = 0;
