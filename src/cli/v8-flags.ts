@@ -17,8 +17,9 @@ import * as v8 from 'node:v8';
  * `--no-concurrent-array-buffer-sweeping`: ArrayBuffers are freed during the GC pause instead of by
  * a background task afterwards. V8 checks the flag on every sweep (ArrayBufferSweeper::RequestSweep).
  * With the background sweep, the network thread's isolate ran a full mark-compact about every 40 ms
- * while producing (26-30 in a 300,000 x 1 KiB run against 2 without), the request buffers being
- * the only garbage that grows. Measured as broker CPU per MB, alternating builds on one host.
+ * while producing (26-30 in a 300,000 x 1 KiB run against 2 without; `--trace-gc`), and V8's
+ * platform threads took 25-40% of the broker's CPU. Measured as broker CPU per MB, alternating
+ * builds on one host.
  */
 export const BROKER_V8_FLAGS: readonly string[] = ['--no-concurrent-array-buffer-sweeping'];
 
