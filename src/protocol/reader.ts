@@ -110,6 +110,21 @@ export class Reader {
     return high * TWO_POW_32 + low;
   }
 
+  /**
+   * int64 as a JS number, a value beyond ±(2^53 - 1) read as ±Number.MAX_SAFE_INTEGER (the
+   * FieldSpec `saturating` fields: compared only with offsets and timestamps, which no log reaches
+   * that far, so the answer is the same as for the exact value).
+   */
+  int64Saturating(): number {
+    this.need(8);
+    const high = this.buf.readInt32BE(this.offset);
+    const low = this.buf.readUInt32BE(this.offset + 4);
+    this.offset += 8;
+    if (high > INT64_SAFE_HIGH_MAX) return Number.MAX_SAFE_INTEGER;
+    if (high < INT64_SAFE_HIGH_MIN) return Number.MIN_SAFE_INTEGER;
+    return high * TWO_POW_32 + low;
+  }
+
   /** int64 as a bigint (no range limit). */
   int64BigInt(): bigint {
     this.need(8);

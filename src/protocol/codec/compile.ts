@@ -74,6 +74,8 @@ export interface Step {
   readonly elem: Step | null;
   /** For structs and struct elements: the nested struct compiled at the same version. */
   readonly sub: CompiledStruct | null;
+  /** An int64 decoded with Reader.int64Saturating (FieldSpec `saturating`). */
+  readonly saturating?: boolean;
 }
 
 /** A decoded struct (or message body): field key -> value. */
@@ -195,7 +197,9 @@ function compileField(f: FieldSpec, version: number, flexible: boolean, path: st
   } else {
     def = primitiveDefault(kind, nullableEverywhere);
   }
-  return { key: fieldKey(f.name), path, mode, kind, nullable, tag: f.tag ?? -1, def, elem, sub };
+  assert.ok(f.saturating !== true || kind === Kind.Int64, `${path}: saturating on a ${f.type} field`);
+  const saturating = f.saturating === true;
+  return { key: fieldKey(f.name), path, mode, kind, nullable, tag: f.tag ?? -1, def, elem, sub, saturating };
 }
 
 /** Marks a default that must be built fresh per use (mutable values). */

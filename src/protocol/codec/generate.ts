@@ -144,6 +144,8 @@ function generateDecoder(cs: CompiledStruct): StructDecoder {
       if (s.def === EMPTY_ARRAY_MARK) expr = '[]';
       else if (s.def === STRUCT_MARK || s.def === EMPTY_BUFFER) expr = `DF(ST[${steps.push(s) - 1}])`;
       else expr = literal(s.def);
+    } else if (s.saturating === true) {
+      expr = 'r.int64Saturating()';
     } else if (NUMBER_READERS[s.kind] !== undefined) {
       expr = NUMBER_READERS[s.kind]!;
     } else if (s.kind === Kind.String) {

@@ -80,7 +80,7 @@ export function readValue(r: Reader, s: Step, flexible: boolean): unknown {
     case Kind.Int32:
       return r.int32();
     case Kind.Int64:
-      return r.int64();
+      return s.saturating === true ? r.int64Saturating() : r.int64();
     case Kind.Uint16:
       return r.uint16();
     case Kind.Uint32:

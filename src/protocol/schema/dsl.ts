@@ -54,6 +54,13 @@ export interface FieldSpec {
   readonly tag?: number;
   readonly default?: FieldDefault;
   readonly ignorable?: boolean;
+  /**
+   * Skiff's, not Kafka's (int64 fields only): a value beyond ±(2^53 - 1) decodes as
+   * ±Number.MAX_SAFE_INTEGER instead of failing the request (Reader.int64Saturating). Only for
+   * fields that are compared with offsets or timestamps and never stored, where any value that
+   * large gets the answer Kafka gives it (Fetch's FetchOffset: OFFSET_OUT_OF_RANGE).
+   */
+  readonly saturating?: boolean;
   readonly about?: string;
   readonly fields?: readonly FieldSpec[];
 }

@@ -82,7 +82,8 @@ export const FetchRequest = {
           fields: [
             { name: 'Partition', type: 'int32', versions: '0+' },
             { name: 'CurrentLeaderEpoch', type: 'int32', versions: '9+', default: -1 },
-            { name: 'FetchOffset', type: 'int64', versions: '0+' },
+            // Any offset past 2^53 is past the log end: OFFSET_OUT_OF_RANGE, as Kafka answers it.
+            { name: 'FetchOffset', type: 'int64', versions: '0+', saturating: true },
             { name: 'LastFetchedEpoch', type: 'int32', versions: '12+', default: -1 },
             { name: 'LogStartOffset', type: 'int64', versions: '5+', default: -1 },
             { name: 'PartitionMaxBytes', type: 'int32', versions: '0+' },

@@ -302,6 +302,34 @@ describe('broker on the wire', () => {
     assert.equal(res.body.responses[0].partitions[0].records.length, 0);
   });
 
+  test('fetch at an offset beyond 2^53 gets OFFSET_OUT_OF_RANGE on an open connection, as in Kafka', async () => {
+    assert.equal(await createTopic(client, 'far'), ErrorCode.NONE);
+    await client.request(ApiKey.Produce, 7, produceBody('far', 0, batchOf(['1'])));
+    // A JS number cannot carry 2^63 - 1 into the encoder: write a marker offset and patch its bytes.
+    const marker = 0x0a0b0c0d0e0f;
+    const markerBytes = Buffer.alloc(8);
+    markerBytes.writeBigInt64BE(BigInt(marker));
+    for (const far of [2n ** 53n, 2n ** 62n, 2n ** 63n - 1n]) {
+      // v12 is flexible; from v13 a Fetch names topics by id.
+      for (const version of [4, 11, 12]) {
+        const correlationId = 900_000 + version;
+        const frame = encodeRequest(ApiKey.Fetch, version, correlationId, 'wire-test', fetchBody('far', 0, marker));
+        const at = frame.indexOf(markerBytes);
+        assert.ok(at > 0 && frame.indexOf(markerBytes, at + 1) < 0, 'the marker appears once');
+        frame.writeBigInt64BE(far, at);
+        client.sendRaw(frame);
+        const response = await client.readFrame();
+        assert.ok(response !== null, `v${version} ${far}: answered, not closed`);
+        const decoded = decodeResponse(ApiKey.Fetch, version, response);
+        assert.equal(decoded.correlationId, correlationId);
+        const partition = (decoded.body as any).responses[0].partitions[0];
+        assert.equal(partition.errorCode, ErrorCode.OFFSET_OUT_OF_RANGE, `v${version} ${far}`);
+      }
+    }
+    const res = await client.request(ApiKey.Fetch, 11, fetchBody('far', 0, 0));
+    assert.equal(res.body.responses[0].partitions[0].errorCode, ErrorCode.NONE, 'the connection still serves');
+  });
+
   test('a long poll waits for max_wait_ms, and a produce wakes it early', async () => {
     assert.equal(await createTopic(client, 'poll'), ErrorCode.NONE);
     let started = Date.now();

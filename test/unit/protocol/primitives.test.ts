@@ -203,6 +203,19 @@ describe('hostile and truncated input throws ProtocolError', () => {
     assert.equal(reader([0xff, 0xe0, 0, 0, 0, 0, 0, 0]).int64(), -(2 ** 53));
   });
 
+  it('int64Saturating reads values beyond ±(2^53 - 1) as the safe bound and others exactly', () => {
+    const max = [0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff];
+    assert.equal(reader([0x00, 0x20, 0, 0, 0, 0, 0, 0]).int64Saturating(), Number.MAX_SAFE_INTEGER); // 2^53
+    assert.equal(reader(max).int64Saturating(), Number.MAX_SAFE_INTEGER); // 2^63 - 1
+    assert.equal(reader([0x80, 0, 0, 0, 0, 0, 0, 0]).int64Saturating(), Number.MIN_SAFE_INTEGER); // -2^63
+    assert.equal(reader([0x00, 0x1f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]).int64Saturating(), 2 ** 53 - 1);
+    assert.equal(reader([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]).int64Saturating(), -1);
+    const r = reader([...max, 0, 0, 0, 7]);
+    r.int64Saturating();
+    assert.equal(r.int32(), 7, 'all eight bytes consumed');
+    throwsProtocol(() => reader([0, 0, 0, 0, 0, 0, 0]).int64Saturating(), 'int64');
+  });
+
   it('string lengths: too long, negative, null where not allowed', () => {
     throwsProtocol(() => reader([0x7f, 0xff, 0x61, 0x62]).string(), 'int16 length past the end');
     throwsProtocol(() => reader([0xff, 0xfe]).nullableString(), 'length -2');
