@@ -126,7 +126,14 @@ export const CLUSTER_SCENARIOS: ClusterScenario[] = [
           // Broker 1 is back (withBrokersDown started it), broker 2 still down.
           const [back] = await ctx.waitFor(topic, 'broker 1 back in the ISR', (ps) => ps[0]!.isr.includes(1));
           stopped.oneBack = partitionJson(back!);
-          stopped.acksAllWithTwo = await ctx.produce(topic, 0, ['c0'], -1);
+          // Kafka's leader can refuse with NOT_ENOUGH_REPLICAS for a moment after Metadata shows the
+          // ISR grown (seen under load): a refused batch is not appended, so try again, boundedly.
+          let withTwo = await ctx.produce(topic, 0, ['c0'], -1);
+          for (let attempt = 1; withTwo.error === 'NOT_ENOUGH_REPLICAS' && attempt <= 50; attempt++) {
+            await new Promise((resolve) => setTimeout(resolve, 200));
+            withTwo = await ctx.produce(topic, 0, ['c0'], -1);
+          }
+          stopped.acksAllWithTwo = withTwo;
         }),
       );
       const [whole] = await ctx.waitFullyReplicated(topic);
