@@ -139,18 +139,28 @@ describe('SegmentRangeReader', () => {
 
   it('closes a descriptor whose reads all failed, also when two were in flight on it at once', async () => {
     await withLog(3, async (log) => {
-      const openFds = () => nodeFs.readdirSync('/proc/self/fd').length;
       const reader = new SegmentRangeReader();
       try {
         const [range] = ranges(log, 0);
         assert.ok(range !== undefined);
+        // Descriptors on this segment only: the log's own and the reader's (another test's
+        // descriptor closing late must not move the count).
+        const openFds = () =>
+          nodeFs.readdirSync('/proc/self/fd').filter((fd) => {
+            try {
+              return nodeFs.readlinkSync(`/proc/self/fd/${fd}`) === range.path;
+            } catch {
+              return false;
+            }
+          }).length;
         const baseline = openFds();
         assert.deepEqual(await reader.read([range]), bytes(log, 0), 'cached now');
         assert.equal(openFds(), baseline + 1);
         nodeFs.truncateSync(range.path, 250);
         assert.deepEqual(await Promise.all([reader.read([range]), reader.read([range])]), [null, null]);
         assert.equal(reader.openFiles(), 0);
-        await new Promise((resolve) => setTimeout(resolve, 100)); // fs.close is asynchronous
+        // fs.close is asynchronous: wait for it, boundedly.
+        for (let i = 0; i < 200 && openFds() !== baseline; i++) await new Promise((resolve) => setTimeout(resolve, 10));
         assert.equal(openFds(), baseline, 'the descriptor was closed');
       } finally {
         reader.close();
