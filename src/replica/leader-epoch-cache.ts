@@ -36,22 +36,45 @@ export class LeaderEpochCache {
   private stale = false;
 
   /**
-   * While true, writes of the checkpoint skip their fsync (a new partition's first epoch: see the
-   * replica's start); {@link LeaderEpochCache.unsynced} tells whether the file awaits one.
+   * While true, writes of the checkpoint are deferred (a new partition's first epoch: see the
+   * replica's start): the entries change in memory only, {@link LeaderEpochCache.unsynced} turns
+   * true, and {@link LeaderEpochCache.writeDeferred} writes the file (without fsync) for the
+   * caller's syncFiles. A lost deferred write is rebuilt at the next start, from the batches'
+   * epochs or, for a log without batches, from the role. Saves a new partition an inode before it
+   * serves (issue 13 item 4).
    */
   deferSync = false;
 
-  /** The file on disk was last written without fsync. */
+  /** The file on disk was last written without fsync, or a write was deferred. */
   private unsyncedWrite = false;
 
-  /** The checkpoint was last written with {@link LeaderEpochCache.deferSync} on and awaits an fsync. */
+  /** A write deferred by {@link LeaderEpochCache.deferSync} has not reached the file yet. */
+  private unwritten = false;
+
+  /** The checkpoint awaits an fsync (or its deferred write): see {@link LeaderEpochCache.deferSync}. */
   get unsynced(): boolean {
     return this.unsyncedWrite;
   }
 
+  /**
+   * Writes a deferred checkpoint (no fsync; the caller syncs it with syncFiles); a no-op when none
+   * is deferred. On a disk error marks the file stale and throws a KafkaStorageError.
+   */
+  writeDeferred(): void {
+    if (!this.unwritten) return;
+    const path = `${this.dir}/leader-epoch-checkpoint`;
+    try {
+      writeLeaderEpochCheckpoint(this.fs, path, this.entries, { sync: false });
+    } catch (error) {
+      this.stale = true;
+      throw asStorageError(error, `writing ${path}`);
+    }
+    this.unwritten = false;
+  }
+
   /** Records that the caller fsynced the file (syncFiles): it is durable as written. */
   markSynced(): void {
-    this.unsyncedWrite = false;
+    if (!this.unwritten) this.unsyncedWrite = false;
   }
 
   /**
@@ -149,15 +172,21 @@ export class LeaderEpochCache {
 
   /** Writes every entry to the checkpoint; on a disk error marks it stale and throws a KafkaStorageError. */
   private persist(): void {
+    if (this.deferSync) {
+      this.unwritten = true;
+      this.unsyncedWrite = true;
+      return;
+    }
     const path = `${this.dir}/leader-epoch-checkpoint`;
     try {
-      writeLeaderEpochCheckpoint(this.fs, path, this.entries, { sync: !this.deferSync });
+      writeLeaderEpochCheckpoint(this.fs, path, this.entries, { sync: true });
     } catch (error) {
       this.stale = true;
       throw asStorageError(error, `writing ${path}`);
     }
     this.stale = false;
-    this.unsyncedWrite = this.deferSync;
+    this.unwritten = false;
+    this.unsyncedWrite = false;
   }
 
   /**

@@ -2,7 +2,11 @@
  * What an offset index and a time index share, whatever their entry format (Kafka's
  * AbstractIndex.java): fixed-size big-endian entries whose offsets are stored relative to the
  * segment's base offset as an int32, held in memory and written through to the file, which is
- * always exactly `entries * entrySize` bytes (no preallocation, so nothing to trim).
+ * always exactly `entries * entrySize` bytes (no preallocation, so nothing to trim). An empty
+ * segment's index may have no file yet: it is opened lazily ({@link IndexFile.readFile} with
+ * `create` false) and created by {@link IndexFile.materialize} or the first write, so a new
+ * partition creates its `.index` and `.timeindex` with its first batch rather than at creation
+ * (two inodes fewer per partition created; issue 13 item 4). A missing file holds no entries.
  *
  * ```
  *  file     | entry 0 | entry 1 | ... | entry n-1 |     n = entries, each entrySize bytes
@@ -27,12 +31,13 @@ export const MAX_RELATIVE_OFFSET = 0x7fffffff;
 
 /** An index file as read whole on open, before its entries are validated. */
 export interface IndexFileContents {
-  handle: FileHandle;
+  /** The open file, or null when it did not exist and was not created (`create` false). */
+  handle: FileHandle | null;
   /** The bytes read (whole entries and a torn tail, if any). */
   bytes: Buffer;
   /** Size of the file when opened, in bytes. */
   fileBytes: number;
-  /** True when the file did not exist and was created. */
+  /** True when the file did not exist (created only when `create` was true). */
   created: boolean;
 }
 
@@ -67,28 +72,59 @@ export abstract class IndexFile<Entry, Keys extends IndexKeys> {
    */
   private lastSync: { changes: number; done: Promise<void>; settled: boolean } | null = null;
 
+  /** The open file; null while it does not exist (see module doc: created by the first write). */
+  private handle: FileHandle | null;
+
   protected constructor(
+    private readonly fs: FileSystem,
     readonly path: string,
     /** The segment's base offset: entries store offsets relative to it. */
     readonly baseOffset: number,
-    protected readonly handle: FileHandle,
+    handle: FileHandle | null,
     /** Bytes per entry (Kafka's entrySize). */
     protected readonly entrySize: number,
     /** An empty key column; its length is the initial capacity. */
     keys: Keys,
   ) {
+    this.handle = handle;
     this.keys = keys;
     this.values = new Int32Array(keys.length);
   }
 
-  /** Opens (creating if missing) the index file at `path` and reads it whole. Throws on I/O errors. */
-  protected static readFile(fs: FileSystem, path: string): IndexFileContents {
-    const created = !fs.exists(path);
+  /**
+   * Opens the index file at `path` and reads it whole. A missing file is created when `create` is
+   * true, else left missing (handle null, no bytes) for the first write to create. Throws on I/O errors.
+   */
+  protected static readFile(fs: FileSystem, path: string, create = true): IndexFileContents {
+    const missing = !fs.exists(path);
+    if (missing && !create) return { handle: null, bytes: Buffer.alloc(0), fileBytes: 0, created: true };
     const handle = fs.open(path, 'rw');
     const fileBytes = handle.size();
     const bytes = Buffer.alloc(fileBytes);
     const read = handle.read(bytes, 0, fileBytes, 0);
-    return { handle, bytes: bytes.subarray(0, read), fileBytes, created };
+    return { handle, bytes: bytes.subarray(0, read), fileBytes, created: missing };
+  }
+
+  /** Whether the file exists (false for an empty segment's index not written yet). */
+  get onDisk(): boolean {
+    return this.handle !== null;
+  }
+
+  /** The open file, created now if it does not exist yet. */
+  private file(): FileHandle {
+    this.handle ??= this.fs.open(this.path, 'rw');
+    return this.handle;
+  }
+
+  /**
+   * Creates the (empty) file if it does not exist yet; true when it did so (the directory then
+   * needs a sync for the new name to be durable). Throws on I/O errors (a full disk).
+   */
+  materialize(): boolean {
+    if (this.handle !== null) return false;
+    // No file change to fsync: the new file is empty, and its name is the directory sync's.
+    this.file();
+    return true;
   }
 
   /** Entry `i` (0-based), with its absolute offset. */
@@ -186,13 +222,15 @@ export abstract class IndexFile<Entry, Keys extends IndexKeys> {
     const bytes = Buffer.allocUnsafe((this.count - this.written) * this.entrySize);
     for (let i = this.written; i < this.count; i++) this.encodeEntry(bytes, (i - this.written) * this.entrySize, i);
     this.fileChanges++;
-    this.handle.write(bytes, this.written * this.entrySize);
+    this.file().write(bytes, this.written * this.entrySize);
     this.written = this.count;
   }
 
   private truncateFile(sizeBytes: number): void {
+    // A file not created yet is empty already.
+    if (this.handle === null && sizeBytes === 0) return;
     this.fileChanges++;
-    this.handle.truncate(sizeBytes);
+    this.file().truncate(sizeBytes);
   }
 
   /** Keeps the first `entries` entries (file truncated to match). */
@@ -232,6 +270,11 @@ export abstract class IndexFile<Entry, Keys extends IndexKeys> {
     const last = this.lastSync;
     if (last !== null && last.settled && last.changes === this.fileChanges) return;
     const changes = this.fileChanges;
+    // No file (nothing was ever written to it): nothing to make durable, as after an fsync.
+    if (this.handle === null) {
+      this.lastSync = { changes, done: Promise.resolve(), settled: true };
+      return;
+    }
     this.lastSync = null;
     this.handle.sync();
     this.lastSync = { changes, done: Promise.resolve(), settled: true };
@@ -250,8 +293,13 @@ export abstract class IndexFile<Entry, Keys extends IndexKeys> {
     }
     const last = this.lastSync;
     if (last !== null && last.changes === this.fileChanges) return last.done;
+    const handle = this.handle;
+    if (handle === null) {
+      this.lastSync = { changes: this.fileChanges, done: Promise.resolve(), settled: true };
+      return this.lastSync.done;
+    }
     const entry = { changes: this.fileChanges, done: Promise.resolve(), settled: false };
-    entry.done = syncHandleAsync(this.handle).then(
+    entry.done = syncHandleAsync(handle).then(
       () => {
         entry.settled = true;
       },
@@ -265,9 +313,9 @@ export abstract class IndexFile<Entry, Keys extends IndexKeys> {
     return entry.done;
   }
 
-  /** Writes pending entries and closes the file. */
+  /** Writes pending entries and closes the file (if it exists). */
   close(): void {
     this.writePending();
-    this.handle.close();
+    this.handle?.close();
   }
 }

@@ -244,18 +244,21 @@ export class LogSegment {
     this.timeIndexPath = posix.join(args.dir, segmentFileName(args.baseOffset, TIME_INDEX_FILE_SUFFIX));
     this.logHandle = logHandle;
     this.size = sizeBytes;
-    const opened = OffsetIndex.open(args.fs, this.indexPath, args.baseOffset, sizeBytes);
+    // An empty segment's indexes are created with its first batch (see append): a missing one is
+    // left missing, and is no problem (it has no entries to lose).
+    const empty = sizeBytes === 0;
+    const opened = OffsetIndex.open(args.fs, this.indexPath, args.baseOffset, sizeBytes, !empty);
     this.index = opened.index;
-    this.indexProblem = opened.problem;
+    this.indexProblem = empty && opened.created ? null : opened.problem;
     let openedTime: ReturnType<typeof TimeIndex.open>;
     try {
-      openedTime = TimeIndex.open(args.fs, this.timeIndexPath, args.baseOffset);
+      openedTime = TimeIndex.open(args.fs, this.timeIndexPath, args.baseOffset, !empty);
     } catch (error) {
       this.index.close();
       throw error;
     }
     this.timeIndex = openedTime.index;
-    this.timeIndexProblem = openedTime.problem;
+    this.timeIndexProblem = empty && openedTime.created ? null : openedTime.problem;
     // Kafka's readMaxTimestampAndOffsetSoFar: the last time index entry until a scan knows better.
     this.maxSoFar = this.timeIndex.lastEntry() ?? UNKNOWN_MAX;
     this.createdAtMs = args.clock.nowMs();
@@ -264,7 +267,9 @@ export class LogSegment {
 
   /**
    * Creates an empty segment at `baseOffset` (stale files of that name are emptied). Its next offset
-   * is `baseOffset`; the new files are durable only after {@link sync} and a directory sync.
+   * is `baseOffset`; the new files are durable only after {@link sync} and a directory sync. Only
+   * the `.log` is created now: the `.index` and `.timeindex` come with the first batch (see append),
+   * so a partition that is created costs two inodes fewer before it serves (issue 13 item 4).
    */
   static create(args: LogSegmentArgs): LogSegment {
     const paths = [LOG_FILE_SUFFIX, INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX].map((suffix) =>
@@ -651,6 +656,12 @@ export class LogSegment {
     const entries = { index: this.index.entries, timeIndex: this.timeIndex.entries };
     const maxTimestampMs = maxTimestampOf(batch);
     try {
+      // The first batch creates the index files (an empty segment has none yet; see create). The
+      // caller's flush syncs the directory: a new segment's log marks it changed until then.
+      if (position === 0) {
+        this.index.materialize();
+        this.timeIndex.materialize();
+      }
       this.logHandle.write(batch, position);
       this.size += batch.length;
       if (position === 0) this.rollingBasedMs = maxTimestampMs;

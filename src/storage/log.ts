@@ -1345,6 +1345,8 @@ export class Log {
           rolled = true;
         }
       }
+      // An empty segment's first batch creates its index files: their names need a directory sync.
+      if (this.active.sizeBytes === 0) this.dirDirty = true;
       this.active.append(batch, baseOffset, lastOffset); // undoes itself on a write error
     } catch (error) {
       const failure = asStorageError(error, `append at offset ${baseOffset} to ${this.dir}`);

@@ -39,7 +39,7 @@ export interface OffsetIndexOpen {
   index: OffsetIndex;
   /** Why entries were dropped on load (torn tail, out-of-order entry, ...), or null if all were valid. */
   problem: string | null;
-  /** True when the file did not exist and was created (its directory needs a sync). */
+  /** True when the file did not exist (and was created unless `create` was false). */
   created: boolean;
 }
 
@@ -49,6 +49,7 @@ export interface OffsetIndexOpen {
  */
 export class OffsetIndex extends IndexFile<OffsetPosition, Int32Array> {
   private constructor(
+    fs: FileSystem,
     path: string,
     baseOffset: number,
     contents: IndexFileContents,
@@ -56,18 +57,19 @@ export class OffsetIndex extends IndexFile<OffsetPosition, Int32Array> {
     private readonly logSizeBytes: number,
   ) {
     const capacity = Math.max(Math.floor(contents.bytes.length / OFFSET_INDEX_ENTRY_BYTES), 16);
-    super(path, baseOffset, contents.handle, OFFSET_INDEX_ENTRY_BYTES, new Int32Array(capacity));
+    super(fs, path, baseOffset, contents.handle, OFFSET_INDEX_ENTRY_BYTES, new Int32Array(capacity));
   }
 
   /**
    * Opens (creating if missing) the index at `path` and loads its longest valid prefix: entries
    * must be strictly increasing in offset and position, with 0 < position < `logSizeBytes`.
    * Invalid trailing entries (and a torn partial entry) are cut from the file and reported in
-   * `problem`; the caller decides whether to rebuild from the log.
+   * `problem`; the caller decides whether to rebuild from the log. With `create` false a missing
+   * file is left for the first write to create (an empty segment's; see IndexFile).
    */
-  static open(fs: FileSystem, path: string, baseOffset: number, logSizeBytes: number): OffsetIndexOpen {
-    const contents = IndexFile.readFile(fs, path);
-    const index = new OffsetIndex(path, baseOffset, contents, logSizeBytes);
+  static open(fs: FileSystem, path: string, baseOffset: number, logSizeBytes: number, create = true): OffsetIndexOpen {
+    const contents = IndexFile.readFile(fs, path, create);
+    const index = new OffsetIndex(fs, path, baseOffset, contents, logSizeBytes);
     const problem = index.load(contents);
     return { index, problem, created: contents.created };
   }

@@ -46,7 +46,7 @@ export interface TimeIndexOpen {
   index: TimeIndex;
   /** Why entries were dropped on load (torn tail, out-of-order entry, ...), 'missing', or null if all were valid. */
   problem: string | null;
-  /** True when the file did not exist and was created. */
+  /** True when the file did not exist (and was created unless `create` was false). */
   created: boolean;
 }
 
@@ -55,9 +55,9 @@ export interface TimeIndexOpen {
  * thread-safe; owned by its LogSegment.
  */
 export class TimeIndex extends IndexFile<TimestampOffset, Float64Array> {
-  private constructor(path: string, baseOffset: number, contents: IndexFileContents) {
+  private constructor(fs: FileSystem, path: string, baseOffset: number, contents: IndexFileContents) {
     const capacity = Math.max(Math.floor(contents.bytes.length / TIME_INDEX_ENTRY_BYTES), 8);
-    super(path, baseOffset, contents.handle, TIME_INDEX_ENTRY_BYTES, new Float64Array(capacity));
+    super(fs, path, baseOffset, contents.handle, TIME_INDEX_ENTRY_BYTES, new Float64Array(capacity));
   }
 
   /**
@@ -65,11 +65,12 @@ export class TimeIndex extends IndexFile<TimestampOffset, Float64Array> {
    * timestamps >= 0 and strictly increasing, relative offsets >= 0 and non-decreasing (Kafka's
    * TimeIndex.sanityCheck, entry by entry). Invalid trailing entries and a torn partial entry are
    * cut from the file and reported in `problem`; whether the entries agree with the log (offsets
-   * below the segment's next offset) is the segment's check. Throws on I/O errors.
+   * below the segment's next offset) is the segment's check. With `create` false a missing file is
+   * left for the first write to create (an empty segment's; see IndexFile). Throws on I/O errors.
    */
-  static open(fs: FileSystem, path: string, baseOffset: number): TimeIndexOpen {
-    const contents = IndexFile.readFile(fs, path);
-    const index = new TimeIndex(path, baseOffset, contents);
+  static open(fs: FileSystem, path: string, baseOffset: number, create = true): TimeIndexOpen {
+    const contents = IndexFile.readFile(fs, path, create);
+    const index = new TimeIndex(fs, path, baseOffset, contents);
     const problem = index.load(contents);
     return { index, problem, created: contents.created };
   }

@@ -554,12 +554,72 @@ describe('Log: open edge cases', () => {
     const log = open(fs, { logStartOffset: 42 });
     assert.equal(log.logStartOffset, 42);
     assert.equal(log.logEndOffset, 42);
+    // The index files come with the first batch (two inodes fewer per partition created).
+    assert.deepEqual(fs.readdir(DIR), ['00000000000000000042.log']);
+    assert.deepEqual(log.read(41, 100, 100, true), { kind: 'out-of-range' });
+    appendMany(log, 1);
     assert.deepEqual(fs.readdir(DIR), [
       '00000000000000000042.index',
       '00000000000000000042.log',
       '00000000000000000042.timeindex',
     ]);
-    assert.deepEqual(log.read(41, 100, 100, true), { kind: 'out-of-range' });
+  });
+
+  it('an empty log reopens without index files and without a warning; its first batch creates them, durable with its flush', () => {
+    const fs = new MemoryFileSystem();
+    const lines: LogLine[] = [];
+    let log = open(fs, { lines });
+    log.flush();
+    log.close();
+    log = open(fs, { lines });
+    assert.deepEqual(fs.readdir(DIR), ['00000000000000000000.log'], 'a reopen creates no index file');
+    assert.deepEqual(
+      lines.filter((l) => l.level === 'warn' || /index/.test(l.msg ?? '')),
+      [],
+      'a missing index of an empty segment is nothing to rebuild',
+    );
+    const stored = appendMany(log, 6, 2, BATCH_PAYLOAD);
+    log.flush();
+    // Power loss after the flush: the index files' names were made durable with it.
+    fs.crash({ kind: 'lose-unsynced' });
+    log = open(fs, { lines, recoveryPoint: 12 });
+    assert.deepEqual(fs.readdir(DIR), [
+      '00000000000000000000.index',
+      '00000000000000000000.log',
+      '00000000000000000000.timeindex',
+    ]);
+    assert.deepEqual(
+      lines.filter((l) => l.level === 'warn'),
+      [],
+      'indexes intact after the crash',
+    );
+    assert.ok(
+      fs.readFile(`${DIR}/00000000000000000000.index`).length > 0,
+      'the offset index holds entries (one every 150 bytes)',
+    );
+    assert.deepEqual(readAll(log), Buffer.concat(stored));
+    log.close();
+  });
+
+  it('a non-empty segment whose index files are gone still rebuilds them (only an empty one may lack them)', () => {
+    const fs = new MemoryFileSystem();
+    let log = open(fs);
+    const stored = appendMany(log, 6);
+    log.flush();
+    log.close();
+    fs.unlink(`${DIR}/00000000000000000000.index`);
+    fs.unlink(`${DIR}/00000000000000000000.timeindex`);
+    const lines: LogLine[] = [];
+    log = open(fs, { lines, recoveryPoint: 12 });
+    // The active segment is re-validated from the recovery point, its indexes rebuilt on the way.
+    assert.match(JSON.stringify(lines), /"reason":"missing".*offset index rebuilt by recovery/);
+    assert.deepEqual(fs.readdir(DIR), [
+      '00000000000000000000.index',
+      '00000000000000000000.log',
+      '00000000000000000000.timeindex',
+    ]);
+    assert.deepEqual(readAll(log), Buffer.concat(stored));
+    log.close();
   });
 
   it('deletes an index without a log and a segment that does not continue the log', () => {
