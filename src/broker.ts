@@ -183,13 +183,15 @@ export async function startCluster(
           throw new StartupError(`${error.message}: choose another port with --admin-port`, EXIT_FAILURE);
         throw error;
       });
+    // Replica workers load their modules while the controller starts and the logs load, rather than
+    // on the first topic creation or consumer group (ThreadRuntime.prestartWorkers); the start ends
+    // once they have (Kafka enables its acceptors once its thread pools run). A runtime the caller
+    // passed (tests) is left as it is.
+    const workersLoaded = ownRuntime?.prestartWorkers();
     await cluster.start(options.signal);
     if (options.adminPort !== undefined && options.adminPort !== null)
       await cluster.startAdmin(options.adminPort, options.faultInjection ?? false, options.adminPortOptional ?? false);
-    // Replica workers load their modules now, while the broker is idle, rather than on the first
-    // topic creation or consumer group (ThreadRuntime.prestartWorkers). A runtime the caller passed
-    // (tests) is left as it is.
-    ownRuntime?.prestartWorkers();
+    await workersLoaded;
   } catch (error) {
     await cluster.stop().catch(() => undefined);
     throw error;

@@ -198,19 +198,26 @@ export class ThreadRuntime implements Runtime, EndpointTransport {
    * broker actor modules ({@link PRELOADED_KINDS}) before its first message; placement then fills
    * them as before (an idle worker first). A worker's start is ~0.3 s of CPU, nearly all of it module
    * loading: started lazily, that lands on the first topic creation or the first consumer group (50
-   * __consumer_offsets replicas and coordinators spreading over fresh threads, issue 13). The broker
-   * calls this once it serves, so the cost is paid while it is idle and never delays its start.
+   * __consumer_offsets replicas and coordinators spreading over fresh threads, issue 13). Resolves
+   * once every worker this call started has loaded them (a `ping` each answers after its preload);
+   * a worker that exits first is the supervisor's (its restart is not waited for), so this never
+   * rejects. The broker calls it before its controller starts and waits for it before it says it
+   * listens, as Kafka enables its acceptors only once its thread pools run: the first consumer group
+   * then joins without waiting on module loads.
    */
-  prestartWorkers(): void {
-    if (this.closed) return;
+  prestartWorkers(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    const started: WorkerSlot[] = [];
     for (const [key, pool] of this.pools) {
       if (key === 'controller') continue;
       while (pool.slots.length < pool.capacity) {
         const slot = new WorkerSlot(key, pool.slots.length);
         pool.slots.push(slot);
         this.startWorker(slot, true);
+        started.push(slot);
       }
     }
+    return Promise.all(started.map((slot) => slot.request({ k: 'ping' }).catch(() => undefined))).then(() => undefined);
   }
 
   async spawn(id: ActorId, kind: string, args: unknown, placement: Placement): Promise<void> {
@@ -504,6 +511,7 @@ export class ThreadRuntime implements Runtime, EndpointTransport {
         return;
       case 'spawned':
       case 'stopped':
+      case 'pong':
         slot.answer(message);
         return;
       case 'exited': {

@@ -332,6 +332,9 @@ export class WorkerHost implements ActorHostServices {
       case 'stop':
         void this.stop(message.reqId, message.id);
         return;
+      case 'ping':
+        this.post({ k: 'pong', reqId: message.reqId });
+        return;
       case 'bounce':
         this.actors.get(message.requester)?.pending.fail(message.corr, message.reason);
         return;

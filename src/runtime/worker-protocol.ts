@@ -46,6 +46,11 @@ export type ToWorker =
   /** Fault injection and tests: crash this worker as an uncaught actor error would. */
   | { k: 'crash'; error: string }
   /**
+   * Answered by `pong` once the worker handles it: it has loaded its preloaded modules, which it
+   * does before it listens (ThreadRuntime.prestartWorkers waits for this).
+   */
+  | { k: 'ping'; reqId: number }
+  /**
    * The outcome of this worker's `spawn-request` or `stop-request` `reqId`: `error` (and the errno
    * `code` of a file-system error) if it failed.
    */
@@ -60,6 +65,8 @@ export type FromWorker =
   /** `code`: the errno of a file-system error the actor's start threw (`ENOSPC`, ...), so the broker can tell a disk failure apart. */
   | { k: 'spawned'; reqId: number; error?: string; code?: string }
   | { k: 'stopped'; reqId: number; error?: string }
+  /** The answer to `ping` `reqId`. */
+  | { k: 'pong'; reqId: number }
   /** Actor `id` called `exit()` and its `stop` has run; it is gone from this worker. */
   | { k: 'exited'; id: ActorId }
   /** Request `corr` from `requester` (not on this worker) to `to` cannot be answered. */

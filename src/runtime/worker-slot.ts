@@ -19,7 +19,7 @@ export class WorkerExitedError extends Error {
   }
 }
 
-type SlotRequest = Extract<ToWorker, { k: 'spawn' | 'stop' }>;
+type SlotRequest = Extract<ToWorker, { k: 'spawn' | 'stop' | 'ping' }>;
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 /** A worker position in a pool, surviving the workers that crash in it (module comment). */
@@ -83,12 +83,12 @@ export class WorkerSlot {
     });
   }
 
-  /** Settles request `reqId` from a `spawned`/`stopped` answer. */
-  answer(message: Extract<FromWorker, { k: 'spawned' | 'stopped' }>): void {
+  /** Settles request `reqId` from a `spawned`/`stopped`/`pong` answer. */
+  answer(message: Extract<FromWorker, { k: 'spawned' | 'stopped' | 'pong' }>): void {
     const waiting = this.waiting.get(message.reqId);
     if (waiting === undefined) return;
     this.waiting.delete(message.reqId);
-    if (message.error === undefined) waiting.resolve();
+    if (message.k === 'pong' || message.error === undefined) waiting.resolve();
     else waiting.reject(answerError(message));
   }
 

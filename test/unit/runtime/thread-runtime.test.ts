@@ -417,14 +417,17 @@ test('crashBroker terminates exactly that broker: no stop, no restart, pending r
   net.close();
 });
 
-test('prestartWorkers: every broker worker starts at once, idle, and spawns then fill them one actor each', async () => {
+test('prestartWorkers: every broker worker starts at once, idle, resolving once each has loaded its modules; spawns then fill them one actor each', async () => {
   const runtime = makeRuntime([
     { brokerId: 0, numIoThreads: 3 },
     { brokerId: 1, numIoThreads: 2 },
   ]);
   await runtime.spawn('r0-first', 'echo', {}, { pool: 'broker', brokerId: 0 });
-  runtime.prestartWorkers();
-  runtime.prestartWorkers(); // idempotent: the pools are full
+  const loaded = runtime.prestartWorkers();
+  // Idempotent: the pools are full, so it starts nothing and has nothing to wait for.
+  await runtime.prestartWorkers();
+  // Resolves once each worker it started answered a ping, which it handles only after its preload.
+  await loaded;
   const before = runtime.workers();
   assert.deepEqual(
     before.map((w) => `${w.pool}#${w.index}:${w.actorIds.length}`),
