@@ -69,6 +69,7 @@ export class LeaderEpochCache {
       this.stale = true;
       throw asStorageError(error, `writing ${path}`);
     }
+    this.stale = false;
     this.unwritten = false;
   }
 

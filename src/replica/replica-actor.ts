@@ -298,15 +298,8 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       );
       fs.rmrf(this.dir);
     }
-    // A partition without a directory (every new one, or a deleted topic's, removed above) has no
-    // log to recover: an entry of the log dir's checkpoints under its name is a former log's, and is
-    // not read (Kafka's LogManager reads them only for the directories it loads). Reading them
-    // would also cost each new partition a parse of files listing every partition of the log dir.
-    const hasLog = fs.exists(this.dir);
     const checkpointed = (file: string) =>
-      hasLog
-        ? readOffsetCheckpointEntry(fs, `${this.args.logDir}/${file}`, this.args.topic, this.args.partition, ctx.log)
-        : undefined;
+      readOffsetCheckpointEntry(fs, `${this.args.logDir}/${file}`, this.args.topic, this.args.partition, ctx.log);
     const log = Log.open({
       fs,
       dir: this.dir,

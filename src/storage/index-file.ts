@@ -105,11 +105,6 @@ export abstract class IndexFile<Entry, Keys extends IndexKeys> {
     return { handle, bytes: bytes.subarray(0, read), fileBytes, created: missing };
   }
 
-  /** Whether the file exists (false for an empty segment's index not written yet). */
-  get onDisk(): boolean {
-    return this.handle !== null;
-  }
-
   /** The open file, created now if it does not exist yet. */
   private file(): FileHandle {
     this.handle ??= this.fs.open(this.path, 'rw');
@@ -117,14 +112,11 @@ export abstract class IndexFile<Entry, Keys extends IndexKeys> {
   }
 
   /**
-   * Creates the (empty) file if it does not exist yet; true when it did so (the directory then
-   * needs a sync for the new name to be durable). Throws on I/O errors (a full disk).
+   * Creates the (empty) file if it does not exist yet (its name is durable with the caller's next
+   * directory sync; an empty file has nothing of its own to fsync). Throws on I/O errors (a full disk).
    */
-  materialize(): boolean {
-    if (this.handle !== null) return false;
-    // No file change to fsync: the new file is empty, and its name is the directory sync's.
-    this.file();
-    return true;
+  materialize(): void {
+    if (this.handle === null) this.file();
   }
 
   /** Entry `i` (0-based), with its absolute offset. */

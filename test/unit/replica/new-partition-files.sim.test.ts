@@ -9,11 +9,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { MemoryFileSystem } from '../../../src/io/memory-file-system';
 import { ErrorCode } from '../../../src/protocol/error-codes';
-import {
-  readLeaderEpochCheckpoint,
-  readPartitionMetadata,
-  writeOffsetCheckpoint,
-} from '../../../src/storage/checkpoint';
+import { readLeaderEpochCheckpoint, readPartitionMetadata } from '../../../src/storage/checkpoint';
 import {
   ask,
   batch,
@@ -68,31 +64,6 @@ describe('a new partition defers the fsync of its start-up files (simulation)', 
       [{ epoch: 0, startOffset: 0 }],
       'the checkpoint tick wrote and fsynced it',
     );
-    await sim.shutdown();
-  });
-
-  test("a new partition's log starts at 0 whatever the log dir's checkpoints say of a former log of its name", async () => {
-    // Entries of t-0 left by a former log (a deleted topic's, or a directory removed by hand): Kafka's
-    // LogManager reads the checkpoints only for the directories it loads, and so does the replica.
-    const fs = new MemoryFileSystem();
-    fs.mkdirp(LOG_DIR);
-    const former = [{ topic: 't', partition: 0, offset: 100 }];
-    for (const file of [
-      'log-start-offset-checkpoint',
-      'recovery-point-offset-checkpoint',
-      'replication-offset-checkpoint',
-    ])
-      writeOffsetCheckpoint(fs, `${LOG_DIR}/${file}`, former);
-    const { sim, net } = await bootReplica(7, fs);
-    const reply = await ask(sim, net, REPLICA, 'replica.produce', {
-      records: batch(['a']),
-      acks: -1,
-      timeoutMs: 30_000,
-    });
-    assert.equal(reply.errorCode, ErrorCode.NONE);
-    assert.equal(reply.baseOffset, 0, 'not at the former log start offset 100');
-    assert.equal(reply.logStartOffset, 0);
-    assert.deepEqual(await readAll(sim, net), ['a']);
     await sim.shutdown();
   });
 

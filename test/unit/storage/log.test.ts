@@ -601,6 +601,32 @@ describe('Log: open edge cases', () => {
     log.close();
   });
 
+  it('a refused creation of an index file undoes the first append; a retry creates both and survives a power loss', () => {
+    const fs = new MemoryFileSystem();
+    let log = open(fs);
+    let fail = true;
+    fs.fault = (op) => (fail && op.syscall === 'open' && op.path.endsWith('.timeindex') ? 'EIO' : null);
+    assert.throws(() => appendMany(log, 1), /EIO/);
+    assert.equal(log.logEndOffset, 0, 'the append was undone');
+    fail = false;
+    const stored = appendMany(log, 3);
+    log.flush();
+    fs.crash({ kind: 'lose-unsynced' });
+    const lines: LogLine[] = [];
+    log = open(fs, { lines, recoveryPoint: 6 });
+    assert.deepEqual(fs.readdir(DIR), [
+      '00000000000000000000.index',
+      '00000000000000000000.log',
+      '00000000000000000000.timeindex',
+    ]);
+    assert.deepEqual(
+      lines.filter((l) => l.level === 'warn'),
+      [],
+    );
+    assert.deepEqual(readAll(log), Buffer.concat(stored));
+    log.close();
+  });
+
   it('a non-empty segment whose index files are gone still rebuilds them (only an empty one may lack them)', () => {
     const fs = new MemoryFileSystem();
     let log = open(fs);
