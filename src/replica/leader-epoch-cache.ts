@@ -61,16 +61,7 @@ export class LeaderEpochCache {
    * is deferred. On a disk error marks the file stale and throws a KafkaStorageError.
    */
   writeDeferred(): void {
-    if (!this.unwritten) return;
-    const path = `${this.dir}/leader-epoch-checkpoint`;
-    try {
-      writeLeaderEpochCheckpoint(this.fs, path, this.entries, { sync: false });
-    } catch (error) {
-      this.stale = true;
-      throw asStorageError(error, `writing ${path}`);
-    }
-    this.stale = false;
-    this.unwritten = false;
+    if (this.unwritten) this.write(false);
   }
 
   /** Records that the caller fsynced the file (syncFiles): it is durable as written. */
@@ -171,23 +162,31 @@ export class LeaderEpochCache {
     if (this.stale) this.persist();
   }
 
-  /** Writes every entry to the checkpoint; on a disk error marks it stale and throws a KafkaStorageError. */
+  /** Writes every entry to the checkpoint (deferred while {@link LeaderEpochCache.deferSync}); see {@link write}. */
   private persist(): void {
     if (this.deferSync) {
       this.unwritten = true;
       this.unsyncedWrite = true;
       return;
     }
+    this.write(true);
+  }
+
+  /**
+   * Writes every entry to the checkpoint, with fsync when `sync` (else the caller's syncFiles makes
+   * it durable); on a disk error marks it stale and throws a KafkaStorageError.
+   */
+  private write(sync: boolean): void {
     const path = `${this.dir}/leader-epoch-checkpoint`;
     try {
-      writeLeaderEpochCheckpoint(this.fs, path, this.entries, { sync: true });
+      writeLeaderEpochCheckpoint(this.fs, path, this.entries, { sync });
     } catch (error) {
       this.stale = true;
       throw asStorageError(error, `writing ${path}`);
     }
     this.stale = false;
     this.unwritten = false;
-    this.unsyncedWrite = false;
+    if (sync) this.unsyncedWrite = false;
   }
 
   /**

@@ -28,6 +28,13 @@ function open(
   });
 }
 
+/** The files of a segment at base offset 0 once it holds a batch. */
+const FIRST_SEGMENT_FILES = [
+  '00000000000000000000.index',
+  '00000000000000000000.log',
+  '00000000000000000000.timeindex',
+];
+
 /** Appends `count` batches of `records` records each (100 bytes unless `payload`); returns copies as stored. */
 function appendMany(log: Log, count: number, records = 2, payload = BATCH_PAYLOAD, epoch = 1): Buffer[] {
   const out: Buffer[] = [];
@@ -58,11 +65,7 @@ describe('Log: append and roll', () => {
     assert.deepEqual(log.append(second, 8), { baseOffset: 3, lastOffset: 4 });
     assert.equal(second.readBigInt64BE(L.BASE_OFFSET), 3n);
     assert.equal(log.logEndOffset, 5);
-    assert.deepEqual(fs.readdir(DIR), [
-      '00000000000000000000.index',
-      '00000000000000000000.log',
-      '00000000000000000000.timeindex',
-    ]);
+    assert.deepEqual(fs.readdir(DIR), FIRST_SEGMENT_FILES);
     assert.deepEqual(fs.readFile(`${DIR}/00000000000000000000.log`), Buffer.concat([batch, second]));
     assert.deepEqual(readAll(log), Buffer.concat([batch, second]));
   });
@@ -583,11 +586,7 @@ describe('Log: open edge cases', () => {
     // Power loss after the flush: the index files' names were made durable with it.
     fs.crash({ kind: 'lose-unsynced' });
     log = open(fs, { lines, recoveryPoint: 12 });
-    assert.deepEqual(fs.readdir(DIR), [
-      '00000000000000000000.index',
-      '00000000000000000000.log',
-      '00000000000000000000.timeindex',
-    ]);
+    assert.deepEqual(fs.readdir(DIR), FIRST_SEGMENT_FILES);
     assert.deepEqual(
       lines.filter((l) => l.level === 'warn'),
       [],
@@ -614,11 +613,7 @@ describe('Log: open edge cases', () => {
     fs.crash({ kind: 'lose-unsynced' });
     const lines: LogLine[] = [];
     log = open(fs, { lines, recoveryPoint: 6 });
-    assert.deepEqual(fs.readdir(DIR), [
-      '00000000000000000000.index',
-      '00000000000000000000.log',
-      '00000000000000000000.timeindex',
-    ]);
+    assert.deepEqual(fs.readdir(DIR), FIRST_SEGMENT_FILES);
     assert.deepEqual(
       lines.filter((l) => l.level === 'warn'),
       [],
@@ -639,11 +634,7 @@ describe('Log: open edge cases', () => {
     log = open(fs, { lines, recoveryPoint: 12 });
     // The active segment is re-validated from the recovery point, its indexes rebuilt on the way.
     assert.match(JSON.stringify(lines), /"reason":"missing".*offset index rebuilt by recovery/);
-    assert.deepEqual(fs.readdir(DIR), [
-      '00000000000000000000.index',
-      '00000000000000000000.log',
-      '00000000000000000000.timeindex',
-    ]);
+    assert.deepEqual(fs.readdir(DIR), FIRST_SEGMENT_FILES);
     assert.deepEqual(readAll(log), Buffer.concat(stored));
     log.close();
   });
