@@ -230,7 +230,7 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
     this.image = image;
     this.topicsById = new Map(image.topics.map((t) => [t.topicId, t]));
     this.configsById = new Map();
-    if (previous === null) this.removeStrayPartitions(ctx, image);
+    if (previous === null) await this.removeStrayPartitions(ctx, image);
     const assigned = new Map<string, { topic: TopicState; p: PartitionState }>();
     for (const topic of image.topics)
       for (const p of topic.partitions)
@@ -251,7 +251,7 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
     for (const [key, entry] of [...this.offline.entries()])
       if (!assigned.has(key)) {
         this.offline.delete(key);
-        this.removeOrphanDir(ctx, entry.topic, entry.partition);
+        await this.removeOrphanDir(ctx, entry.topic, entry.partition);
       }
     for (const name of deletedTopics) if (name !== OFFSETS_TOPIC) await this.tellCoordinatorsDeleted(ctx, name);
     if (previous !== null)
@@ -446,16 +446,27 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
 
   /**
    * At the first image after a start: partition directories whose topic id (partition.metadata) is
-   * in no topic of the image belong to topics deleted while this broker was down; they are removed,
-   * as Kafka's broker deletes stray logs at start-up. A directory without a readable
+   * in no topic of the image belong to topics deleted while this broker was down; they are removed
+   * (their checkpoint entries first: {@link forgetCheckpoints}), as Kafka's broker deletes stray logs
+   * at start-up. A directory without a readable
    * partition.metadata is left alone (nothing says whose it is).
    */
-  private removeStrayPartitions(ctx: ActorContext, image: MetadataImage): void {
+  private async removeStrayPartitions(ctx: ActorContext, image: MetadataImage): Promise<void> {
     const live = new Set(image.topics.map((t) => t.topicId));
-    for (const [name, logDir] of [...this.partitionDirs.entries()]) {
+    const strays: { name: string; logDir: string; topicId: string }[] = [];
+    for (const [name, logDir] of this.partitionDirs.entries()) {
+      const topicId = readPartitionMetadata(ctx.fs, `${logDir}/${name}/partition.metadata`, ctx.log)?.topicId;
+      if (topicId !== undefined && !live.has(topicId)) strays.push({ name, logDir, topicId });
+    }
+    // All at once, so the log-dir actors rewrite their checkpoints once for every stray.
+    await Promise.all(
+      strays.map(({ name, logDir }) => {
+        const dash = name.lastIndexOf('-');
+        return this.forgetCheckpoints(ctx, logDir, name.slice(0, dash), Number(name.slice(dash + 1)));
+      }),
+    );
+    for (const { name, logDir, topicId } of strays) {
       const dir = `${logDir}/${name}`;
-      const topicId = readPartitionMetadata(ctx.fs, `${dir}/partition.metadata`, ctx.log)?.topicId;
-      if (topicId === undefined || live.has(topicId)) continue;
       try {
         ctx.fs.rmrf(dir);
         this.deletePartitionDir(name);
@@ -494,12 +505,33 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
     this.partitionsPerDir.set(logDir, this.partitionsPerDir.get(logDir)! - 1);
   }
 
+  /**
+   * Removes `topic`-`partition`'s entries from `logDir`'s checkpoint files (the log-dir actor answers
+   * once it has rewritten them) before its directory goes: entries left behind would be read by a
+   * later partition of that name as its own (its log start offset, recovery point and HW) once its
+   * directory exists, as Kafka's LogManager never does (it checkpoints only the logs it holds).
+   * A log-dir actor that does not answer is warned about; the removal goes on.
+   */
+  private async forgetCheckpoints(ctx: ActorContext, logDir: string, topic: string, partition: number): Promise<void> {
+    const actor = this.logDirActors[this.args.config.logDirs.indexOf(logDir)];
+    if (actor === undefined) return;
+    await ctx
+      .request(actor, 'log-dir.forget', { topic, partition }, REQUEST_TIMEOUT_MS)
+      .catch((error) =>
+        ctx.log.warn(
+          { topic, partition, error: String(error) },
+          'log-dir actor did not confirm forgetting a partition',
+        ),
+      );
+  }
+
   /** A deleted partition that never started here: what its failed start left on disk goes. */
-  private removeOrphanDir(ctx: ActorContext, topic: string, partition: number): void {
+  private async removeOrphanDir(ctx: ActorContext, topic: string, partition: number): Promise<void> {
     const dirName = `${topic}-${partition}`;
     const logDir = this.partitionDirs.get(dirName);
     this.deletePartitionDir(dirName);
     if (logDir === undefined) return;
+    await this.forgetCheckpoints(ctx, logDir, topic, partition);
     try {
       ctx.fs.rmrf(`${logDir}/${dirName}`);
     } catch (error) {

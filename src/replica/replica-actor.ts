@@ -296,6 +296,8 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
         { dir: this.dir, existingTopicId, topicId: this.args.topicId },
         'partition directory belongs to a deleted topic of the same name; removing it',
       );
+      // Its checkpoint entries go first, and are not read below (they are the former log's).
+      await this.forgetCheckpoints(ctx);
       fs.rmrf(this.dir);
     }
     const checkpointed = (file: string) =>
@@ -929,6 +931,16 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     log.delete();
     this.log = null;
     this.removeStorageFailureMarker(ctx);
+    await this.forgetCheckpoints(ctx);
+    ctx.reply(envelope, {});
+    ctx.exit();
+  }
+
+  /**
+   * Asks the log-dir actor to drop this partition's entries from its checkpoint files; resolves once
+   * it has rewritten them (a refusal is warned about, not thrown: the removal goes on).
+   */
+  private async forgetCheckpoints(ctx: ActorContext): Promise<void> {
     try {
       await ctx.request(
         this.args.logDirActor,
@@ -939,8 +951,6 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     } catch (error) {
       ctx.log.warn({ error: String(error) }, 'log-dir actor did not confirm forgetting a deleted partition');
     }
-    ctx.reply(envelope, {});
-    ctx.exit();
   }
 
   private updateConfig(envelope: ReplicaEnvelope<'replica.update-config'>, ctx: ActorContext): void {

@@ -9,7 +9,13 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { MemoryFileSystem } from '../../../src/io/memory-file-system';
 import { ErrorCode } from '../../../src/protocol/error-codes';
-import { readLeaderEpochCheckpoint, readPartitionMetadata } from '../../../src/storage/checkpoint';
+import {
+  readLeaderEpochCheckpoint,
+  readOffsetCheckpoint,
+  readPartitionMetadata,
+  writeOffsetCheckpoint,
+  writePartitionMetadata,
+} from '../../../src/storage/checkpoint';
 import {
   ask,
   batch,
@@ -64,6 +70,40 @@ describe('a new partition defers the fsync of its start-up files (simulation)', 
       [{ epoch: 0, startOffset: 0 }],
       'the checkpoint tick wrote and fsynced it',
     );
+    await sim.shutdown();
+  });
+
+  test("a deleted topic's directory of the same name goes with its checkpoint entries: the new log starts at 0, also after a crash before its first checkpoint", async () => {
+    // Found by review: the entries of the former t-0 (log start offset 100) stayed in the log dir's
+    // checkpoint files after its directory was removed, so the new log took them as its own.
+    const fs = new MemoryFileSystem();
+    fs.mkdirp(DIR);
+    writePartitionMetadata(fs, `${DIR}/partition.metadata`, { topicId: 'AAAAAAAAAAAAAAAAAAAAAQ' }, { sync: true });
+    const former = [{ topic: 't', partition: 0, offset: 100 }];
+    for (const file of [
+      'log-start-offset-checkpoint',
+      'recovery-point-offset-checkpoint',
+      'replication-offset-checkpoint',
+    ])
+      writeOffsetCheckpoint(fs, `${LOG_DIR}/${file}`, former);
+    const { sim, net } = await bootReplica(7, fs);
+    const reply = await ask(sim, net, REPLICA, 'replica.produce', {
+      records: batch(['a', 'b']),
+      acks: -1,
+      timeoutMs: 30_000,
+    });
+    assert.equal(reply.errorCode, ErrorCode.NONE);
+    assert.deepEqual([reply.baseOffset, reply.logStartOffset], [0, 0], 'not at the former log start offset 100');
+    assert.deepEqual(
+      readOffsetCheckpoint(fs, `${LOG_DIR}/log-start-offset-checkpoint`),
+      [],
+      'the entries were removed',
+    );
+    // A process crash before the replica's first checkpoint tick: the restart finds the new directory.
+    sim.crash([REPLICA, LOG_DIR_ACTOR]);
+    await sim.restart([LOG_DIR_ACTOR, REPLICA]);
+    await sim.settle();
+    assert.deepEqual(await readAll(sim, net), ['a', 'b'], 'the acknowledged records are there, from offset 0');
     await sim.shutdown();
   });
 
