@@ -36,37 +36,22 @@ export class LeaderEpochCache {
   private stale = false;
 
   /**
-   * While true, writes of the checkpoint are deferred (a new partition's first epoch: see the
-   * replica's start): the entries change in memory only, {@link LeaderEpochCache.unsynced} turns
-   * true, and {@link LeaderEpochCache.writeDeferred} writes the file (without fsync) for the
-   * caller's syncFiles. A lost deferred write is rebuilt at the next start, from the batches'
-   * epochs or, for a log without batches, from the role. Saves a new partition an inode before it
-   * serves (issue 13 item 4).
+   * While true, writes of the checkpoint skip their fsync (a new partition's first epoch: see the
+   * replica's start); {@link LeaderEpochCache.unsynced} tells whether the file awaits one.
    */
   deferSync = false;
 
-  /** The file on disk was last written without fsync, or a write was deferred. */
+  /** The file on disk was last written without fsync. */
   private unsyncedWrite = false;
 
-  /** A write deferred by {@link LeaderEpochCache.deferSync} has not reached the file yet. */
-  private unwritten = false;
-
-  /** The checkpoint awaits an fsync (or its deferred write): see {@link LeaderEpochCache.deferSync}. */
+  /** The checkpoint was last written with {@link LeaderEpochCache.deferSync} on and awaits an fsync. */
   get unsynced(): boolean {
     return this.unsyncedWrite;
   }
 
-  /**
-   * Writes a deferred checkpoint (no fsync; the caller syncs it with syncFiles); a no-op when none
-   * is deferred. On a disk error marks the file stale and throws a KafkaStorageError.
-   */
-  writeDeferred(): void {
-    if (this.unwritten) this.write(false);
-  }
-
   /** Records that the caller fsynced the file (syncFiles): it is durable as written. */
   markSynced(): void {
-    if (!this.unwritten) this.unsyncedWrite = false;
+    this.unsyncedWrite = false;
   }
 
   /**
@@ -162,31 +147,17 @@ export class LeaderEpochCache {
     if (this.stale) this.persist();
   }
 
-  /** Writes every entry to the checkpoint (deferred while {@link LeaderEpochCache.deferSync}); see {@link write}. */
+  /** Writes every entry to the checkpoint; on a disk error marks it stale and throws a KafkaStorageError. */
   private persist(): void {
-    if (this.deferSync) {
-      this.unwritten = true;
-      this.unsyncedWrite = true;
-      return;
-    }
-    this.write(true);
-  }
-
-  /**
-   * Writes every entry to the checkpoint, with fsync when `sync` (else the caller's syncFiles makes
-   * it durable); on a disk error marks it stale and throws a KafkaStorageError.
-   */
-  private write(sync: boolean): void {
     const path = `${this.dir}/leader-epoch-checkpoint`;
     try {
-      writeLeaderEpochCheckpoint(this.fs, path, this.entries, { sync });
+      writeLeaderEpochCheckpoint(this.fs, path, this.entries, { sync: !this.deferSync });
     } catch (error) {
       this.stale = true;
       throw asStorageError(error, `writing ${path}`);
     }
     this.stale = false;
-    this.unwritten = false;
-    if (sync) this.unsyncedWrite = false;
+    this.unsyncedWrite = this.deferSync;
   }
 
   /**

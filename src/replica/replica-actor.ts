@@ -317,13 +317,14 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       this.truncateAfterStorageFailure(ctx, log);
       // Its own recovery is done (a storage failure's cut back to its durable point included): what it kept.
       this.recoveredLogEndOffset = log.logEndOffset;
-      // A log holding no records (every new partition) writes its partition.metadata without fsync
-      // and defers writing its first leader epoch: both are rebuilt from what the manager hands the
-      // replica if a crash loses them (a missing partition.metadata is written again from the topic
-      // id; a missing checkpoint is rebuilt from the batches' epochs, and an empty log's only entry
-      // is assigned again from the role), and the first checkpoint tick (or a clean stop) writes the
-      // checkpoint and fsyncs both. Saves four fsyncs and an inode per partition created (issue 13
-      // item 4); Kafka defers partition.metadata's fsync the same way.
+      // A log holding no records (every new partition) writes its partition.metadata and first leader
+      // epoch without fsync: both are rebuilt from what the manager hands the replica if a crash loses
+      // them (a missing partition.metadata is written again from the topic id; a missing checkpoint
+      // is rebuilt from the batches' epochs, and an empty log's only entry is assigned again from the
+      // role), and the first checkpoint tick (or a clean stop) fsyncs them. Saves four fsyncs per
+      // partition created (issue 13 item 4); Kafka defers partition.metadata's fsync the same way.
+      // (Deferring the checkpoint's write as well broke the long campaign's convergence after a
+      // power loss that kept unsynced writes: see docs/design-notes.md.)
       const empty = log.logEndOffset === log.logStartOffset;
       if (existingTopicId === null) {
         writePartitionMetadata(
@@ -501,16 +502,14 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
   }
 
   /**
-   * Writes the leader-epoch checkpoint the start deferred, then fsyncs what the start wrote without
-   * fsync (a new partition's partition.metadata and that checkpoint) and the partition directory;
-   * a no-op once done. Runs at each checkpoint tick and at
+   * fsyncs what the start wrote without fsync (a new partition's partition.metadata and leader-epoch
+   * checkpoint) and the partition directory; a no-op once done. Runs at each checkpoint tick and at
    * stop. A refusal is only warned (the next tick tries again): both files are rebuilt at the next
    * start if lost (see start), so neither the log nor the stop fails over them.
    */
   private syncCreationFiles(ctx: ActorContext): void {
     if (!this.creationFilesUnsynced && !this.epochs.unsynced) return;
     try {
-      this.epochs.writeDeferred();
       syncFiles(ctx.fs, this.dir, [PARTITION_METADATA_FILE, LEADER_EPOCH_CHECKPOINT_FILE]);
     } catch (error) {
       ctx.log.warn(

@@ -201,8 +201,7 @@ describe('full-disk review', () => {
         appendFails = false;
         return 'ENOSPC';
       }
-      // The undo's first truncation (of a segment file: the tick's deferred checkpoint write truncates too).
-      if (op.syscall === 'ftruncate' && /\.(log|index|timeindex)$/.test(op.path) && undoFails) {
+      if (op.syscall === 'ftruncate' && undoFails) {
         undoFails = false;
         return 'EIO';
       }
