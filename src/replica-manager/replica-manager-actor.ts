@@ -235,18 +235,25 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
     for (const topic of image.topics)
       for (const p of topic.partitions)
         if (p.replicas.includes(this.brokerId)) assigned.set(keyOf(topic.topicId, p.partition), { topic, p });
-    // Gone: deleted topics (or partitions no longer assigned here) delete their logs.
+    // Gone: deleted topics (or partitions no longer assigned here) delete their logs, all at once:
+    // one at a time, each replica's removal of its entries made the log-dir actor rewrite its
+    // checkpoints once per partition (about 30 partitions a second), and DeleteTopics waits for this.
     const deletedTopics = new Set<string>();
-    for (const [key, hosted] of [...this.replicas.entries()]) {
-      if (assigned.has(key)) continue;
+    const liveTopicIds = new Set(image.topics.map((t) => t.topicId));
+    const gone = [...this.replicas.entries()].filter(([key]) => !assigned.has(key));
+    for (const [key, hosted] of gone) {
       this.replicas.delete(key);
-      if (!image.topics.some((t) => t.topicId === hosted.topicId)) deletedTopics.add(hosted.topic);
-      await this.stopCoordinatorIf(ctx, hosted.topic, hosted.partition);
+      if (!liveTopicIds.has(hosted.topicId)) deletedTopics.add(hosted.topic);
       this.deletePartitionDir(`${hosted.topic}-${hosted.partition}`);
-      await ctx
-        .request(hosted.actor, 'replica.delete', {}, REQUEST_TIMEOUT_MS)
-        .catch((error) => ctx.log.warn({ actor: hosted.actor, error: String(error) }, 'replica delete failed'));
     }
+    await Promise.all(
+      gone.map(async ([, hosted]) => {
+        await this.stopCoordinatorIf(ctx, hosted.topic, hosted.partition);
+        await ctx
+          .request(hosted.actor, 'replica.delete', {}, REQUEST_TIMEOUT_MS)
+          .catch((error) => ctx.log.warn({ actor: hosted.actor, error: String(error) }, 'replica delete failed'));
+      }),
+    );
     for (const key of [...this.failedReplicas.keys()]) if (!assigned.has(key)) this.failedReplicas.delete(key);
     for (const [key, entry] of [...this.offline.entries()])
       if (!assigned.has(key)) {

@@ -2,10 +2,11 @@
  * Many partitions of one topic on one broker (issue 13, "cheap partitions"): every partition gets a
  * leader that accepts a produce as soon as CreateTopics has answered, and the replica manager spreads
  * the new partitions over log.dirs by Kafka's rule (the dir holding the fewest partitions), which it
- * now counts once per metadata image instead of once per partition.
+ * now counts once per metadata image instead of once per partition. Deleting the topic removes
+ * every partition (their checkpoint entries too) before DeleteTopics answers.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -62,5 +63,29 @@ describe('a topic of many partitions on one broker', () => {
       [PARTITIONS / 2, PARTITIONS / 2],
     );
     assert.equal(new Set(perDir.flat()).size, PARTITIONS, 'each partition in exactly one log dir');
+  });
+
+  it('deletes them all by the time DeleteTopics answers, checkpoint entries too; the name is free again', async () => {
+    const [deleted] = await client.deleteTopics(['many'], { timeoutMs: 120_000 });
+    assert.equal(deleted?.errorCode, ErrorCode.NONE);
+    for (const dir of dirs) {
+      assert.deepEqual(
+        readdirSync(dir).filter((n) => /^many-\d+$/.test(n)),
+        [],
+        `no partition directory left in ${dir}`,
+      );
+      for (const file of ['recovery-point-offset-checkpoint', 'log-start-offset-checkpoint'])
+        assert.doesNotMatch(readFileSync(path.join(dir, file), 'utf8'), /^many /m, `${file} in ${dir}`);
+    }
+    const [again] = await client.createTopics([{ name: 'many', numPartitions: 2 }], { timeoutMs: 120_000 });
+    assert.equal(again?.errorCode, ErrorCode.NONE);
+    const producer = new Producer(client, { acks: -1 });
+    let offset = -1;
+    await producer.send({ topic: 'many', partition: 1, key: null, value: 'again' }, (err, md) => {
+      assert.ifError(err);
+      offset = md!.offset;
+    });
+    await producer.flush();
+    assert.equal(offset, 0, 'the new topic starts at offset 0');
   });
 });
