@@ -169,7 +169,9 @@ function listSegmentBases(fs: FileSystem, dir: string, logger: Logger): number[]
   for (const { baseOffset, suffix } of indexFiles) {
     if (logBaseSet.has(baseOffset)) continue;
     const path = posix.join(dir, segmentFileName(baseOffset, suffix));
-    logger.info({ path }, 'deleting index file without a log file');
+    // A warning, as Kafka's LogLoader gives ("Found an orphaned index file"): its .log is gone, and
+    // with it whatever records it held (a crash while retention deleted the segment, or a hand).
+    logger.warn({ path }, 'deleting index file without a log file');
     fs.unlink(path);
   }
   return logBases.sort((a, b) => a - b);

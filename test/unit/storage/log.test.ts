@@ -647,8 +647,13 @@ describe('Log: open edge cases', () => {
     log.close();
     fs.open(`${DIR}/00000000000000000500.index`, 'rw').close();
     fs.open(`${DIR}/00000000000000000900.log`, 'rw').close();
-    log = open(fs, { segmentBytes: 350, recoveryPoint: 8 });
+    const lines: LogLine[] = [];
+    log = open(fs, { segmentBytes: 350, recoveryPoint: 8, lines });
     assert.deepEqual(log.segmentBaseOffsets(), [0, 6]);
+    assert.ok(
+      lines.some((l) => l.level === 'warn' && l.msg === 'deleting index file without a log file'),
+      'an orphaned index file is warned about, as in Kafka',
+    );
     assert.ok(!fs.exists(`${DIR}/00000000000000000500.index`));
     assert.ok(!fs.exists(`${DIR}/00000000000000000900.log`));
     assert.equal(log.logEndOffset, 8);
