@@ -38,7 +38,7 @@ import { ErrorCode } from '../protocol/error-codes';
 import type { ReplicaArgs } from '../replica/replica-actor';
 import { logDirActorId, replicaActorId } from '../replica/messages';
 import type { LogDirMessages, PartitionRole, ReplicaMessages } from '../replica/messages';
-import type { LogDirArgs } from '../replica/log-dir-actor';
+import { forgetCheckpointEntries, type LogDirArgs } from '../replica/log-dir-actor';
 import type { GroupCoordinatorArgs } from '../group/group-coordinator-actor';
 import { groupCoordinatorActorId } from '../group/messages';
 import type { GroupCoordinatorMessages } from '../group/messages';
@@ -521,15 +521,7 @@ export class ReplicaManagerActor implements Actor<ReplicaManagerMessages> {
    */
   private async forgetCheckpoints(ctx: ActorContext, logDir: string, topic: string, partition: number): Promise<void> {
     const actor = this.logDirActors[this.args.config.logDirs.indexOf(logDir)];
-    if (actor === undefined) return;
-    await ctx
-      .request(actor, 'log-dir.forget', { topic, partition }, REQUEST_TIMEOUT_MS)
-      .catch((error) =>
-        ctx.log.warn(
-          { topic, partition, error: String(error) },
-          'log-dir actor did not confirm forgetting a partition',
-        ),
-      );
+    if (actor !== undefined) await forgetCheckpointEntries(ctx, actor, topic, partition, REQUEST_TIMEOUT_MS);
   }
 
   /** A deleted partition that never started here: what its failed start left on disk goes. */

@@ -21,7 +21,7 @@
  * is retried every CHECKPOINT_RETRY_MS until it succeeds (checkpoints are hints bounded by what the
  * logs hold, so a stale one costs only a longer recovery scan).
  */
-import type { Actor, ActorContext, Envelope, EnvelopeOf } from '../runtime/actor';
+import type { Actor, ActorContext, ActorRef, Envelope, EnvelopeOf } from '../runtime/actor';
 import type { TimerHandle } from '../io/clock';
 import { isIoError } from '../storage/storage-error';
 import type { LogDirMessages } from './messages';
@@ -37,6 +37,25 @@ export interface LogDirArgs {
   clusterId: string;
   nodeId: number;
   directoryId: string;
+}
+
+/**
+ * Asks log-dir actor `actor` to drop `topic`-`partition`'s checkpoint entries (`log-dir.forget`);
+ * resolves once it has rewritten its files, or after `timeoutMs`. A refusal or no answer is warned
+ * about, never thrown: the caller's removal of the partition goes on.
+ */
+export async function forgetCheckpointEntries(
+  ctx: ActorContext,
+  actor: ActorRef<LogDirMessages>,
+  topic: string,
+  partition: number,
+  timeoutMs: number,
+): Promise<void> {
+  try {
+    await ctx.request(actor, 'log-dir.forget', { topic, partition }, timeoutMs);
+  } catch (error) {
+    ctx.log.warn({ topic, partition, error: String(error) }, 'log-dir actor did not confirm forgetting a partition');
+  }
 }
 
 /** How long after a checkpoint write failed on the disk the log-dir actor tries again. */

@@ -45,6 +45,7 @@
  * `replica.describe`, `replica.await-leader-hw`) are declared with their bodies and replies in messages.ts (ReplicaMessages).
  */
 import assert from 'node:assert/strict';
+import { forgetCheckpointEntries } from './log-dir-actor';
 import type { Actor, ActorContext, ActorRef, Envelope, EnvelopeOf } from '../runtime/actor';
 import type { TimerHandle } from '../io/clock';
 import { ErrorCode } from '../protocol/error-codes';
@@ -297,7 +298,13 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
         'partition directory belongs to a deleted topic of the same name; removing it',
       );
       // Its checkpoint entries go first, and are not read below (they are the former log's).
-      await this.forgetCheckpoints(ctx);
+      await forgetCheckpointEntries(
+        ctx,
+        this.args.logDirActor,
+        this.args.topic,
+        this.args.partition,
+        LOG_DIR_REQUEST_TIMEOUT_MS,
+      );
       fs.rmrf(this.dir);
     }
     const checkpointed = (file: string) =>
@@ -930,26 +937,15 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     log.delete();
     this.log = null;
     this.removeStorageFailureMarker(ctx);
-    await this.forgetCheckpoints(ctx);
+    await forgetCheckpointEntries(
+      ctx,
+      this.args.logDirActor,
+      this.args.topic,
+      this.args.partition,
+      LOG_DIR_REQUEST_TIMEOUT_MS,
+    );
     ctx.reply(envelope, {});
     ctx.exit();
-  }
-
-  /**
-   * Asks the log-dir actor to drop this partition's entries from its checkpoint files; resolves once
-   * it has rewritten them (a refusal is warned about, not thrown: the removal goes on).
-   */
-  private async forgetCheckpoints(ctx: ActorContext): Promise<void> {
-    try {
-      await ctx.request(
-        this.args.logDirActor,
-        'log-dir.forget',
-        { topic: this.args.topic, partition: this.args.partition },
-        LOG_DIR_REQUEST_TIMEOUT_MS,
-      );
-    } catch (error) {
-      ctx.log.warn({ error: String(error) }, 'log-dir actor did not confirm forgetting a deleted partition');
-    }
   }
 
   private updateConfig(envelope: ReplicaEnvelope<'replica.update-config'>, ctx: ActorContext): void {

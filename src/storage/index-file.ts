@@ -37,7 +37,7 @@ export interface IndexFileContents {
   bytes: Buffer;
   /** Size of the file when opened, in bytes. */
   fileBytes: number;
-  /** True when the file did not exist (created only when `create` was true). */
+  /** True when the file did not exist and was created: a lost index ('missing'). */
   created: boolean;
 }
 
@@ -97,7 +97,8 @@ export abstract class IndexFile<Entry, Keys extends IndexKeys> {
    */
   protected static readFile(fs: FileSystem, path: string, create = true): IndexFileContents {
     const missing = !fs.exists(path);
-    if (missing && !create) return { handle: null, bytes: Buffer.alloc(0), fileBytes: 0, created: true };
+    // Left missing, it is an empty segment's index not written yet: no entries, nothing lost.
+    if (missing && !create) return { handle: null, bytes: Buffer.alloc(0), fileBytes: 0, created: false };
     const handle = fs.open(path, 'rw');
     const fileBytes = handle.size();
     const bytes = Buffer.alloc(fileBytes);
@@ -116,7 +117,7 @@ export abstract class IndexFile<Entry, Keys extends IndexKeys> {
    * directory sync; an empty file has nothing of its own to fsync). Throws on I/O errors (a full disk).
    */
   materialize(): void {
-    if (this.handle === null) this.file();
+    this.file();
   }
 
   /** Entry `i` (0-based), with its absolute offset. */

@@ -249,7 +249,7 @@ export class LogSegment {
     const empty = sizeBytes === 0;
     const opened = OffsetIndex.open(args.fs, this.indexPath, args.baseOffset, sizeBytes, !empty);
     this.index = opened.index;
-    this.indexProblem = empty && opened.created ? null : opened.problem;
+    this.indexProblem = opened.problem;
     let openedTime: ReturnType<typeof TimeIndex.open>;
     try {
       openedTime = TimeIndex.open(args.fs, this.timeIndexPath, args.baseOffset, !empty);
@@ -258,7 +258,7 @@ export class LogSegment {
       throw error;
     }
     this.timeIndex = openedTime.index;
-    this.timeIndexProblem = empty && openedTime.created ? null : openedTime.problem;
+    this.timeIndexProblem = openedTime.problem;
     // Kafka's readMaxTimestampAndOffsetSoFar: the last time index entry until a scan knows better.
     this.maxSoFar = this.timeIndex.lastEntry() ?? UNKNOWN_MAX;
     this.createdAtMs = args.clock.nowMs();

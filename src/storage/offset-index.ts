@@ -39,7 +39,7 @@ export interface OffsetIndexOpen {
   index: OffsetIndex;
   /** Why entries were dropped on load (torn tail, out-of-order entry, ...), or null if all were valid. */
   problem: string | null;
-  /** True when the file did not exist (and was created unless `create` was false). */
+  /** True when the file did not exist and was created (never with `create` false). */
   created: boolean;
 }
 

@@ -46,7 +46,7 @@ export interface TimeIndexOpen {
   index: TimeIndex;
   /** Why entries were dropped on load (torn tail, out-of-order entry, ...), 'missing', or null if all were valid. */
   problem: string | null;
-  /** True when the file did not exist (and was created unless `create` was false). */
+  /** True when the file did not exist and was created (never with `create` false). */
   created: boolean;
 }
 
