@@ -11,7 +11,8 @@
  *    Both sides run with group.initial.rebalance.delay.ms=0 and 50 `__consumer_offsets` partitions
  *    (Kafka's default; the fixture's own default is 1);
  * 2. topic creation: CreateTopics of `partitions` partitions (1,000) until Metadata names a leader for
- *    every one;
+ *    every one, and until every one has acknowledged an acks=1 produce (Kafka names leaders at the
+ *    controller's commit, before its broker creates the logs);
  * 3. 1 KiB acks=1 produce with ProducerPerformance over 10 partitions, then over the 1,000 (the
  *    producer's sticky partitioner spreads batches), and the ratio 1000/10 for each broker;
  * 4. broker RSS (process tree, /proc) with the 1,000 partitions loaded, after the produce;
@@ -36,6 +37,7 @@ import { ApiKey } from '../src/protocol/api-keys';
 import { ErrorCode } from '../src/protocol/error-codes';
 import { decodeResponse } from '../src/protocol';
 import { encodeConsumerSubscription } from '../src/protocol/consumer-protocol';
+import { buildBatch } from '../src/client/batch';
 import type { Figure } from './figures';
 import { rssMiB } from './proc-cpu';
 import { initKafkaTools, median, PRODUCER_PERFORMANCE, producePerformance, runJava } from './perf-tools';
@@ -79,6 +81,7 @@ interface Broker {
 interface RoundResult {
   joinMs: number | null;
   createMs: number | null;
+  createServesMs: number | null;
   rss: number | null;
   mbPerSec10: number | null;
   mbPerSec1000: number | null;
@@ -158,6 +161,16 @@ export async function runPartitionsCompare(opts: PartitionsCompareOptions): Prom
       targetRatio: 1.0,
       note: roundsNote,
     }),
+    fig(
+      `create topic of ${partitions} partitions until every partition takes a produce`,
+      'seconds',
+      'lower',
+      (r) => sec(r.createServesMs),
+      {
+        targetRatio: 1.0,
+        note: `from CreateTopics sent to every partition's acks=1 produce of one record acknowledged (retried every 10 ms on NOT_LEADER_OR_FOLLOWER and the like); ${roundsNote}`,
+      },
+    ),
     fig(`broker RSS with ${partitions} partitions`, 'rssMiB', 'lower', (r) => r.rss, {
       targetAbsolute: 1024,
       note: `process tree VmRSS after the produce runs; Kafka's heap is the fixture's -Xmx768m; ${roundsNote}`,
@@ -230,6 +243,7 @@ async function measureRound(kind: BrokerKind, beforeRoot: string | undefined, si
   const r: RoundResult = {
     joinMs: null,
     createMs: null,
+    createServesMs: null,
     rss: null,
     mbPerSec10: null,
     mbPerSec1000: null,
@@ -256,7 +270,9 @@ async function measureRound(kind: BrokerKind, beforeRoot: string | undefined, si
     r.joinMs = await step('first group join', () => firstGroupJoinMs(b.port));
     const many = 'spread-many';
     const few = 'spread-few';
-    r.createMs = await step('create', () => createAndWaitLedMs(b.port, many, sizes.partitions));
+    const created = await step('create', () => createAndWaitServesMs(b.port, many, sizes.partitions));
+    r.createMs = created?.ledMs ?? null;
+    r.createServesMs = created?.servesMs ?? null;
     const fewOk = await step('create few', () => createAndWaitLedMs(b.port, few, sizes.fewPartitions));
     const target = { label: kind, bootstrap: `127.0.0.1:${b.port}` };
     if (fewOk !== null)
@@ -525,6 +541,64 @@ async function waitAllLed(port: number, topic: string, partitions: number, deadl
     }
   } finally {
     client?.close();
+  }
+}
+
+/** Partition errors a producer retries on a topic just created (its logs may not exist yet). */
+const RETRIABLE_PRODUCE_ERRORS = new Set<number>([
+  ErrorCode.NOT_LEADER_OR_FOLLOWER,
+  ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+  ErrorCode.LEADER_NOT_AVAILABLE,
+  ErrorCode.REQUEST_TIMED_OUT,
+]);
+
+/**
+ * Sends CreateTopics (RF 1), then Produce (v9, acks=1, one 10-byte record per partition, all the
+ * partitions still pending in one request, retried every 10 ms on retriable partition errors) until
+ * every partition has acknowledged its record. Returns `{ ledMs, servesMs }`: ms from CreateTopics
+ * sent to every partition led in Metadata, and to every partition's produce acknowledged. Kafka
+ * answers CreateTopics at the controller's commit and its broker creates the logs after, so only
+ * the second figure holds Kafka's log creation.
+ */
+async function createAndWaitServesMs(
+  port: number,
+  topic: string,
+  partitions: number,
+): Promise<{ ledMs: number; servesMs: number }> {
+  const started = Date.now();
+  const ledMs = await createAndWaitLedMs(port, topic, partitions);
+  const client = await WireClient.connect(port);
+  try {
+    const records = buildBatch([{ key: null, value: Buffer.from('serves-now'), headers: [], timestamp: Date.now() }], {
+      baseTimestamp: Date.now(),
+      compression: 0,
+      producerId: -1,
+      producerEpoch: -1,
+      baseSequence: -1,
+    });
+    let pending = Array.from({ length: partitions }, (_, i) => i);
+    const deadline = started + STEP_TIMEOUT_MS;
+    while (pending.length > 0) {
+      if (Date.now() > deadline) throw new Error(`${topic}: ${pending.length} partitions still refuse a produce`);
+      const body = (await call(client, ApiKey.Produce, 9, {
+        transactionalId: null,
+        acks: 1,
+        timeoutMs: 30_000,
+        topicData: [{ name: topic, partitionData: pending.map((index) => ({ index, records })) }],
+      })) as { responses: Array<{ partitionResponses: Array<{ index: number; errorCode: number }> }> };
+      const retry: number[] = [];
+      for (const p of body.responses[0]?.partitionResponses ?? []) {
+        if (p.errorCode === ErrorCode.NONE) continue;
+        if (!RETRIABLE_PRODUCE_ERRORS.has(p.errorCode))
+          throw new Error(`${topic}-${p.index}: produce error ${p.errorCode}`);
+        retry.push(p.index);
+      }
+      pending = retry;
+      if (pending.length > 0) await sleep(10);
+    }
+    return { ledMs, servesMs: Date.now() - started };
+  } finally {
+    client.close();
   }
 }
 
