@@ -3,18 +3,88 @@
  * simulation alike (so the simulation catches bodies that cannot be encoded).
  *
  * Wire shape: a msgpack array `[to, from, type, body, corr | nil, isReply]`. Buffers (and any
- * Uint8Array) inside `body` travel as msgpack `bin`; decoding returns them as Buffer views over the
- * received bytes (msgpackr's default, no copy), so a record batch is copied once into the envelope and
- * never after. `null` and an empty Buffer stay distinct (nil vs bin 0). Maps decode as plain objects,
- * Dates as Dates, bigints (64-bit) as bigints; class identity does not survive; functions throw.
+ * Uint8Array) inside `body` shorter than {@link ATTACHMENT_MIN_BYTES} travel as msgpack `bin`; longer
+ * ones (record batches) travel as attachments after the msgpack bytes, each named in the msgpack by a
+ * fixext 8 of type {@link ATTACHMENT_EXT_TYPE} holding its offset within the attachments and its length
+ * (two big-endian uint32). An envelope with attachments is framed as `0xc1` (a byte msgpack never
+ * uses, so it cannot begin a plain envelope), the msgpack length (uint32 BE), the msgpack bytes, then
+ * the attachments back to back. Either way, decoding returns binary as Buffer views over the received
+ * bytes (no copy), so a record batch is copied once into the envelope and never after: packing a large
+ * binary into msgpackr's pool and then copying the pool's bytes into a transferable buffer copied it
+ * twice. `null` and an empty Buffer stay distinct (nil vs bin 0). Maps decode as plain objects, Dates
+ * as Dates, bigints (64-bit) as bigints; class identity does not survive; functions throw.
  *
  * Posting: {@link encodeEnvelopeForTransfer} returns an exact-size ArrayBuffer to put in postMessage's
  * transfer list. msgpackr packs into a shared pool buffer; posting a view of it would clone the whole
  * pool (DESIGN.md measurements), and transferring the pool would detach msgpackr's own buffer.
+ *
+ * The attachment writer is a msgpackr extension for Uint8Array, and msgpackr's extensions are
+ * process-wide: outside an envelope encode (spawn arguments, the metadata log's own Packr) it writes
+ * the same `bin` bytes msgpackr writes by default, so nothing else's encoding changes.
  */
 import { strict as assert } from 'node:assert';
-import { Packr } from 'msgpackr';
+import { addExtension, Packr } from 'msgpackr';
 import type { Envelope } from './actor';
+
+/** Binary values of at least this many bytes inside an envelope travel as attachments, not `bin`. */
+export const ATTACHMENT_MIN_BYTES = 512;
+
+/** The msgpack extension type that names an attachment (unused by msgpackr's own extensions). */
+export const ATTACHMENT_EXT_TYPE = 0x41;
+
+/** The first byte of an envelope framed with attachments (0xc1 is "never used" in msgpack). */
+const FRAMED_MARKER = 0xc1;
+const FRAME_HEADER_BYTES = 5;
+
+/** The attachments of the envelope being encoded (null outside an envelope encode), in order. */
+let collecting: Uint8Array[] | null = null;
+let collectedBytes = 0;
+/** While an envelope is decoded: the bytes its attachments lie in, from their first byte. */
+let decodingAttachments: Buffer | null = null;
+
+type AllocateForWrite = (size: number) => { target: Uint8Array; targetView: DataView; position: number };
+
+addExtension({
+  Class: Uint8Array,
+  type: ATTACHMENT_EXT_TYPE,
+  pack(value: Uint8Array, allocateForWrite: AllocateForWrite): undefined {
+    const length = value.byteLength;
+    if (collecting !== null && length >= ATTACHMENT_MIN_BYTES) {
+      const { target, targetView, position } = allocateForWrite(10);
+      target[position] = 0xd7; // fixext 8
+      target[position + 1] = ATTACHMENT_EXT_TYPE;
+      targetView.setUint32(position + 2, collectedBytes);
+      targetView.setUint32(position + 6, length);
+      collecting.push(value);
+      collectedBytes += length;
+      return undefined;
+    }
+    // msgpackr's own bin encoding, byte for byte (bin 8, bin 16 or bin 32 by length).
+    const header = length < 0x100 ? 2 : length < 0x10000 ? 3 : 5;
+    const { target, targetView, position } = allocateForWrite(header + length);
+    if (header === 2) {
+      target[position] = 0xc4;
+      target[position + 1] = length;
+    } else if (header === 3) {
+      target[position] = 0xc5;
+      targetView.setUint16(position + 1, length);
+    } else {
+      target[position] = 0xc6;
+      targetView.setUint32(position + 1, length);
+    }
+    target.set(value, position + header);
+    return undefined;
+  },
+  unpack(data: Uint8Array): Buffer {
+    const attachments = decodingAttachments;
+    assert(attachments !== null && data.byteLength === 8, 'an attachment outside a framed envelope');
+    const view = new DataView(data.buffer, data.byteOffset, 8);
+    const offset = view.getUint32(0);
+    const length = view.getUint32(4);
+    assert(offset + length <= attachments.byteLength, 'an attachment past the end of its envelope');
+    return attachments.subarray(offset, offset + length);
+  },
+} as unknown as Parameters<typeof addExtension>[0]);
 
 /**
  * The shared msgpackr instance. `useRecords: false` keeps the encoding plain msgpack (no record
@@ -28,31 +98,75 @@ export const packr = new Packr({
   },
 });
 
-/** Encodes an envelope. The result may be a view into packr's pool buffer: fine to decode, not to post. */
-export function encodeEnvelope(envelope: Envelope): Buffer {
+/**
+ * Packs an envelope's msgpack part, collecting its attachments. `packed` may be a view into packr's
+ * pool buffer; the attachments are the caller's own Uint8Arrays (not copied).
+ */
+function packEnvelope(envelope: Envelope): { packed: Buffer; attachments: Uint8Array[]; attachedBytes: number } {
   assert(typeof envelope.to === 'string', 'envelope.to must be a string');
   assert(typeof envelope.from === 'string', 'envelope.from must be a string');
   assert(typeof envelope.type === 'string', 'envelope.type must be a string');
-  return packr.pack([
-    envelope.to,
-    envelope.from,
-    envelope.type,
-    envelope.body,
-    envelope.corr ?? null,
-    envelope.isReply === true,
-  ]);
+  const attachments: Uint8Array[] = [];
+  collecting = attachments;
+  collectedBytes = 0;
+  try {
+    const packed = packr.pack([
+      envelope.to,
+      envelope.from,
+      envelope.type,
+      envelope.body,
+      envelope.corr ?? null,
+      envelope.isReply === true,
+    ]);
+    return { packed, attachments, attachedBytes: collectedBytes };
+  } finally {
+    collecting = null;
+    collectedBytes = 0;
+  }
 }
 
-/** Copies `bytes` into a fresh ArrayBuffer of exactly `bytes.byteLength` bytes (safe to transfer). */
+/**
+ * Writes the framed form (marker, msgpack length, msgpack, attachments) into a fresh exact-size
+ * ArrayBuffer: the one copy of each attachment.
+ */
+function frame(packed: Uint8Array, attachments: Uint8Array[], attachedBytes: number): ArrayBuffer {
+  const out = Buffer.allocUnsafeSlow(FRAME_HEADER_BYTES + packed.byteLength + attachedBytes);
+  out[0] = FRAMED_MARKER;
+  out.writeUInt32BE(packed.byteLength, 1);
+  out.set(packed, FRAME_HEADER_BYTES);
+  let position = FRAME_HEADER_BYTES + packed.byteLength;
+  for (const attachment of attachments) {
+    out.set(attachment, position);
+    position += attachment.byteLength;
+  }
+  return out.buffer;
+}
+
+/**
+ * Encodes an envelope. Without attachments the result may be a view into packr's pool buffer: fine to
+ * decode or keep, not to post (use {@link encodeEnvelopeForTransfer}).
+ */
+export function encodeEnvelope(envelope: Envelope): Buffer {
+  const { packed, attachments, attachedBytes } = packEnvelope(envelope);
+  if (attachments.length === 0) return packed;
+  return Buffer.from(frame(packed, attachments, attachedBytes));
+}
+
+/**
+ * Copies `bytes` into a fresh ArrayBuffer of exactly `bytes.byteLength` bytes (safe to transfer; not
+ * zero-filled first, since every byte is written).
+ */
 export function toExactArrayBuffer(bytes: Uint8Array): ArrayBuffer {
-  const out = new ArrayBuffer(bytes.byteLength);
-  new Uint8Array(out).set(bytes);
-  return out;
+  const out = Buffer.allocUnsafeSlow(bytes.byteLength);
+  out.set(bytes);
+  return out.buffer;
 }
 
 /** Encodes an envelope into an exact-size ArrayBuffer that the caller transfers (postMessage). */
 export function encodeEnvelopeForTransfer(envelope: Envelope): ArrayBuffer {
-  return toExactArrayBuffer(encodeEnvelope(envelope));
+  const { packed, attachments, attachedBytes } = packEnvelope(envelope);
+  if (attachments.length === 0) return toExactArrayBuffer(packed);
+  return frame(packed, attachments, attachedBytes);
 }
 
 /** Wraps bytes as a Buffer without copying (so msgpackr's bin values decode as Buffer views). */
@@ -68,7 +182,22 @@ function asBuffer(bytes: ArrayBuffer | Uint8Array): Buffer {
  * only the runtime produces envelope bytes).
  */
 export function decodeEnvelope(bytes: ArrayBuffer | Uint8Array): Envelope {
-  const decoded: unknown = packr.unpack(asBuffer(bytes));
+  let source = asBuffer(bytes);
+  let decoded: unknown;
+  if (source.length > 0 && source[0] === FRAMED_MARKER) {
+    assert(source.length >= FRAME_HEADER_BYTES, 'a framed envelope shorter than its header');
+    const packedEnd = FRAME_HEADER_BYTES + source.readUInt32BE(1);
+    assert(packedEnd <= source.length, 'a framed envelope shorter than its msgpack');
+    decodingAttachments = source.subarray(packedEnd);
+    source = source.subarray(FRAME_HEADER_BYTES, packedEnd);
+    try {
+      decoded = packr.unpack(source);
+    } finally {
+      decodingAttachments = null;
+    }
+  } else {
+    decoded = packr.unpack(source);
+  }
   assert(Array.isArray(decoded) && decoded.length === 6, 'envelope must be a 6-element array');
   const [to, from, type, body, corr, isReply] = decoded as unknown[];
   assert(typeof to === 'string' && typeof from === 'string' && typeof type === 'string', 'bad envelope header');

@@ -1,8 +1,10 @@
 import { strict as assert } from 'node:assert';
 import { MessageChannel } from 'node:worker_threads';
 import { test } from 'node:test';
+import { Packr, Unpackr } from 'msgpackr';
 import type { Envelope } from '../../../src/runtime/actor';
 import {
+  ATTACHMENT_MIN_BYTES,
   decodeEnvelope,
   decodeValue,
   encodeEnvelope,
@@ -50,10 +52,10 @@ test('binary decodes as a view over the received bytes, not a copy', () => {
 });
 
 test('transfer buffer is exact-size and detaches when posted', async () => {
-  const big = Buffer.alloc(1 << 20, 1);
-  const encoded = encodeEnvelope({ to: 'a', from: 'b', type: 't', body: big });
+  const small = Buffer.alloc(ATTACHMENT_MIN_BYTES - 1, 1);
+  const encoded = encodeEnvelope({ to: 'a', from: 'b', type: 't', body: small });
   assert.ok(encoded.buffer.byteLength > encoded.byteLength, 'packr output is a pool view (the case we guard)');
-  const bytes = encodeEnvelopeForTransfer({ to: 'a', from: 'b', type: 't', body: big });
+  const bytes = encodeEnvelopeForTransfer({ to: 'a', from: 'b', type: 't', body: small });
   assert.equal(bytes.byteLength, encoded.byteLength);
   const { port1, port2 } = new MessageChannel();
   const received = new Promise<ArrayBuffer>((resolve) => port2.once('message', resolve));
@@ -61,7 +63,64 @@ test('transfer buffer is exact-size and detaches when posted', async () => {
   assert.equal(bytes.byteLength, 0, 'transferred, not cloned');
   const arrived = await received;
   assert.equal((decodeEnvelope(arrived).body as Buffer).buffer, arrived);
+  assert.deepEqual(decodeEnvelope(arrived).body, small);
   port1.close();
+});
+
+test('large binaries travel as attachments: one exact-size buffer, views on decode, order and bytes kept', async () => {
+  const first = Buffer.alloc(1 << 20, 1);
+  const second = Buffer.from(Array.from({ length: 70_000 }, (_, i) => i & 0xff));
+  const view = Buffer.alloc(ATTACHMENT_MIN_BYTES + 10, 5).subarray(3, ATTACHMENT_MIN_BYTES + 3);
+  const body = {
+    topics: [{ partitions: [{ records: first }, { records: second, small: Buffer.from('k') }] }],
+    view,
+    typed: new Uint8Array(view),
+    none: null,
+  };
+  const envelope: Envelope = { to: 'replica/0/t-0', from: 'net/0', type: 'produce', body, corr: 9 };
+  const bytes = encodeEnvelopeForTransfer(envelope);
+  const msgpackBytes = new DataView(bytes).getUint32(1);
+  assert.equal(new Uint8Array(bytes)[0], 0xc1, 'framed');
+  assert.equal(
+    bytes.byteLength,
+    5 + msgpackBytes + first.length + second.length + 2 * view.length,
+    'each attachment once',
+  );
+  assert.ok(msgpackBytes < 200, `msgpack part holds no payload (${msgpackBytes} bytes)`);
+
+  const { port1, port2 } = new MessageChannel();
+  const received = new Promise<ArrayBuffer>((resolve) => port2.once('message', resolve));
+  port1.postMessage(bytes, [bytes]);
+  const arrived = await received;
+  port1.close();
+  const decoded = decodeEnvelope(arrived);
+  assert.deepEqual(decoded, { ...envelope, body: { ...body, typed: Buffer.from(view) } });
+  const [decodedFirst, decodedSecond] = (decoded.body as typeof body).topics[0]?.partitions ?? [];
+  assert.equal(decodedFirst?.records.buffer, arrived, 'a view over the received buffer');
+  assert.equal(decodedSecond?.records.buffer, arrived);
+  assert.ok(Buffer.isBuffer((decoded.body as typeof body).typed));
+
+  // The same framing where nothing is posted (the simulation, delivery on the same thread).
+  assert.deepEqual(decodeEnvelope(encodeEnvelope(envelope)), decoded);
+});
+
+test('outside an envelope, binaries encode as msgpack bin (spawn arguments, other packers)', () => {
+  const big = Buffer.alloc(100_000, 7);
+  const bin32 = Buffer.from([0xc6, 0x00, 0x01, 0x86, 0xa0]); // bin 32 of 100,000 bytes
+  const bytes = Buffer.from(encodeValue({ big }));
+  assert.notEqual(bytes[0], 0xc1);
+  assert.equal(bytes.indexOf(bin32), bytes.length - 100_005, 'the payload inline, as msgpack bin');
+  assert.deepEqual(decodeValue(bytes), { big });
+  const plain = new Packr({ useRecords: false }).pack({ big, small: Buffer.from([1, 2]) });
+  assert.equal(plain.indexOf(bin32) + 100_005 + 6 + 4, plain.length, 'bin 32, then "small" and bin 8 of 2');
+  assert.deepEqual(new Unpackr({ useRecords: false }).unpack(plain), { big, small: Buffer.from([1, 2]) });
+});
+
+test('an attachment reference outside a framed envelope, or past its end, is refused', () => {
+  const bytes = Buffer.from(encodeEnvelopeForTransfer({ to: 'a', from: 'b', type: 't', body: Buffer.alloc(4096) }));
+  const packedEnd = 5 + bytes.readUInt32BE(1);
+  assert.throws(() => decodeEnvelope(bytes.subarray(5, packedEnd)), /attachment outside a framed envelope/);
+  assert.throws(() => decodeEnvelope(bytes.subarray(0, bytes.length - 1)), /past the end/);
 });
 
 test('values that cannot cross a worker boundary throw at encode time', () => {
