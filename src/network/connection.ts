@@ -13,6 +13,7 @@ import type { Logger } from '../io/logger';
 import type { RateLimitedWarning } from './rate-limited-warning';
 import { CloseConnection } from './close-connection';
 import { responseBuffers } from './response-buffers';
+import { allocateWithHeadroom } from '../runtime/envelope';
 
 /**
  * Handles one complete request frame (without the size prefix); resolves with the framed response as
@@ -37,6 +38,9 @@ const CLOSE_FLUSH_MS = 5_000;
  * Kafka closes at once; until then the socket still counts against max.connections.
  */
 const CLOSE_LINGER_MS = 100;
+
+/** A frame copied together from socket reads gets a buffer of its own from this size (Node's own pool takes less). */
+const OWN_BUFFER_MIN_BYTES = 4096;
 
 export interface ConnectionLimits {
   socketRequestMaxBytes: number;
@@ -231,7 +235,11 @@ export class Connection {
     return Buffer.concat(this.chunks, 4).readInt32BE(0);
   }
 
-  /** Removes and returns the first `n` buffered bytes (a view when they lie in one chunk). */
+  /**
+   * Removes and returns the first `n` buffered bytes: a view when they lie in one chunk, else a copy;
+   * a copy of 4 KiB or more has a buffer of its own with headroom, so a produce handler can pass its
+   * record batch on to a replica without copying it again (`lendForTransfer`, src/runtime/envelope.ts).
+   */
   private take(n: number): Buffer {
     const first = this.chunks[0]!;
     let out: Buffer;
@@ -240,7 +248,7 @@ export class Connection {
       if (first.length === n) this.chunks.shift();
       else this.chunks[0] = first.subarray(n);
     } else {
-      out = Buffer.allocUnsafe(n);
+      out = n >= OWN_BUFFER_MIN_BYTES ? allocateWithHeadroom(n) : Buffer.allocUnsafe(n);
       let filled = 0;
       while (filled < n) {
         const chunk = this.chunks[0]!;

@@ -7,11 +7,18 @@
  * ones (record batches) travel as attachments after the msgpack bytes, each named in the msgpack by a
  * fixext 8 of type {@link ATTACHMENT_EXT_TYPE} holding its offset within the attachments and its length
  * (two big-endian uint32). An envelope with attachments is framed as `0xc1` (a byte msgpack never
- * uses, so it cannot begin a plain envelope), the msgpack length (uint32 BE), the msgpack bytes, then
- * the attachments back to back. Either way, decoding returns binary as Buffer views over the received
- * bytes (no copy), so a record batch is copied once into the envelope and never after: packing a large
- * binary into msgpackr's pool and then copying the pool's bytes into a transferable buffer copied it
- * twice. `null` and an empty Buffer stay distinct (nil vs bin 0). Maps decode as plain objects, Dates
+ * uses, so it cannot begin a plain envelope), the msgpack length and the attachments' start (uint32 BE
+ * each), the msgpack bytes, then (at that start) the attachments back to back. Either way, decoding
+ * returns binary as Buffer views over the received bytes (no copy), so a record batch is copied once
+ * into the envelope and never after: packing a large binary into msgpackr's pool and then copying the
+ * pool's bytes into a transferable buffer copied it twice.
+ *
+ * No copy at all: a request frame the network thread assembled from several socket reads lies in a
+ * buffer of its own with {@link TRANSFER_HEADROOM} spare bytes in front ({@link allocateWithHeadroom}).
+ * When the produce handler hands such a frame's only record batch on ({@link lendForTransfer}), the
+ * envelope carrying it is written into the bytes in front of the batch (the headroom and the frame's
+ * already-decoded header) and that whole buffer is transferred, the batch in place as the envelope's
+ * one attachment; the frame is unusable on the sending thread afterwards (detached). `null` and an empty Buffer stay distinct (nil vs bin 0). Maps decode as plain objects, Dates
  * as Dates, bigints (64-bit) as bigints; class identity does not survive; functions throw.
  *
  * Posting: {@link encodeEnvelopeForTransfer} returns an exact-size ArrayBuffer to put in postMessage's
@@ -34,7 +41,37 @@ export const ATTACHMENT_EXT_TYPE = 0x41;
 
 /** The first byte of an envelope framed with attachments (0xc1 is "never used" in msgpack). */
 const FRAMED_MARKER = 0xc1;
-const FRAME_HEADER_BYTES = 5;
+const FRAME_HEADER_BYTES = 9;
+
+/** Spare bytes in front of a buffer from {@link allocateWithHeadroom}: room for an envelope's msgpack. */
+export const TRANSFER_HEADROOM = 512;
+
+/** ArrayBuffers allocated with headroom (by the network thread, for request frames). */
+const withHeadroom = new WeakSet<ArrayBuffer>();
+/** ArrayBuffers whose owner lets the next envelope that attaches bytes of them take the whole buffer. */
+const lent = new WeakSet<ArrayBuffer>();
+
+/**
+ * A Buffer of `size` bytes (contents unset) at offset {@link TRANSFER_HEADROOM} of an ArrayBuffer of
+ * its own, so that {@link lendForTransfer} can later hand bytes of it to another thread without a copy.
+ */
+export function allocateWithHeadroom(size: number): Buffer {
+  const whole = Buffer.allocUnsafeSlow(TRANSFER_HEADROOM + size);
+  withHeadroom.add(whole.buffer);
+  return whole.subarray(TRANSFER_HEADROOM);
+}
+
+/**
+ * Lets the next envelope posted with `bytes` as its only attachment transfer the ArrayBuffer `bytes`
+ * lies in (from {@link allocateWithHeadroom}) instead of copying `bytes`; returns whether it may. The
+ * caller gives up that whole buffer: after the post, every view of it on this thread is empty. A
+ * buffer not from allocateWithHeadroom is left alone (copied as usual).
+ */
+export function lendForTransfer(bytes: Uint8Array): boolean {
+  if (!withHeadroom.has(bytes.buffer as ArrayBuffer)) return false;
+  lent.add(bytes.buffer as ArrayBuffer);
+  return true;
+}
 
 /** The attachments of the envelope being encoded (null outside an envelope encode), in order. */
 let collecting: Uint8Array[] | null = null;
@@ -133,6 +170,7 @@ function frame(packed: Uint8Array, attachments: Uint8Array[], attachedBytes: num
   const out = Buffer.allocUnsafeSlow(FRAME_HEADER_BYTES + packed.byteLength + attachedBytes);
   out[0] = FRAMED_MARKER;
   out.writeUInt32BE(packed.byteLength, 1);
+  out.writeUInt32BE(FRAME_HEADER_BYTES + packed.byteLength, 5);
   out.set(packed, FRAME_HEADER_BYTES);
   let position = FRAME_HEADER_BYTES + packed.byteLength;
   for (const attachment of attachments) {
@@ -162,10 +200,33 @@ export function toExactArrayBuffer(bytes: Uint8Array): ArrayBuffer {
   return out.buffer;
 }
 
-/** Encodes an envelope into an exact-size ArrayBuffer that the caller transfers (postMessage). */
+/**
+ * Writes the framed form in front of the envelope's one attachment, inside the lent buffer that holds
+ * it, and returns that buffer; null when the bytes in front of the attachment cannot hold it.
+ */
+function frameInPlace(packed: Uint8Array, attachment: Uint8Array): ArrayBuffer | null {
+  if (FRAME_HEADER_BYTES + packed.byteLength > attachment.byteOffset) return null;
+  const whole = Buffer.from(attachment.buffer, 0, attachment.byteOffset);
+  whole[0] = FRAMED_MARKER;
+  whole.writeUInt32BE(packed.byteLength, 1);
+  whole.writeUInt32BE(attachment.byteOffset, 5);
+  whole.set(packed, FRAME_HEADER_BYTES);
+  return attachment.buffer as ArrayBuffer;
+}
+
+/**
+ * Encodes an envelope into an ArrayBuffer that the caller transfers (postMessage): exact-size, or the
+ * lent buffer its one attachment lies in ({@link lendForTransfer}), which then holds other bytes too.
+ */
 export function encodeEnvelopeForTransfer(envelope: Envelope): ArrayBuffer {
   const { packed, attachments, attachedBytes } = packEnvelope(envelope);
   if (attachments.length === 0) return toExactArrayBuffer(packed);
+  const only = attachments.length === 1 ? attachments[0]! : null;
+  if (only !== null && lent.has(only.buffer as ArrayBuffer)) {
+    lent.delete(only.buffer as ArrayBuffer);
+    const inPlace = frameInPlace(packed, only);
+    if (inPlace !== null) return inPlace;
+  }
   return frame(packed, attachments, attachedBytes);
 }
 
@@ -187,8 +248,12 @@ export function decodeEnvelope(bytes: ArrayBuffer | Uint8Array): Envelope {
   if (source.length > 0 && source[0] === FRAMED_MARKER) {
     assert(source.length >= FRAME_HEADER_BYTES, 'a framed envelope shorter than its header');
     const packedEnd = FRAME_HEADER_BYTES + source.readUInt32BE(1);
-    assert(packedEnd <= source.length, 'a framed envelope shorter than its msgpack');
-    decodingAttachments = source.subarray(packedEnd);
+    const attachmentsStart = source.readUInt32BE(5);
+    assert(
+      packedEnd <= attachmentsStart && attachmentsStart <= source.length,
+      'a framed envelope shorter than its msgpack',
+    );
+    decodingAttachments = source.subarray(attachmentsStart);
     source = source.subarray(FRAME_HEADER_BYTES, packedEnd);
     try {
       decoded = packr.unpack(source);

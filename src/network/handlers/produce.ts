@@ -18,6 +18,7 @@ import type { BrokerContext } from '../broker-context';
 import { RateLimitedWarning } from '../rate-limited-warning';
 import { CloseConnection } from '../close-connection';
 import { responseErrorCounts } from '../error-counts';
+import { lendForTransfer } from '../../runtime/envelope';
 
 /** Extra time beyond the produce timeout before the network layer gives up on a replica's answer. */
 const REPLY_GRACE_MS = 5000;
@@ -139,7 +140,12 @@ export const produceHandler: ApiHandler<typeof ProduceRequest, typeof ProduceRes
         );
       return allPartitions(body, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, 'Transactions are not supported yet');
     }
-    const pending = uniquePartitions(body, apiVersion).map((topicData) => ({
+    const partitions = uniquePartitions(body, apiVersion);
+    // A request for one partition (the common one) gives its record batch up with the envelope that
+    // carries it to the replica: the frame's own buffer is transferred, not copied (nothing here reads
+    // the frame afterwards; with more partitions each batch is copied, the frame still in use).
+    const onlyOne = partitions.length === 1 && partitions[0]!.partitionData.length === 1;
+    const pending = partitions.map((topicData) => ({
       name: topicData.name,
       topicId: topicData.topicId,
       partitions: topicData.partitionData.map(async (p) => {
@@ -157,6 +163,7 @@ export const produceHandler: ApiHandler<typeof ProduceRequest, typeof ProduceRes
             `Cannot append to internal topic ${OFFSETS_TOPIC}`,
           );
         const { replica, topic } = leader;
+        if (onlyOne && p.records !== null) lendForTransfer(p.records);
         try {
           const reply = await broker.endpoint.request(
             replica,

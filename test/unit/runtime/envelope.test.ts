@@ -4,12 +4,15 @@ import { test } from 'node:test';
 import { Packr, Unpackr } from 'msgpackr';
 import type { Envelope } from '../../../src/runtime/actor';
 import {
+  allocateWithHeadroom,
   ATTACHMENT_MIN_BYTES,
   decodeEnvelope,
   decodeValue,
   encodeEnvelope,
   encodeEnvelopeForTransfer,
   encodeValue,
+  lendForTransfer,
+  TRANSFER_HEADROOM,
 } from '../../../src/runtime/envelope';
 
 test('envelope round trip keeps Buffers, null vs empty, and optional fields', () => {
@@ -83,7 +86,7 @@ test('large binaries travel as attachments: one exact-size buffer, views on deco
   assert.equal(new Uint8Array(bytes)[0], 0xc1, 'framed');
   assert.equal(
     bytes.byteLength,
-    5 + msgpackBytes + first.length + second.length + 2 * view.length,
+    9 + msgpackBytes + first.length + second.length + 2 * view.length,
     'each attachment once',
   );
   assert.ok(msgpackBytes < 200, `msgpack part holds no payload (${msgpackBytes} bytes)`);
@@ -118,8 +121,9 @@ test('outside an envelope, binaries encode as msgpack bin (spawn arguments, othe
 
 test('an attachment reference outside a framed envelope, or past its end, is refused', () => {
   const bytes = Buffer.from(encodeEnvelopeForTransfer({ to: 'a', from: 'b', type: 't', body: Buffer.alloc(4096) }));
-  const packedEnd = 5 + bytes.readUInt32BE(1);
-  assert.throws(() => decodeEnvelope(bytes.subarray(5, packedEnd)), /attachment outside a framed envelope/);
+  const packedEnd = 9 + bytes.readUInt32BE(1);
+  assert.equal(bytes.readUInt32BE(5), packedEnd, 'the attachments follow the msgpack');
+  assert.throws(() => decodeEnvelope(bytes.subarray(9, packedEnd)), /attachment outside a framed envelope/);
   assert.throws(() => decodeEnvelope(bytes.subarray(0, bytes.length - 1)), /past the end/);
 });
 
@@ -134,4 +138,68 @@ test('spawn args encode to owned bytes', () => {
   assert.equal(bytes.byteOffset, 0);
   assert.equal(bytes.buffer.byteLength, bytes.byteLength);
   assert.deepEqual(decodeValue(bytes), { dir: '/tmp/x', id: Buffer.from([1]) });
+});
+
+test('a lent frame is transferred whole, its batch in place, the envelope written in front of it', async () => {
+  const frame = allocateWithHeadroom(100 + 70_000);
+  frame.fill(0xee);
+  const records = frame.subarray(100);
+  records.fill(3);
+  records[0] = 1;
+  records[records.length - 1] = 2;
+  const expected = Buffer.from(records);
+  assert.equal(lendForTransfer(records), true);
+  const envelope: Envelope = { to: 'replica/0/t-0', from: 'net/0', type: 'produce', body: { records, acks: 1 } };
+  const bytes = encodeEnvelopeForTransfer(envelope);
+  assert.equal(bytes, frame.buffer, 'the frame buffer itself, not a copy');
+  assert.equal(bytes.byteLength, TRANSFER_HEADROOM + 100 + 70_000);
+
+  const { port1, port2 } = new MessageChannel();
+  const received = new Promise<ArrayBuffer>((resolve) => port2.once('message', resolve));
+  port1.postMessage(bytes, [bytes]);
+  assert.equal(frame.length, 0, 'the frame is detached on the sending side');
+  const arrived = await received;
+  port1.close();
+  const decoded = decodeEnvelope(arrived);
+  const body = decoded.body as { records: Buffer; acks: number };
+  assert.deepEqual(body, { records: expected, acks: 1 });
+  assert.equal(body.records.buffer, arrived);
+  assert.equal(body.records.byteOffset, TRANSFER_HEADROOM + 100, 'the batch where it lay in the frame');
+
+  // Lending holds for one envelope only: the next one with bytes of another lent frame copies
+  // nothing it should not, and a frame not lent is copied.
+  const other = allocateWithHeadroom(5_000);
+  other.fill(4);
+  const copied = encodeEnvelopeForTransfer({ ...envelope, body: { records: other } });
+  assert.notEqual(copied, other.buffer);
+  assert.equal(copied.byteLength < other.buffer.byteLength, true, 'exact size');
+  assert.equal(other.length, 5_000, 'still usable');
+  assert.deepEqual((decodeEnvelope(copied).body as { records: Buffer }).records, other);
+});
+
+test('lending falls back to a copy: a buffer without headroom, two attachments, no room in front', () => {
+  const plain = Buffer.alloc(10_000, 6);
+  assert.equal(lendForTransfer(plain), false);
+  const fromPlain = encodeEnvelopeForTransfer({ to: 'a', from: 'b', type: 't', body: plain });
+  assert.notEqual(fromPlain, plain.buffer);
+  assert.deepEqual(decodeEnvelope(fromPlain).body, plain);
+
+  const frame = allocateWithHeadroom(20_000);
+  frame.fill(7);
+  const first = frame.subarray(0, 10_000);
+  const second = frame.subarray(10_000);
+  assert.equal(lendForTransfer(first), true);
+  const both = encodeEnvelopeForTransfer({ to: 'a', from: 'b', type: 't', body: [first, second] });
+  assert.notEqual(both, frame.buffer, 'two attachments: copied');
+  assert.deepEqual(decodeEnvelope(both).body, [first, second]);
+
+  // The bytes in front of the batch cannot hold this envelope's msgpack (a long actor id).
+  const tight = allocateWithHeadroom(10_000);
+  tight.fill(8);
+  const whole = Buffer.from(tight.buffer, 0, tight.buffer.byteLength);
+  assert.equal(lendForTransfer(whole), true);
+  const longId = 'replica/0/' + 'x'.repeat(TRANSFER_HEADROOM);
+  const copied = encodeEnvelopeForTransfer({ to: longId, from: 'b', type: 't', body: whole });
+  assert.notEqual(copied, tight.buffer);
+  assert.deepEqual(decodeEnvelope(copied), { to: longId, from: 'b', type: 't', body: whole });
 });
