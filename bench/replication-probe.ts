@@ -60,11 +60,15 @@ function readString(bytes: Uint8Array, pos: number): [string, number] | null {
   return [Buffer.from(bytes.buffer, bytes.byteOffset + start, length).toString('latin1'), start + length];
 }
 
-/** The envelope type of msgpack envelope bytes `[to, from, type, body, corr, isReply]`, or `?`. */
+/**
+ * The envelope type of envelope bytes (msgpack `[to, from, type, body, corr, isReply]`, plain or framed
+ * with attachments: `0xc1`, then the msgpack from byte 9; src/runtime/envelope.ts), or `?`.
+ */
 export function envelopeTypeOf(buf: ArrayBuffer): string {
   const bytes = new Uint8Array(buf);
-  if (bytes[0] !== 0x96) return '?';
-  const to = readString(bytes, 1);
+  const start = bytes[0] === 0xc1 ? 9 : 0;
+  if (bytes[start] !== 0x96) return '?';
+  const to = readString(bytes, start + 1);
   const from = to === null ? null : readString(bytes, to[1]);
   const type = from === null ? null : readString(bytes, from[1]);
   return type === null ? '?' : type[0];

@@ -238,7 +238,7 @@ export class Connection {
   /**
    * Removes and returns the first `n` buffered bytes: a view when they lie in one chunk, else a copy;
    * a copy of 4 KiB or more has a buffer of its own with headroom, so a produce handler can pass its
-   * record batch on to a replica without copying it again (`lendForTransfer`, src/runtime/envelope.ts).
+   * record batch on to a replica without copying it again (`whileLent`, src/runtime/envelope.ts).
    */
   private take(n: number): Buffer {
     const first = this.chunks[0]!;

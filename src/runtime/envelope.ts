@@ -15,11 +15,13 @@
  *
  * No copy at all: a request frame the network thread assembled from several socket reads lies in a
  * buffer of its own with {@link TRANSFER_HEADROOM} spare bytes in front ({@link allocateWithHeadroom}).
- * When the produce handler hands such a frame's only record batch on ({@link lendForTransfer}), the
+ * When the produce handler hands such a frame's only record batch on ({@link whileLent}), the
  * envelope carrying it is written into the bytes in front of the batch (the headroom and the frame's
  * already-decoded header) and that whole buffer is transferred, the batch in place as the envelope's
- * one attachment; the frame is unusable on the sending thread afterwards (detached). `null` and an empty Buffer stay distinct (nil vs bin 0). Maps decode as plain objects, Dates
- * as Dates, bigints (64-bit) as bigints; class identity does not survive; functions throw.
+ * one attachment; the frame is unusable on the sending thread afterwards (detached).
+ *
+ * `null` and an empty Buffer stay distinct (nil vs bin 0). Maps decode as plain objects, Dates as
+ * Dates, bigints (64-bit) as bigints; class identity does not survive; functions throw.
  *
  * Posting: {@link encodeEnvelopeForTransfer} returns an exact-size ArrayBuffer to put in postMessage's
  * transfer list. msgpackr packs into a shared pool buffer; posting a view of it would clone the whole
@@ -27,7 +29,8 @@
  *
  * The attachment writer is a msgpackr extension for Uint8Array, and msgpackr's extensions are
  * process-wide: outside an envelope encode (spawn arguments, the metadata log's own Packr) it writes
- * the same `bin` bytes msgpackr writes by default, so nothing else's encoding changes.
+ * the bytes msgpackr writes without it (`bin`, or with `moreTypes` a plain Uint8Array's typed-array
+ * extension), so nothing else's encoding changes.
  */
 import { strict as assert } from 'node:assert';
 import { addExtension, Packr } from 'msgpackr';
@@ -48,12 +51,12 @@ export const TRANSFER_HEADROOM = 512;
 
 /** ArrayBuffers allocated with headroom (by the network thread, for request frames). */
 const withHeadroom = new WeakSet<ArrayBuffer>();
-/** ArrayBuffers whose owner lets the next envelope that attaches bytes of them take the whole buffer. */
+/** ArrayBuffers lent by {@link whileLent}: the next envelope attaching bytes of one takes it whole. */
 const lent = new WeakSet<ArrayBuffer>();
 
 /**
  * A Buffer of `size` bytes (contents unset) at offset {@link TRANSFER_HEADROOM} of an ArrayBuffer of
- * its own, so that {@link lendForTransfer} can later hand bytes of it to another thread without a copy.
+ * its own, so that {@link whileLent} can later hand bytes of it to another thread without a copy.
  */
 export function allocateWithHeadroom(size: number): Buffer {
   const whole = Buffer.allocUnsafeSlow(TRANSFER_HEADROOM + size);
@@ -62,15 +65,22 @@ export function allocateWithHeadroom(size: number): Buffer {
 }
 
 /**
- * Lets the next envelope posted with `bytes` as its only attachment transfer the ArrayBuffer `bytes`
- * lies in (from {@link allocateWithHeadroom}) instead of copying `bytes`; returns whether it may. The
- * caller gives up that whole buffer: after the post, every view of it on this thread is empty. A
- * buffer not from allocateWithHeadroom is left alone (copied as usual).
+ * Runs `send` (which posts envelopes synchronously) with `bytes` lent: the first envelope `send`
+ * encodes for transfer with `bytes` as its only attachment takes the whole ArrayBuffer `bytes` lies in
+ * (from {@link allocateWithHeadroom}) instead of copying `bytes`; any other encode copies, and the
+ * lending ends when `send` returns or throws. The caller gives that whole buffer up: once the envelope
+ * is posted, every view of it on this thread is empty. Bytes not from allocateWithHeadroom are copied
+ * as usual. Returns what `send` returns.
  */
-export function lendForTransfer(bytes: Uint8Array): boolean {
-  if (!withHeadroom.has(bytes.buffer as ArrayBuffer)) return false;
-  lent.add(bytes.buffer as ArrayBuffer);
-  return true;
+export function whileLent<T>(bytes: Uint8Array, send: () => T): T {
+  const buffer = bytes.buffer as ArrayBuffer;
+  if (!withHeadroom.has(buffer)) return send();
+  lent.add(buffer);
+  try {
+    return send();
+  } finally {
+    lent.delete(buffer);
+  }
 }
 
 /** The attachments of the envelope being encoded (null outside an envelope encode), in order. */
@@ -81,10 +91,49 @@ let decodingAttachments: Buffer | null = null;
 
 type AllocateForWrite = (size: number) => { target: Uint8Array; targetView: DataView; position: number };
 
+/** msgpackr's typed-array type names, in the order its 0x74 extension numbers them (unpack.js). */
+const TYPED_ARRAY_NAMES = [
+  'Int8',
+  'Uint8',
+  'Uint8Clamped',
+  'Int16',
+  'Uint16',
+  'Int32',
+  'Uint32',
+  'Float32',
+  'Float64',
+  'BigInt64',
+  'BigUint64',
+].map((type) => `${type}Array`);
+
+/**
+ * A non-Buffer Uint8Array as msgpackr writes it for a Packr with `moreTypes` (or `structuredClone`):
+ * its 0x74 ("t") extension with the array's type, byte for byte, so such a Packr still decodes it as a
+ * Uint8Array.
+ */
+function writeTypedArrayExtension(value: Uint8Array, allocateForWrite: AllocateForWrite): void {
+  const length = value.byteLength;
+  const header = length + 1 < 0x100 ? 2 : length + 1 < 0x10000 ? 3 : 5;
+  const { target, targetView, position } = allocateForWrite(header + 2 + length);
+  if (header === 2) {
+    target[position] = 0xc7;
+    target[position + 1] = length + 1;
+  } else if (header === 3) {
+    target[position] = 0xc8;
+    targetView.setUint16(position + 1, length + 1);
+  } else {
+    target[position] = 0xc9;
+    targetView.setUint32(position + 1, length + 1);
+  }
+  target[position + header] = 0x74;
+  target[position + header + 1] = TYPED_ARRAY_NAMES.indexOf(value.constructor.name) & 0xff;
+  target.set(value, position + header + 2);
+}
+
 addExtension({
   Class: Uint8Array,
   type: ATTACHMENT_EXT_TYPE,
-  pack(value: Uint8Array, allocateForWrite: AllocateForWrite): undefined {
+  pack(this: { moreTypes?: boolean }, value: Uint8Array, allocateForWrite: AllocateForWrite): undefined {
     const length = value.byteLength;
     if (collecting !== null && length >= ATTACHMENT_MIN_BYTES) {
       const { target, targetView, position } = allocateForWrite(10);
@@ -94,6 +143,10 @@ addExtension({
       targetView.setUint32(position + 6, length);
       collecting.push(value);
       collectedBytes += length;
+      return undefined;
+    }
+    if (this.moreTypes === true && value.constructor !== Buffer) {
+      writeTypedArrayExtension(value, allocateForWrite);
       return undefined;
     }
     // msgpackr's own bin encoding, byte for byte (bin 8, bin 16 or bin 32 by length).
@@ -216,7 +269,7 @@ function frameInPlace(packed: Uint8Array, attachment: Uint8Array): ArrayBuffer |
 
 /**
  * Encodes an envelope into an ArrayBuffer that the caller transfers (postMessage): exact-size, or the
- * lent buffer its one attachment lies in ({@link lendForTransfer}), which then holds other bytes too.
+ * lent buffer its one attachment lies in ({@link whileLent}), which then holds other bytes too.
  */
 export function encodeEnvelopeForTransfer(envelope: Envelope): ArrayBuffer {
   const { packed, attachments, attachedBytes } = packEnvelope(envelope);

@@ -18,7 +18,7 @@ import type { BrokerContext } from '../broker-context';
 import { RateLimitedWarning } from '../rate-limited-warning';
 import { CloseConnection } from '../close-connection';
 import { responseErrorCounts } from '../error-counts';
-import { lendForTransfer } from '../../runtime/envelope';
+import { whileLent } from '../../runtime/envelope';
 
 /** Extra time beyond the produce timeout before the network layer gives up on a replica's answer. */
 const REPLY_GRACE_MS = 5000;
@@ -163,14 +163,15 @@ export const produceHandler: ApiHandler<typeof ProduceRequest, typeof ProduceRes
             `Cannot append to internal topic ${OFFSETS_TOPIC}`,
           );
         const { replica, topic } = leader;
-        if (onlyOne && p.records !== null) lendForTransfer(p.records);
-        try {
-          const reply = await broker.endpoint.request(
+        const send = () =>
+          broker.endpoint.request(
             replica,
             'replica.produce',
             { records: p.records, acks, timeoutMs },
             Math.max(0, timeoutMs) + REPLY_GRACE_MS,
           );
+        try {
+          const reply = await (onlyOne && p.records !== null ? whileLent(p.records, send) : send());
           if (REFUSED_BATCH_CODES.has(reply.errorCode))
             warnRefusedBatch(broker, {
               topic: topic.name,

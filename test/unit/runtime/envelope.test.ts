@@ -11,7 +11,7 @@ import {
   encodeEnvelope,
   encodeEnvelopeForTransfer,
   encodeValue,
-  lendForTransfer,
+  whileLent,
   TRANSFER_HEADROOM,
 } from '../../../src/runtime/envelope';
 
@@ -148,9 +148,8 @@ test('a lent frame is transferred whole, its batch in place, the envelope writte
   records[0] = 1;
   records[records.length - 1] = 2;
   const expected = Buffer.from(records);
-  assert.equal(lendForTransfer(records), true);
   const envelope: Envelope = { to: 'replica/0/t-0', from: 'net/0', type: 'produce', body: { records, acks: 1 } };
-  const bytes = encodeEnvelopeForTransfer(envelope);
+  const bytes = whileLent(records, () => encodeEnvelopeForTransfer(envelope));
   assert.equal(bytes, frame.buffer, 'the frame buffer itself, not a copy');
   assert.equal(bytes.byteLength, TRANSFER_HEADROOM + 100 + 70_000);
 
@@ -165,22 +164,38 @@ test('a lent frame is transferred whole, its batch in place, the envelope writte
   assert.deepEqual(body, { records: expected, acks: 1 });
   assert.equal(body.records.buffer, arrived);
   assert.equal(body.records.byteOffset, TRANSFER_HEADROOM + 100, 'the batch where it lay in the frame');
+});
 
-  // Lending holds for one envelope only: the next one with bytes of another lent frame copies
-  // nothing it should not, and a frame not lent is copied.
+test('lending holds for the first envelope inside whileLent only; the frame stays usable otherwise', () => {
+  const frame = allocateWithHeadroom(20_000);
+  frame.fill(4);
+  const envelope = (records: Buffer): Envelope => ({ to: 'a', from: 'b', type: 't', body: { records } });
+  const [taken, again] = whileLent(frame, () => [
+    encodeEnvelopeForTransfer(envelope(frame)),
+    encodeEnvelopeForTransfer(envelope(frame.subarray(0, 10_000))),
+  ]);
+  assert.equal(taken, frame.buffer, 'the first envelope takes the buffer');
+  assert.notEqual(again, frame.buffer, 'the second copies');
+  assert.equal(again!.byteLength < 11_000, true);
+
   const other = allocateWithHeadroom(5_000);
-  other.fill(4);
-  const copied = encodeEnvelopeForTransfer({ ...envelope, body: { records: other } });
-  assert.notEqual(copied, other.buffer);
-  assert.equal(copied.byteLength < other.buffer.byteLength, true, 'exact size');
+  other.fill(5);
+  whileLent(other, () => encodeEnvelope(envelope(other))); // not for transfer: nothing taken
+  const after = encodeEnvelopeForTransfer(envelope(other));
+  assert.notEqual(after, other.buffer, 'lending ended with whileLent');
   assert.equal(other.length, 5_000, 'still usable');
-  assert.deepEqual((decodeEnvelope(copied).body as { records: Buffer }).records, other);
+  assert.deepEqual((decodeEnvelope(after).body as { records: Buffer }).records, other);
+  assert.throws(() =>
+    whileLent(other, () => {
+      throw new Error('send failed');
+    }),
+  );
+  assert.notEqual(encodeEnvelopeForTransfer(envelope(other)), other.buffer, 'a throwing send ends it too');
 });
 
 test('lending falls back to a copy: a buffer without headroom, two attachments, no room in front', () => {
   const plain = Buffer.alloc(10_000, 6);
-  assert.equal(lendForTransfer(plain), false);
-  const fromPlain = encodeEnvelopeForTransfer({ to: 'a', from: 'b', type: 't', body: plain });
+  const fromPlain = whileLent(plain, () => encodeEnvelopeForTransfer({ to: 'a', from: 'b', type: 't', body: plain }));
   assert.notEqual(fromPlain, plain.buffer);
   assert.deepEqual(decodeEnvelope(fromPlain).body, plain);
 
@@ -188,8 +203,9 @@ test('lending falls back to a copy: a buffer without headroom, two attachments, 
   frame.fill(7);
   const first = frame.subarray(0, 10_000);
   const second = frame.subarray(10_000);
-  assert.equal(lendForTransfer(first), true);
-  const both = encodeEnvelopeForTransfer({ to: 'a', from: 'b', type: 't', body: [first, second] });
+  const both = whileLent(first, () =>
+    encodeEnvelopeForTransfer({ to: 'a', from: 'b', type: 't', body: [first, second] }),
+  );
   assert.notEqual(both, frame.buffer, 'two attachments: copied');
   assert.deepEqual(decodeEnvelope(both).body, [first, second]);
 
@@ -197,9 +213,18 @@ test('lending falls back to a copy: a buffer without headroom, two attachments, 
   const tight = allocateWithHeadroom(10_000);
   tight.fill(8);
   const whole = Buffer.from(tight.buffer, 0, tight.buffer.byteLength);
-  assert.equal(lendForTransfer(whole), true);
   const longId = 'replica/0/' + 'x'.repeat(TRANSFER_HEADROOM);
-  const copied = encodeEnvelopeForTransfer({ to: longId, from: 'b', type: 't', body: whole });
+  const copied = whileLent(whole, () => encodeEnvelopeForTransfer({ to: longId, from: 'b', type: 't', body: whole }));
   assert.notEqual(copied, tight.buffer);
   assert.deepEqual(decodeEnvelope(copied), { to: longId, from: 'b', type: 't', body: whole });
+});
+
+test('a Packr with structuredClone still gets a plain Uint8Array back as a Uint8Array (msgpackr typed-array extension)', () => {
+  const packr = new Packr({ structuredClone: true });
+  const bytes = packr.pack(new Uint8Array([1, 2, 3]));
+  assert.deepEqual([...bytes], [0xc7, 0x04, 0x74, 0x01, 1, 2, 3]);
+  const back = packr.unpack(bytes) as Uint8Array;
+  assert.equal(back.constructor, Uint8Array);
+  assert.deepEqual([...back], [1, 2, 3]);
+  assert.ok(Buffer.isBuffer(packr.unpack(packr.pack(Buffer.from([4])))), 'a Buffer stays bin');
 });
