@@ -47,6 +47,7 @@
 import assert from 'node:assert/strict';
 import { forgetCheckpointEntries } from './log-dir-actor';
 import type { Actor, ActorContext, ActorRef, Envelope, EnvelopeOf } from '../runtime/actor';
+import { allocateWithHeadroom, whileLent } from '../runtime/envelope';
 import type { TimerHandle } from '../io/clock';
 import { ErrorCode } from '../protocol/error-codes';
 import { recordsCountOf, stampLogAppendTime } from '../protocol/record-batch/view';
@@ -793,13 +794,13 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
         return;
       }
     }
-    const result = log.read(fetchOffset, maxBytes, this.highWatermark, minOneBatch);
+    const result = log.read(fetchOffset, maxBytes, this.highWatermark, minOneBatch, allocateWithHeadroom);
     assert.equal(result.kind, 'ok', 'an offset between the log start and the HW is readable');
-    ctx.reply(envelope, {
-      ...base,
-      errorCode: ErrorCode.NONE,
-      records: result.kind === 'ok' ? result.records : null,
-    } satisfies FetchReply);
+    const records = result.kind === 'ok' ? result.records : null;
+    const reply = (): void => ctx.reply(envelope, { ...base, errorCode: ErrorCode.NONE, records } satisfies FetchReply);
+    // The read's own buffer is handed over with the reply written in front (no copy); nothing here keeps it.
+    if (records !== null) whileLent(records, reply);
+    else reply();
   }
 
   /**
@@ -1531,12 +1532,18 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
         });
         return;
       }
-      const result = current.read(fetchOffset, envelope.body.maxBytes, current.logEndOffset, true);
-      // One copy: the read's fresh buffer goes into the reply envelope as it is.
-      ctx.reply(envelope, {
-        ...base,
-        records: result.kind === 'ok' && result.records.length > 0 ? result.records : null,
-      });
+      const result = current.read(
+        fetchOffset,
+        envelope.body.maxBytes,
+        current.logEndOffset,
+        true,
+        allocateWithHeadroom,
+      );
+      const records = result.kind === 'ok' && result.records.length > 0 ? result.records : null;
+      const reply = (): void => ctx.reply(envelope, { ...base, records });
+      // No copy: the read's own buffer is handed to the follower with the reply written in front of it.
+      if (records !== null) whileLent(records, reply);
+      else reply();
     };
     const parked = new DelayedFollowerFetch(
       answer,

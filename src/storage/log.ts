@@ -626,14 +626,22 @@ export class Log {
    * cap) and the total stays within `maxBytes`; if `minOneBatch` (KIP-74) and the first eligible
    * batch alone exceeds `maxBytes`, it is returned whole. `fetchOffset` < logStartOffset or > LEO is
    * out-of-range; == LEO gives an empty result. Locates batches by index lookup and chunked header
-   * scans, then copies with one read per segment into a fresh buffer of exactly the bytes returned.
+   * scans, then copies with one read per segment into a fresh buffer of exactly the bytes returned,
+   * from `allocate` (default `Buffer.allocUnsafeSlow`; the replica passes one that leaves headroom, so
+   * the buffer can be handed to another thread with its reply written in front, src/runtime/envelope.ts).
    */
-  read(fetchOffset: number, maxBytes: number, maxOffsetExclusive: number, minOneBatch: boolean): LogReadResult {
+  read(
+    fetchOffset: number,
+    maxBytes: number,
+    maxOffsetExclusive: number,
+    minOneBatch: boolean,
+    allocate: (size: number) => Buffer = Buffer.allocUnsafeSlow,
+  ): LogReadResult {
     const located = this.locateRead(fetchOffset, maxBytes, maxOffsetExclusive, minOneBatch);
     if (located === null) return { kind: 'out-of-range' };
     const { spans, total } = located;
     // Not from the shared pool: the buffer may be transferred to another thread whole.
-    const records = Buffer.allocUnsafeSlow(total);
+    const records = allocate(total);
     let at = 0;
     for (const span of spans) {
       span.segment.readInto(records, at, span.position, span.sizeBytes);
