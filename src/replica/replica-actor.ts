@@ -227,6 +227,12 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       onFetchReply: (ctx, reply) => this.onFetchReply(ctx, reply),
     });
     this.groupCommit = new GroupCommit({
+      flushAwaited: () =>
+        !this.isLeader ||
+        this.purgatory.produces.size > 0 ||
+        this.purgatory.fetches.size > 0 ||
+        this.purgatory.deferredReads.size > 0 ||
+        this.purgatory.leaderHighWatermarks.size > 0,
       log: () => this.log,
       config: () => this.config,
       onFlushed: (ctx) => {
@@ -729,7 +735,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
           : null;
       },
     );
-    this.purgatory.produces.tryCompleteElseWatch(produce, ctx.timers, timeoutMs);
+    if (!this.purgatory.produces.tryCompleteElseWatch(produce, ctx.timers, timeoutMs)) this.groupCommit.expedite(ctx);
   }
 
   private produceReply(errorCode: number, errorMessage: string | null, baseOffset: number): ProduceReply {
@@ -837,7 +843,8 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       answer(ErrorCode.NOT_LEADER_OR_FOLLOWER);
       return;
     }
-    this.purgatory.leaderHighWatermarks.tryCompleteElseWatch(wait, ctx.timers, envelope.body.maxWaitMs);
+    if (!this.purgatory.leaderHighWatermarks.tryCompleteElseWatch(wait, ctx.timers, envelope.body.maxWaitMs))
+      this.groupCommit.expedite(ctx);
   }
 
   /**
@@ -853,7 +860,7 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
       // Not the leader (any more): ready, and the fetch that follows gets NOT_LEADER_OR_FOLLOWER.
       () => !this.isLeader || this.highWatermark > fetchOffset || fetchOffset < log.logStartOffset,
     );
-    this.purgatory.fetches.tryCompleteElseWatch(fetch, ctx.timers, maxWaitMs);
+    if (!this.purgatory.fetches.tryCompleteElseWatch(fetch, ctx.timers, maxWaitMs)) this.groupCommit.expedite(ctx);
   }
 
   private listOffsets(envelope: ReplicaEnvelope<'replica.list-offsets'>, ctx: ActorContext, mayDefer = true): void {
@@ -1075,7 +1082,10 @@ export class ReplicaActor implements Actor<ReplicaMessages> {
     const leo = log.logEndOffset;
     // Its own flush only: with followers the HW may wait on their fetches, which no read waits for.
     const deferred = new DeferredRead(read, () => this.highWatermark >= leo || this.ownCountedOffset(log) >= leo);
-    if (!this.purgatory.deferredReads.tryCompleteElseWatch(deferred, ctx.timers, null)) this.groupCommit.schedule(ctx); // normally one is already scheduled or in flight
+    if (!this.purgatory.deferredReads.tryCompleteElseWatch(deferred, ctx.timers, null)) {
+      this.groupCommit.schedule(ctx); // normally one is already scheduled, lingering or in flight
+      this.groupCommit.expedite(ctx);
+    }
     return true;
   }
 
