@@ -12,6 +12,7 @@ import { recordingLogger } from '../storage/helpers';
 import type { FileHandle, FileSystem } from '../../../src/io/file-system';
 import { fsError } from '../../../src/io/memory-file-system';
 import { readOffsetCheckpoint } from '../../../src/storage/checkpoint';
+import { UNAWAITED_FLUSH_LINGER_MS } from '../../../src/replica/group-commit';
 import {
   ask,
   batch,
@@ -193,6 +194,64 @@ describe('replica actor in the simulation runtime', () => {
     }
     assert.ok(answered.has('d'));
     assert.deepEqual((await readAll(sim, net)).slice(-1), ['d']);
+    await sim.shutdown();
+  });
+
+  test('a flush nothing waits for starts 5 ms after the last one; an acks=all produce or a parked read starts it at once', async () => {
+    const fs = new MemoryFileSystem({ asyncSyncs: 'manual' });
+    const { sim, net } = await bootReplica(9, fs);
+    const produce = (value: string, acks: number) =>
+      net.request(REPLICA, 'replica.produce', { records: batch([value]), acks, timeoutMs: 60_000 }, 60_000);
+    const completeAll = async () => {
+      while (fs.pendingSyncs > 0) {
+        fs.completeSyncs();
+        await sim.settle();
+      }
+    };
+    void produce('a', 1);
+    await sim.settle();
+    assert.ok(fs.pendingSyncs > 0, 'the first flush starts at once');
+    void produce('b', 1);
+    await sim.settle();
+    await completeAll();
+    const afterA = fs.syncCount;
+    assert.equal(fs.pendingSyncs, 0, 'b is unflushed, but nothing waits for it: no fsync yet');
+    await sim.advanceTime(UNAWAITED_FLUSH_LINGER_MS - 1);
+    assert.equal(fs.syncCount, afterA, 'still lingering');
+    await sim.advanceTime(1);
+    assert.ok(fs.pendingSyncs > 0, 'the flush starts once the linger is over');
+    await completeAll();
+
+    // An acks=all produce behind a lingering acks=1 one starts the flush at once (no time passes).
+    void produce('c', 1);
+    await sim.settle();
+    assert.equal(fs.pendingSyncs, 0, 'c lingers');
+    let answered = false;
+    void produce('d', -1).then((r) => (answered = r.errorCode === ErrorCode.NONE));
+    await sim.settle();
+    assert.ok(fs.pendingSyncs > 0, 'the acks=all produce expedited the flush');
+    await completeAll();
+    assert.ok(answered, 'and is answered once it completed');
+
+    // A read past the HW (read-your-writes) expedites it too.
+    void produce('e', 1);
+    await sim.settle();
+    assert.equal(fs.pendingSyncs, 0, 'e lingers');
+    const read = net.request(
+      REPLICA,
+      'replica.fetch',
+      { fetchOffset: 4, maxBytes: 1 << 20, minOneBatch: true },
+      60_000,
+    );
+    await sim.settle();
+    assert.ok(fs.pendingSyncs > 0, 'the parked read expedited the flush');
+    await completeAll();
+    const fetched = await read;
+    const values = decodeRecordBatches(Buffer.from(fetched.records ?? Buffer.alloc(0))).flatMap((b) =>
+      b.records.map((r) => r.value!.toString()),
+    );
+    assert.deepEqual(values, ['e']);
+    assert.deepEqual(await readAll(sim, net), ['a', 'b', 'c', 'd', 'e']);
     await sim.shutdown();
   });
 
