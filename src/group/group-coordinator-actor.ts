@@ -24,7 +24,7 @@
  */
 import type { Actor, ActorContext, ActorRef, Envelope, EnvelopeOf } from '../runtime/actor';
 import { ErrorCode } from '../protocol/error-codes';
-import { awaitLeaderHighWatermark, loadGroups } from './group-loader';
+import { awaitLeaderHighWatermark, LeadershipMovedError, loadGroups, type LoadedGroups } from './group-loader';
 import { OffsetStore, type OffsetStoreConfig } from './offset-store';
 import { PartitionWriter } from './partition-writer';
 import { Rebalancer, type RebalanceConfig } from './rebalance';
@@ -136,30 +136,45 @@ export class GroupCoordinatorActor implements Actor<GroupCoordinatorMessages> {
    */
   private async load(ctx: ActorContext): Promise<void> {
     const source = { partition: this.args.partition, replicaActor: this.args.replicaActor };
-    for (;;) {
+    let loaded: LoadedGroups | null = null;
+    while (loaded === null) {
       const wait = await awaitLeaderHighWatermark(source, ctx, () => !this.stopped);
       if (this.stopped) return;
       if (wait.kind === 'ready') {
         this.notLeader = false;
         ctx.log.debug({ partition: this.args.partition, ...wait }, 'group coordinator: HW reached the epoch start');
-        break;
+        try {
+          loaded = await loadGroups(source, ctx);
+          continue; // loaded: the loop ends
+        } catch (error) {
+          // Leadership moved between the wait and the read: wait for it again, as when it does not lead.
+          if (!(error instanceof LeadershipMovedError)) throw error;
+          if (this.stopped) return;
+          this.noteNotLeader(ctx, error.errorCode);
+        }
+      } else {
+        this.noteNotLeader(ctx, wait.errorCode);
       }
-      if (!this.notLeader)
-        ctx.log.info(
-          { partition: this.args.partition, errorCode: wait.errorCode },
-          'group coordinator: its replica does not lead; answering NOT_COORDINATOR until it does',
-        );
-      this.notLeader = true;
       await new Promise<void>((resolve) => ctx.timers.setTimeout(resolve, NOT_LEADER_RETRY_MS));
       if (this.stopped) return;
     }
-    const { groups, records, loadMs } = await loadGroups(source, ctx);
+    const { groups, records, loadMs } = loaded;
     if (this.stopped) return;
     this.rebalancer.adoptLoadedGroups(groups, ctx);
     this.loaded = true;
     this.offsets.onLoaded(ctx);
     // One per __consumer_offsets partition, so at debug: the broker logs one line for the whole start.
     ctx.log.debug({ partition: this.args.partition, groups: groups.size, records, loadMs }, 'group coordinator loaded');
+  }
+
+  /** The replica does not lead: NOT_COORDINATOR until it does (logged once per spell). */
+  private noteNotLeader(ctx: ActorContext, errorCode: number): void {
+    if (!this.notLeader)
+      ctx.log.info(
+        { partition: this.args.partition, errorCode },
+        'group coordinator: its replica does not lead; answering NOT_COORDINATOR until it does',
+      );
+    this.notLeader = true;
   }
 
   /** ListGroups: the groups in the filtered states (all of Skiff's groups are "classic"). */

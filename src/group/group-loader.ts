@@ -100,6 +100,21 @@ export async function awaitLeaderHighWatermark(
   }
 }
 
+/**
+ * The replica stopped leading while {@link loadGroups} read it (NOT_LEADER_OR_FOLLOWER after the wait
+ * for its HW said it led): the partition moved, which Kafka's coordinator meets by abandoning the load
+ * (GroupMetadataManager's load stops when the partition is no longer led). The caller waits for it
+ * to lead again instead of crashing.
+ */
+export class LeadershipMovedError extends Error {
+  constructor(
+    readonly partition: number,
+    readonly errorCode: number,
+  ) {
+    super(`loading ${OFFSETS_TOPIC}-${partition}: the replica stopped leading (error ${errorCode})`);
+  }
+}
+
 /** What a load produced. */
 export interface LoadedGroups {
   /** groupId -> group; a group with members is Stable, one without is Empty. */
@@ -112,9 +127,10 @@ export interface LoadedGroups {
 
 /**
  * Reads the partition from its log start to the HW and rebuilds every group (call it once
- * {@link awaitLeaderHighWatermark} is ready, so the HW covers what earlier leaders acknowledged). Rejects when the replica
- * answers a fetch with an error (the caller crashes, so the supervisor restarts it and the load is
- * retried); an undecodable key is logged and skipped.
+ * {@link awaitLeaderHighWatermark} is ready, so the HW covers what earlier leaders acknowledged). Rejects
+ * with {@link LeadershipMovedError} when the replica answers NOT_LEADER_OR_FOLLOWER (it lost leadership
+ * meanwhile), and with a plain Error on any other fetch error (the caller crashes, so the supervisor
+ * restarts it and the load is retried); an undecodable key is logged and skipped.
  */
 export async function loadGroups(source: GroupLoadSource, ctx: ActorContext): Promise<LoadedGroups> {
   const startedMs = ctx.clock.monotonicMs();
@@ -132,6 +148,8 @@ export async function loadGroups(source: GroupLoadSource, ctx: ActorContext): Pr
       fetchOffset = reply.logStartOffset;
       continue;
     }
+    if (reply.errorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER)
+      throw new LeadershipMovedError(source.partition, reply.errorCode);
     // The replica could not serve the read (an operating error, not a broken invariant).
     if (reply.errorCode !== ErrorCode.NONE)
       throw new Error(
